@@ -1,0 +1,1 @@
+"""The agentworld command line."""

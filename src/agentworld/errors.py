@@ -1,0 +1,75 @@
+"""The exception tree of Agent World.
+
+Every error the package raises on purpose derives from ``AgentWorldError``, so an
+embedder can catch one root. Mistakes made by the person using the system
+(``UserError``) are kept apart from failures of the machinery (storage, providers),
+because the CLI shows the first kind as a plain one-line reason and the second
+kind with the component that failed::
+
+    AgentWorldError
+    ├── UserError                  bad input; the fix is in the caller's hands
+    │   ├── NotFoundError          unknown world / agent / chat / approval
+    │   ├── AlreadyExistsError     duplicate name
+    │   └── InvalidInputError      option out of range, unknown provider, bad JSON
+    ├── StorageError               database unreachable, locked, corrupt
+    └── ProviderError              an LLM call failed after its retries
+        ├── ProviderConfigError    missing API key or endpoint settings
+        ├── ProviderConnectionError the endpoint could not be reached
+        └── ProviderResponseError  the endpoint answered with an error status
+"""
+
+from __future__ import annotations
+
+
+class AgentWorldError(Exception):
+    """Root of every error Agent World raises deliberately."""
+
+
+class UserError(AgentWorldError):
+    """The request itself is wrong; retrying it unchanged will fail again."""
+
+
+class NotFoundError(UserError):
+    """A world, agent, chat or approval that the request names does not exist."""
+
+
+class AlreadyExistsError(UserError):
+    """A create request reuses a name that is taken."""
+
+
+class InvalidInputError(UserError):
+    """An option or argument is outside what the system accepts."""
+
+
+class StorageError(AgentWorldError):
+    """The database could not be opened, read or written."""
+
+
+class ProviderError(AgentWorldError):
+    """An LLM provider call failed; ``retryable`` tells whether trying again may help."""
+
+    retryable: bool = False
+
+
+class ProviderConfigError(ProviderError, UserError):
+    """The agent's provider settings are incomplete (for example no API key in the env)."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider endpoint could not be reached (refused, reset, timed out)."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class ProviderResponseError(ProviderError):
+    """The provider answered with an error status; the body is kept for the user to read."""
+
+    def __init__(self, message: str, *, status: int, body: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.retryable = status == 429 or status >= 500

@@ -1,0 +1,84 @@
+"""Worlds, agents and chats (SPEC W1)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentworld.models.message import utc_now
+
+ProviderName = Literal[
+    "openai", "anthropic", "google", "azure", "ollama", "xai", "openai-compatible", "scripted"
+]
+PROVIDER_NAMES: tuple[str, ...] = get_args(ProviderName)
+
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+
+
+def _check_name(value: str) -> str:
+    """Names double as @mention handles, so they use the mention alphabet (SPEC R1)."""
+    if not _NAME.match(value):
+        raise ValueError(
+            f"invalid name {value!r}: use 1-64 letters, digits, '_' or '-', not starting with '-'"
+        )
+    return value
+
+
+class World(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    name: str
+    description: str = ""
+    turn_limit: int = Field(default=5, ge=1, alias="turnLimit")
+    max_iterations: int = Field(default=10, ge=1, alias="maxIterations")
+    approval_timeout: float = Field(default=300.0, gt=0, alias="approvalTimeout")
+    streaming: bool = True
+    main_agent: str | None = Field(default=None, alias="mainAgent")
+    current_chat_id: str | None = Field(default=None, alias="currentChatId")
+    working_dir: str | None = Field(default=None, alias="workingDir")
+    policy_files: list[str] = Field(default_factory=list, alias="policyFiles")
+    mcp_config: dict[str, Any] | None = Field(default=None, alias="mcpConfig")
+    created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
+    updated_at: datetime = Field(default_factory=utc_now, alias="updatedAt")
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        return _check_name(value)
+
+
+class Agent(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    world: str
+    name: str
+    provider: ProviderName
+    model: str
+    system_prompt: str = Field(default="", alias="systemPrompt")
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, alias="maxTokens")
+    base_url: str | None = Field(default=None, alias="baseUrl")
+    api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
+    status: Literal["active", "inactive"] = "active"
+    llm_call_count: int = Field(default=0, alias="llmCallCount")
+    last_active: datetime | None = Field(default=None, alias="lastActive")
+    created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        return _check_name(value)
+
+
+class Chat(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    world: str
+    chat_id: str = Field(alias="chatId")
+    name: str = "New chat"
+    created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
+    updated_at: datetime = Field(default_factory=utc_now, alias="updatedAt")
+    message_count: int = Field(default=0, alias="messageCount")

@@ -1,0 +1,106 @@
+"""Typed world events (SPEC E1): one small class per kind, joined in a union.
+
+Subscribers dispatch on the class (``match event: case MessageEvent(): ...``);
+the ``kind`` field makes the union discriminated when events are read back from
+storage or sent over the wire.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from agentworld.models.llm import Usage
+from agentworld.models.message import Message, new_id, utc_now
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    event_id: str = Field(default_factory=lambda: new_id("evt_"), alias="eventId")
+    world: str
+    created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
+
+    @property
+    def chat(self) -> str | None:
+        """The chat the event belongs to, if any (used for storage and filtering)."""
+        return getattr(self, "chat_id", None)
+
+
+class MessageEvent(_Event):
+    """A message was published into a chat (by a person, an agent, the world or the system)."""
+
+    kind: Literal["message"] = "message"
+    message: Message
+
+    @property
+    def chat(self) -> str | None:
+        return self.message.chat_id
+
+
+class SSEEvent(_Event):
+    """Streaming progress of one LLM call; ``chunk`` events are never persisted (SPEC L3)."""
+
+    kind: Literal["sse"] = "sse"
+    phase: Literal["start", "chunk", "end", "error"]
+    chat_id: str = Field(alias="chatId")
+    agent: str
+    message_id: str = Field(alias="messageId")
+    content: str = ""
+    usage: Usage | None = None
+    error: str | None = None
+
+
+class ToolEvent(_Event):
+    """A tool call started, finished or failed."""
+
+    kind: Literal["tool"] = "tool"
+    phase: Literal["start", "result", "error"]
+    chat_id: str = Field(alias="chatId")
+    agent: str
+    tool_call_id: str = Field(alias="toolCallId")
+    tool_name: str = Field(alias="toolName")
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class SystemEvent(_Event):
+    """Something the people watching the world must know: errors above all (SPEC O6)."""
+
+    kind: Literal["system"] = "system"
+    level: Literal["info", "warning", "error"] = "error"
+    text: str
+    chat_id: str | None = Field(default=None, alias="chatId")
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class CrudEvent(_Event):
+    """A world, agent or chat was created, updated or deleted."""
+
+    kind: Literal["crud"] = "crud"
+    operation: Literal["create", "update", "delete"]
+    entity: Literal["world", "agent", "chat"]
+    name: str
+    chat_id: str | None = Field(default=None, alias="chatId")
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApprovalEvent(_Event):
+    """A human approval was requested or answered."""
+
+    kind: Literal["approval"] = "approval"
+    phase: Literal["requested", "answered"]
+    chat_id: str = Field(alias="chatId")
+    agent: str
+    approval_id: str = Field(alias="approvalId")
+    tool_name: str = Field(alias="toolName")
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+WorldEvent = Annotated[
+    MessageEvent | SSEEvent | ToolEvent | SystemEvent | CrudEvent | ApprovalEvent,
+    Field(discriminator="kind"),
+]
+EventKind = Literal["message", "sse", "tool", "system", "crud", "approval"]
+EVENT_ADAPTER: TypeAdapter[WorldEvent] = TypeAdapter(WorldEvent)

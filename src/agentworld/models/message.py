@@ -1,0 +1,69 @@
+"""Messages in the OpenAI chat shape (SPEC W2, W3).
+
+A message is what people and agents publish into a chat, and also what an agent
+keeps in its memory. The role set is OpenAI's; there are no custom roles and no
+protocol hidden in ``content``: tool calls are structured data in ``tool_calls``
+and tool results point back with ``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["user", "assistant", "tool", "system"]
+
+
+def new_id(prefix: str = "") -> str:
+    """A short, sortable-enough unique id: millisecond time plus 64 random bits."""
+    return f"{prefix}{int(time.time() * 1000):x}{secrets.token_hex(8)}"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class FunctionCall(BaseModel):
+    name: str
+    arguments: str = "{}"
+    """The arguments as the model produced them: a JSON text, possibly invalid."""
+
+
+class ToolCall(BaseModel):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+    @classmethod
+    def of(cls, id: str, name: str, arguments: str = "{}") -> ToolCall:
+        return cls(id=id, function=FunctionCall(name=name, arguments=arguments))
+
+
+class Message(BaseModel):
+    """One chat message, with the bookkeeping fields every stored message carries.
+
+    Serialised with ``by_alias=True`` it has exactly the JSON shape of SPEC §3.
+    """
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    message_id: str = Field(default_factory=lambda: new_id("msg_"), alias="messageId")
+    chat_id: str = Field(alias="chatId")
+    role: Role
+    sender: str
+    agent_id: str | None = Field(default=None, alias="agentId")
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    reply_to_message_id: str | None = Field(default=None, alias="replyToMessageId")
+    created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
+    input_tokens: int | None = Field(default=None, alias="inputTokens", exclude=True)
+    output_tokens: int | None = Field(default=None, alias="outputTokens", exclude=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The SPEC §3 message document (absent values are null)."""
+        return self.model_dump(mode="json", by_alias=True)

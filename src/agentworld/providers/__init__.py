@@ -1,0 +1,1 @@
+"""LLM providers: pure clients behind one interface (SPEC §2.3)."""

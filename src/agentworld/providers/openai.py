@@ -1,0 +1,158 @@
+"""OpenAI chat-completions provider on the official ``openai`` SDK.
+
+Also serves every OpenAI-compatible endpoint (Ollama, xAI, OpenRouter, local
+servers) through ``base_url``. The SDK's own retries are turned off: retrying
+is the job of ``RetryingProvider``, so every provider retries the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import TYPE_CHECKING, Any
+
+from agentworld.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderResponseError,
+)
+from agentworld.models import LLMResponse, ToolCall, Usage
+from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
+from agentworld.providers.openai_stream import StreamAssembler
+
+if TYPE_CHECKING:
+    import openai
+
+
+def to_openai_message(message: PromptMessage) -> dict[str, Any]:
+    payload: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        payload["tool_calls"] = [call.model_dump() for call in message.tool_calls]
+    if message.tool_call_id is not None:
+        payload["tool_call_id"] = message.tool_call_id
+    return payload
+
+
+def to_openai_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
+
+
+def _error_text(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        return json.dumps(body)
+    return str(getattr(exc, "message", "") or exc)
+
+
+class OpenAIProvider:
+    """A pure client for one OpenAI-compatible endpoint."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        import openai
+
+        self._openai = openai
+        self.api_key_env = api_key_env
+        self._client = client or openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+        self.base_url = str(self._client.base_url)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def complete(
+        self, request: LLMRequest, *, stream: bool = False, on_text: TextCallback | None = None
+    ) -> LLMResponse:
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": [to_openai_message(m) for m in request.messages],
+        }
+        if request.tools:
+            params["tools"] = [to_openai_tool(t) for t in request.tools]
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            params["max_tokens"] = request.max_tokens
+        try:
+            if stream:
+                return await self._stream(params, on_text)
+            return await self._generate(params)
+        except ProviderError:
+            raise
+        except self._openai.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except self._openai.APIConnectionError as exc:  # timeouts and cut streams too
+            raise ProviderConnectionError(
+                f"cannot reach {self.base_url}: {exc}", url=self.base_url
+            ) from exc
+
+    def _status_error(self, exc: openai.APIStatusError) -> ProviderResponseError:
+        status = exc.status_code
+        detail = _error_text(exc)
+        if status == 401:
+            message = f"{self.base_url} rejected the API key (401): {detail}; check ${self.api_key_env}"
+        else:
+            message = f"{self.base_url} answered {status}: {detail}"
+        return ProviderResponseError(message, status=status, body=detail)
+
+    async def _generate(self, params: dict[str, Any]) -> LLMResponse:
+        completion = await self._client.chat.completions.create(**params)
+        if not completion.choices:
+            raise ProviderResponseError(f"{self.base_url} returned no choices", status=200)
+        message = completion.choices[0].message
+        usage = Usage(
+            input_tokens=completion.usage.prompt_tokens if completion.usage else 0,
+            output_tokens=completion.usage.completion_tokens if completion.usage else 0,
+        )
+        calls = [
+            ToolCall.of(call.id, call.function.name, call.function.arguments or "{}")
+            for call in message.tool_calls or []
+            if call.type == "function"
+        ]
+        if calls:
+            return LLMResponse.calls(calls, content=message.content or "", usage=usage)
+        return LLMResponse(type="text", content=message.content or "", usage=usage, model=completion.model)
+
+    async def _stream(self, params: dict[str, Any], on_text: TextCallback | None) -> LLMResponse:
+        assembler = StreamAssembler()
+        stream = await self._client.chat.completions.create(
+            **params, stream=True, stream_options={"include_usage": True}
+        )
+        async with stream:
+            async for chunk in stream:
+                assembler.model = assembler.model or chunk.model
+                if chunk.usage is not None:
+                    assembler.set_usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        assembler.add_text(delta.content)
+                        if on_text is not None:
+                            result = on_text(delta.content)
+                            if inspect.isawaitable(result):
+                                await result
+                    for fragment in delta.tool_calls or []:
+                        function = fragment.function
+                        assembler.add_tool_fragment(
+                            fragment.index,
+                            id=fragment.id,
+                            name=function.name if function else None,
+                            arguments=function.arguments if function else None,
+                        )
+        return assembler.response()

@@ -1,0 +1,77 @@
+"""Build the provider an agent's settings ask for.
+
+SDKs are imported only when an agent of that provider is first used, so the
+CLI starts fast (SPEC §6). API keys come from the environment at that moment
+and are never stored.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentworld.errors import InvalidInputError, ProviderConfigError
+from agentworld.models import Agent
+from agentworld.providers.base import LLMProvider
+from agentworld.providers.retrying import RetryingProvider
+
+DEFAULT_KEY_ENV: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "openai-compatible": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "google": "GOOGLE_API_KEY",
+    "azure": "AZURE_OPENAI_API_KEY",
+    "xai": "XAI_API_KEY",
+    "ollama": "OLLAMA_API_KEY",
+}
+DEFAULT_BASE_URL: dict[str, str] = {
+    "ollama": "http://localhost:11434/v1",
+    "xai": "https://api.x.ai/v1",
+}
+RETRIES_ENV = "AGENTWORLD_LLM_RETRIES"
+
+
+def _api_key(agent: Agent, *, required: bool) -> tuple[str, str]:
+    env = agent.api_key_env or DEFAULT_KEY_ENV.get(agent.provider, "OPENAI_API_KEY")
+    key = os.environ.get(env, "")
+    if not key and agent.provider == "google":
+        key = os.environ.get("GEMINI_API_KEY", "")
+    if not key and required:
+        raise ProviderConfigError(
+            f"agent {agent.name!r} ({agent.provider}) needs an API key: set ${env}"
+        )
+    # Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
+    return key or "not-needed", env
+
+
+def build_provider(agent: Agent) -> LLMProvider:
+    """A fresh provider for the agent, wrapped in the standard retry policy."""
+    provider: LLMProvider
+    match agent.provider:
+        case "scripted":
+            from agentworld.providers.scripted import ScriptedProvider, responder_for_model
+
+            return ScriptedProvider(responder_for_model(agent.model))
+        case "openai" | "openai-compatible" | "ollama" | "xai":
+            from agentworld.providers.openai import OpenAIProvider
+
+            base_url = agent.base_url or DEFAULT_BASE_URL.get(agent.provider)
+            needs_key = agent.provider in ("openai", "xai") and agent.base_url is None
+            if agent.provider == "openai-compatible" and base_url is None:
+                raise ProviderConfigError(
+                    f"agent {agent.name!r} uses openai-compatible: set --base-url"
+                )
+            key, env = _api_key(agent, required=needs_key)
+            provider = OpenAIProvider(api_key=key, base_url=base_url, api_key_env=env)
+        case "anthropic" | "google" | "azure":
+            raise ProviderConfigError(
+                f"provider {agent.provider!r} is not available in this version yet"
+            )
+        case _:
+            raise InvalidInputError(f"unknown provider {agent.provider!r}")
+    attempts = int(os.environ.get(RETRIES_ENV, "3"))
+    return RetryingProvider(provider, attempts=attempts)
+
+
+def provider_cache_key(agent: Agent) -> tuple[str, str, str, str]:
+    """Agents with the same endpoint and key share one client (and its connection pool)."""
+    return (agent.provider, agent.base_url or "", agent.api_key_env or "", agent.model if agent.provider == "scripted" else "")

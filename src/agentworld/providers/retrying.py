@@ -1,0 +1,47 @@
+"""Retries around any provider (SPEC L5), as a wrapper rather than per-SDK code.
+
+Transient failures (connection errors, timeouts, 429, 5xx) are retried with
+exponential backoff and full jitter; anything else fails at once, because
+sending the same bad request again cannot succeed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from agentworld.errors import ProviderError
+from agentworld.models import LLMResponse
+from agentworld.providers.base import LLMProvider, LLMRequest, TextCallback
+
+
+class RetryingProvider:
+    def __init__(
+        self,
+        wrapped: LLMProvider,
+        *,
+        attempts: int = 3,
+        base_delay: float = 0.5,
+        max_delay: float = 8.0,
+    ) -> None:
+        self.wrapped = wrapped
+        self.name = wrapped.name
+        self.attempts = max(1, attempts)
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+
+    async def complete(
+        self, request: LLMRequest, *, stream: bool = False, on_text: TextCallback | None = None
+    ) -> LLMResponse:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return await self.wrapped.complete(request, stream=stream, on_text=on_text)
+            except ProviderError as exc:
+                if not exc.retryable or attempt == self.attempts:
+                    raise
+                delay = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+                await asyncio.sleep(random.uniform(0, delay))
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    async def aclose(self) -> None:
+        await self.wrapped.aclose()

@@ -1,0 +1,109 @@
+"""A deterministic, offline provider for demos and for tests of the runtime (SPEC L7).
+
+It is driven either by a Python function (``responder``) or, for agents made on
+the command line, by the model string:
+
+- ``echo`` (default): answers ``echo: <last user message>``;
+- ``file:PATH``: a JSON list of replies, each ``"text"`` or
+  ``{"content": ..., "tool_calls": [{"name": ..., "arguments": {...}}]}``; the
+  reply used is picked by how many assistant turns the input already holds, so
+  the script advances the same way across separate processes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentworld.errors import InvalidInputError
+from agentworld.models import LLMResponse, ToolCall, Usage
+from agentworld.providers.base import LLMRequest, TextCallback
+
+Responder = Callable[[LLMRequest], LLMResponse]
+
+
+def _estimate_usage(request: LLMRequest, reply: str) -> Usage:
+    words_in = sum(len((m.content or "").split()) for m in request.messages)
+    return Usage(input_tokens=words_in, output_tokens=len(reply.split()))
+
+
+def last_user_text(request: LLMRequest) -> str:
+    for message in reversed(request.messages):
+        if message.role == "user":
+            return message.content or ""
+    return ""
+
+
+def echo_responder(request: LLMRequest) -> LLMResponse:
+    return LLMResponse.text(f"echo: {last_user_text(request)}")
+
+
+def _parse_reply(entry: Any, position: int) -> LLMResponse:
+    if isinstance(entry, str):
+        return LLMResponse.text(entry)
+    if isinstance(entry, dict) and entry.get("tool_calls"):
+        calls = [
+            ToolCall.of(
+                call.get("id") or f"call_{position}_{n}",
+                call["name"],
+                json.dumps(call.get("arguments", {})),
+            )
+            for n, call in enumerate(entry["tool_calls"])
+        ]
+        return LLMResponse.calls(calls, content=entry.get("content", ""))
+    if isinstance(entry, dict):
+        return LLMResponse.text(str(entry.get("content", "")))
+    raise InvalidInputError(f"script reply {position} must be a string or an object")
+
+
+def file_responder(path: Path) -> Responder:
+    try:
+        script = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"cannot read scripted model file {path}: {exc}") from exc
+    if not isinstance(script, list) or not script:
+        raise InvalidInputError(f"scripted model file {path} must hold a non-empty JSON list")
+
+    def respond(request: LLMRequest) -> LLMResponse:
+        turns = sum(1 for m in request.messages if m.role == "assistant")
+        return _parse_reply(script[min(turns, len(script) - 1)], turns)
+
+    return respond
+
+
+def responder_for_model(model: str) -> Responder:
+    if model in ("", "echo"):
+        return echo_responder
+    if model.startswith("file:"):
+        return file_responder(Path(model.removeprefix("file:")).expanduser())
+    raise InvalidInputError(f"scripted model {model!r}: use 'echo' or 'file:PATH'")
+
+
+class ScriptedProvider:
+    name = "scripted"
+
+    def __init__(self, responder: Responder = echo_responder, *, chunk_size: int = 8) -> None:
+        self._responder = responder
+        self._chunk_size = chunk_size
+        self.requests: list[LLMRequest] = []
+
+    async def complete(
+        self, request: LLMRequest, *, stream: bool = False, on_text: TextCallback | None = None
+    ) -> LLMResponse:
+        self.requests.append(request)
+        response = self._responder(request)
+        if response.usage == Usage():
+            response = response.model_copy(update={"usage": _estimate_usage(request, response.content)})
+        if stream and on_text is not None and response.content:
+            text = response.content
+            for start in range(0, len(text), self._chunk_size):
+                result = on_text(text[start : start + self._chunk_size])
+                if inspect.isawaitable(result):
+                    await result
+        return response
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,1 @@
+"""Who answers a message: pure mention logic, no I/O."""

@@ -1,0 +1,1 @@
+"""The agent runtime: queues, routing and the agent loop."""

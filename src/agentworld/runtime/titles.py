@@ -1,0 +1,71 @@
+"""Chat titles (SPEC O5): asked of the model once a chat's first exchange is done.
+
+When no model can be asked (an offline scripted agent, an unreachable
+endpoint, an empty answer) the title falls back to the first words of the
+first human message, so every chat gets a readable name.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from agentworld.models import Message
+from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage
+from agentworld.routing.mentions import is_human_sender
+
+logger = logging.getLogger("agentworld.runtime")
+
+TITLE_INSTRUCTION = (
+    "You name conversations. Reply with a title of at most six words for the conversation "
+    "below, with no quotes and no punctuation at the end."
+)
+_MENTION = re.compile(r"@[\w-]+[,:]?\s*")
+
+
+def first_exchange(transcript: list[Message]) -> tuple[Message, Message] | None:
+    """The first human message and the first agent answer after it, if both exist."""
+    question = next(
+        (m for m in transcript if m.role == "user" and is_human_sender(m.sender) and m.content), None
+    )
+    if question is None:
+        return None
+    answer = next(
+        (
+            m
+            for m in transcript
+            if m.role == "assistant" and m.content and not m.tool_calls and m.created_at >= question.created_at
+        ),
+        None,
+    )
+    return (question, answer) if answer is not None else None
+
+
+def fallback_title(question: str, *, words: int = 6, limit: int = 60) -> str:
+    text = " ".join(_MENTION.sub("", question).split())
+    title = " ".join(text.split()[:words])[:limit].strip()
+    return title or "New chat"
+
+
+def clean_title(raw: str) -> str:
+    line = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
+    return line.strip("\"'`*# ").rstrip(".!?:;")[:80]
+
+
+async def generate_title(provider: LLMProvider | None, model: str, question: str, answer: str) -> str:
+    if provider is None:
+        return fallback_title(question)
+    request = LLMRequest(
+        model=model,
+        messages=(
+            PromptMessage(role="system", content=TITLE_INSTRUCTION),
+            PromptMessage(role="user", content=f"User: {question}\n\nAssistant: {answer}"),
+        ),
+        max_tokens=24,
+    )
+    try:
+        response = await provider.complete(request)
+    except Exception as exc:
+        logger.info("title generation failed, using the fallback: %s", exc)
+        return fallback_title(question)
+    return clean_title(response.content) or fallback_title(question)

@@ -1,0 +1,197 @@
+"""The runtime of one world: publish, route, queue, answer.
+
+Every message published into a chat goes through ``publish``: the event bus
+persists it and lets subscribers see it (SPEC E2), then the message is put on
+its chat's queue. The queue worker offers it to every agent of the world
+(SPEC R1–R2) and runs the turn of each agent that should answer; their
+answers are published the same way, so agents hear each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from agentworld.errors import NotFoundError
+from agentworld.events.bus import EventBus
+from agentworld.events.persistence import persist_events
+from agentworld.models import Agent, Chat, Message, new_id
+from agentworld.models.events import MessageEvent, SystemEvent
+from agentworld.providers.base import LLMProvider
+from agentworld.providers.registry import build_provider, provider_cache_key
+from agentworld.routing.mentions import is_human_sender, should_agent_respond
+from agentworld.runtime.queues import ChatQueues
+from agentworld.runtime.titles import first_exchange, generate_title
+from agentworld.runtime.turn import TurnContext, run_agent_turn
+from agentworld.storage.sql import SQLStorage
+from agentworld.tools.executor import NoTools, ToolExecutor
+
+logger = logging.getLogger("agentworld.runtime")
+
+ProviderFactory = Callable[[Agent], LLMProvider]
+
+
+class ProviderPool:
+    """One provider client per endpoint, reused across turns so connections stay warm."""
+
+    def __init__(self, factory: ProviderFactory = build_provider) -> None:
+        self._factory = factory
+        self._providers: dict[tuple[str, ...], LLMProvider] = {}
+
+    def get(self, agent: Agent) -> LLMProvider:
+        key = (agent.name,) if self._factory is not build_provider else provider_cache_key(agent)
+        provider = self._providers.get(key)
+        if provider is None:
+            provider = self._providers[key] = self._factory(agent)
+        return provider
+
+    async def aclose(self) -> None:
+        providers, self._providers = list(self._providers.values()), {}
+        for provider in providers:
+            await provider.aclose()
+
+
+def _is_routable(message: Message) -> bool:
+    """Only spoken messages are offered to agents; tool traffic and system notes are not."""
+    return (
+        message.role in ("user", "assistant")
+        and not message.tool_calls
+        and bool(message.content)
+        and message.sender.lower() != "system"
+    )
+
+
+class WorldRuntime:
+    """Runs one world until closed. Use as an async context manager."""
+
+    def __init__(
+        self,
+        storage: SQLStorage,
+        world: str,
+        *,
+        provider_factory: ProviderFactory | None = None,
+        tools: ToolExecutor | None = None,
+    ) -> None:
+        self.storage = storage
+        self.world = world
+        self.bus = EventBus(world)
+        persist_events(self.bus, storage)
+        self._providers = ProviderPool(provider_factory or build_provider)
+        self._queues: ChatQueues[Message] = ChatQueues(
+            self._route, on_error=self._report_routing_error, on_drained=self._title_chat
+        )
+        self._turns = TurnContext(
+            storage=storage,
+            bus=self.bus,
+            tools=tools or NoTools(),
+            provider_for=self._providers.get,
+            publish=self.publish,
+        )
+
+    async def __aenter__(self) -> WorldRuntime:
+        await self.storage.get_world(self.world)  # fail early on an unknown world
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._queues.aclose()
+        await self._providers.aclose()
+
+    # -- the public surface ---------------------------------------------------
+
+    async def new_chat(self, *, name: str = "New chat") -> Chat:
+        return await self.storage.create_chat(Chat(world=self.world, chat_id=new_id("chat_"), name=name))
+
+    async def send(self, chat_id: str, content: str, *, sender: str = "human") -> Message:
+        """Publish a message from a person (or ``world``) into a chat; agents answer in the background."""
+        await self.storage.get_chat(self.world, chat_id)
+        message = Message(chat_id=chat_id, role="user", sender=sender, content=content)
+        await self.publish(message)
+        return message
+
+    async def publish(self, message: Message) -> None:
+        """Persist → subscribers → route (SPEC E2). The message is stored before anyone acts on it."""
+        await self.bus.publish(MessageEvent(world=self.world, message=message))
+        if _is_routable(message):
+            self._queues.put(message.chat_id, message)
+
+    def is_idle(self, chat_id: str | None = None) -> bool:
+        return self._queues.is_idle(chat_id)
+
+    async def wait_until_idle(self, chat_id: str | None = None, *, timeout: float | None = None) -> None:
+        """Wait until the chat (or every chat) has nothing queued or in flight.
+
+        Pending approvals do not count as work: a chat waiting for a person is idle.
+        Raises ``TimeoutError`` after ``timeout`` seconds; the work carries on.
+        """
+        async with asyncio.timeout(timeout):
+            await self._queues.wait_idle(chat_id)
+
+    # -- queue workers ----------------------------------------------------------
+
+    async def _route(self, chat_id: str, message: Message) -> None:
+        world, agents = await self.storage.world_and_agents(self.world)
+        sender = message.sender
+        if (is_human_sender(sender) or sender.lower() == "world") and any(
+            a.llm_call_count for a in agents
+        ):
+            await self.storage.reset_llm_calls(self.world)
+            agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
+        for agent in agents:
+            if agent.status != "active" or not should_agent_respond(
+                agent.name, sender=sender, content=message.content or "", main_agent=world.main_agent
+            ):
+                continue
+            try:
+                await run_agent_turn(self._turns, world, agent, message)
+            except Exception as exc:
+                await self._report_agent_error(chat_id, agent.name, exc)
+
+    async def _report_agent_error(self, chat_id: str, agent: str, exc: Exception) -> None:
+        """A failed turn is visible in the chat and as a system event; other agents go on (O6)."""
+        logger.warning("agent %s failed in chat %s: %s", agent, chat_id, exc, exc_info=exc)
+        text = f"Error from {agent}: {exc}"
+        await self.bus.publish(
+            SystemEvent(
+                world=self.world,
+                level="error",
+                text=text,
+                chat_id=chat_id,
+                context={"agent": agent, "error_type": type(exc).__name__},
+            )
+        )
+        await self.publish(Message(chat_id=chat_id, role="system", sender="system", content=text))
+
+    async def _report_routing_error(self, chat_id: str, message: Message, exc: Exception) -> None:
+        logger.error("routing failed for message %s", message.message_id, exc_info=exc)
+        await self.bus.publish(
+            SystemEvent(
+                world=self.world,
+                level="error",
+                text=f"message {message.message_id} could not be routed: {exc}",
+                chat_id=chat_id,
+                context={"error_type": type(exc).__name__},
+            )
+        )
+
+    async def _title_chat(self, chat_id: str) -> None:
+        """Name the chat after its first exchange, once (SPEC O5)."""
+        if await self.storage.chat_is_titled(self.world, chat_id):
+            return
+        exchange = first_exchange(await self.storage.transcript(self.world, chat_id))
+        if exchange is None:
+            return
+        question, answer = exchange
+        provider: LLMProvider | None = None
+        model = ""
+        try:
+            agent = await self.storage.get_agent(self.world, answer.sender)
+            if agent.provider != "scripted":
+                provider, model = self._providers.get(agent), agent.model
+        except NotFoundError:
+            pass
+        title = await generate_title(provider, model, question.content or "", answer.content or "")
+        await self.storage.rename_chat(self.world, chat_id, title)

@@ -1,0 +1,1 @@
+"""Durable storage: SQLAlchemy async, SQLite by default, PostgreSQL through the same code."""

@@ -1,0 +1,103 @@
+"""Table definitions, in portable SQLAlchemy Core (SQLite and PostgreSQL).
+
+Worlds and agents keep their settings as one JSON document next to the few
+columns that are queried or updated on their own (names, the LLM call count),
+so adding a setting does not need a migration. Messages are one row per
+message: the chat transcript has ``memory_owner`` NULL, each agent's memory has
+its name there. Rows are only ever appended (SPEC §6: never rewrite a memory).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+schema_version = sa.Table(
+    "schema_version",
+    metadata,
+    sa.Column("version", sa.Integer, nullable=False),
+)
+
+worlds = sa.Table(
+    "worlds",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("config", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+agents = sa.Table(
+    "agents",
+    metadata,
+    sa.Column("world", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("config", sa.JSON, nullable=False),
+    sa.Column("llm_call_count", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("last_active", sa.String(40)),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+
+chats = sa.Table(
+    "chats",
+    metadata,
+    sa.Column("world", sa.String(64), primary_key=True),
+    sa.Column("chat_id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("titled", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+messages = sa.Table(
+    "messages",
+    metadata,
+    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("world", sa.String(64), nullable=False),
+    sa.Column("chat_id", sa.String(64), nullable=False),
+    sa.Column("memory_owner", sa.String(64)),
+    sa.Column("message_id", sa.String(64), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("sender", sa.String(64), nullable=False),
+    sa.Column("agent_id", sa.String(64)),
+    sa.Column("content", sa.Text),
+    sa.Column("tool_calls", sa.JSON),
+    sa.Column("tool_call_id", sa.String(128)),
+    sa.Column("reply_to", sa.String(64)),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("input_tokens", sa.Integer),
+    sa.Column("output_tokens", sa.Integer),
+    sa.Index("ix_messages_chat", "world", "chat_id", "memory_owner", "seq"),
+    sa.Index("ix_messages_tool_call", "world", "tool_call_id"),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("world", sa.String(64), nullable=False),
+    sa.Column("chat_id", sa.String(64)),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Index("ix_events_world", "world", "seq"),
+)
+
+tool_logs = sa.Table(
+    "tool_logs",
+    metadata,
+    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("world", sa.String(64), nullable=False),
+    sa.Column("chat_id", sa.String(64), nullable=False),
+    sa.Column("agent", sa.String(64), nullable=False),
+    sa.Column("tool_call_id", sa.String(128), nullable=False),
+    sa.Column("tool_name", sa.String(200), nullable=False),
+    sa.Column("input", sa.JSON),
+    sa.Column("output", sa.JSON),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("finished_at", sa.String(40)),
+    sa.Column("duration_ms", sa.Float),
+    sa.Index("ix_tool_logs_call", "world", "tool_call_id"),
+)

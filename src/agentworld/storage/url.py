@@ -1,0 +1,47 @@
+"""Turn the user's ``--db`` value into an async SQLAlchemy URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentworld.errors import InvalidInputError
+
+DB_ENV_VAR = "AGENTWORLD_DB"
+
+
+def default_database_path() -> Path:
+    return Path.home() / ".agentworld" / "agentworld.db"
+
+
+def resolve_database_url(raw: str | None = None) -> str:
+    """``sqlite:///f.db``, ``postgresql://…``, a bare file path, or None for the default.
+
+    The sync driver names people write are mapped to the async drivers we run on
+    (aiosqlite, asyncpg), so the same URL works in any SQLAlchemy tool.
+    """
+    value = raw or os.environ.get(DB_ENV_VAR) or ""
+    if not value:
+        return f"sqlite+aiosqlite:///{default_database_path()}"
+    if "://" not in value:
+        return f"sqlite+aiosqlite:///{Path(value).expanduser().absolute()}"
+    scheme, rest = value.split("://", 1)
+    match scheme:
+        case "sqlite" | "sqlite+aiosqlite":
+            return f"sqlite+aiosqlite://{rest}"
+        case "postgresql" | "postgres" | "postgresql+asyncpg":
+            return f"postgresql+asyncpg://{rest}"
+        case _:
+            raise InvalidInputError(
+                f"unsupported database URL scheme {scheme!r}: use sqlite:///PATH or postgresql://…"
+            )
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file behind a SQLite URL (None for memory databases and other backends)."""
+    if not url.startswith("sqlite"):
+        return None
+    path = url.split("://", 1)[1][1:]
+    if not path or path == ":memory:":
+        return None
+    return Path(path)

@@ -1,0 +1,1 @@
+"""Test support that ships with the library: loopback provider servers."""

@@ -1,0 +1,1 @@
+"""Tools the agents may call (SPEC §2.5)."""
