@@ -8,6 +8,7 @@ from agentworld.routing.mentions import (
     HUMAN_SENDERS,
     TURN_LIMIT_MARKER,
     WorldTag,
+    WorldTagKind,
     add_auto_mention,
     apply_world_tags,
     extract_leading_mentions,
@@ -252,10 +253,10 @@ def test_find_world_tag(reply: str, tag: WorldTag | None) -> None:
 
 
 @pytest.mark.parametrize("kind", ["STOP", "DONE", "PASS"])
-def test_ending_tags_remove_leading_mentions(kind: str) -> None:
+def test_ending_tags_remove_leading_mentions(kind: WorldTagKind) -> None:
     reply = f"@a2, @a3 All finished.\n@human see above <world>{kind}</world>"
     text, tag = apply_world_tags(reply)
-    assert tag == WorldTag(kind)  # type: ignore[arg-type]
+    assert tag == WorldTag(kind)
     assert text == "All finished.\nsee above"
     assert extract_paragraph_mentions(text) == []
 

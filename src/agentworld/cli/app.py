@@ -421,5 +421,15 @@ def demo() -> None:
     asyncio.run(run_demo())
 
 
+def _configure_logging() -> None:
+    import logging
+    import os
+
+    level = os.environ.get("AGENTWORLD_LOG", "").upper()
+    if level:
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
 def main() -> None:
+    _configure_logging()
     app()

@@ -44,9 +44,12 @@ _BLOCK_RE = re.compile(rf"@{_NAME}{_END}(?:[\s,]+@{_NAME}{_END})*")
 # Tokenises a matched block: each mention with the separator that follows it.
 _TOKEN_RE = re.compile(rf"@({_NAME})([\s,]*)")
 # What is left between a removed block and the text it addressed ("@a1: do x" -> "do x").
-_LEADING_SEP_RE = re.compile(r"^[\s,:;]+")
+_LEADING_SEP_RE = re.compile(r"[\s,:;]*")
+_SPACE_RE = re.compile(r"\s*")
 _WORLD_TAG_RE = re.compile(
-    r"<\s*world\s*>\s*(?:(STOP|DONE|PASS)|TO\s*:([^<]*))\s*<\s*/\s*world\s*>",
+    # No "\s*" after the TO list: "[^<]*" already takes trailing blanks, and two adjacent
+    # whitespace-eaters would backtrack quadratically on an unclosed tag.
+    r"<\s*world\s*>\s*(?:(STOP|DONE|PASS)\s*|TO\s*:([^<]*))<\s*/\s*world\s*>",
     re.IGNORECASE,
 )
 _RECIPIENT_SPLIT_RE = re.compile(r"[\s,]+")
@@ -129,27 +132,33 @@ def should_agent_respond(
     return me in addressed
 
 
+def _skip(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Offset just past the (possibly empty) run of ``pattern`` at ``pos``."""
+    m = pattern.match(text, pos)
+    return m.end() if m else pos
+
+
 def _drop_leading(text: str, drop: Callable[[str], bool]) -> str:
     """Remove the mentions for which ``drop(name)`` holds from the block ``text`` starts with.
 
     Returns ``text`` untouched when nothing is dropped. When the whole block goes, the separators
     that tied it to the sentence go too, and the check repeats ("@a1: @a1 hi" -> "hi").
     """
-    while True:
-        body = text.lstrip()
-        m = _BLOCK_RE.match(body)
-        if not m:
-            return text
-        tokens = list(_TOKEN_RE.finditer(m.group()))
+    pos = _skip(_SPACE_RE, text, 0)
+    dropped_all = False
+    # Work on offsets, not slices, so a long run like "@me: @me: ..." stays linear.
+    while (m := _BLOCK_RE.match(text, pos)) is not None:
+        tokens = list(_TOKEN_RE.finditer(text, m.start(), m.end()))
         kept = [t for t in tokens if not drop(t.group(1).lower())]
         if len(kept) == len(tokens):
-            return text
-        rest = body[m.end() :]
+            break
         if kept:
             # The last kept mention takes no separator: whatever followed the block follows it.
             head = "".join(t.group(0) for t in kept[:-1])
-            return f"{head}@{kept[-1].group(1)}{rest}"
-        text = _LEADING_SEP_RE.sub("", rest)
+            return f"{head}@{kept[-1].group(1)}{text[m.end() :]}"
+        pos = _skip(_LEADING_SEP_RE, text, m.end())
+        dropped_all = True
+    return text[pos:] if dropped_all else text
 
 
 def remove_self_mentions(reply: str, agent_name: str) -> str:

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from agentworld.errors import NotFoundError
+from agentworld.errors import AgentWorldError, NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Agent, Chat, Message, new_id
@@ -152,7 +152,10 @@ class WorldRuntime:
 
     async def _report_agent_error(self, chat_id: str, agent: str, exc: Exception) -> None:
         """A failed turn is visible in the chat and as a system event; other agents go on (O6)."""
-        logger.warning("agent %s failed in chat %s: %s", agent, chat_id, exc, exc_info=exc)
+        expected = isinstance(exc, AgentWorldError)  # a provider or config failure, not a bug
+        logger.warning(
+            "agent %s failed in chat %s: %s", agent, chat_id, exc, exc_info=None if expected else exc
+        )
         text = f"Error from {agent}: {exc}"
         await self.bus.publish(
             SystemEvent(
