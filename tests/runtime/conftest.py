@@ -1,5 +1,5 @@
-"""Fixtures for runtime tests: an ``AgentWorld`` over a real SQLite file, agents on a loopback
-OpenAI-compatible server whose answers depend on which agent asks."""
+"""Fixtures for runtime tests: an ``AgentWorld`` over a real SQLite file whose agents talk to the
+shared loopback ``server`` (see tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,55 +9,7 @@ from typing import Any
 import pytest
 
 from agentworld.agent_world import AgentWorld
-from agentworld.runtime.titles import TITLE_INSTRUCTION
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply
-
-AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
-
-
-def asking_agent(body: dict[str, Any]) -> str | None:
-    """Agents here have the system prompt ``agent:<name>``; title requests have none."""
-    first = body["messages"][0]
-    if first["role"] == "system" and first["content"].startswith("agent:"):
-        return str(first["content"].removeprefix("agent:"))
-    return None
-
-
-def is_title_request(body: dict[str, Any]) -> bool:
-    first = body["messages"][0]
-    return first["role"] == "system" and first["content"] == TITLE_INSTRUCTION
-
-
-def last_content(body: dict[str, Any]) -> str:
-    return str(body["messages"][-1].get("content") or "")
-
-
-class Scripted:
-    """Route the server's replies by asking agent; the default echoes the last message."""
-
-    def __init__(self) -> None:
-        self.by_agent: AgentReplies = {}
-        self.title: str | None = "A generated title"
-        """None makes title requests fail, to exercise the fallback."""
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        if is_title_request(body):
-            return Reply.text(self.title) if self.title is not None else Reply.error(503, "busy")
-        agent = asking_agent(body)
-        if agent in self.by_agent:
-            return self.by_agent[agent](body)
-        return Reply.text(f"{agent} heard: {last_content(body)}")
-
-
-@pytest.fixture
-def script() -> Scripted:
-    return Scripted()
-
-
-@pytest.fixture
-def server(script: Scripted) -> Any:
-    with OpenAIWireServer(responder=script) as running:
-        yield running
+from agentworld.testing.openai_wire import OpenAIWireServer
 
 
 @pytest.fixture

@@ -125,9 +125,12 @@ class OpenAIProvider:
             for call in message.tool_calls or []
             if call.type == "function"
         ]
-        if calls:
-            return LLMResponse.calls(calls, content=message.content or "", usage=usage)
-        return LLMResponse(type="text", content=message.content or "", usage=usage, model=completion.model)
+        content = message.content or ""
+        if calls:  # the model name is kept as in the streamed path, so both modes agree (L2)
+            return LLMResponse(
+                type="tool_calls", content=content, tool_calls=calls, usage=usage, model=completion.model
+            )
+        return LLMResponse(type="text", content=content, usage=usage, model=completion.model)
 
     async def _stream(self, params: dict[str, Any], on_text: TextCallback | None) -> LLMResponse:
         assembler = StreamAssembler()
