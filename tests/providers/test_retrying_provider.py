@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -87,8 +88,6 @@ async def test_dropped_stream_then_success_succeeds(
 
 
 async def test_connection_refused_is_retried_then_raised() -> None:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -74,10 +74,11 @@ def test_name_only_in_first_fragment_is_kept() -> None:
 
 
 def test_a_later_fragment_does_not_rename_a_call() -> None:
-    # Some compatible servers repeat the name on every fragment; it must not be appended.
+    # Some compatible servers repeat the name on later fragments; the first one stands.
     assembler = StreamAssembler()
     assembler.add_tool_fragment(0, id="call_1", name="get_weather", arguments="{}")
     assembler.add_tool_fragment(0, id="call_1", name="get_weather", arguments=None)
+    assembler.add_tool_fragment(0, id=None, name="weather", arguments=None)
 
     [call] = assembler.response().tool_calls
     assert call.function.name == "get_weather"

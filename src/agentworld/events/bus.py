@@ -40,7 +40,7 @@ class EventBus:
         subscription = _Subscription(
             handler,
             frozenset(kinds) if kinds is not None else None,
-            name or getattr(handler, "__qualname__", repr(handler)),
+            name or str(getattr(handler, "__qualname__", None) or repr(handler)),
         )
         self._subscriptions.append(subscription)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event as sa_event
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from agentworld.errors import AlreadyExistsError, NotFoundError, StorageError
@@ -179,7 +179,8 @@ class SQLStorage:
                         yield conn
             except IntegrityError:
                 raise
-            except OperationalError as exc:
+            except DBAPIError as exc:
+                # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
                 raise StorageError(f"database error ({self._where()}): {exc.orig}") from exc
             except SQLAlchemyError as exc:
                 raise StorageError(f"database error ({self._where()}): {exc}") from exc
@@ -189,7 +190,7 @@ class SQLStorage:
         try:
             async with self.engine.connect() as conn:
                 yield conn
-        except OperationalError as exc:
+        except DBAPIError as exc:
             raise StorageError(f"database error ({self._where()}): {exc.orig}") from exc
 
     def _where(self) -> str:

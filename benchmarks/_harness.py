@@ -1,0 +1,177 @@
+"""Shared plumbing for the benchmarks in this folder (SPEC §6).
+
+Every benchmark runs one world in a throw-away SQLite file against the loopback
+``OpenAIWireServer``, and compares what Agent World costs with what the bare
+``openai`` SDK costs against the same server in the same run. The helpers here
+build that world, make the raw SDK calls, and summarise timings; they hold no
+measurement policy of their own.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from agentworld.agent_world import AgentWorld
+from agentworld.runtime.world import WorldRuntime
+from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec, echo_responder
+
+WORLD = "bench"
+PLAIN_MODEL = "bench-plain"
+TOOL_MODEL = "bench-tool"
+TURN_LIMIT = 1_000_000  # high enough that the per-trigger turn limit never interferes
+_REQUEST_KEYS = ("model", "messages", "tools", "temperature", "max_tokens")
+
+
+# -- statistics ------------------------------------------------------------------
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """The ``q``-quantile (0..1) with linear interpolation; ``samples`` need not be sorted."""
+    ordered = sorted(samples)
+    if not ordered:
+        return float("nan")
+    pos = (len(ordered) - 1) * q
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A summary of wall times, in milliseconds."""
+
+    n: int
+    median: float
+    p90: float
+    mean: float
+
+    @classmethod
+    def of(cls, seconds: Sequence[float]) -> Stats:
+        ms = [s * 1000.0 for s in seconds]
+        if not ms:
+            return cls(0, float("nan"), float("nan"), float("nan"))
+        return cls(len(ms), statistics.median(ms), percentile(ms, 0.9), statistics.fmean(ms))
+
+    def line(self, label: str, *, width: int = 44) -> str:
+        return (
+            f"  {label:<{width}} median {self.median:8.2f} ms   p90 {self.p90:8.2f} ms"
+            f"   (n={self.n})"
+        )
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator > 0 else float("nan")
+
+
+# -- the loopback model ------------------------------------------------------------
+
+
+def tool_then_text(body: dict[str, Any]) -> Reply:
+    """``TOOL_MODEL`` asks for one ``lookup`` call after a user message, then answers text.
+
+    Every other model (and every tool-result round) gets the default echo, so one
+    server serves plain turns, tool turns and the raw calls alike.
+    """
+    messages = body.get("messages") or []
+    last_role = messages[-1].get("role") if messages and isinstance(messages[-1], dict) else None
+    if body.get("model") == TOOL_MODEL and last_role == "user":
+        return Reply.tools(ToolCallSpec(name="lookup", arguments="{}"))
+    return echo_responder(body)
+
+
+def request_params(body: dict[str, Any]) -> dict[str, Any]:
+    """The ``create`` keyword arguments that reproduce a request the server received."""
+    return {key: body[key] for key in _REQUEST_KEYS if key in body}
+
+
+def is_title_request(body: dict[str, Any]) -> bool:
+    """Title requests (SPEC O5) start with the naming instruction; they are not turn calls."""
+    messages = body.get("messages") or []
+    first = messages[0] if messages else {}
+    return isinstance(first, dict) and "You name conversations" in str(first.get("content"))
+
+
+class RawClient:
+    """The baseline: the official SDK called directly, the way the spec measures it."""
+
+    def __init__(self, base_url: str, *, stream: bool) -> None:
+        self._client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
+        self._stream = stream
+
+    async def call(self, params: dict[str, Any]) -> str:
+        """One chat completion; with streaming, the whole stream is consumed."""
+        if not self._stream:
+            completion = await self._client.chat.completions.create(**params)
+            return completion.choices[0].message.content or ""
+        stream = await self._client.chat.completions.create(
+            **params, stream=True, stream_options={"include_usage": True}
+        )
+        parts: list[str] = []
+        async with stream:
+            async for chunk in stream:
+                parts.extend(c.delta.content or "" for c in chunk.choices)
+        return "".join(parts)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def small_request(model: str = PLAIN_MODEL) -> dict[str, Any]:
+    """A one-message request: the smallest call an agent turn could possibly make."""
+    return {"model": model, "messages": [{"role": "user", "content": "@a1 hi"}]}
+
+
+# -- the world under test ------------------------------------------------------------
+
+
+@dataclass
+class BenchWorld:
+    aw: AgentWorld
+    runtime: WorldRuntime
+    server: OpenAIWireServer
+    db_path: Path
+
+    async def new_chat(self) -> str:
+        """A chat straight from the runtime (no ``current_chat`` bookkeeping in the way)."""
+        return (await self.runtime.new_chat()).chat_id
+
+    async def turn(self, chat_id: str, text: str) -> None:
+        """Message in -> every answer persisted and published."""
+        await self.runtime.send(chat_id, text)
+        await self.runtime.wait_until_idle(chat_id)
+
+
+@asynccontextmanager
+async def bench_world(
+    server: OpenAIWireServer,
+    *,
+    stream: bool,
+    agents: Sequence[tuple[str, str]] = (("a1", PLAIN_MODEL),),
+) -> AsyncIterator[BenchWorld]:
+    """A world with ``agents`` (name, model) on ``server``, in a temp dir removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="agentworld-bench-") as tmp:
+        db_path = Path(tmp) / "bench.db"
+        async with AgentWorld(f"sqlite:///{db_path}") as aw:
+            await aw.create_world(WORLD, streaming=stream, turn_limit=TURN_LIMIT)
+            for name, model in agents:
+                await aw.create_agent(
+                    WORLD, name, provider="openai", model=model, base_url=server.base_url
+                )
+            runtime = await aw.runtime(WORLD)
+            yield BenchWorld(aw=aw, runtime=runtime, server=server, db_path=db_path)
+
+
+def header(title: str, **facts: object) -> None:
+    print(title)
+    print("=" * len(title))
+    for key, value in facts.items():
+        print(f"  {key.replace('_', ' ')}: {value}")
+    print()

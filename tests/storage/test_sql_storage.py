@@ -1,0 +1,919 @@
+"""SQLStorage against a real SQLite file: CRUD, messages, events, migrations, settings (SPEC W1, W2, E1)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError, StorageError
+from agentworld.events import EventBus, persist_events
+from agentworld.models import Agent, Chat, Message, ToolCall, Usage, World
+from agentworld.models.events import (
+    EVENT_ADAPTER,
+    ApprovalEvent,
+    CrudEvent,
+    MessageEvent,
+    SSEEvent,
+    SystemEvent,
+    ToolEvent,
+)
+from agentworld.storage import migrations, schema
+from agentworld.storage.sql import SQLStorage
+from agentworld.storage.url import DB_ENV_VAR, resolve_database_url
+
+# -- helpers -------------------------------------------------------------------
+
+
+@pytest.fixture
+async def storage(db_url: str) -> AsyncIterator[SQLStorage]:
+    async with SQLStorage(db_url) as store:
+        yield store
+
+
+def sync_url(db_url: str) -> str:
+    """The same file through the stdlib driver, for setting up old or foreign databases."""
+    return db_url.replace("sqlite+aiosqlite://", "sqlite://")
+
+
+def make_agent(world: str, name: str, **fields: Any) -> Agent:
+    return Agent(**{"world": world, "name": name, "provider": "openai", "model": "gpt-4o-mini", **fields})
+
+
+def user_message(chat: str, content: str, **fields: Any) -> Message:
+    return Message(chat_id=chat, role="user", sender="human", content=content, **fields)
+
+
+def reply(chat: str, agent: str, content: str, **fields: Any) -> Message:
+    return Message(
+        chat_id=chat, role="assistant", sender=agent, agent_id=agent, content=content, **fields
+    )
+
+
+async def populated_world(store: SQLStorage, name: str) -> None:
+    """A world with an agent, a chat, a transcript message, a memory message and an event."""
+    await store.create_world(World(name=name))
+    await store.create_agent(make_agent(name, "a1"))
+    await store.create_chat(Chat(world=name, chat_id=f"{name}-chat"))
+    await store.append_messages(
+        name,
+        [
+            (None, user_message(f"{name}-chat", "hello")),
+            ("a1", user_message(f"{name}-chat", "hello")),
+        ],
+    )
+    await store.append_events(
+        [SystemEvent(world=name, level="info", text="started", chat_id=f"{name}-chat")]
+    )
+
+
+async def rows_of(store: SQLStorage, table: sa.Table, world: str) -> int:
+    async with store.engine.connect() as conn:
+        query = sa.select(sa.func.count()).select_from(table).where(table.c.world == world)
+        return int((await conn.execute(query)).scalar_one())
+
+
+# -- worlds --------------------------------------------------------------------
+
+
+async def test_world_round_trip_keeps_every_field(storage: SQLStorage) -> None:
+    world = World(
+        name="lab",
+        description="a test world",
+        turn_limit=9,
+        max_iterations=3,
+        approval_timeout=12.5,
+        streaming=False,
+        main_agent="alice",
+        current_chat_id="chat-1",
+        working_dir="/tmp/lab",
+        policy_files=["policy/a.toml", "policy/b.toml"],
+        mcp_config={"servers": {"fs": {"command": "mcp-fs", "args": ["--root", "/tmp"]}}},
+    )
+    await storage.create_world(world)
+
+    assert await storage.get_world("lab") == world
+    assert await storage.list_worlds() == [world]
+
+
+async def test_update_world_persists_changes(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    world = await storage.get_world("lab")
+
+    updated = await storage.update_world(
+        world.model_copy(update={"turn_limit": 2, "policy_files": ["p.toml"]})
+    )
+
+    stored = await storage.get_world("lab")
+    assert stored.turn_limit == 2
+    assert stored.policy_files == ["p.toml"]
+    assert stored.updated_at == updated.updated_at
+    assert stored.updated_at >= world.updated_at
+
+
+async def test_duplicate_world_is_rejected(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab", description="first"))
+
+    with pytest.raises(AlreadyExistsError, match="lab"):
+        await storage.create_world(World(name="lab", description="second"))
+    assert (await storage.get_world("lab")).description == "first"
+
+
+@pytest.mark.parametrize("operation", ["get", "update", "delete"])
+async def test_unknown_world_is_not_found_and_named(storage: SQLStorage, operation: str) -> None:
+    with pytest.raises(NotFoundError, match="nowhere"):
+        match operation:
+            case "get":
+                await storage.get_world("nowhere")
+            case "update":
+                await storage.update_world(World(name="nowhere"))
+            case "delete":
+                await storage.delete_world("nowhere")
+
+
+async def test_delete_world_removes_everything_in_it(storage: SQLStorage) -> None:
+    await populated_world(storage, "doomed")
+    async with storage._write() as conn:
+        await conn.execute(
+            sa.insert(schema.tool_logs).values(
+                world="doomed",
+                chat_id="doomed-chat",
+                agent="a1",
+                tool_call_id="call_1",
+                tool_name="shell",
+                status="ok",
+                started_at="2024-01-01T00:00:00+00:00",
+            )
+        )
+
+    await storage.delete_world("doomed")
+
+    with pytest.raises(NotFoundError):
+        await storage.get_world("doomed")
+    for table in (schema.agents, schema.chats, schema.messages, schema.events, schema.tool_logs):
+        assert await rows_of(storage, table, "doomed") == 0, table.name
+
+
+async def test_delete_world_keeps_other_worlds(storage: SQLStorage) -> None:
+    await populated_world(storage, "doomed")
+    await populated_world(storage, "kept")
+
+    await storage.delete_world("doomed")
+
+    assert [w.name for w in await storage.list_worlds()] == ["kept"]
+    assert [a.name for a in await storage.list_agents("kept")] == ["a1"]
+    assert [c.chat_id for c in await storage.list_chats("kept")] == ["kept-chat"]
+    assert [m.content for m in await storage.transcript("kept", "kept-chat")] == ["hello"]
+    assert [m.content for m in await storage.memory("kept", "a1")] == ["hello"]
+    assert [e["text"] for e in await storage.list_events("kept")] == ["started"]
+
+
+# -- agents --------------------------------------------------------------------
+
+
+async def test_agent_round_trip_keeps_every_field(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    agent = Agent(
+        world="lab",
+        name="Alice",
+        provider="openai-compatible",
+        model="llama-3",
+        system_prompt="You are Alice.",
+        temperature=0.3,
+        max_tokens=256,
+        base_url="http://127.0.0.1:9999/v1",
+        api_key_env="LOCAL_LLM_KEY",
+        status="inactive",
+    )
+    await storage.create_agent(agent)
+
+    assert await storage.get_agent("lab", "Alice") == agent
+    assert await storage.list_agents("lab") == [agent]
+
+
+async def test_update_agent_persists_settings_but_not_the_call_count(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "alice"))
+    await storage.add_llm_call("lab", "alice")
+    stale = await storage.get_agent("lab", "alice")
+
+    await storage.update_agent(
+        stale.model_copy(update={"temperature": 1.5, "model": "gpt-4o", "llm_call_count": 0})
+    )
+
+    stored = await storage.get_agent("lab", "alice")
+    assert (stored.temperature, stored.model) == (1.5, "gpt-4o")
+    assert stored.llm_call_count == 1
+
+
+async def test_agent_lookup_ignores_case(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "Alice"))
+
+    for spelling in ("alice", "ALICE", "aLiCe"):
+        assert (await storage.get_agent("lab", spelling)).name == "Alice"
+
+
+async def test_duplicate_agent_name_differing_only_in_case_is_rejected(
+    storage: SQLStorage,
+) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "Alice"))
+
+    with pytest.raises(AlreadyExistsError, match="alice"):
+        await storage.create_agent(make_agent("lab", "alice"))
+    with pytest.raises(AlreadyExistsError, match="Alice"):
+        await storage.create_agent(make_agent("lab", "Alice"))
+    assert [a.name for a in await storage.list_agents("lab")] == ["Alice"]
+
+
+async def test_same_agent_name_in_two_worlds_is_allowed(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="one"))
+    await storage.create_world(World(name="two"))
+
+    await storage.create_agent(make_agent("one", "alice", model="m1"))
+    await storage.create_agent(make_agent("two", "alice", model="m2"))
+
+    assert (await storage.get_agent("one", "alice")).model == "m1"
+    assert (await storage.get_agent("two", "alice")).model == "m2"
+
+
+async def test_unknown_agent_is_not_found_and_named(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+
+    with pytest.raises(NotFoundError, match="ghost"):
+        await storage.get_agent("lab", "ghost")
+    with pytest.raises(NotFoundError, match="ghost"):
+        await storage.delete_agent("lab", "ghost")
+    with pytest.raises(NotFoundError, match="ghost"):
+        await storage.update_agent(make_agent("lab", "ghost"))
+
+
+async def test_agent_in_unknown_world_names_the_world(storage: SQLStorage) -> None:
+    with pytest.raises(NotFoundError, match="nowhere"):
+        await storage.get_agent("nowhere", "alice")
+    with pytest.raises(NotFoundError, match="nowhere"):
+        await storage.create_agent(make_agent("nowhere", "alice"))
+
+
+async def test_delete_agent_by_any_case(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "Alice"))
+    await storage.create_agent(make_agent("lab", "bob"))
+
+    await storage.delete_agent("lab", "ALICE")
+
+    assert [a.name for a in await storage.list_agents("lab")] == ["bob"]
+
+
+# -- chats ---------------------------------------------------------------------
+
+
+async def test_chat_round_trip_and_message_count(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    chat = await storage.create_chat(Chat(world="lab", chat_id="c1", name="Planning"))
+    await storage.append_messages(
+        "lab",
+        [
+            (None, user_message("c1", "one")),
+            (None, user_message("c1", "two")),
+            ("alice", user_message("c1", "memory rows are not transcript")),
+        ],
+    )
+
+    stored = await storage.get_chat("lab", "c1")
+
+    assert stored == chat.model_copy(update={"message_count": 2})
+
+
+async def test_rename_chat_marks_it_titled(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_chat(Chat(world="lab", chat_id="c1"))
+    assert not await storage.chat_is_titled("lab", "c1")
+
+    await storage.rename_chat("lab", "c1", "Budget review")
+
+    assert (await storage.get_chat("lab", "c1")).name == "Budget review"
+    assert await storage.chat_is_titled("lab", "c1")
+
+
+async def test_chats_are_listed_per_world_in_creation_order(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="one"))
+    await storage.create_world(World(name="two"))
+    for chat_id in ("first", "second", "third"):
+        await storage.create_chat(Chat(world="one", chat_id=chat_id))
+    await storage.create_chat(Chat(world="two", chat_id="elsewhere"))
+
+    assert [c.chat_id for c in await storage.list_chats("one")] == ["first", "second", "third"]
+
+
+async def test_unknown_chat_is_not_found_and_named(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+
+    with pytest.raises(NotFoundError, match="missing-chat"):
+        await storage.get_chat("lab", "missing-chat")
+    with pytest.raises(NotFoundError, match="nowhere"):
+        await storage.create_chat(Chat(world="nowhere", chat_id="c1"))
+
+
+# -- messages ------------------------------------------------------------------
+
+
+async def test_transcript_and_memory_are_kept_apart(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    public = user_message("c1", "@alice hi")
+    alice_sees = user_message("c1", "@alice hi")
+    alice_says = reply("c1", "alice", "hello")
+    bob_sees = user_message("c1", "alice said hello")
+
+    await storage.append_messages(
+        "lab", [(None, public), ("alice", alice_sees), ("alice", alice_says), ("bob", bob_sees)]
+    )
+
+    assert await storage.transcript("lab", "c1") == [public]
+    assert await storage.memory("lab", "alice", "c1") == [alice_sees, alice_says]
+    assert await storage.memory("lab", "bob", "c1") == [bob_sees]
+
+
+async def test_messages_are_filtered_by_chat_and_world(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_world(World(name="other"))
+    in_c1 = user_message("c1", "in c1")
+    in_c2 = user_message("c2", "in c2")
+    memory_c1 = reply("c1", "alice", "memory c1")
+    memory_c2 = reply("c2", "alice", "memory c2")
+    await storage.append_messages(
+        "lab", [(None, in_c1), (None, in_c2), ("alice", memory_c1), ("alice", memory_c2)]
+    )
+    await storage.append_messages("other", [(None, user_message("c1", "other world"))])
+
+    assert await storage.transcript("lab", "c1") == [in_c1]
+    assert await storage.transcript("lab", "c2") == [in_c2]
+    assert await storage.memory("lab", "alice", "c2") == [memory_c2]
+    assert await storage.memory("lab", "alice") == [memory_c1, memory_c2]
+    assert await storage.memory("other", "alice") == []
+
+
+async def test_messages_come_back_in_insertion_order(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    sent = [user_message("c1", f"message {i}") for i in range(30)]
+    # Alternate batches and single appends, and give later messages EARLIER timestamps,
+    # so only the insertion order can explain the result.
+    sent = [m.model_copy(update={"created_at": sent[-1 - i].created_at}) for i, m in enumerate(sent)]
+    await storage.append_messages("lab", [(None, m) for m in sent[:10]])
+    for message in sent[10:20]:
+        await storage.append_messages("lab", [(None, message)])
+    await storage.append_messages("lab", [(None, m) for m in sent[20:]])
+
+    assert [m.content for m in await storage.transcript("lab", "c1")] == [m.content for m in sent]
+
+
+async def test_every_message_field_round_trips(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    message = Message(
+        chat_id="c1",
+        role="assistant",
+        sender="alice",
+        agent_id="alice",
+        content="line one\nline two — ünïcode ✓",
+        reply_to_message_id="msg_parent",
+        input_tokens=11,
+        output_tokens=7,
+    )
+    await storage.append_messages("lab", [(None, message)])
+
+    [stored] = await storage.transcript("lab", "c1")
+
+    assert stored == message
+    assert stored.to_json() == message.to_json()
+
+
+async def test_tool_calls_round_trip_exactly(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    calls = [
+        ToolCall.of("call_abc123", "shell", '{"command": "ls -la", "cwd": "/tmp"}'),
+        # Arguments are the model's text, kept byte for byte even when not valid JSON.
+        ToolCall.of("call_def456", "read_file", '{"path": "a b.txt",  "limit":10 '),
+        ToolCall.of("call_ghi789", "noop"),
+    ]
+    asked = reply("c1", "alice", "", tool_calls=calls)
+    result = Message(
+        chat_id="c1", role="tool", sender="shell", content="total 0", tool_call_id="call_abc123"
+    )
+    await storage.append_messages("lab", [("alice", asked), ("alice", result)])
+
+    stored_ask, stored_result = await storage.memory("lab", "alice", "c1")
+
+    assert stored_ask.tool_calls == calls
+    assert [c.model_dump() for c in stored_ask.tool_calls or []] == [c.model_dump() for c in calls]
+    assert stored_ask.to_json()["tool_calls"][1] == {
+        "id": "call_def456",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "a b.txt",  "limit":10 '},
+    }
+    assert stored_result.tool_call_id == "call_abc123"
+    assert stored_result.role == "tool"
+
+
+async def test_message_without_tool_calls_stays_without(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.append_messages("lab", [(None, user_message("c1", "plain"))])
+
+    [stored] = await storage.transcript("lab", "c1")
+
+    assert stored.tool_calls is None
+    assert stored.tool_call_id is None
+
+
+async def test_messages_since_returns_only_later_transcript_messages_of_the_chat(
+    storage: SQLStorage,
+) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.append_messages("lab", [(None, user_message("c1", "before"))])
+    mark = await storage.last_seq()
+    after = [user_message("c1", "after 1"), reply("c1", "alice", "after 2")]
+    await storage.append_messages(
+        "lab",
+        [
+            (None, after[0]),
+            ("alice", reply("c1", "alice", "memory only")),
+            (None, user_message("c2", "other chat")),
+            (None, after[1]),
+        ],
+    )
+
+    assert await storage.messages_since("lab", "c1", mark) == after
+    assert await storage.messages_since("lab", "c1", await storage.last_seq()) == []
+    assert [m.content for m in await storage.messages_since("lab", "c1", 0)] == [
+        "before",
+        "after 1",
+        "after 2",
+    ]
+
+
+async def test_last_seq_is_zero_on_an_empty_database(storage: SQLStorage) -> None:
+    assert await storage.last_seq() == 0
+
+
+async def test_usage_is_summed_by_agent_and_by_chat(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_world(World(name="other"))
+    await storage.append_messages(
+        "lab",
+        [
+            ("alice", reply("c1", "alice", "a", input_tokens=10, output_tokens=1)),
+            ("alice", reply("c2", "alice", "b", input_tokens=20, output_tokens=2)),
+            ("bob", reply("c1", "bob", "c", input_tokens=100, output_tokens=10)),
+            ("bob", user_message("c1", "no usage on inputs")),
+            # The transcript copy of a reply must not be counted a second time.
+            (None, reply("c1", "alice", "a", input_tokens=10, output_tokens=1)),
+        ],
+    )
+    await storage.append_messages(
+        "other", [("alice", reply("c1", "alice", "x", input_tokens=999, output_tokens=999))]
+    )
+
+    assert await storage.usage_by_agent("lab") == {
+        "alice": Usage(input_tokens=30, output_tokens=3),
+        "bob": Usage(input_tokens=100, output_tokens=10),
+    }
+    assert await storage.usage_by_chat("lab") == {
+        "c1": Usage(input_tokens=110, output_tokens=11),
+        "c2": Usage(input_tokens=20, output_tokens=2),
+    }
+    assert await storage.usage_by_agent("empty") == {}
+
+
+async def test_record_agent_step_appends_memory_and_counts_the_call(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "alice"))
+    step = [
+        reply("c1", "alice", "", tool_calls=[ToolCall.of("call_1", "shell", "{}")]),
+        Message(chat_id="c1", role="tool", sender="shell", content="ok", tool_call_id="call_1"),
+    ]
+
+    await storage.record_agent_step("lab", "alice", step, llm_calls=1)
+    await storage.record_agent_step("lab", "alice", [reply("c1", "alice", "done")], llm_calls=1)
+
+    agent, memory = await storage.agent_and_memory("lab", "alice", "c1")
+    assert agent.llm_call_count == 2
+    assert agent.last_active is not None
+    assert [m.content for m in memory] == ["", "ok", "done"]
+    assert await storage.transcript("lab", "c1") == []
+
+
+async def test_record_agent_step_without_llm_call_leaves_the_count(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "alice"))
+
+    await storage.record_agent_step("lab", "alice", [user_message("c1", "incoming")])
+
+    agent = await storage.get_agent("lab", "alice")
+    assert agent.llm_call_count == 0
+    assert agent.last_active is None
+    assert len(await storage.memory("lab", "alice")) == 1
+
+
+async def test_record_agent_step_is_all_or_nothing(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "alice"))
+    good = reply("c1", "alice", "would be stored")
+    # A message that bypassed validation: chat_id NULL violates the schema on the second row,
+    # after the first row of the batch has already been inserted.
+    broken = reply("c1", "alice", "x").model_copy(update={"chat_id": None})
+
+    with pytest.raises(sa.exc.IntegrityError):
+        await storage.record_agent_step("lab", "alice", [good, broken], llm_calls=1)
+
+    assert await storage.memory("lab", "alice") == []
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
+
+
+async def test_concurrent_steps_are_all_counted(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "alice"))
+
+    await asyncio.gather(
+        *(
+            storage.record_agent_step("lab", "alice", [reply("c1", "alice", str(i))], llm_calls=1)
+            for i in range(40)
+        )
+    )
+
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 40
+    assert sorted(int(m.content or "") for m in await storage.memory("lab", "alice")) == list(
+        range(40)
+    )
+
+
+async def test_add_llm_call_returns_the_new_count(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "alice"))
+    await storage.create_agent(make_agent("lab", "bob"))
+
+    counts = [await storage.add_llm_call("lab", "alice") for _ in range(3)]
+
+    assert counts == [1, 2, 3]
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 3
+    assert (await storage.get_agent("lab", "bob")).llm_call_count == 0
+
+
+async def test_reset_llm_calls_zeroes_every_agent_of_the_world_only(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_world(World(name="other"))
+    for world, agent in (("lab", "alice"), ("lab", "bob"), ("other", "carol")):
+        await storage.create_agent(make_agent(world, agent))
+        await storage.add_llm_call(world, agent)
+    await storage.add_llm_call("lab", "bob")
+
+    await storage.reset_llm_calls("lab")
+
+    assert [a.llm_call_count for a in await storage.list_agents("lab")] == [0, 0]
+    assert (await storage.get_agent("other", "carol")).llm_call_count == 1
+    assert await storage.add_llm_call("lab", "bob") == 1
+
+
+async def test_memory_rows_are_never_rewritten(storage: SQLStorage) -> None:
+    """SPEC §6: steps append; an earlier row keeps its seq, id and content forever."""
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "alice"))
+
+    async def snapshot() -> list[tuple[Any, ...]]:
+        table = schema.messages
+        query = sa.select(
+            table.c.seq,
+            table.c.message_id,
+            table.c.memory_owner,
+            table.c.chat_id,
+            table.c.content,
+            table.c.tool_calls,
+            table.c.created_at,
+        ).order_by(table.c.seq)
+        async with storage.engine.connect() as conn:
+            return [tuple(row) for row in await conn.execute(query)]
+
+    history: list[list[tuple[Any, ...]]] = []
+    for i in range(25):
+        await storage.append_messages(
+            "lab", [(None, user_message("c1", f"turn {i}")), ("alice", user_message("c1", f"turn {i}"))]
+        )
+        call = ToolCall.of(f"call_{i}", "shell", f'{{"n": {i}}}')
+        await storage.record_agent_step(
+            "lab",
+            "alice",
+            [
+                reply("c1", "alice", "", tool_calls=[call]),
+                Message(chat_id="c1", role="tool", sender="shell", content=str(i), tool_call_id=call.id),
+                reply("c1", "alice", f"answer {i}"),
+            ],
+            llm_calls=2,
+        )
+        history.append(await snapshot())
+
+    for earlier, later in zip(history, history[1:], strict=False):
+        assert later[: len(earlier)] == earlier
+        assert len(later) == len(earlier) + 5
+    final = history[-1]
+    assert [row[0] for row in final] == sorted({row[0] for row in final})
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 50
+
+
+# -- events --------------------------------------------------------------------
+
+
+async def test_message_events_land_in_the_transcript(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    first = user_message("c1", "hello @alice")
+    second = reply("c1", "alice", "hi")
+
+    await storage.append_events(
+        [MessageEvent(world="lab", message=first), MessageEvent(world="lab", message=second)]
+    )
+
+    assert await storage.transcript("lab", "c1") == [first, second]
+    assert await storage.list_events("lab") == []
+
+
+async def test_other_events_are_logged_with_kind_and_chat(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    events = [
+        SSEEvent(world="lab", phase="start", chat_id="c1", agent="alice", message_id="m1"),
+        ToolEvent(
+            world="lab",
+            phase="result",
+            chat_id="c1",
+            agent="alice",
+            tool_call_id="call_1",
+            tool_name="shell",
+            detail={"exit_code": 0, "stdout": "ok"},
+        ),
+        SystemEvent(world="lab", level="warning", text="slow provider", chat_id="c2"),
+        CrudEvent(world="lab", operation="create", entity="agent", name="bob", data={"model": "m"}),
+        ApprovalEvent(
+            world="lab",
+            phase="requested",
+            chat_id="c2",
+            agent="alice",
+            approval_id="apr_1",
+            tool_name="shell",
+        ),
+    ]
+    message = user_message("c1", "mixed in")
+
+    await storage.append_events([*events[:2], MessageEvent(world="lab", message=message), *events[2:]])
+
+    stored = await storage.list_events("lab")
+    assert [EVENT_ADAPTER.validate_python(payload) for payload in stored] == events
+    assert [p["kind"] for p in stored] == ["sse", "tool", "system", "crud", "approval"]
+    assert await storage.transcript("lab", "c1") == [message]
+    assert [p["kind"] for p in await storage.list_events("lab", kind="tool")] == ["tool"]
+    assert [p["kind"] for p in await storage.list_events("lab", chat_id="c2")] == [
+        "system",
+        "approval",
+    ]
+    assert await storage.list_events("lab", kind="tool", chat_id="c2") == []
+    assert await storage.list_events("other") == []
+
+
+async def test_append_no_events_is_a_no_op(storage: SQLStorage) -> None:
+    await storage.append_events([])
+    assert await storage.last_seq() == 0
+
+
+async def test_persist_events_drops_stream_chunks_and_keeps_the_rest(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="lab"))
+    bus = EventBus("lab")
+    persist_events(bus, storage)
+    seen: list[str] = []
+    bus.subscribe(lambda event: seen.append(event.kind))
+
+    def sse(phase: Any, content: str = "") -> SSEEvent:
+        return SSEEvent(
+            world="lab", phase=phase, chat_id="c1", agent="alice", message_id="m1", content=content
+        )
+
+    answer = reply("c1", "alice", "Hello world")
+    for event in (
+        sse("start"),
+        sse("chunk", "Hel"),
+        sse("chunk", "lo world"),
+        sse("end", "Hello world"),
+        MessageEvent(world="lab", message=answer),
+        SystemEvent(world="lab", text="boom", chat_id="c1"),
+    ):
+        await bus.publish(event)
+
+    stored = await storage.list_events("lab")
+    assert [(p["kind"], p.get("phase")) for p in stored] == [
+        ("sse", "start"),
+        ("sse", "end"),
+        ("system", None),
+    ]
+    assert await storage.transcript("lab", "c1") == [answer]
+    # Chunks are not stored, but other subscribers still receive them.
+    assert seen == ["sse", "sse", "sse", "sse", "message", "system"]
+
+
+# -- migrations ----------------------------------------------------------------
+
+
+def test_upgrade_of_a_fresh_database_reaches_the_latest_version(tmp_path: Path) -> None:
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'fresh.db'}")
+    try:
+        with engine.begin() as conn:
+            version = migrations.upgrade(conn)
+            assert version == len(migrations.MIGRATIONS)
+            assert migrations.current_version(conn) == len(migrations.MIGRATIONS)
+            tables = set(sa.inspect(conn).get_table_names())
+        assert set(schema.metadata.tables) <= tables
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn) == len(migrations.MIGRATIONS)
+            rows = conn.execute(sa.select(schema.schema_version.c.version)).scalars().all()
+        assert rows == [len(migrations.MIGRATIONS)]
+    finally:
+        engine.dispose()
+
+
+async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url: str) -> None:
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn, migrations.MIGRATIONS[:1]) == 1
+            conn.execute(
+                sa.insert(schema.worlds).values(
+                    name="old",
+                    config={"description": "made by v1", "turn_limit": 7},
+                    created_at="2024-01-01T00:00:00+00:00",
+                    updated_at="2024-01-01T00:00:00+00:00",
+                )
+            )
+            assert not sa.inspect(conn).has_table("events")
+    finally:
+        engine.dispose()
+
+    async with SQLStorage(db_url) as storage:
+        world = await storage.get_world("old")
+        assert (world.description, world.turn_limit) == ("made by v1", 7)
+        async with storage.engine.connect() as conn:
+            assert await conn.run_sync(migrations.current_version) == len(migrations.MIGRATIONS)
+            tables = await conn.run_sync(lambda c: set(sa.inspect(c).get_table_names()))
+        assert {"events", "tool_logs"} <= tables
+        await storage.append_events([SystemEvent(world="old", text="after upgrade")])
+        assert [p["text"] for p in await storage.list_events("old")] == ["after upgrade"]
+
+
+async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
+    newer = len(migrations.MIGRATIONS) + 1
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            migrations.upgrade(conn)
+            conn.execute(sa.update(schema.schema_version).values(version=newer))
+    finally:
+        engine.dispose()
+
+    storage = SQLStorage(db_url)
+    with pytest.raises(StorageError, match=f"version {newer}"):
+        await storage.open()
+    with pytest.raises(StorageError, match="not open"):
+        _ = storage.engine
+
+
+# -- SQLite settings and failures ----------------------------------------------
+
+
+async def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(storage: SQLStorage) -> None:
+    async with storage.engine.connect() as conn:
+        journal = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar()
+        timeout = (await conn.exec_driver_sql("PRAGMA busy_timeout")).scalar()
+
+    assert journal == "wal"
+    assert timeout is not None and timeout > 0
+
+
+async def test_open_creates_missing_parent_directories(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "world.db"
+
+    async with SQLStorage(f"sqlite:///{path}") as storage:
+        await storage.create_world(World(name="lab"))
+
+    assert path.is_file()
+
+
+async def test_database_under_a_regular_file_fails_with_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("I am a file")
+
+    with pytest.raises(StorageError) as caught:
+        async with SQLStorage(f"sqlite:///{blocker / 'world.db'}"):
+            pass
+
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(blocker) in message
+
+
+async def test_file_that_is_not_a_database_fails_with_one_line(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is certainly not SQLite\x00\xff" * 200)
+
+    with pytest.raises(StorageError) as caught:
+        async with SQLStorage(f"sqlite:///{garbage}"):
+            pass
+
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(garbage) in message
+    assert "not a database" in message
+
+
+async def test_closed_storage_refuses_use(db_url: str) -> None:
+    storage = SQLStorage(db_url)
+    async with storage:
+        await storage.create_world(World(name="lab"))
+
+    with pytest.raises(StorageError, match="not open"):
+        await storage.get_world("lab")
+
+
+async def test_data_survives_reopening(db_url: str) -> None:
+    async with SQLStorage(db_url) as storage:
+        await storage.create_world(World(name="lab", turn_limit=3))
+        await storage.append_messages("lab", [(None, user_message("c1", "kept"))])
+
+    async with SQLStorage(db_url) as storage:
+        assert (await storage.get_world("lab")).turn_limit == 3
+        assert [m.content for m in await storage.transcript("lab", "c1")] == ["kept"]
+
+
+# -- database URLs -------------------------------------------------------------
+
+
+@pytest.fixture
+def no_db_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.delenv(DB_ENV_VAR, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("sqlite:///x.db", "sqlite+aiosqlite:///x.db"),
+        ("sqlite:////abs/x.db", "sqlite+aiosqlite:////abs/x.db"),
+        ("sqlite+aiosqlite:///x.db", "sqlite+aiosqlite:///x.db"),
+        ("postgresql://u:p@db.example:5432/aw", "postgresql+asyncpg://u:p@db.example:5432/aw"),
+        ("postgres://u@localhost/aw", "postgresql+asyncpg://u@localhost/aw"),
+        ("postgresql+asyncpg://u@localhost/aw", "postgresql+asyncpg://u@localhost/aw"),
+    ],
+)
+def test_database_urls_map_to_async_drivers(no_db_env: Path, raw: str, expected: str) -> None:
+    assert resolve_database_url(raw) == expected
+
+
+def test_bare_path_becomes_an_absolute_sqlite_url(
+    no_db_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(no_db_env)
+
+    assert resolve_database_url("data/world.db") == f"sqlite+aiosqlite:///{no_db_env}/data/world.db"
+    assert resolve_database_url("~/w.db") == f"sqlite+aiosqlite:///{no_db_env}/w.db"
+
+
+def test_default_database_lives_in_the_home_directory(no_db_env: Path) -> None:
+    assert resolve_database_url(None) == (
+        f"sqlite+aiosqlite:///{no_db_env}/.agentworld/agentworld.db"
+    )
+
+
+def test_env_var_supplies_the_url_and_an_explicit_one_wins(
+    no_db_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DB_ENV_VAR, "postgresql://env@host/db")
+
+    assert resolve_database_url(None) == "postgresql+asyncpg://env@host/db"
+    assert resolve_database_url("sqlite:///cli.db") == "sqlite+aiosqlite:///cli.db"
+
+
+@pytest.mark.parametrize("raw", ["mysql://u@h/db", "http://example.com/db", "sqlite3:///x.db"])
+def test_unsupported_scheme_is_invalid_input(no_db_env: Path, raw: str) -> None:
+    scheme = raw.split("://")[0]
+
+    with pytest.raises(InvalidInputError, match=scheme):
+        resolve_database_url(raw)
+
+
+async def test_storage_reads_the_env_var(
+    no_db_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = no_db_env / "from-env.db"
+    monkeypatch.setenv(DB_ENV_VAR, str(path))
+
+    async with SQLStorage() as storage:
+        await storage.create_world(World(name="lab"))
+
+    assert path.is_file()
