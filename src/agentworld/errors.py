@@ -68,8 +68,12 @@ class ProviderConnectionError(ProviderError):
 class ProviderResponseError(ProviderError):
     """The provider answered with an error status; the body is kept for the user to read."""
 
-    def __init__(self, message: str, *, status: int, body: str = "") -> None:
+    def __init__(
+        self, message: str, *, status: int, body: str = "", retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
-        self.retryable = status == 429 or status >= 500
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (``retry-after``), when it said."""
+        self.retryable = status in (408, 409, 429) or status >= 500

@@ -18,6 +18,7 @@ from agentworld.errors import (
 )
 from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
+from agentworld.providers.errors import response_error
 from agentworld.providers.openai_stream import StreamAssembler
 
 if TYPE_CHECKING:
@@ -103,13 +104,13 @@ class OpenAIProvider:
             ) from exc
 
     def _status_error(self, exc: openai.APIStatusError) -> ProviderResponseError:
-        status = exc.status_code
-        detail = _error_text(exc)
-        if status == 401:
-            message = f"{self.base_url} rejected the API key (401): {detail}; check ${self.api_key_env}"
-        else:
-            message = f"{self.base_url} answered {status}: {detail}"
-        return ProviderResponseError(message, status=status, body=detail)
+        return response_error(
+            endpoint=self.base_url,
+            status=exc.status_code,
+            detail=_error_text(exc),
+            api_key_env=self.api_key_env,
+            headers=dict(exc.response.headers) if exc.response is not None else None,
+        )
 
     async def _generate(self, params: dict[str, Any]) -> LLMResponse:
         completion = await self._client.chat.completions.create(**params)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from agentworld.errors import ProviderError
+from agentworld.errors import ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMProvider, LLMRequest, TextCallback
 
@@ -39,9 +39,16 @@ class RetryingProvider:
             except ProviderError as exc:
                 if not exc.retryable or attempt == self.attempts:
                     raise
-                delay = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-                await asyncio.sleep(random.uniform(0, delay))
+                await asyncio.sleep(self._delay(attempt, exc))
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _delay(self, attempt: int, exc: ProviderError) -> float:
+        """Full jitter on an exponential ceiling, but never sooner than the server asked."""
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        delay = random.uniform(0, ceiling)
+        if isinstance(exc, ProviderResponseError) and exc.retry_after is not None:
+            delay = max(delay, exc.retry_after)
+        return delay
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()
