@@ -41,7 +41,9 @@ def sync_url(db_url: str) -> str:
 
 
 def make_agent(world: str, name: str, **fields: Any) -> Agent:
-    return Agent(**{"world": world, "name": name, "provider": "openai", "model": "gpt-4o-mini", **fields})
+    return Agent(
+        **{"world": world, "name": name, "provider": "openai", "model": "gpt-4o-mini", **fields}
+    )
 
 
 def user_message(chat: str, content: str, **fields: Any) -> Message:
@@ -363,7 +365,9 @@ async def test_messages_come_back_in_insertion_order(storage: SQLStorage) -> Non
     sent = [user_message("c1", f"message {i}") for i in range(30)]
     # Alternate batches and single appends, and give later messages EARLIER timestamps,
     # so only the insertion order can explain the result.
-    sent = [m.model_copy(update={"created_at": sent[-1 - i].created_at}) for i, m in enumerate(sent)]
+    sent = [
+        m.model_copy(update={"created_at": sent[-1 - i].created_at}) for i, m in enumerate(sent)
+    ]
     await storage.append_messages("lab", [(None, m) for m in sent[:10]])
     for message in sent[10:20]:
         await storage.append_messages("lab", [(None, message)])
@@ -599,7 +603,8 @@ async def test_memory_rows_are_never_rewritten(storage: SQLStorage) -> None:
     history: list[list[tuple[Any, ...]]] = []
     for i in range(25):
         await storage.append_messages(
-            "lab", [(None, user_message("c1", f"turn {i}")), ("alice", user_message("c1", f"turn {i}"))]
+            "lab",
+            [(None, user_message("c1", f"turn {i}")), ("alice", user_message("c1", f"turn {i}"))],
         )
         call = ToolCall.of(f"call_{i}", "shell", f'{{"n": {i}}}')
         await storage.record_agent_step(
@@ -607,7 +612,9 @@ async def test_memory_rows_are_never_rewritten(storage: SQLStorage) -> None:
             "alice",
             [
                 reply("c1", "alice", "", tool_calls=[call]),
-                Message(chat_id="c1", role="tool", sender="shell", content=str(i), tool_call_id=call.id),
+                Message(
+                    chat_id="c1", role="tool", sender="shell", content=str(i), tool_call_id=call.id
+                ),
                 reply("c1", "alice", f"answer {i}"),
             ],
             llm_calls=2,
@@ -664,7 +671,9 @@ async def test_other_events_are_logged_with_kind_and_chat(storage: SQLStorage) -
     ]
     message = user_message("c1", "mixed in")
 
-    await storage.append_events([*events[:2], MessageEvent(world="lab", message=message), *events[2:]])
+    await storage.append_events(
+        [*events[:2], MessageEvent(world="lab", message=message), *events[2:]]
+    )
 
     stored = await storage.list_events("lab")
     assert [EVENT_ADAPTER.validate_python(payload) for payload in stored] == events
@@ -907,9 +916,7 @@ def test_unsupported_scheme_is_invalid_input(no_db_env: Path, raw: str) -> None:
         resolve_database_url(raw)
 
 
-async def test_storage_reads_the_env_var(
-    no_db_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_storage_reads_the_env_var(no_db_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = no_db_env / "from-env.db"
     monkeypatch.setenv(DB_ENV_VAR, str(path))
 

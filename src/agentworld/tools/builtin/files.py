@@ -1,0 +1,99 @@
+"""Read-only file tools (SPEC T2), confined to the world's working directory.
+
+Confinement is checked on the resolved path, after symlinks: ``..``, absolute
+paths and links that lead outside the directory are all refused the same way.
+Reads are capped so a huge file cannot flood the model's context.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from agentworld.tools.registry import Tool, ToolContext
+
+READ_CAP = 256 * 1024
+LIST_CAP = 1000
+
+_PATH_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "A path relative to the working directory."}
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+class OutsideWorkingDirectory(PermissionError):
+    """The path leads outside the world's working directory."""
+
+
+def confined_path(path: str, working_dir: str | None) -> Path:
+    """Resolve ``path`` inside ``working_dir``; refuse anything that escapes it."""
+    root = Path(working_dir or os.getcwd()).resolve()
+    if Path(path).is_absolute():
+        raise OutsideWorkingDirectory(f"absolute paths are not allowed: {path!r}")
+    target = (root / path).resolve()
+    if target != root and root not in target.parents:
+        raise OutsideWorkingDirectory(f"{path!r} is outside the working directory")
+    return target
+
+
+async def read_file(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    target = confined_path(args["path"], context.working_dir)
+    if not target.is_file():
+        raise FileNotFoundError(f"{args['path']!r} is not a file")
+    size = target.stat().st_size
+    with target.open("rb") as handle:
+        data = handle.read(READ_CAP)
+    result: dict[str, Any] = {
+        "path": args["path"],
+        "size": size,
+        "content": data.decode("utf-8", errors="replace"),
+    }
+    if size > READ_CAP:
+        result["truncated"] = f"only the first {READ_CAP} of {size} bytes are shown"
+    return result
+
+
+async def list_files(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    target = confined_path(args.get("path") or ".", context.working_dir)
+    if not target.is_dir():
+        raise NotADirectoryError(f"{args.get('path')!r} is not a directory")
+    entries: list[dict[str, Any]] = []
+    names = sorted(os.listdir(target))
+    for name in names[:LIST_CAP]:
+        entry = target / name
+        kind = "symlink" if entry.is_symlink() else "directory" if entry.is_dir() else "file"
+        item: dict[str, Any] = {"name": name, "type": kind}
+        if kind == "file":
+            item["size"] = entry.stat().st_size
+        entries.append(item)
+    result: dict[str, Any] = {"path": args.get("path") or ".", "entries": entries}
+    if len(names) > LIST_CAP:
+        result["truncated"] = f"only the first {LIST_CAP} of {len(names)} entries are shown"
+    return result
+
+
+READ_FILE_TOOL = Tool(
+    name="read_file",
+    description="Read a text file inside the world's working directory.",
+    parameters=_PATH_PARAMETERS,
+    annotations={"readOnlyHint": True},
+    run=read_file,
+)
+LIST_FILES_TOOL = Tool(
+    name="list_files",
+    description="List the entries of a directory inside the world's working directory.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "A directory relative to the working directory (default '.')."}
+        },
+        "additionalProperties": False,
+    },
+    annotations={"readOnlyHint": True},
+    run=list_files,
+)

@@ -1,0 +1,111 @@
+"""The tool registry (SPEC T1): what a world's agents may call, and where each tool runs.
+
+A ``Tool`` is data: name, description, JSON-schema parameters, where it runs
+(``server``: here; ``client``: in the connected client, which posts the result
+later), approval settings, and MCP annotations when a server gave them. Server
+tools carry the coroutine that runs them. One registry per world is assembled
+from the built-ins, the world's MCP servers and its declared client tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentworld.errors import InvalidInputError
+from agentworld.providers.base import ToolSpec
+
+ToolLocation = Literal["server", "client"]
+ApprovalScope = Literal["once", "session", "always"]
+CLIENT_PREFIX = "client."
+"""Reserved for calls the system injects (``client.requestApproval``); never offered to a model."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Where a call runs: which world, chat and agent, and the world's working directory."""
+
+    world: str
+    chat_id: str
+    agent: str
+    working_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalSettings:
+    required: bool = False
+    scope: ApprovalScope = "once"
+    message: str | None = None
+    """A template shown to the person asked, e.g. ``"Run {command}?"``."""
+
+
+ToolRunner = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+"""Runs a server tool: validated arguments in, a JSON-able value (or text) out; raises on failure."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    location: ToolLocation = "server"
+    approval: ApprovalSettings = ApprovalSettings()
+    annotations: dict[str, Any] = field(default_factory=dict)
+    """MCP hints (readOnlyHint, destructiveHint, ...) when the server gave them."""
+    server: str | None = None
+    """The MCP server the tool belongs to (its name is ``server__tool``)."""
+    run: ToolRunner | None = None
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+def client_tool(definition: dict[str, Any]) -> Tool:
+    """A client-side tool from its declaration in world settings (name, description, parameters)."""
+    name = str(definition.get("name", ""))
+    if not name or name.startswith(CLIENT_PREFIX):
+        raise InvalidInputError(
+            f"client tool name {name!r} is empty or uses the reserved prefix {CLIENT_PREFIX!r}"
+        )
+    approval = definition.get("approval") or {}
+    return Tool(
+        name=name,
+        description=str(definition.get("description", "")),
+        parameters=definition.get("parameters") or {"type": "object", "properties": {}},
+        location="client",
+        approval=ApprovalSettings(**approval),
+    )
+
+
+class ToolRegistry:
+    """The tools of one world, by name; later registrations never silently replace earlier ones."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise InvalidInputError(f"tool {tool.name!r} is registered twice")
+        if tool.name.startswith(CLIENT_PREFIX):
+            raise InvalidInputError(f"tool names starting with {CLIENT_PREFIX!r} are reserved")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Any:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def specs(self) -> Sequence[ToolSpec]:
+        return [tool.spec() for tool in self._tools.values()]
