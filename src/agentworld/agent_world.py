@@ -7,17 +7,21 @@ through here so every change is validated the same way and announced as a
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
+from agentworld.approval.decisions import Authorizer
 from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
+from agentworld.models.pending import PendingCall
 from agentworld.runtime.world import ProviderFactory, WorldRuntime
 from agentworld.storage.sql import SQLStorage
-from agentworld.tools.executor import ToolExecutor
+from agentworld.tools.registry import Tool, ToolRegistry, client_tool
 
 
 def _invalid(exc: ValidationError) -> InvalidInputError:
@@ -52,11 +56,13 @@ class AgentWorld:
         db: str | None = None,
         *,
         provider_factory: ProviderFactory | None = None,
-        tools: ToolExecutor | None = None,
+        tools: Sequence[Tool] = (),
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.storage = SQLStorage(db)
         self._provider_factory = provider_factory
-        self._tools = tools
+        self._tools = tuple(tools)
+        self._authorizer = authorizer
         self._runtimes: dict[str, WorldRuntime] = {}
 
     async def __aenter__(self) -> AgentWorld:
@@ -75,13 +81,18 @@ class AgentWorld:
     # -- worlds ------------------------------------------------------------------
 
     async def create_world(self, name: str, **settings: Any) -> World:
-        world = await self.storage.create_world(_build(World, {"name": name, **settings}))
+        """Create a world; its tools work in ``working_dir`` (default: the current directory)."""
+        settings.setdefault("working_dir", os.getcwd())
+        world = _build(World, {"name": name, **settings})
+        _check_client_tools(world)
+        world = await self.storage.create_world(world)
         await self._announce(CrudEvent(world=name, operation="create", entity="world", name=name))
         return world
 
     async def update_world(self, name: str, **changes: Any) -> World:
         current = await self.storage.get_world(name)
         world = _build(World, {**current.model_dump(), **changes, "name": name})
+        _check_client_tools(world)
         world = await self.storage.update_world(world)
         await self._announce(
             CrudEvent(world=name, operation="update", entity="world", name=name, data=_jsonable(changes))
@@ -157,7 +168,11 @@ class AgentWorld:
         runtime = self._runtimes.get(world)
         if runtime is None:
             runtime = WorldRuntime(
-                self.storage, world, provider_factory=self._provider_factory, tools=self._tools
+                self.storage,
+                world,
+                provider_factory=self._provider_factory,
+                tools=self._tools,
+                authorizer=self._authorizer,
             )
             await runtime.__aenter__()
             self._runtimes[world] = runtime
@@ -175,21 +190,55 @@ class AgentWorld:
         """Publish ``text`` and run the world until the chat is idle; return what it produced."""
         runtime = await self.runtime(world)
         chat = chat_id or await self.current_chat(world)
-        errors: list[str] = []
-
-        def collect(event: WorldEvent) -> None:
-            if isinstance(event, SystemEvent) and event.level == "error" and event.chat in (chat, None):
-                errors.append(event.text)
-
-        unsubscribe = runtime.bus.subscribe(collect, kinds=["system"], name="send-errors")
+        errors = self._collect_errors(runtime, chat)
         try:
             start = await self.storage.last_seq()
             await runtime.send(chat, text, sender=sender)
             await runtime.wait_until_idle(chat, timeout=timeout)
         finally:
-            unsubscribe()
+            errors.unsubscribe()
         messages = await self.storage.messages_since(world, chat, start)
-        return SendResult(chat_id=chat, messages=messages, errors=errors)
+        return SendResult(chat_id=chat, messages=messages, errors=errors.texts)
+
+    async def pending_calls(self, world: str, *, chat_id: str | None = None) -> list[PendingCall]:
+        """Client-side tool calls waiting for their results."""
+        await self.storage.get_world(world)
+        return await self.storage.pending.find(world, chat_id=chat_id, kind="client")
+
+    async def respond(
+        self,
+        world: str,
+        tool_call_id: str,
+        result: Any,
+        *,
+        is_error: bool = False,
+        timeout: float | None = None,
+    ) -> SendResult:
+        """Post a client-side tool result, run the world until idle, return what it produced."""
+        runtime = await self.runtime(world)
+        pending = await self.storage.pending.get(world, tool_call_id)
+        chat = pending.chat_id if pending is not None else ""
+        errors = self._collect_errors(runtime, chat)
+        try:
+            start = await self.storage.last_seq()
+            await runtime.submit_tool_result(tool_call_id, result, is_error=is_error)
+            await runtime.wait_until_idle(chat, timeout=timeout)
+        finally:
+            errors.unsubscribe()
+        messages = await self.storage.messages_since(world, chat, start)
+        return SendResult(chat_id=chat, messages=messages, errors=errors.texts)
+
+    async def tools(self, world: str) -> list[Tool]:
+        """The tools the world's agents are offered now (starting its MCP servers if needed)."""
+        runtime = await self.runtime(world)
+        return list(await runtime.tools())
+
+    async def tool_logs(self, world: str, *, chat_id: str | None = None) -> list[dict[str, Any]]:
+        await self.storage.get_world(world)
+        return await self.storage.tool_logs.find(world, chat_id=chat_id)
+
+    def _collect_errors(self, runtime: WorldRuntime, chat: str) -> _ErrorCollector:
+        return _ErrorCollector(runtime, chat)
 
     async def _announce(self, event: CrudEvent) -> None:
         runtime = self._runtimes.get(event.world)
@@ -197,6 +246,26 @@ class AgentWorld:
             await runtime.bus.publish(event)
         else:
             await self.storage.append_events([event])
+
+
+class _ErrorCollector:
+    """Collects the error events of one chat while a command runs, to report them at the end."""
+
+    def __init__(self, runtime: WorldRuntime, chat: str) -> None:
+        self.texts: list[str] = []
+        self._chat = chat
+        self.unsubscribe = runtime.bus.subscribe(self._collect, kinds=["system"], name="command-errors")
+
+    def _collect(self, event: WorldEvent) -> None:
+        if isinstance(event, SystemEvent) and event.level == "error" and event.chat in (self._chat, None):
+            self.texts.append(event.text)
+
+
+def _check_client_tools(world: World) -> None:
+    """Client tool declarations must be valid and must not shadow a built-in tool."""
+    from agentworld.tools.world_tools import BUILTIN_TOOLS
+
+    ToolRegistry([*BUILTIN_TOOLS, *(client_tool(d) for d in world.client_tools)])
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from agentworld.models import Agent, World
 from agentworld.storage.sql import SQLStorage
 
@@ -88,7 +90,9 @@ async def test_two_processes_share_one_sqlite_file_without_losing_writes(
     try:
         deadline = time.monotonic() + 30
         while not all((tmp_path / f"{tag}.ready").exists() for tag in tags):
-            assert all(w.poll() is None for w in writers), "a writer died before starting"
+            for tag, writer in zip(tags, writers, strict=True):
+                if writer.poll() is not None:
+                    pytest.fail(f"{tag} exited before starting:\n{writer.communicate()[1]}")
             assert time.monotonic() < deadline, "writers did not get ready"
             await asyncio.sleep(0.01)
         (tmp_path / "go").touch()

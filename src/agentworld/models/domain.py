@@ -41,6 +41,8 @@ class World(BaseModel):
     working_dir: str | None = Field(default=None, alias="workingDir")
     policy_files: list[str] = Field(default_factory=list, alias="policyFiles")
     mcp_config: dict[str, Any] | None = Field(default=None, alias="mcpConfig")
+    client_tools: list[dict[str, Any]] = Field(default_factory=list, alias="clientTools")
+    """Declarations of tools the connected client runs (name, description, parameters)."""
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     updated_at: datetime = Field(default_factory=utc_now, alias="updatedAt")
 

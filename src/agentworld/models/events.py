@@ -54,10 +54,10 @@ class SSEEvent(_Event):
 
 
 class ToolEvent(_Event):
-    """A tool call started, finished or failed."""
+    """A tool call started, finished, failed, or now waits for the client (``pending``)."""
 
     kind: Literal["tool"] = "tool"
-    phase: Literal["start", "result", "error"]
+    phase: Literal["start", "result", "error", "pending"]
     chat_id: str = Field(alias="chatId")
     agent: str
     tool_call_id: str = Field(alias="toolCallId")

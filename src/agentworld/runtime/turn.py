@@ -11,35 +11,19 @@ at most the step in flight.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-
-from agentworld.events.bus import EventBus
-from agentworld.models import Agent, Message, ToolCall, World, new_id
-from agentworld.models.events import SystemEvent, ToolEvent
-from agentworld.providers.base import LLMProvider, LLMRequest
+from agentworld.models import Agent, Message, World, new_id
+from agentworld.models.events import SystemEvent
+from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import finalize_reply
 from agentworld.runtime.llm_call import call_model
-from agentworld.runtime.llm_input import build_prompt, is_client_tool
-from agentworld.storage.sql import SQLStorage
-from agentworld.tools.executor import ToolContext, ToolExecutor, ToolResult
+from agentworld.runtime.llm_input import build_prompt
+from agentworld.runtime.tool_calls import Batch, run_tool_calls
+from agentworld.runtime.turn_context import TurnContext
+from agentworld.tools.registry import ToolContext
 
 TURN_LIMIT_TEXT = (
     "@human Turn limit reached ({count} LLM calls). Please take control of the conversation."
 )
-
-
-@dataclass(frozen=True)
-class TurnContext:
-    """What every step of a turn needs; built once per world runtime."""
-
-    storage: SQLStorage
-    bus: EventBus
-    tools: ToolExecutor
-    provider_for: Callable[[Agent], LLMProvider]
-    publish: Callable[[Message], Awaitable[None]]
-    """Persist, run ``on_event`` subscribers and route a message (SPEC E2)."""
 
 
 async def run_agent_turn(ctx: TurnContext, world: World, agent: Agent, trigger: Message) -> None:
@@ -75,13 +59,16 @@ async def run_agent_loop(
     reply_to: str | None,
 ) -> None:
     """Iterate model calls and tool calls until a text answer or the iteration cap."""
-    tool_context = ToolContext(world=world.name, chat_id=chat_id, agent=agent_name)
+    tool_context = ToolContext(
+        world=world.name, chat_id=chat_id, agent=agent_name, working_dir=world.working_dir
+    )
     for _iteration in range(world.max_iterations):
         agent, memory = await ctx.storage.agent_and_memory(world.name, agent_name, chat_id)
+        registry = await ctx.tools_for(world)
         request = LLMRequest(
             model=agent.model,
             messages=build_prompt(agent, memory),
-            tools=ctx.tools.specs(),
+            tools=registry.specs(),
             temperature=agent.temperature,
             max_tokens=agent.max_tokens,
         )
@@ -125,58 +112,10 @@ async def run_agent_loop(
         )
         await ctx.storage.record_agent_step(world.name, agent.name, [request_message], llm_calls=1)
         await ctx.publish(request_message)
-        for call in response.tool_calls:
-            result = await _execute(ctx, call, tool_context)
-            tool_message = Message(
-                chat_id=chat_id,
-                role="tool",
-                sender=agent.name,
-                agent_id=agent.name,
-                content=result.content,
-                tool_call_id=call.id,
-                reply_to_message_id=message_id,
-            )
-            await ctx.storage.record_agent_step(world.name, agent.name, [tool_message])
-            await ctx.publish(tool_message)
+        batch = Batch(message_id=message_id, trigger_sender=answer_to, reply_to=reply_to)
+        if not await run_tool_calls(ctx, registry, response.tool_calls, tool_context, batch):
+            return  # a call waits for the client (or a person); the answer resumes the loop
     await _report_iteration_cap(ctx, world, agent_name, chat_id)
-
-
-async def _execute(ctx: TurnContext, call: ToolCall, context: ToolContext) -> ToolResult:
-    name = call.function.name
-    await ctx.bus.publish(
-        ToolEvent(
-            world=context.world,
-            phase="start",
-            chat_id=context.chat_id,
-            agent=context.agent,
-            tool_call_id=call.id,
-            tool_name=name,
-        )
-    )
-    if is_client_tool(name):
-        result = ToolResult.error(call.id, f"tool {name!r} is reserved for the client")
-    else:
-        try:
-            json.loads(call.function.arguments or "{}")
-        except ValueError as exc:
-            result = ToolResult.error(call.id, f"invalid JSON arguments for {name!r}: {exc}")
-        else:
-            try:
-                result = await ctx.tools.execute(call, context)
-            except Exception as exc:  # a tool must never crash the loop (SPEC O2)
-                result = ToolResult.error(call.id, f"tool {name!r} failed: {exc}")
-    await ctx.bus.publish(
-        ToolEvent(
-            world=context.world,
-            phase="error" if result.is_error else "result",
-            chat_id=context.chat_id,
-            agent=context.agent,
-            tool_call_id=call.id,
-            tool_name=name,
-            detail={"content": result.content[:2000]},
-        )
-    )
-    return result
 
 
 async def _report_iteration_cap(ctx: TurnContext, world: World, agent: str, chat_id: str) -> None:

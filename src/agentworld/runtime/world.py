@@ -10,22 +10,30 @@ answers are published the same way, so agents hear each other.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from agentworld.approval.decisions import Authorizer, ToolSettingsAuthorizer
 from agentworld.errors import AgentWorldError, NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Agent, Chat, Message, new_id
 from agentworld.models.events import MessageEvent, SystemEvent
+from agentworld.models.pending import PendingCall
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.registry import build_provider, provider_cache_key
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
 from agentworld.runtime.queues import ChatQueues
 from agentworld.runtime.titles import first_exchange, generate_title
-from agentworld.runtime.turn import TurnContext, run_agent_turn
+from agentworld.runtime.tool_calls import tool_result_message
+from agentworld.runtime.turn import run_agent_loop, run_agent_turn
+from agentworld.runtime.turn_context import TurnContext
 from agentworld.storage.sql import SQLStorage
-from agentworld.tools.executor import NoTools, ToolExecutor
+from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
+from agentworld.tools.world_tools import WorldTools
 
 logger = logging.getLogger("agentworld.runtime")
 
@@ -52,6 +60,19 @@ class ProviderPool:
             await provider.aclose()
 
 
+@dataclass(frozen=True)
+class Resume:
+    """Queue item: continue an agent's loop once every waiting call of its batch is answered."""
+
+    agent: str
+    chat_id: str
+    trigger_sender: str
+    reply_to: str | None
+
+
+WorkItem = Message | Resume
+
+
 def _is_routable(message: Message) -> bool:
     """Only spoken messages are offered to agents; tool traffic and system notes are not."""
     return (
@@ -71,21 +92,24 @@ class WorldRuntime:
         world: str,
         *,
         provider_factory: ProviderFactory | None = None,
-        tools: ToolExecutor | None = None,
+        tools: Sequence[Tool] = (),
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.storage = storage
         self.world = world
         self.bus = EventBus(world)
         persist_events(self.bus, storage)
         self._providers = ProviderPool(provider_factory or build_provider)
-        self._queues: ChatQueues[Message] = ChatQueues(
-            self._route, on_error=self._report_routing_error, on_drained=self._title_chat
+        self._tools = WorldTools(extra=tools, on_mcp_error=self._report_mcp_error)
+        self._queues: ChatQueues[WorkItem] = ChatQueues(
+            self._process, on_error=self._report_routing_error, on_drained=self._title_chat
         )
         self._turns = TurnContext(
             storage=storage,
             bus=self.bus,
-            tools=tools or NoTools(),
             provider_for=self._providers.get,
+            tools_for=self._tools.registry,
+            authorizer=authorizer or ToolSettingsAuthorizer(),
             publish=self.publish,
         )
 
@@ -98,6 +122,7 @@ class WorldRuntime:
 
     async def aclose(self) -> None:
         await self._queues.aclose()
+        await self._tools.aclose()
         await self._providers.aclose()
 
     # -- the public surface ---------------------------------------------------
@@ -130,7 +155,64 @@ class WorldRuntime:
         async with asyncio.timeout(timeout):
             await self._queues.wait_idle(chat_id)
 
+    async def tools(self) -> ToolRegistry:
+        return await self._tools.registry(await self.storage.get_world(self.world))
+
+    async def pending_calls(self, chat_id: str | None = None) -> list[PendingCall]:
+        """Client-side tool calls waiting for their results (SPEC T4)."""
+        return await self.storage.pending.find(self.world, chat_id=chat_id, kind="client")
+
+    async def submit_tool_result(self, tool_call_id: str, result: Any, *, is_error: bool = False) -> PendingCall:
+        """Post the result of a client-side tool call; the agent's loop resumes once every
+        waiting call of the same model response has its result.
+
+        Refused (``NotFoundError`` / ``InvalidInputError``) for an id that is not a pending
+        client call of this world, or that was already answered; nothing is stored then.
+        """
+        pending = await self.storage.pending.get(self.world, tool_call_id)
+        if pending is None or pending.kind != "client":
+            raise NotFoundError(f"no pending tool call {tool_call_id!r} in world {self.world!r}")
+        content = json.dumps({"error": str(result)}) if is_error else (
+            result if isinstance(result, str) else json.dumps(result, default=str)
+        )
+        context = ToolContext(world=self.world, chat_id=pending.chat_id, agent=pending.agent)
+        message = tool_result_message(context, tool_call_id, content, pending.batch_id)
+        call, remaining = await self.storage.pending.answer(
+            self.world,
+            tool_call_id,
+            kind="client",
+            answer={"result": content, "isError": is_error},
+            results=[message],
+        )
+        await self.publish(message)
+        if remaining == 0:
+            self._queues.put(
+                call.chat_id,
+                Resume(call.agent, call.chat_id, call.trigger_sender, call.reply_to),
+            )
+        return call
+
     # -- queue workers ----------------------------------------------------------
+
+    async def _process(self, chat_id: str, item: WorkItem) -> None:
+        if isinstance(item, Resume):
+            await self._resume(item)
+        else:
+            await self._route(chat_id, item)
+
+    async def _resume(self, item: Resume) -> None:
+        world = await self.storage.get_world(self.world)
+        try:
+            await run_agent_loop(
+                self._turns,
+                world,
+                item.agent,
+                item.chat_id,
+                answer_to=item.trigger_sender,
+                reply_to=item.reply_to,
+            )
+        except Exception as exc:
+            await self._report_agent_error(item.chat_id, item.agent, exc)
 
     async def _route(self, chat_id: str, message: Message) -> None:
         world, agents = await self.storage.world_and_agents(self.world)
@@ -168,15 +250,28 @@ class WorldRuntime:
         )
         await self.publish(Message(chat_id=chat_id, role="system", sender="system", content=text))
 
-    async def _report_routing_error(self, chat_id: str, message: Message, exc: Exception) -> None:
-        logger.error("routing failed for message %s", message.message_id, exc_info=exc)
+    async def _report_routing_error(self, chat_id: str, item: WorkItem, exc: Exception) -> None:
+        what = f"message {item.message_id}" if isinstance(item, Message) else f"resuming {item.agent}"
+        logger.error("%s failed in chat %s", what, chat_id, exc_info=exc)
         await self.bus.publish(
             SystemEvent(
                 world=self.world,
                 level="error",
-                text=f"message {message.message_id} could not be routed: {exc}",
+                text=f"{what} failed: {exc}",
                 chat_id=chat_id,
                 context={"error_type": type(exc).__name__},
+            )
+        )
+
+    async def _report_mcp_error(self, server: str, exc: Exception) -> None:
+        """An MCP server that fails is reported; the world keeps working without it (SPEC T3)."""
+        logger.warning("MCP server %s: %s", server, exc)
+        await self.bus.publish(
+            SystemEvent(
+                world=self.world,
+                level="error",
+                text=f"MCP server {server!r} is unavailable: {exc}",
+                context={"mcp_server": server, "error_type": type(exc).__name__},
             )
         )
 

@@ -29,7 +29,11 @@ def _v2_event_and_tool_logs(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
-MIGRATIONS: Sequence[Migration] = (_v1_core_tables, _v2_event_and_tool_logs)
+def _v3_pending_calls(conn: sa.Connection) -> None:
+    schema.pending_calls.create(conn, checkfirst=True)
+
+
+MIGRATIONS: Sequence[Migration] = (_v1_core_tables, _v2_event_and_tool_logs, _v3_pending_calls)
 
 
 def current_version(conn: sa.Connection) -> int:

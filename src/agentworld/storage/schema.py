@@ -101,3 +101,27 @@ tool_logs = sa.Table(
     sa.Column("duration_ms", sa.Float),
     sa.Index("ix_tool_logs_call", "world", "tool_call_id"),
 )
+
+pending_calls = sa.Table(
+    "pending_calls",
+    metadata,
+    sa.Column("world", sa.String(64), primary_key=True),
+    sa.Column("tool_call_id", sa.String(128), primary_key=True),
+    sa.Column("chat_id", sa.String(64), nullable=False),
+    sa.Column("agent", sa.String(64), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("tool_name", sa.String(200), nullable=False),
+    sa.Column("arguments", sa.Text, nullable=False),
+    sa.Column("batch_id", sa.String(64), nullable=False),
+    sa.Column("trigger_sender", sa.String(64), nullable=False),
+    sa.Column("reply_to", sa.String(64)),
+    sa.Column("detail", sa.JSON),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("answered_at", sa.String(40)),
+    sa.Column("answer", sa.JSON),
+    sa.Index("ix_pending_status", "world", "status", "chat_id"),
+)
+"""Tool calls waiting for someone outside the loop: a client-side tool's result, or (later) a
+person's approval. The messages in memory stay the source of truth for the model; this table
+is the state machine of the wait, so "answered once" is one atomic UPDATE, across processes."""

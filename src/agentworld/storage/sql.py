@@ -22,9 +22,19 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from agentworld.errors import AlreadyExistsError, NotFoundError, StorageError
-from agentworld.models import Agent, Chat, Message, ToolCall, Usage, World, utc_now
+from agentworld.models import Agent, Chat, Message, Usage, World, utc_now
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.storage import migrations, schema
+from agentworld.storage.pending import PendingCallStore
+from agentworld.storage.rows import (
+    agent_config,
+    message_row,
+    row_agent,
+    row_message,
+    row_world,
+    ts,
+)
+from agentworld.storage.tool_logs import ToolLogStore
 from agentworld.storage.url import resolve_database_url, sqlite_file
 
 BUSY_TIMEOUT_MS = 30_000
@@ -49,75 +59,6 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-def _ts(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def _message_row(world: str, owner: str | None, message: Message) -> dict[str, Any]:
-    return {
-        "world": world,
-        "chat_id": message.chat_id,
-        "memory_owner": owner,
-        "message_id": message.message_id,
-        "role": message.role,
-        "sender": message.sender,
-        "agent_id": message.agent_id,
-        "content": message.content,
-        "tool_calls": (
-            [call.model_dump(mode="json") for call in message.tool_calls]
-            if message.tool_calls
-            else None
-        ),
-        "tool_call_id": message.tool_call_id,
-        "reply_to": message.reply_to_message_id,
-        "created_at": message.created_at.isoformat(),
-        "input_tokens": message.input_tokens,
-        "output_tokens": message.output_tokens,
-    }
-
-
-def _row_message(row: sa.Row[Any]) -> Message:
-    return Message(
-        message_id=row.message_id,
-        chat_id=row.chat_id,
-        role=row.role,
-        sender=row.sender,
-        agent_id=row.agent_id,
-        content=row.content,
-        tool_calls=[ToolCall.model_validate(c) for c in row.tool_calls] if row.tool_calls else None,
-        tool_call_id=row.tool_call_id,
-        reply_to_message_id=row.reply_to,
-        created_at=datetime.fromisoformat(row.created_at),
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-    )
-
-
-def _row_world(row: sa.Row[Any]) -> World:
-    return World.model_validate(
-        {**row.config, "name": row.name, "created_at": row.created_at, "updated_at": row.updated_at}
-    )
-
-
-def _row_agent(row: sa.Row[Any]) -> Agent:
-    return Agent.model_validate(
-        {
-            **row.config,
-            "world": row.world,
-            "name": row.name,
-            "llm_call_count": row.llm_call_count,
-            "last_active": row.last_active,
-            "created_at": row.created_at,
-        }
-    )
-
-
-def _agent_config(agent: Agent) -> dict[str, Any]:
-    return agent.model_dump(
-        mode="json", exclude={"world", "name", "llm_call_count", "last_active", "created_at"}
-    )
-
-
 class SQLStorage:
     """All persistent state of Agent World, behind plain async methods."""
 
@@ -127,6 +68,8 @@ class SQLStorage:
         self._echo = echo
         self._write_lock = asyncio.Lock()
         self._is_sqlite = self.url.startswith("sqlite")
+        self.pending = PendingCallStore(self)
+        self.tool_logs = ToolLogStore(self)
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -203,8 +146,8 @@ class SQLStorage:
         row = {
             "name": world.name,
             "config": world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"}),
-            "created_at": _ts(world.created_at),
-            "updated_at": _ts(world.updated_at),
+            "created_at": ts(world.created_at),
+            "updated_at": ts(world.updated_at),
         }
         try:
             async with self._write() as conn:
@@ -220,12 +163,12 @@ class SQLStorage:
             ).first()
         if row is None:
             raise NotFoundError(f"world {name!r} not found")
-        return _row_world(row)
+        return row_world(row)
 
     async def list_worlds(self) -> list[World]:
         async with self._read() as conn:
             rows = (await conn.execute(sa.select(schema.worlds).order_by(schema.worlds.c.name))).all()
-        return [_row_world(r) for r in rows]
+        return [row_world(r) for r in rows]
 
     async def update_world(self, world: World) -> World:
         world = world.model_copy(update={"updated_at": utc_now()})
@@ -234,7 +177,7 @@ class SQLStorage:
             result = await conn.execute(
                 sa.update(schema.worlds)
                 .where(schema.worlds.c.name == world.name)
-                .values(config=config, updated_at=_ts(world.updated_at))
+                .values(config=config, updated_at=ts(world.updated_at))
             )
             if result.rowcount == 0:
                 raise NotFoundError(f"world {world.name!r} not found")
@@ -243,7 +186,14 @@ class SQLStorage:
     async def delete_world(self, name: str) -> None:
         """Delete a world and everything in it, in one transaction."""
         async with self._write() as conn:
-            for table in (schema.tool_logs, schema.events, schema.messages, schema.chats, schema.agents):
+            for table in (
+                schema.pending_calls,
+                schema.tool_logs,
+                schema.events,
+                schema.messages,
+                schema.chats,
+                schema.agents,
+            ):
                 await conn.execute(sa.delete(table).where(table.c.world == name))
             result = await conn.execute(sa.delete(schema.worlds).where(schema.worlds.c.name == name))
             if result.rowcount == 0:
@@ -256,10 +206,10 @@ class SQLStorage:
         row = {
             "world": agent.world,
             "name": agent.name,
-            "config": _agent_config(agent),
+            "config": agent_config(agent),
             "llm_call_count": agent.llm_call_count,
-            "last_active": _ts(agent.last_active),
-            "created_at": _ts(agent.created_at),
+            "last_active": ts(agent.last_active),
+            "created_at": ts(agent.created_at),
         }
         try:
             async with self._write() as conn:
@@ -294,7 +244,7 @@ class SQLStorage:
         if row is None:
             await self.get_world(world)
             raise NotFoundError(f"agent {name!r} not found in world {world!r}")
-        return _row_agent(row)
+        return row_agent(row)
 
     async def world_and_agents(self, name: str) -> tuple[World, list[Agent]]:
         """The world's settings and its agents from one read (used for every routed message)."""
@@ -311,7 +261,7 @@ class SQLStorage:
                     .order_by(schema.agents.c.created_at, schema.agents.c.name)
                 )
             ).all()
-        return _row_world(row), [_row_agent(r) for r in rows]
+        return row_world(row), [row_agent(r) for r in rows]
 
     async def agent_and_memory(
         self, world: str, agent: str, chat_id: str
@@ -339,7 +289,7 @@ class SQLStorage:
                     .order_by(table.c.seq)
                 )
             ).all()
-        return _row_agent(row), [_row_message(r) for r in rows]
+        return row_agent(row), [row_message(r) for r in rows]
 
     async def list_agents(self, world: str) -> list[Agent]:
         async with self._read() as conn:
@@ -350,14 +300,14 @@ class SQLStorage:
                     .order_by(schema.agents.c.created_at, schema.agents.c.name)
                 )
             ).all()
-        return [_row_agent(r) for r in rows]
+        return [row_agent(r) for r in rows]
 
     async def update_agent(self, agent: Agent) -> Agent:
         async with self._write() as conn:
             result = await conn.execute(
                 sa.update(schema.agents)
                 .where(schema.agents.c.world == agent.world, schema.agents.c.name == agent.name)
-                .values(config=_agent_config(agent))
+                .values(config=agent_config(agent))
             )
             if result.rowcount == 0:
                 raise NotFoundError(f"agent {agent.name!r} not found in world {agent.world!r}")
@@ -379,7 +329,7 @@ class SQLStorage:
             result = await conn.execute(
                 sa.update(table)
                 .where(table.c.world == world, table.c.name == agent)
-                .values(llm_call_count=table.c.llm_call_count + 1, last_active=_ts(utc_now()))
+                .values(llm_call_count=table.c.llm_call_count + 1, last_active=ts(utc_now()))
                 .returning(table.c.llm_call_count)
             )
             return int(result.scalar_one())
@@ -392,7 +342,7 @@ class SQLStorage:
         async with self._write() as conn:
             if messages:
                 await conn.execute(
-                    sa.insert(schema.messages), [_message_row(world, agent, m) for m in messages]
+                    sa.insert(schema.messages), [message_row(world, agent, m) for m in messages]
                 )
             if llm_calls:
                 await conn.execute(
@@ -400,7 +350,7 @@ class SQLStorage:
                     .where(table.c.world == world, table.c.name == agent)
                     .values(
                         llm_call_count=table.c.llm_call_count + llm_calls,
-                        last_active=_ts(utc_now()),
+                        last_active=ts(utc_now()),
                     )
                 )
 
@@ -424,8 +374,8 @@ class SQLStorage:
                     world=chat.world,
                     chat_id=chat.chat_id,
                     name=chat.name,
-                    created_at=_ts(chat.created_at),
-                    updated_at=_ts(chat.updated_at),
+                    created_at=ts(chat.created_at),
+                    updated_at=ts(chat.updated_at),
                 )
             )
         return chat
@@ -469,7 +419,7 @@ class SQLStorage:
             await conn.execute(
                 sa.update(schema.chats)
                 .where(schema.chats.c.world == world, schema.chats.c.chat_id == chat_id)
-                .values(name=name, titled=titled, updated_at=_ts(utc_now()))
+                .values(name=name, titled=titled, updated_at=ts(utc_now()))
             )
 
     async def chat_is_titled(self, world: str, chat_id: str) -> bool:
@@ -492,7 +442,7 @@ class SQLStorage:
 
         One transaction for the batch, so a step's messages land together or not at all.
         """
-        rows = [_message_row(world, owner, message) for owner, message in entries]
+        rows = [message_row(world, owner, message) for owner, message in entries]
         if not rows:
             return
         async with self._write() as conn:
@@ -512,7 +462,7 @@ class SQLStorage:
         query = query.where(table.c.memory_owner.is_(None) if owner is None else table.c.memory_owner == owner)
         async with self._read() as conn:
             rows = (await conn.execute(query.order_by(table.c.seq))).all()
-        return [_row_message(r) for r in rows]
+        return [row_message(r) for r in rows]
 
     async def messages_since(self, world: str, chat_id: str, after_seq: int) -> list[Message]:
         """Transcript messages appended after a known position (what a command produced)."""
@@ -529,7 +479,7 @@ class SQLStorage:
         )
         async with self._read() as conn:
             rows = (await conn.execute(query)).all()
-        return [_row_message(r) for r in rows]
+        return [row_message(r) for r in rows]
 
     async def last_seq(self) -> int:
         async with self._read() as conn:
@@ -569,7 +519,7 @@ class SQLStorage:
                 "chat_id": e.chat,
                 "kind": e.kind,
                 "payload": e.model_dump(mode="json", by_alias=True),
-                "created_at": _ts(e.created_at),
+                "created_at": ts(e.created_at),
             }
             for e in events
             if not isinstance(e, MessageEvent)
@@ -580,7 +530,7 @@ class SQLStorage:
         async with self._write() as conn:
             if transcript:
                 await conn.execute(
-                    sa.insert(schema.messages), [_message_row(world, o, m) for o, m in transcript]
+                    sa.insert(schema.messages), [message_row(world, o, m) for o, m in transcript]
                 )
             if others:
                 await conn.execute(sa.insert(schema.events), others)

@@ -1,26 +1,16 @@
-"""The seam between the agent loop and tool execution.
+"""Running one server tool and shaping its outcome for the model (SPEC O2).
 
-The loop only knows this interface: which tools to offer the model, and how
-to turn one tool call into one result. Every failure becomes an error result
-the model reads on its next iteration (SPEC O2); nothing raises past here.
+Whatever happens — a return value, an exception, a timeout — the model gets a
+``ToolResult`` whose content is a JSON document; nothing raises past here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from agentworld.models import ToolCall
-from agentworld.providers.base import ToolSpec
-
-
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    world: str
-    chat_id: str
-    agent: str
+from agentworld.tools.registry import Tool, ToolContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,20 +26,16 @@ class ToolResult:
 
     @classmethod
     def ok(cls, tool_call_id: str, value: Any) -> ToolResult:
-        return cls(tool_call_id, value if isinstance(value, str) else json.dumps(value))
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        return cls(tool_call_id, text)
 
 
-class ToolExecutor(Protocol):
-    def specs(self) -> Sequence[ToolSpec]: ...
-
-    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult: ...
-
-
-class NoTools:
-    """The executor of a world without tools: every call is an unknown tool."""
-
-    def specs(self) -> Sequence[ToolSpec]:
-        return ()
-
-    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
-        return ToolResult.error(call.id, f"unknown tool {call.function.name!r}")
+async def run_tool(tool: Tool, tool_call_id: str, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    if tool.run is None:
+        return ToolResult.error(tool_call_id, f"tool {tool.name!r} cannot run on the server")
+    try:
+        value = await tool.run(arguments, context)
+    except Exception as exc:  # a tool must never crash the loop (SPEC O2)
+        reason = str(exc) or type(exc).__name__
+        return ToolResult.error(tool_call_id, f"{tool.name} failed: {reason}")
+    return ToolResult.ok(tool_call_id, value)

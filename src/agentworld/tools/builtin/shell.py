@@ -10,6 +10,7 @@ how much was dropped. It requires approval by default.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import signal
@@ -128,10 +129,8 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 SHELL_TOOL = Tool(

@@ -1,0 +1,45 @@
+"""The authorization seam: every tool call gets a decision before it runs.
+
+Decisions are values, not exceptions: ``Allow``, ``Deny`` (with the reason the
+model will read) or ``AskUser`` (a person must approve first). The orchestrator
+asks an ``Authorizer``; the policy engine and remembered approvals plug in
+behind that one method without the orchestrator changing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agentworld.tools.registry import Tool, ToolContext
+
+
+@dataclass(frozen=True, slots=True)
+class Allow:
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskUser:
+    message: str = ""
+
+
+Decision = Allow | Deny | AskUser
+
+
+class Authorizer(Protocol):
+    async def authorize(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Decision: ...
+
+
+class ToolSettingsAuthorizer:
+    """Decide from the tool's own ``approval.required`` flag (SPEC T1 defaults)."""
+
+    async def authorize(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Decision:
+        if tool.approval.required:
+            return AskUser(tool.approval.message or "")
+        return Allow()

@@ -1,0 +1,123 @@
+"""`agentworld agent ...`: create, change and inspect agents."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from agentworld.cli import output
+from agentworld.cli.common import JsonOpt, run
+
+if TYPE_CHECKING:
+    from agentworld.agent_world import AgentWorld
+
+app = typer.Typer(help="Create, change and inspect agents.", no_args_is_help=True)
+
+
+Provider = Annotated[
+    str | None,
+    typer.Option("--provider", help="openai | anthropic | google | azure | ollama | xai | openai-compatible | scripted"),
+]
+Model = Annotated[str | None, typer.Option("--model")]
+BaseUrl = Annotated[str | None, typer.Option("--base-url", help="Endpoint override for any provider.")]
+ApiKeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="Env var holding the API key.")]
+SystemPrompt = Annotated[str | None, typer.Option("--system-prompt")]
+Temperature = Annotated[float | None, typer.Option("--temperature")]
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens")]
+
+
+def _agent_settings(**options: Any) -> dict[str, Any]:
+    from agentworld.models import PROVIDER_NAMES
+
+    provider = options.get("provider")
+    if provider is not None and provider not in PROVIDER_NAMES:
+        output.fail(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDER_NAMES)}")
+    return {k: v for k, v in options.items() if v is not None}
+
+
+@app.command("create")
+def agent_create(
+    world: str,
+    name: str,
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    system_prompt: SystemPrompt = None,
+    temperature: Temperature = None,
+    max_tokens: MaxTokens = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Create an agent in a world."""
+    if provider is None or model is None:
+        output.fail("agent create needs --provider and --model", code=2)
+    settings = _agent_settings(**{k: v for k, v in locals().items() if k not in ("world", "name", "json_out")})
+    _show_agent(run(lambda aw: aw.create_agent(world, name, **settings)), None, json_out)
+
+
+@app.command("update")
+def agent_update(
+    world: str,
+    name: str,
+    provider: Provider = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    system_prompt: SystemPrompt = None,
+    temperature: Temperature = None,
+    max_tokens: MaxTokens = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Change an agent's settings (only the options given)."""
+    settings = _agent_settings(**{k: v for k, v in locals().items() if k not in ("world", "name", "json_out")})
+    _show_agent(run(lambda aw: aw.update_agent(world, name, **settings)), None, json_out)
+
+
+@app.command("list")
+def agent_list(world: str, json_out: JsonOpt = False) -> None:
+    """List a world's agents."""
+    agents = run(lambda aw: aw.list_agents(world))
+    if json_out:
+        output.print_json({"agents": [output.agent_doc(a) for a in agents]})
+        return
+    output.print_table(
+        f"Agents of {world}",
+        ["name", "provider", "model", "status", "LLM calls", "last active"],
+        [(a.name, a.provider, a.model, a.status, a.llm_call_count, a.last_active) for a in agents],
+    )
+
+
+@app.command("show")
+def agent_show(world: str, name: str, json_out: JsonOpt = False) -> None:
+    """Show one agent with its token usage."""
+
+    async def load(aw: AgentWorld) -> tuple[Any, Any]:
+        from agentworld.models import Usage
+
+        agent = await aw.get_agent(world, name)
+        usage = (await aw.storage.usage_by_agent(world)).get(agent.name, Usage())
+        return agent, usage
+
+    agent, usage = run(load)
+    _show_agent(agent, usage, json_out)
+
+
+@app.command("delete")
+def agent_delete(world: str, name: str, json_out: JsonOpt = False) -> None:
+    """Delete an agent (its memory stays in the chat transcripts)."""
+    run(lambda aw: aw.delete_agent(world, name))
+    if json_out:
+        output.print_json({"deleted": name})
+    else:
+        typer.echo(f"deleted agent {name}")
+
+
+def _show_agent(agent: Any, usage: Any, json_out: bool) -> None:
+    doc = output.agent_doc(agent, usage)
+    if json_out:
+        output.print_json(doc)
+    else:
+        output.print_fields(f"agent {agent.name}", doc)
+
+

@@ -1,0 +1,102 @@
+"""Tool commands: `tools`, `tool-logs`, `pending` and `respond` (client-side tool results)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from agentworld.cli import output
+from agentworld.cli.chats import report_run
+from agentworld.cli.common import JsonOpt, parse_json_option, run
+
+if TYPE_CHECKING:
+    from agentworld.agent_world import AgentWorld
+
+ChatOpt = Annotated[str | None, typer.Option("--chat", help="Only this chat.")]
+
+
+def tools(world: str, json_out: JsonOpt = False) -> None:
+    """List the tools the world's agents are offered (built-ins, client tools, MCP tools)."""
+    found = run(lambda aw: aw.tools(world))
+    docs: list[dict[str, Any]] = [
+        {
+            "name": t.name,
+            "description": t.description,
+            "location": t.location,
+            "server": t.server,
+            "approval": {"required": t.approval.required, "scope": t.approval.scope},
+            "annotations": t.annotations,
+            "parameters": t.parameters,
+        }
+        for t in found
+    ]
+    if json_out:
+        output.print_json({"tools": docs})
+        return
+    output.print_table(
+        f"Tools of {world}",
+        ["name", "location", "approval", "description"],
+        [(d["name"], d["location"], "required" if d["approval"]["required"] else "", d["description"]) for d in docs],
+    )
+
+
+def tool_logs(world: str, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
+    """Every tool execution: arguments (secrets redacted), result, status and duration."""
+    logs = run(lambda aw: aw.tool_logs(world, chat_id=chat))
+    if json_out:
+        output.print_json({"toolLogs": logs})
+        return
+    output.print_table(
+        f"Tool executions in {world}",
+        ["started", "agent", "tool", "status", "ms", "call id"],
+        [(e["startedAt"], e["agent"], e["toolName"], e["status"], e["durationMs"], e["toolCallId"]) for e in logs],
+    )
+
+
+def pending(world: str, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
+    """Client-side tool calls waiting for their results."""
+    calls = run(lambda aw: aw.pending_calls(world, chat_id=chat))
+    docs = [
+        {
+            "toolCallId": c.tool_call_id,
+            "agent": c.agent,
+            "chatId": c.chat_id,
+            "toolName": c.tool_name,
+            "toolArgs": c.arguments,
+            "createdAt": c.created_at.isoformat(),
+        }
+        for c in calls
+    ]
+    if json_out:
+        output.print_json({"pendingToolCalls": docs})
+        return
+    output.print_table(
+        f"Pending tool calls in {world}",
+        ["call id", "agent", "tool", "arguments"],
+        [(d["toolCallId"], d["agent"], d["toolName"], d["toolArgs"]) for d in docs],
+    )
+
+
+def respond(
+    world: str,
+    tool_call_id: str,
+    result: Annotated[str, typer.Option("--result", help="The tool's result, as JSON.")],
+    error: Annotated[bool, typer.Option("--error", help="The tool failed; RESULT is the reason.")] = False,
+    timeout: Annotated[float | None, typer.Option("--timeout")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Post a client-side tool's result; the agent resumes; prints the messages produced."""
+    value = parse_json_option(result, "--result")
+
+    async def go(aw: AgentWorld) -> Any:
+        return await aw.respond(world, tool_call_id, value, is_error=error, timeout=timeout)
+
+    report_run(run(go), json_out)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tools")(tools)
+    app.command("tool-logs")(tool_logs)
+    app.command("pending")(pending)
+    app.command("respond")(respond)

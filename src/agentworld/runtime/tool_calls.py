@@ -1,0 +1,158 @@
+"""One batch of tool calls from one model response: check, authorize, run, store (SPEC O2, T4).
+
+Every call of the batch gets its own outcome, in order, each stored against its
+own ``tool_call_id`` as soon as it exists (SPEC O3). A call to a client-side
+tool produces no result here: it is recorded as pending and the batch reports
+that the loop must wait; the loop resumes when the client posts the result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentworld.approval.decisions import Allow, AskUser, Deny
+from agentworld.models import Message, ToolCall
+from agentworld.models.events import ToolEvent
+from agentworld.models.pending import PendingCall
+from agentworld.redaction import redact
+from agentworld.runtime.turn_context import TurnContext
+from agentworld.tools.executor import ToolResult, run_tool
+from agentworld.tools.registry import CLIENT_PREFIX, ToolContext, ToolRegistry
+from agentworld.tools.validation import ArgumentError, parse_arguments, validate_arguments
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The assistant message whose calls these are, and whom the agent was answering."""
+
+    message_id: str
+    trigger_sender: str
+    reply_to: str | None
+
+
+async def run_tool_calls(
+    ctx: TurnContext,
+    registry: ToolRegistry,
+    calls: Sequence[ToolCall],
+    context: ToolContext,
+    batch: Batch,
+) -> bool:
+    """Handle every call; True when the loop may go on, False when a call waits outside it."""
+    waiting = False
+    for call in calls:
+        result = await _handle(ctx, registry, call, context, batch)
+        if result is None:
+            waiting = True
+            continue
+        await _store_result(ctx, call, result, context, batch)
+    return not waiting
+
+
+async def _handle(
+    ctx: TurnContext, registry: ToolRegistry, call: ToolCall, context: ToolContext, batch: Batch
+) -> ToolResult | None:
+    name = call.function.name
+    if name.startswith(CLIENT_PREFIX):  # SPEC A8: only the system injects client.* calls
+        return ToolResult.error(call.id, f"tool {name!r} is reserved for the client and cannot be called")
+    tool = registry.get(name)
+    if tool is None:
+        return ToolResult.error(call.id, f"unknown tool {name!r}")
+    try:
+        arguments = parse_arguments(call.function.arguments)
+        validate_arguments(arguments, tool.parameters)
+    except ArgumentError as exc:
+        return ToolResult.error(call.id, f"{name}: {exc}")
+
+    decision = await ctx.authorizer.authorize(tool, arguments, context)
+    match decision:
+        case Deny(reason=reason):
+            return ToolResult.error(call.id, reason)
+        case AskUser():
+            # Human approval arrives with the approval flow; until then such a call must not run.
+            return ToolResult.error(
+                call.id, f"{name} requires human approval, which this world cannot ask for yet"
+            )
+        case Allow():
+            pass
+
+    if tool.location == "client":
+        await ctx.storage.pending.add(
+            [
+                PendingCall(
+                    world=context.world,
+                    tool_call_id=call.id,
+                    chat_id=context.chat_id,
+                    agent=context.agent,
+                    kind="client",
+                    tool_name=name,
+                    arguments=call.function.arguments or "{}",
+                    batch_id=batch.message_id,
+                    trigger_sender=batch.trigger_sender,
+                    reply_to=batch.reply_to,
+                )
+            ]
+        )
+        await _tool_event(ctx, context, call, "pending", {"arguments": redact(arguments)})
+        return None
+
+    await _tool_event(ctx, context, call, "start", {"arguments": redact(arguments)})
+    log_id = await ctx.storage.tool_logs.start(
+        world=context.world,
+        chat_id=context.chat_id,
+        agent=context.agent,
+        tool_call_id=call.id,
+        tool_name=name,
+        arguments=redact(arguments),
+    )
+    started = time.perf_counter()
+    result = await run_tool(tool, call.id, arguments, context)
+    await ctx.storage.tool_logs.finish(
+        log_id,
+        status="error" if result.is_error else "ok",
+        output=redact(result.content),
+        duration_ms=(time.perf_counter() - started) * 1000,
+    )
+    return result
+
+
+async def _store_result(
+    ctx: TurnContext, call: ToolCall, result: ToolResult, context: ToolContext, batch: Batch
+) -> None:
+    await _tool_event(
+        ctx, context, call, "error" if result.is_error else "result", {"content": redact(result.content[:2000])}
+    )
+    message = tool_result_message(context, call.id, result.content, batch.message_id)
+    await ctx.storage.record_agent_step(context.world, context.agent, [message])
+    await ctx.publish(message)
+
+
+def tool_result_message(context: ToolContext, tool_call_id: str, content: str, batch_id: str) -> Message:
+    return Message(
+        chat_id=context.chat_id,
+        role="tool",
+        sender=context.agent,
+        agent_id=context.agent,
+        content=content,
+        tool_call_id=tool_call_id,
+        reply_to_message_id=batch_id,
+    )
+
+
+async def _tool_event(
+    ctx: TurnContext, context: ToolContext, call: ToolCall, phase: str, detail: dict[str, object]
+) -> None:
+    await ctx.bus.publish(
+        ToolEvent.model_validate(
+            {
+                "world": context.world,
+                "phase": phase,
+                "chat_id": context.chat_id,
+                "agent": context.agent,
+                "tool_call_id": call.id,
+                "tool_name": call.function.name,
+                "detail": detail,
+            }
+        )
+    )

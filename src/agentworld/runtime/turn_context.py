@@ -1,0 +1,25 @@
+"""What every step of an agent turn needs, built once per world runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from agentworld.approval.decisions import Authorizer
+from agentworld.events.bus import EventBus
+from agentworld.models import Agent, Message, World
+from agentworld.providers.base import LLMProvider
+from agentworld.storage.sql import SQLStorage
+from agentworld.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    storage: SQLStorage
+    bus: EventBus
+    provider_for: Callable[[Agent], LLMProvider]
+    tools_for: Callable[[World], Awaitable[ToolRegistry]]
+    """The world's tool registry (built-ins, MCP servers, client tools)."""
+    authorizer: Authorizer
+    publish: Callable[[Message], Awaitable[None]]
+    """Persist, run subscribers and route a message (SPEC E2)."""

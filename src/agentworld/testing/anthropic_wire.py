@@ -1,0 +1,424 @@
+"""Loopback HTTP server speaking the real Anthropic Messages API wire format.
+
+The twin of :mod:`agentworld.testing.openai_wire`: point the *official*
+``anthropic`` SDK at :attr:`AnthropicWireServer.base_url` and script what comes
+back with the same :class:`Reply` / :class:`ToolCallSpec` values, so HTTP
+framing, SSE event names, ``input_json_delta`` reassembly and typed error
+mapping are all exercised for real. Stdlib only; also runs as a process::
+
+    python -m agentworld.testing.anthropic_wire [--port N]
+
+How a shared ``Reply`` reads here: ``prompt_tokens`` / ``completion_tokens``
+become ``usage.input_tokens`` / ``output_tokens``; ``ToolCallSpec.arguments``
+is the tool's ``input`` as JSON text (sent verbatim as ``partial_json``
+fragments when streaming, parsed into an object otherwise). ``drop_stream_after``
+counts every SSE event written, ``ping`` included. An error ``Reply`` with
+``drop_stream_after`` on a streaming request starts a 200 stream and sends the
+error as an in-stream ``event: error`` after that many events, as Anthropic does
+when it overloads mid-answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import secrets
+import signal
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from agentworld.testing.openai_wire import Reply, Responder, ToolCallSpec
+
+__all__ = ["AnthropicWireServer", "Reply", "Responder", "ToolCallSpec", "echo_responder"]
+
+ERROR_TYPES: dict[int, str] = {400: "invalid_request_error", 401: "authentication_error"}
+ERROR_TYPES |= {402: "billing_error", 403: "permission_error", 404: "not_found_error"}
+ERROR_TYPES |= {413: "request_too_large", 429: "rate_limit_error", 500: "api_error"}
+ERROR_TYPES |= {504: "timeout_error", 529: "overloaded_error"}  # anything else: api_error
+
+Event = tuple[str, dict[str, Any]]  # (SSE event name, data payload)
+
+
+def text_of(content: Any) -> str:
+    """Flatten Anthropic ``content`` (a string or a list of blocks) to plain text."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return " ".join(_block_text(b) for b in content if isinstance(b, dict))
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    if block.get("type") == "tool_result":
+        return text_of(block.get("content"))
+    return str(block.get("text", "")) if block.get("type") == "text" else ""
+
+
+def echo_responder(body: dict[str, Any]) -> Reply:
+    """Default behaviour: answer ``echo: <last user turn>``."""
+    users = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
+    return Reply.text("echo: " + (text_of(users[-1].get("content")) if users else ""))
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _input_of(spec: ToolCallSpec) -> dict[str, Any]:
+    value = json.loads(spec.arguments or "{}")
+    if not isinstance(value, dict):
+        raise ValueError(f"tool {spec.name!r}: arguments must be a JSON object")
+    return value
+
+
+def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
+    """Scripted counts, else word counts of the request (system included) and the answer."""
+    prompt = reply.prompt_tokens
+    if prompt is None:
+        texts = [text_of(body.get("system"))]
+        texts += [text_of(m.get("content")) for m in body["messages"] if isinstance(m, dict)]
+        prompt = sum(len(t.split()) for t in texts)
+    completion = reply.completion_tokens
+    if completion is None:
+        texts = [reply.content or "", *(t.arguments for t in reply.tool_calls)]
+        completion = sum(len(t.split()) for t in texts)
+    return {"input_tokens": prompt, "output_tokens": completion}
+
+
+def _message(body: dict[str, Any], content: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    return {
+        "id": "msg_" + secrets.token_hex(12),
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model"),
+        "content": content,
+        "stop_reason": None,
+        "stop_sequence": None,
+    } | fields
+
+
+def _stop_reason(reply: Reply) -> str:
+    return "tool_use" if reply.tool_calls else "end_turn"
+
+
+def _complete_payload(body: dict[str, Any], reply: Reply, ids: list[str]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if reply.content:
+        content.append({"type": "text", "text": reply.content})
+    for cid, spec in zip(ids, reply.tool_calls, strict=True):
+        content.append({"type": "tool_use", "id": cid, "name": spec.name, "input": _input_of(spec)})
+    return _message(body, content, stop_reason=_stop_reason(reply), usage=_usage(body, reply))
+
+
+def _block(index: int, block: dict[str, Any], deltas: list[dict[str, Any]]) -> Iterator[Event]:
+    """One content block: its start, its deltas, its stop."""
+    yield (
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": block},
+    )
+    for delta in deltas:
+        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+    yield "content_block_stop", {"type": "content_block_stop", "index": index}
+
+
+def _events(body: dict[str, Any], reply: Reply, ids: list[str]) -> Iterator[Event]:
+    """The SSE events of a streamed answer, in the order and shape Anthropic sends them."""
+    usage = _usage(body, reply)
+    start_usage = {"input_tokens": usage["input_tokens"], "output_tokens": 1}
+    yield (
+        "message_start",
+        {"type": "message_start", "message": _message(body, [], usage=start_usage)},
+    )
+    yield "ping", {"type": "ping"}
+    blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if reply.content:
+        texts = _pieces(reply.content, reply.chunk_size)
+        blocks.append(
+            ({"type": "text", "text": ""}, [{"type": "text_delta", "text": t} for t in texts])
+        )
+    for cid, spec in zip(ids, reply.tool_calls, strict=True):
+        # Like the real API, the first input_json_delta is empty.
+        fragments = ["", *_pieces(spec.arguments, reply.chunk_size)]
+        deltas = [{"type": "input_json_delta", "partial_json": f} for f in fragments]
+        blocks.append(({"type": "tool_use", "id": cid, "name": spec.name, "input": {}}, deltas))
+    for index, (block, deltas) in enumerate(blocks):
+        yield from _block(index, block, deltas)
+    stop = {"stop_reason": _stop_reason(reply), "stop_sequence": None}
+    out = {"output_tokens": usage["output_tokens"]}
+    yield "message_delta", {"type": "message_delta", "delta": stop, "usage": out}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _error_payload(status: int, message: str) -> dict[str, Any]:
+    kind = ERROR_TYPES.get(status, "api_error")
+    return {
+        "type": "error",
+        "error": {"type": kind, "message": message},
+        "request_id": _request_id(),
+    }
+
+
+def _request_id() -> str:
+    return "req_" + secrets.token_hex(12)
+
+
+class _HTTPServer(ThreadingHTTPServer):  # daemon handler threads (ThreadingHTTPServer default)
+    owner: AnthropicWireServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like the real API
+    disable_nagle_algorithm = True  # else each keep-alive response waits ~40 ms on delayed ACK
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # tests should stay quiet
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.owner._track(self.connection, add=False)
+
+    def _send_json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", payload.get("request_id") or _request_id())
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        self._send_json(status, _error_payload(status, message), headers)
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0].rstrip("/") == "/v1/models":
+            model = {"type": "model", "id": "wire-test", "display_name": "Wire Test"}
+            model["created_at"] = "2025-01-01T00:00:00Z"
+            page = {"data": [model], "has_more": False, "first_id": "wire-test"}
+            self._send_json(200, page | {"last_id": "wire-test"})
+        else:
+            self._send_error(404, f"Unknown path {self.path}")
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            body = None
+        owner = self.server.owner
+        if isinstance(body, dict):
+            owner._record(body, {k.lower(): v for k, v in self.headers.items()})
+        if self.path.split("?")[0].rstrip("/") != "/v1/messages":
+            self._send_error(404, f"Unknown path {self.path}")
+            return
+        if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
+            self._send_error(401, "x-api-key header is required")
+            return
+        missing = [
+            k
+            for k in ("model", "max_tokens", "messages")
+            if not isinstance(body, dict) or k not in body
+        ]
+        if missing:
+            self._send_error(400, f"{missing[0]}: Field required")
+            return
+        assert isinstance(body, dict)
+        try:
+            reply = owner._next_reply(body)
+            ids = owner._tool_ids(reply)
+            stream = bool(body.get("stream"))
+            payload = {} if stream or reply.status != 200 else _complete_payload(body, reply, ids)
+        except Exception as exc:  # a buggy script should fail the request, not the server
+            self._send_error(500, f"responder failed: {type(exc).__name__}: {exc}")
+            return
+        if reply.delay > 0 and owner._stopping.wait(reply.delay):
+            return
+        try:
+            if reply.status != 200 and not (stream and reply.drop_stream_after is not None):
+                self._send_error(reply.status, reply.error_message or "error", reply.headers)
+            elif stream:
+                self._stream(body, reply, ids)
+            else:
+                self._send_json(200, payload, reply.headers)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # client gave up (e.g. timed out); nothing to tell it
+
+    def _stream(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")  # framing that keeps keep-alive intact
+        self.send_header("request-id", _request_id())
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        events = itertools.islice(_events(body, reply, ids), reply.drop_stream_after)
+        for name, data in events:
+            self._event(name, data)
+        if reply.status != 200:  # a scripted mid-stream error: sent, then a clean end
+            self._event("error", _error_payload(reply.status, reply.error_message or "error"))
+        elif reply.drop_stream_after is not None:
+            self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: a cut stream
+            self.close_connection = True
+            return
+        self._chunk(b"")  # zero-length chunk terminates the body
+
+    def _event(self, name: str, data: dict[str, Any]) -> None:
+        self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+class AnthropicWireServer:
+    """A scriptable fake of ``POST /v1/messages`` on a loopback port.
+
+    Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
+    ``responder`` (default: :func:`echo_responder`). Every JSON body received is
+    kept in :attr:`requests`, and its headers (lower-cased names) at the same
+    index of :attr:`headers`, so tests can assert on what the SDK really sent.
+    """
+
+    def __init__(
+        self, *, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        self._responder = responder or echo_responder
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._headers: list[dict[str, str]] = []
+        self._queue: deque[Reply] = deque()
+        self._ids = itertools.count(1)
+        self._conns: set[socket.socket] = set()
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The SDK's ``base_url``: the SDK itself appends ``/v1/messages``."""
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def headers(self) -> list[dict[str, str]]:
+        with self._lock:
+            return list(self._headers)
+
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._headers.clear()
+            self._queue.clear()
+
+    def start(self) -> AnthropicWireServer:
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        httpd = _HTTPServer((self._host, self._port), _Handler)
+        httpd.owner = self
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and cut idle keep-alive connections so nothing leaks past a test."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()  # wakes handlers sleeping on Reply.delay
+        httpd.shutdown()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):  # unblocks handler threads stuck in readline
+                conn.shutdown(socket.SHUT_RDWR)
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> AnthropicWireServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- called from handler threads ---------------------------------------------
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            (self._conns.add if add else self._conns.discard)(conn)
+
+    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+        with self._lock:
+            self._requests.append(body)
+            self._headers.append(headers)
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            queued = self._queue.popleft() if self._queue else None
+        return queued if queued is not None else self._responder(body)
+
+    def _tool_ids(self, reply: Reply) -> list[str]:
+        with self._lock:
+            return [
+                t.id or f"toolu_{next(self._ids):04d}{secrets.token_hex(10)}"
+                for t in reply.tool_calls
+            ]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the echo responder until SIGTERM/SIGINT; first stdout line is the base URL."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    def _terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # unwind through the finally below, like Ctrl-C
+
+    signal.signal(signal.SIGTERM, _terminate)
+    server = AnthropicWireServer(host=args.host, port=args.port).start()
+    try:
+        print(server.base_url, flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass  # normal shutdown: exit status 0
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

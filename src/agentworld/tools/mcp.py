@@ -1,0 +1,560 @@
+"""MCP servers as a source of tools (SPEC T3), through the official ``mcp`` SDK.
+
+A world configures servers in the usual ``{"mcpServers": {...}}`` shape;
+``parse_mcp_config`` checks it strictly. ``MCPClients`` starts them lazily (all
+at once, on the first ``tools()``), keeps one session per server for the
+world's lifetime, and offers each server tool as ``server__tool``. A tool whose
+own name claims another configured server's prefix is refused (P8). A server
+that cannot start, or dies, is reported through ``on_error``; the others keep
+working, and a dead server is started again on its next call.
+
+The SDK's transports and sessions are anyio context managers whose cancel
+scopes belong to the task that entered them. So each server session has one
+owner task that opens the transport and session, parks until told to stop (or
+until the server goes away), and closes them again; calls from any other task
+only use the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal
+
+import anyio
+from mcp import Client, MCPError, StdioServerParameters
+from mcp import Tool as MCPTool
+from mcp.client import Transport
+from mcp.client._transport import ReadStream, TransportStreams
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+from agentworld.errors import AgentWorldError, InvalidInputError
+from agentworld.tools.registry import Tool, ToolContext
+
+logger = logging.getLogger(__name__)
+
+MCPTransport = Literal["stdio", "streamable-http"]
+SEPARATOR = "__"
+"""Joins server and tool: ``github__create_issue``."""
+_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+_STDERR_TAIL = 800
+_MAX_TOOL_PAGES = 100
+
+ErrorHandler = Callable[[str, Exception], Awaitable[None]]
+
+
+class MCPServerError(AgentWorldError):
+    """An MCP server could not start, went away, or answered a call with an error."""
+
+    def __init__(self, message: str, *, server: str) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+@dataclass(frozen=True)
+class MCPServerConfig:
+    """One entry of ``mcpServers``: a command to run (stdio) or a URL (streamable HTTP)."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    transport: MCPTransport = "stdio"
+
+
+# ---------------------------------------------------------------- configuration
+
+_STDIO_KEYS = frozenset({"command", "args", "env", "cwd", "transport", "type"})
+_HTTP_KEYS = frozenset({"url", "headers", "transport", "type"})
+_TRANSPORT_NAMES: dict[str, MCPTransport] = {
+    "stdio": "stdio",
+    "streamable-http": "streamable-http",
+    "streamable_http": "streamable-http",
+    "streamableHttp": "streamable-http",
+    "http": "streamable-http",
+}
+
+
+def parse_mcp_config(document: Mapping[str, Any]) -> list[MCPServerConfig]:
+    """The servers of a ``{"mcpServers": {name: {...}}}`` document; any doubt is an error."""
+    if not isinstance(document, Mapping):
+        raise InvalidInputError("the MCP config must be a JSON object with an 'mcpServers' key")
+    unknown = sorted(set(document) - {"mcpServers"})
+    if unknown:
+        raise InvalidInputError(f"MCP config: unknown key(s) {_quoted(unknown)}; expected 'mcpServers'")
+    servers = document.get("mcpServers", {})
+    if not isinstance(servers, Mapping):
+        raise InvalidInputError("MCP config: 'mcpServers' must map server names to objects")
+    return [_parse_server(name, entry) for name, entry in servers.items()]
+
+
+def check_server_name(name: object) -> str:
+    """A server name that keeps ``server__tool`` unambiguous: the first ``__`` ends the server."""
+    if not isinstance(name, str) or not _SERVER_NAME.fullmatch(name):
+        raise InvalidInputError(
+            f"MCP server {name!r}: the name may only use letters, digits, '_' and '-'"
+        )
+    if SEPARATOR in name or name.endswith("_"):
+        raise InvalidInputError(
+            f"MCP server {name!r}: the name may not contain '__' or end with '_' "
+            "(tools are named server__tool)"
+        )
+    return name
+
+
+def _parse_server(name: object, entry: object) -> MCPServerConfig:
+    name = check_server_name(name)
+
+    def problem(text: str) -> InvalidInputError:
+        return InvalidInputError(f"MCP server {name!r}: {text}")
+
+    if not isinstance(entry, Mapping):
+        raise problem("expected an object with 'command' or 'url'")
+    if "command" in entry and "url" in entry:
+        raise problem("give either 'command' (stdio) or 'url' (streamable HTTP), not both")
+    if "command" not in entry and "url" not in entry:
+        raise problem("missing 'command' (stdio) or 'url' (streamable HTTP)")
+    stdio = "command" in entry
+    unknown = sorted(set(entry) - (_STDIO_KEYS if stdio else _HTTP_KEYS))
+    if unknown:
+        raise problem(f"unknown key(s) {_quoted(unknown)}")
+
+    declared = {entry[key] for key in ("transport", "type") if key in entry}
+    if len(declared) > 1:
+        raise problem("'transport' and 'type' disagree")
+    for value in declared:
+        if value == "sse":
+            raise problem("the 'sse' transport is not supported; use streamable HTTP")
+        if _TRANSPORT_NAMES.get(value) != ("stdio" if stdio else "streamable-http"):
+            raise problem(f"transport {value!r} does not fit a server with {'command' if stdio else 'url'!r}")
+
+    if stdio:
+        command = entry["command"]
+        args = entry.get("args", [])
+        if not isinstance(command, str) or not command.strip():
+            raise problem("'command' must be a non-empty string")
+        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+            raise problem("'args' must be a list of strings")
+        cwd = entry.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise problem("'cwd' must be a string")
+        env = _string_map(entry.get("env", {}), "env", problem)
+        return MCPServerConfig(name, command=command, args=tuple(args), env=env, cwd=cwd)
+
+    url = entry["url"]
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise problem("'url' must be an http:// or https:// URL")
+    headers = _string_map(entry.get("headers", {}), "headers", problem)
+    return MCPServerConfig(name, url=url, headers=headers, transport="streamable-http")
+
+
+def _string_map(
+    value: object, key: str, problem: Callable[[str], InvalidInputError]
+) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise problem(f"'{key}' must map strings to strings")
+    return dict(value)
+
+
+def _quoted(names: Iterable[str]) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+# ---------------------------------------------------------------- results
+
+
+def tool_result_value(result: CallToolResult) -> Any:
+    """What a successful call returns to the loop: structured content if any, else its text."""
+    if result.structured_content is not None:
+        return result.structured_content
+    return content_text(result.content)
+
+
+def content_text(blocks: Iterable[ContentBlock]) -> str:
+    """Text blocks joined by newlines; other blocks summarised, e.g. ``[image/png]``."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ResourceLink):
+            parts.append(f"[resource {block.uri}]")
+        elif isinstance(block, EmbeddedResource):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                parts.append(resource.text)
+            else:
+                parts.append(f"[{resource.mime_type or 'resource'} {resource.uri}]")
+        else:  # image or audio
+            parts.append(f"[{block.mime_type}]")
+    return "\n".join(parts)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line about an exception, looking inside the groups anyio task groups raise."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in exc.exceptions)
+    if isinstance(exc, MCPError):
+        return exc.error.message
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+# ---------------------------------------------------------------- sessions
+
+
+class _WatchedReadStream:
+    """A transport's read stream that calls ``gone`` as soon as the session is ending.
+
+    Only the dispatcher's read loop receives from it, and that loop ends by an
+    exception here (end of stream, or the cancellation that follows a transport
+    failure). Calling ``gone`` before the dispatcher wakes pending callers with
+    "connection closed" means no later call can find the dead session alive.
+    """
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], gone: Callable[[], None]) -> None:
+        self._inner = inner
+        self._gone = gone
+
+    @property
+    def last_context(self) -> Any:
+        # The dispatcher reads the sender's contextvars from here (HTTP transport).
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.receive()
+        except BaseException:
+            self._gone()
+            raise
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def _watched(transport: Transport, gone: Callable[[], None]) -> AsyncIterator[TransportStreams]:
+    async with transport as (read_stream, write_stream):
+        yield _WatchedReadStream(read_stream, gone), write_stream
+
+
+class _Session:
+    """One start of one server: the owner task, the client it opened, and how it ended."""
+
+    def __init__(self, config: MCPServerConfig, *, timeout: float, report: ErrorHandler) -> None:
+        self.config = config
+        self.client: Client | None = None
+        self._timeout = timeout
+        self._report = report
+        self._ready = asyncio.Event()
+        self._wake = asyncio.Event()
+        """Set to stop, or by the transport when the server went away."""
+        self._stopping = False
+        self._lost = False
+        """The server went away without being asked to."""
+        self._error: BaseException | None = None
+        self._stderr = ""
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.client is not None and not self._wake.is_set()
+
+    async def start(self) -> None:
+        """Start the owner task and wait until the session is usable; raise if it is not."""
+        self._task = asyncio.create_task(self._own(), name=f"mcp-server:{self.config.name}")
+        await self._ready.wait()
+        if self.client is None:
+            await self._task
+            reason = _describe(self._error) if self._error else "the connection closed"
+            raise MCPServerError(
+                f"MCP server {self.config.name!r} could not start: {reason}{self._stderr_note()}",
+                server=self.config.name,
+            )
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+
+    async def _own(self) -> None:
+        errlog = _errlog() if self.config.transport == "stdio" else None
+        try:
+            async with AsyncExitStack() as stack:
+                transport = await self._transport(stack, errlog)
+                self.client = await stack.enter_async_context(
+                    Client(_watched(transport, self._gone), read_timeout_seconds=self._timeout, cache=None)
+                )
+                self._ready.set()
+                await self._wake.wait()
+        except Exception as exc:  # owner tasks never raise: the failure is recorded and reported
+            self._error = exc
+            self._gone()
+        finally:
+            if errlog is not None:
+                self._stderr = _tail(errlog)
+                errlog.close()
+            self._wake.set()
+            self._ready.set()
+        if self.client is not None and self._lost:
+            reason = _describe(self._error) if self._error else "the connection closed"
+            await self._report(
+                self.config.name,
+                MCPServerError(
+                    f"MCP server {self.config.name!r} went away ({reason}){self._stderr_note()}; "
+                    "it is started again on its next call",
+                    server=self.config.name,
+                ),
+            )
+
+    def _gone(self) -> None:
+        self._lost = self._lost or not self._stopping
+        self._wake.set()
+
+    async def _transport(self, stack: AsyncExitStack, errlog: IO[str] | None) -> Transport:
+        config = self.config
+        if config.transport == "stdio":
+            assert config.command is not None and errlog is not None
+            parameters = StdioServerParameters(
+                command=config.command, args=list(config.args), env=config.env or None, cwd=config.cwd
+            )
+            return stdio_client(parameters, errlog=errlog)  # type: ignore[arg-type]
+        assert config.url is not None
+        http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers)))
+        return streamable_http_client(config.url, http_client=http)
+
+    def _stderr_note(self) -> str:
+        return f"; stderr: {self._stderr}" if self._stderr else ""
+
+
+def _errlog() -> IO[str]:
+    """Where a stdio server's stderr goes: kept out of our terminal, read back on failure."""
+    return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+
+
+def _tail(errlog: IO[str]) -> str:
+    fd = errlog.fileno()
+    size = os.fstat(fd).st_size
+    data = os.pread(fd, _STDERR_TAIL, max(0, size - _STDERR_TAIL))
+    return data.decode("utf-8", errors="replace").strip()
+
+
+class _Server:
+    """A configured server across restarts: starts it when needed and calls its tools."""
+
+    def __init__(self, config: MCPServerConfig, *, timeout: float, report: ErrorHandler) -> None:
+        self.config = config
+        self._timeout = timeout
+        self._report = report
+        self._lock = asyncio.Lock()
+        self._session: _Session | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    async def client(self) -> Client:
+        """The live session's client; a dead session is closed and the server started once more."""
+        async with self._lock:
+            if self._session is not None and self._session.alive:
+                assert self._session.client is not None
+                return self._session.client
+            if self._session is not None:
+                await self._session.stop()
+            self._session = _Session(self.config, timeout=self._timeout, report=self._report)
+            try:
+                await self._session.start()
+            except MCPServerError:
+                self._session = None
+                raise
+            assert self._session.client is not None
+            return self._session.client
+
+    async def list_tools(self) -> list[MCPTool]:
+        client = await self.client()
+        tools: list[MCPTool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_TOOL_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        client = await self.client()
+        try:
+            result = await client.call_tool(tool, arguments, read_timeout_seconds=self._timeout)
+        except MCPError as exc:
+            raise MCPServerError(self._call_failure(tool, exc), server=self.name) from exc
+        except Exception as exc:
+            message = f"MCP server {self.name!r} failed the call to {tool!r}: {_describe(exc)}"
+            raise MCPServerError(message, server=self.name) from exc
+        if result.is_error:
+            text = content_text(result.content) or f"{tool!r} failed without a message"
+            raise MCPServerError(text, server=self.name)
+        return tool_result_value(result)
+
+    def _call_failure(self, tool: str, exc: MCPError) -> str:
+        if exc.error.code == CONNECTION_CLOSED:
+            return (
+                f"the connection to MCP server {self.name!r} closed during the call to {tool!r}; "
+                "the server is started again on its next call"
+            )
+        if exc.error.code == REQUEST_TIMEOUT:
+            return f"MCP server {self.name!r} did not answer {tool!r} within {self._timeout:g}s"
+        return f"MCP server {self.name!r} rejected the call to {tool!r}: {exc.error.message}"
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            if self._session is not None:
+                await self._session.stop()
+                self._session = None
+
+
+class MCPClients:
+    """The MCP servers of one world runtime, as registry tools; use as an async context manager."""
+
+    def __init__(
+        self,
+        configs: Iterable[MCPServerConfig],
+        *,
+        on_error: ErrorHandler | None = None,
+        call_timeout: float = 60.0,
+    ) -> None:
+        self._servers: dict[str, _Server] = {}
+        for config in configs:
+            if check_server_name(config.name) in self._servers:
+                raise InvalidInputError(f"MCP server {config.name!r} is configured twice")
+            self._servers[config.name] = _Server(config, timeout=call_timeout, report=self._report)
+        self._on_error = on_error
+        self._lock = asyncio.Lock()
+        self._tools: list[Tool] | None = None
+
+    async def __aenter__(self) -> MCPClients:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def tools(self) -> list[Tool]:
+        """Every server's tools, namespaced; the first call starts the servers, concurrently."""
+        async with self._lock:
+            if self._tools is None:
+                self._tools = await self._discover()
+            return list(self._tools)
+
+    async def aclose(self) -> None:
+        """Close every session and end the server processes; a later ``tools()`` starts afresh."""
+        async with self._lock:
+            self._tools = None
+            async with asyncio.TaskGroup() as group:
+                for server in self._servers.values():
+                    group.create_task(server.aclose())
+
+    async def _discover(self) -> list[Tool]:
+        async def listing(server: _Server) -> list[MCPTool] | Exception:
+            try:
+                return await server.list_tools()
+            except Exception as exc:  # reported below, in configuration order
+                return exc
+
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(listing(server)) for server in self._servers.values()]
+        tools: list[Tool] = []
+        for server, task in zip(self._servers.values(), tasks, strict=True):
+            listed = task.result()
+            if isinstance(listed, Exception):
+                await self._report(server.name, listed)
+                continue
+            for spec in listed:
+                refusal = self._refusal(server.name, spec.name, tools)
+                if refusal is not None:
+                    await self._report(server.name, MCPServerError(refusal, server=server.name))
+                    continue
+                tools.append(_registry_tool(server, spec))
+        return tools
+
+    def _refusal(self, server: str, tool: str, accepted: list[Tool]) -> str | None:
+        """Why a listed tool must not be offered: it claims another server's prefix (P8), or repeats."""
+        for other in self._servers:
+            if other != server and tool.startswith(other + SEPARATOR):
+                return (
+                    f"MCP server {server!r} lists a tool named {tool!r}, which claims the prefix "
+                    f"of server {other!r}; the tool is refused"
+                )
+        name = f"{server}{SEPARATOR}{tool}"
+        if any(existing.name == name for existing in accepted):
+            return f"MCP server {server!r} lists the tool {tool!r} twice; the repeat is refused"
+        return None
+
+    async def _report(self, server: str, exc: Exception) -> None:
+        if self._on_error is None:
+            logger.warning("MCP server %r: %s", server, exc)
+            return
+        try:
+            await self._on_error(server, exc)
+        except Exception:
+            logger.exception("the on_error handler failed for MCP server %r", server)
+
+
+def _registry_tool(server: _Server, spec: MCPTool) -> Tool:
+    async def run(arguments: dict[str, Any], context: ToolContext) -> Any:
+        return await server.call(spec.name, arguments)
+
+    return Tool(
+        name=f"{server.name}{SEPARATOR}{spec.name}",
+        description=spec.description or spec.title or "",
+        parameters=spec.input_schema,
+        annotations=_annotations(spec),
+        server=server.name,
+        run=run,
+    )
+
+
+def _annotations(spec: MCPTool) -> dict[str, Any]:
+    hints = spec.annotations.model_dump(by_alias=True, exclude_none=True) if spec.annotations else {}
+    found = {key: hints[key] for key in _ANNOTATION_KEYS if key in hints}
+    if "title" not in found and spec.title:
+        found["title"] = spec.title
+    return found

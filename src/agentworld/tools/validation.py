@@ -1,0 +1,46 @@
+"""Argument checks before a tool runs (SPEC O2): valid JSON, an object, and the tool's schema.
+
+Each failure is a short sentence the model can act on ("arguments.path: 3 is not of
+type 'string'"); validators are compiled once per schema.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+
+class ArgumentError(ValueError):
+    """The model's arguments cannot be used; the message is shown to the model."""
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError as exc:
+        raise ArgumentError(f"arguments are not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ArgumentError("arguments must be a JSON object")
+    return value
+
+
+@lru_cache(maxsize=512)
+def _validator(schema_text: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(schema_text))
+
+
+def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> None:
+    try:
+        validator = _validator(json.dumps(schema, sort_keys=True))
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except SchemaError:
+        return  # a broken schema from a server is its problem; the tool itself will complain
+    if errors:
+        first = errors[0]
+        where = ".".join(str(p) for p in first.absolute_path)
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ArgumentError(f"arguments{'.' + where if where else ''}: {first.message}{more}")

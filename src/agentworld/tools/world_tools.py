@@ -1,0 +1,61 @@
+"""Assemble one world's tool registry: built-ins, declared client tools, MCP servers (SPEC T1).
+
+The registry is rebuilt from the world's stored settings on every loop
+iteration — cheap, and a changed setting takes effect at once. MCP clients are
+the expensive part, so they are kept and only replaced when the world's MCP
+configuration changes. The ``mcp`` SDK is imported only for worlds that use it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentworld.models import World
+from agentworld.tools.builtin.files import LIST_FILES_TOOL, READ_FILE_TOOL
+from agentworld.tools.builtin.shell import SHELL_TOOL
+from agentworld.tools.registry import Tool, ToolRegistry, client_tool
+
+if TYPE_CHECKING:
+    from agentworld.tools.mcp import MCPClients
+
+BUILTIN_TOOLS: tuple[Tool, ...] = (SHELL_TOOL, READ_FILE_TOOL, LIST_FILES_TOOL)
+
+ErrorReporter = Callable[[str, Exception], Awaitable[None]]
+
+
+class WorldTools:
+    def __init__(
+        self, *, extra: Sequence[Tool] = (), on_mcp_error: ErrorReporter | None = None
+    ) -> None:
+        self._extra = tuple(extra)
+        """Server tools an embedding application defines in Python."""
+        self._on_mcp_error = on_mcp_error
+        self._mcp: MCPClients | None = None
+        self._mcp_key: str | None = None
+
+    async def registry(self, world: World) -> ToolRegistry:
+        tools: list[Tool] = [*BUILTIN_TOOLS, *self._extra]
+        tools.extend(client_tool(definition) for definition in world.client_tools)
+        if world.mcp_config:
+            clients = await self._clients(world.mcp_config)
+            tools.extend(await clients.tools())
+        elif self._mcp is not None:
+            await self.aclose()
+        return ToolRegistry(tools)
+
+    async def _clients(self, config: dict[str, Any]) -> MCPClients:
+        from agentworld.tools.mcp import MCPClients, parse_mcp_config
+
+        key = json.dumps(config, sort_keys=True)
+        if self._mcp is None or key != self._mcp_key:
+            await self.aclose()
+            self._mcp = MCPClients(parse_mcp_config(config), on_error=self._on_mcp_error)
+            self._mcp_key = key
+        return self._mcp
+
+    async def aclose(self) -> None:
+        clients, self._mcp, self._mcp_key = self._mcp, None, None
+        if clients is not None:
+            await clients.aclose()

@@ -1,0 +1,372 @@
+"""MCP servers as tools, against real server processes over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+
+from agentworld.errors import InvalidInputError
+from agentworld.tools.mcp import (
+    MCPClients,
+    MCPServerConfig,
+    MCPServerError,
+    parse_mcp_config,
+    tool_result_value,
+)
+from agentworld.tools.registry import Tool, ToolContext
+
+SERVER_SCRIPT = str(Path(__file__).parents[1] / "support" / "mcp_test_server.py")
+CONTEXT = ToolContext(world="w", chat_id="c", agent="a")
+
+
+def stdio_server(name: str, *options: str, env: dict[str, str] | None = None) -> MCPServerConfig:
+    return MCPServerConfig(name, command=sys.executable, args=(SERVER_SCRIPT, *options), env=env or {})
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """One streamable-HTTP test server for the module, killed at the end."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, SERVER_SCRIPT, "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP test server did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait()
+
+
+class Errors:
+    """Collects what MCPClients reports through on_error."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Exception]] = []
+
+    async def __call__(self, server: str, exc: Exception) -> None:
+        self.seen.append((server, exc))
+
+    def messages(self, server: str) -> list[str]:
+        return [str(exc) for name, exc in self.seen if name == server]
+
+
+@pytest.fixture
+def errors() -> Errors:
+    return Errors()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def config(request: pytest.FixtureRequest) -> MCPServerConfig:
+    if request.param == "stdio":
+        return stdio_server("test")
+    url = request.getfixturevalue("http_url")
+    return MCPServerConfig("test", url=url, headers={"X-World": "w1"}, transport="streamable-http")
+
+
+@pytest.fixture
+async def clients(config: MCPServerConfig, errors: Errors) -> AsyncIterator[MCPClients]:
+    async with MCPClients([config], on_error=errors) as running:
+        yield running
+
+
+async def tools_by_name(clients: MCPClients) -> dict[str, Tool]:
+    return {tool.name: tool for tool in await clients.tools()}
+
+
+async def call(clients: MCPClients, tool_name: str, /, **arguments: Any) -> Any:
+    tool = (await tools_by_name(clients))[tool_name]
+    assert tool.run is not None
+    return await tool.run(arguments, CONTEXT)
+
+
+def process_exists(pid: int) -> bool:
+    """True while the process runs or is an unreaped zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- both transports
+
+
+async def test_tools_are_namespaced_with_schema_and_annotations(clients: MCPClients) -> None:
+    tools = await tools_by_name(clients)
+
+    assert {"test__echo", "test__add", "test__fail", "test__crash", "test__write_marker"} <= set(tools)
+    echo = tools["test__echo"]
+    assert echo.server == "test"
+    assert echo.location == "server"
+    assert echo.description == "Return the text unchanged."
+    assert echo.parameters["properties"]["text"]["type"] == "string"
+    assert echo.parameters["required"] == ["text"]
+    assert echo.annotations == {"title": "Echo", "readOnlyHint": True}
+    assert tools["test__write_marker"].annotations == {"destructiveHint": True}
+    assert tools["test__add"].annotations == {}
+
+
+async def test_text_and_structured_results(clients: MCPClients) -> None:
+    assert await call(clients, "test__echo", text="hello") == "hello"
+    assert await call(clients, "test__add", a=2, b=3) == {"result": 5}
+    assert await call(clients, "test__picture") == "a pixel\n[image/png]"
+
+
+async def test_error_result_raises_with_the_server_message(clients: MCPClients) -> None:
+    with pytest.raises(MCPServerError, match="boom") as caught:
+        await call(clients, "test__fail", message="boom")
+    assert caught.value.server == "test"
+    # The session survives a failed call.
+    assert await call(clients, "test__echo", text="still here") == "still here"
+
+
+async def test_protocol_error_raises_with_the_server_message(clients: MCPClients) -> None:
+    with pytest.raises(MCPServerError, match="rejected the call to 'protocol_error': not today"):
+        await call(clients, "test__protocol_error", message="not today")
+
+
+async def test_session_is_reused_across_calls(clients: MCPClients) -> None:
+    first = await call(clients, "test__pid")
+    second = await call(clients, "test__pid")
+    assert first == second
+    assert await clients.tools() == await clients.tools()
+
+
+async def test_slow_call_times_out_and_the_session_survives(config: MCPServerConfig) -> None:
+    async with MCPClients([config], call_timeout=0.5) as clients:
+        with pytest.raises(MCPServerError, match=r"did not answer 'sleep' within 0.5s"):
+            await call(clients, "test__sleep", seconds=3)
+        assert await call(clients, "test__echo", text="after") == "after"
+
+
+async def test_tool_side_effect_happens_once(clients: MCPClients, tmp_path: Path) -> None:
+    marker = tmp_path / "marker.txt"
+    assert await call(clients, "test__write_marker", path=str(marker)) == {"result": str(marker)}
+    assert marker.read_text() == "marker\n"
+
+
+# ---------------------------------------------------------------- transport details
+
+
+async def test_http_headers_reach_the_server(http_url: str) -> None:
+    config = MCPServerConfig("web", url=http_url, headers={"X-World": "w1"}, transport="streamable-http")
+    async with MCPClients([config]) as clients:
+        assert await call(clients, "web__header", name="X-World") == {"result": "w1"}
+
+
+async def test_stdio_env_reaches_the_server() -> None:
+    async with MCPClients([stdio_server("local", env={"AGENTWORLD_PROBE": "42"})]) as clients:
+        assert await call(clients, "local__env", name="AGENTWORLD_PROBE") == {"result": "42"}
+
+
+async def test_servers_that_fail_to_start_are_reported_and_others_work(errors: Errors) -> None:
+    configs = [
+        MCPServerConfig("missing", command="/nonexistent/mcp-server"),
+        MCPServerConfig("dies", command=sys.executable, args=("-c", "import sys; print('no luck', file=sys.stderr); sys.exit(3)")),
+        MCPServerConfig("nobody", url=f"http://127.0.0.1:{free_port()}/mcp", transport="streamable-http"),
+        stdio_server("good"),
+    ]
+    async with MCPClients(configs, on_error=errors) as clients:
+        tools = await tools_by_name(clients)
+        assert {tool.server for tool in tools.values()} == {"good"}
+        assert await call(clients, "good__echo", text="fine") == "fine"
+
+    assert [server for server, _ in errors.seen] == ["missing", "dies", "nobody"]
+    assert all(isinstance(exc, MCPServerError) for _, exc in errors.seen)
+    assert "could not start" in errors.messages("missing")[0]
+    assert "/nonexistent/mcp-server" in errors.messages("missing")[0]
+    assert "no luck" in errors.messages("dies")[0]
+    assert "ConnectError" in errors.messages("nobody")[0]
+
+
+async def test_tool_claiming_another_servers_prefix_is_refused(errors: Errors) -> None:
+    configs = [stdio_server("alpha"), stdio_server("beta", "--spoof", "alpha")]
+    async with MCPClients(configs, on_error=errors) as clients:
+        names = set(await tools_by_name(clients))
+
+    assert "beta__alpha__evil" not in names
+    assert "alpha__evil" not in names
+    assert {"alpha__echo", "beta__echo"} <= names
+    [message] = errors.messages("beta")
+    assert "'alpha__evil'" in message and "prefix of server 'alpha'" in message
+
+
+async def test_tool_with_its_own_prefix_is_not_spoofing(errors: Errors) -> None:
+    async with MCPClients([stdio_server("solo", "--spoof", "solo")], on_error=errors) as clients:
+        assert "solo__solo__evil" in await tools_by_name(clients)
+    assert errors.seen == []
+
+
+async def test_crashed_server_is_started_again_on_the_next_call(errors: Errors) -> None:
+    async with MCPClients([stdio_server("fragile")], on_error=errors) as clients:
+        before = await call(clients, "fragile__pid")
+        with pytest.raises(MCPServerError, match="closed during the call to 'crash'"):
+            await call(clients, "fragile__crash")
+        after = await call(clients, "fragile__pid")
+        assert after != before
+        assert not process_exists(before["result"])
+        assert await call(clients, "fragile__echo", text="back") == "back"
+
+    [report] = errors.messages("fragile")
+    assert "went away" in report
+
+
+async def test_failed_restart_raises(tmp_path: Path, errors: Errors) -> None:
+    config = stdio_server("once", "--refuse-restart", str(tmp_path / "started"))
+    async with MCPClients([config], on_error=errors) as clients:
+        with pytest.raises(MCPServerError):
+            await call(clients, "once__crash")
+        with pytest.raises(MCPServerError, match="could not start.*refusing to start again"):
+            await call(clients, "once__echo", text="hello?")
+
+
+async def test_aclose_ends_every_process_and_tools_works_again() -> None:
+    clients = MCPClients([stdio_server("one"), stdio_server("two")])
+    first = [await call(clients, f"{name}__pid") for name in ("one", "two")]
+    await clients.aclose()
+    assert not any(process_exists(pid["result"]) for pid in first)
+
+    second = await call(clients, "one__pid")
+    assert second != first[0]
+    await clients.aclose()
+    assert not process_exists(second["result"])
+
+
+async def test_killed_http_server_makes_calls_fail_cleanly(errors: Errors) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, SERVER_SCRIPT, "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        config = MCPServerConfig("remote", url=f"http://127.0.0.1:{port}/mcp", transport="streamable-http")
+        async with MCPClients([config], on_error=errors) as clients:
+            for _ in range(200):
+                try:
+                    assert await call(clients, "remote__echo", text="up") == "up"
+                    break
+                except KeyError:  # not listening yet: no tools
+                    await clients.aclose()
+                    errors.seen.clear()
+                    time.sleep(0.05)
+            process.kill()
+            process.wait()
+            with pytest.raises(MCPServerError):
+                await call(clients, "remote__echo", text="anyone?")
+            with pytest.raises(MCPServerError, match="could not start"):
+                await call(clients, "remote__echo", text="anyone?")
+    finally:
+        process.kill()
+        process.wait()
+    assert errors.messages("remote")
+
+
+# ---------------------------------------------------------------- results (pure)
+
+
+def test_structured_content_wins_over_text() -> None:
+    result = CallToolResult(content=[TextContent(text="3")], structured_content={"result": 3})
+    assert tool_result_value(result) == {"result": 3}
+
+
+def test_non_text_blocks_are_summarised() -> None:
+    result = CallToolResult(
+        content=[
+            TextContent(text="see"),
+            ImageContent(data="", mime_type="image/png"),
+            EmbeddedResource(resource=TextResourceContents(uri="file:///a.txt", text="inside")),
+        ]
+    )
+    assert tool_result_value(result) == "see\n[image/png]\ninside"
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def test_parse_stdio_and_http_servers() -> None:
+    configs = parse_mcp_config(
+        {
+            "mcpServers": {
+                "files": {"command": "npx", "args": ["-y", "server-files"], "env": {"A": "1"}, "cwd": "/tmp"},
+                "web": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+                "web-2": {"url": "http://localhost:9000/mcp", "transport": "http"},
+                "local_1": {"command": "server", "type": "stdio"},
+            }
+        }
+    )
+    assert configs == [
+        MCPServerConfig("files", command="npx", args=("-y", "server-files"), env={"A": "1"}, cwd="/tmp"),
+        MCPServerConfig(
+            "web", url="https://example.com/mcp", headers={"Authorization": "Bearer x"}, transport="streamable-http"
+        ),
+        MCPServerConfig("web-2", url="http://localhost:9000/mcp", transport="streamable-http"),
+        MCPServerConfig("local_1", command="server"),
+    ]
+    assert parse_mcp_config({}) == []
+
+
+@pytest.mark.parametrize(
+    ("servers", "problem"),
+    [
+        ({"s": {"command": "x", "timeout": 3}}, r"'s': unknown key\(s\) 'timeout'"),
+        ({"s": {"url": "http://h/mcp", "args": ["a"]}}, r"'s': unknown key\(s\) 'args'"),
+        ({"s": {"args": ["a"]}}, r"'s': missing 'command' \(stdio\) or 'url'"),
+        ({"s": {"command": "x", "url": "http://h/mcp"}}, r"'s': give either 'command'.*not both"),
+        ({"s": {"command": "x", "args": ["a", 1]}}, r"'s': 'args' must be a list of strings"),
+        ({"s": {"command": "x", "args": "a b"}}, r"'s': 'args' must be a list of strings"),
+        ({"s": {"command": ""}}, r"'s': 'command' must be a non-empty string"),
+        ({"s": {"command": "x", "env": {"A": 1}}}, r"'s': 'env' must map strings to strings"),
+        ({"s": {"url": "ftp://h"}}, r"'s': 'url' must be an http"),
+        ({"s": {"url": "http://h/sse", "transport": "sse"}}, r"'s': the 'sse' transport is not supported"),
+        ({"s": {"url": "http://h/mcp", "transport": "stdio"}}, r"'s': transport 'stdio' does not fit"),
+        ({"s": {"command": "x", "transport": "http"}}, r"'s': transport 'http' does not fit"),
+        ({"s": "npx server"}, r"'s': expected an object"),
+        ({"my server": {"command": "x"}}, r"'my server': the name may only use"),
+        ({"a__b": {"command": "x"}}, r"'a__b': the name may not contain '__'"),
+        ({"a_": {"command": "x"}}, r"'a_': the name may not contain '__' or end with '_'"),
+    ],
+)
+def test_invalid_server_entries_are_rejected(servers: dict[str, Any], problem: str) -> None:
+    with pytest.raises(InvalidInputError, match=problem):
+        parse_mcp_config({"mcpServers": servers})
+
+
+def test_invalid_documents_are_rejected() -> None:
+    with pytest.raises(InvalidInputError, match="unknown key"):
+        parse_mcp_config({"servers": {}})
+    with pytest.raises(InvalidInputError, match="'mcpServers' must map"):
+        parse_mcp_config({"mcpServers": ["a"]})
+
+
+def test_duplicate_and_invalid_names_are_rejected_by_mcp_clients() -> None:
+    with pytest.raises(InvalidInputError, match="configured twice"):
+        MCPClients([MCPServerConfig("a", command="x"), MCPServerConfig("a", command="y")])
+    with pytest.raises(InvalidInputError, match="may not contain"):
+        MCPClients([MCPServerConfig("a__b", command="x")])
