@@ -62,7 +62,14 @@ def build_provider(agent: Agent) -> LLMProvider:
                 )
             key, env = _api_key(agent, required=needs_key)
             provider = OpenAIProvider(api_key=key, base_url=base_url, api_key_env=env)
-        case "anthropic" | "google" | "azure":
+        case "anthropic":
+            from agentworld.providers.anthropic import AnthropicProvider
+
+            key, env = _api_key(agent, required=agent.base_url is None)
+            provider = AnthropicProvider(api_key=key, base_url=agent.base_url, api_key_env=env)
+        case "azure":
+            provider = _azure(agent)
+        case "google":
             raise ProviderConfigError(
                 f"provider {agent.provider!r} is not available in this version yet"
             )
@@ -72,6 +79,49 @@ def build_provider(agent: Agent) -> LLMProvider:
     return RetryingProvider(provider, attempts=attempts)
 
 
+AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
+AZURE_API_VERSION_ENV = "AZURE_OPENAI_API_VERSION"
+AZURE_DEFAULT_API_VERSION = "2024-10-21"
+
+
+def _azure(agent: Agent) -> LLMProvider:
+    """Azure OpenAI: the model is the deployment name; endpoint and API version from the env."""
+    import openai
+
+    from agentworld.providers.openai import OpenAIProvider
+
+    key, env = _api_key(agent, required=agent.base_url is None)
+    version = (
+        os.environ.get(AZURE_API_VERSION_ENV)
+        or os.environ.get("OPENAI_API_VERSION")
+        or AZURE_DEFAULT_API_VERSION
+    )
+    if agent.base_url is not None:
+        client = openai.AsyncAzureOpenAI(
+            api_key=key, base_url=agent.base_url, api_version=version, max_retries=0, timeout=120.0
+        )
+    else:
+        endpoint = os.environ.get(AZURE_ENDPOINT_ENV)
+        if not endpoint:
+            raise ProviderConfigError(
+                f"agent {agent.name!r} (azure) needs an endpoint: set ${AZURE_ENDPOINT_ENV} or --base-url"
+            )
+        client = openai.AsyncAzureOpenAI(
+            api_key=key,
+            azure_endpoint=endpoint,
+            azure_deployment=agent.model,
+            api_version=version,
+            max_retries=0,
+            timeout=120.0,
+        )
+    return OpenAIProvider(api_key=key, api_key_env=env, client=client)
+
+
 def provider_cache_key(agent: Agent) -> tuple[str, str, str, str]:
     """Agents with the same endpoint and key share one client (and its connection pool)."""
-    return (agent.provider, agent.base_url or "", agent.api_key_env or "", agent.model if agent.provider == "scripted" else "")
+    return (
+        agent.provider,
+        agent.base_url or "",
+        agent.api_key_env or "",
+        agent.model if agent.provider == "scripted" else "",
+    )

@@ -80,7 +80,9 @@ class SQLStorage:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StorageError(f"cannot create database directory {path.parent}: {exc}") from exc
+                raise StorageError(
+                    f"cannot create database directory {path.parent}: {exc}"
+                ) from exc
         engine = create_async_engine(self.url, echo=self._echo)
         if self._is_sqlite:
             _configure_sqlite(engine)
@@ -167,7 +169,9 @@ class SQLStorage:
 
     async def list_worlds(self) -> list[World]:
         async with self._read() as conn:
-            rows = (await conn.execute(sa.select(schema.worlds).order_by(schema.worlds.c.name))).all()
+            rows = (
+                await conn.execute(sa.select(schema.worlds).order_by(schema.worlds.c.name))
+            ).all()
         return [row_world(r) for r in rows]
 
     async def update_world(self, world: World) -> World:
@@ -195,7 +199,9 @@ class SQLStorage:
                 schema.agents,
             ):
                 await conn.execute(sa.delete(table).where(table.c.world == name))
-            result = await conn.execute(sa.delete(schema.worlds).where(schema.worlds.c.name == name))
+            result = await conn.execute(
+                sa.delete(schema.worlds).where(schema.worlds.c.name == name)
+            )
             if result.rowcount == 0:
                 raise NotFoundError(f"world {name!r} not found")
 
@@ -332,7 +338,10 @@ class SQLStorage:
                 .values(llm_call_count=table.c.llm_call_count + 1, last_active=ts(utc_now()))
                 .returning(table.c.llm_call_count)
             )
-            return int(result.scalar_one())
+            count = result.scalar()
+        if count is None:
+            raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+        return int(count)
 
     async def record_agent_step(
         self, world: str, agent: str, messages: Sequence[Message], *, llm_calls: int = 0
@@ -368,16 +377,21 @@ class SQLStorage:
 
     async def create_chat(self, chat: Chat) -> Chat:
         await self.get_world(chat.world)
-        async with self._write() as conn:
-            await conn.execute(
-                sa.insert(schema.chats).values(
-                    world=chat.world,
-                    chat_id=chat.chat_id,
-                    name=chat.name,
-                    created_at=ts(chat.created_at),
-                    updated_at=ts(chat.updated_at),
+        try:
+            async with self._write() as conn:
+                await conn.execute(
+                    sa.insert(schema.chats).values(
+                        world=chat.world,
+                        chat_id=chat.chat_id,
+                        name=chat.name,
+                        created_at=ts(chat.created_at),
+                        updated_at=ts(chat.updated_at),
+                    )
                 )
-            )
+        except IntegrityError as exc:
+            raise AlreadyExistsError(
+                f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
+            ) from exc
         return chat
 
     async def get_chat(self, world: str, chat_id: str) -> Chat:
@@ -414,7 +428,9 @@ class SQLStorage:
             for r in rows
         ]
 
-    async def rename_chat(self, world: str, chat_id: str, name: str, *, titled: bool = True) -> None:
+    async def rename_chat(
+        self, world: str, chat_id: str, name: str, *, titled: bool = True
+    ) -> None:
         async with self._write() as conn:
             await conn.execute(
                 sa.update(schema.chats)
@@ -454,12 +470,16 @@ class SQLStorage:
     async def memory(self, world: str, agent: str, chat_id: str | None = None) -> list[Message]:
         return await self._messages(world, chat_id, owner=agent)
 
-    async def _messages(self, world: str, chat_id: str | None, *, owner: str | None) -> list[Message]:
+    async def _messages(
+        self, world: str, chat_id: str | None, *, owner: str | None
+    ) -> list[Message]:
         table = schema.messages
         query = sa.select(table).where(table.c.world == world)
         if chat_id is not None:
             query = query.where(table.c.chat_id == chat_id)
-        query = query.where(table.c.memory_owner.is_(None) if owner is None else table.c.memory_owner == owner)
+        query = query.where(
+            table.c.memory_owner.is_(None) if owner is None else table.c.memory_owner == owner
+        )
         async with self._read() as conn:
             rows = (await conn.execute(query.order_by(table.c.seq))).all()
         return [row_message(r) for r in rows]
@@ -483,7 +503,9 @@ class SQLStorage:
 
     async def last_seq(self) -> int:
         async with self._read() as conn:
-            return int((await conn.execute(sa.select(sa.func.max(schema.messages.c.seq)))).scalar() or 0)
+            return int(
+                (await conn.execute(sa.select(sa.func.max(schema.messages.c.seq)))).scalar() or 0
+            )
 
     async def usage_by_agent(self, world: str) -> dict[str, Usage]:
         return await self._usage(world, group=schema.messages.c.memory_owner)
@@ -510,9 +532,7 @@ class SQLStorage:
 
     async def append_events(self, events: Sequence[WorldEvent]) -> None:
         """Store events for the event log; message events land in the transcript instead."""
-        transcript = [
-            (None, e.message) for e in events if isinstance(e, MessageEvent)
-        ]
+        transcript = [(None, e.message) for e in events if isinstance(e, MessageEvent)]
         others = [
             {
                 "world": e.world,
