@@ -158,3 +158,26 @@ async def test_scripted_provider_works_offline() -> None:
 def test_scripted_provider_with_bad_model_is_invalid_input() -> None:
     with pytest.raises(InvalidInputError):
         build_provider(agent("scripted", model="nonsense"))
+
+
+async def test_azure_addresses_the_deployment_with_an_api_version(
+    openai_server: OpenAIWireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_VERSION", "2024-06-01")
+    agent = Agent(world="w", name="a", provider="azure", model="gpt4-deployment", base_url=openai_server.base_url)
+    provider = build_provider(agent)
+    try:
+        reply = await provider.complete(
+            LLMRequest(model="gpt4-deployment", messages=[PromptMessage(role="user", content="hi")])
+        )
+    finally:
+        await provider.aclose()
+    assert reply.content == "echo: hi"
+    assert openai_server.paths == ["/v1/deployments/gpt4-deployment/chat/completions?api-version=2024-06-01"]
+
+
+def test_azure_without_endpoint_names_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
+    with pytest.raises(ProviderConfigError, match="AZURE_OPENAI_ENDPOINT"):
+        build_provider(Agent(world="w", name="a", provider="azure", model="d"))

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import re
 import signal
 import socket
 import threading
@@ -146,8 +147,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         owner = self.server.owner
         if isinstance(body, dict):
-            owner._record(body)
-        if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
+            owner._record(body, self.path)
+        path = self.path.split("?")[0].rstrip("/")
+        # Azure OpenAI addresses a deployment: .../deployments/<name>/chat/completions?api-version=
+        if path != "/v1/chat/completions" and not re.fullmatch(r".*/deployments/[^/]+/chat/completions", path):
             self._send_error(404, f"Unknown path {self.path}")
             return
         if not isinstance(body, dict) or "model" not in body or "messages" not in body:
@@ -271,6 +274,7 @@ class OpenAIWireServer:
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
+        self._paths: list[str] = []
         self._queue: deque[Reply] = deque()
         self._ids = itertools.count(1)
         self._conns: set[socket.socket] = set()
@@ -290,6 +294,12 @@ class OpenAIWireServer:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def paths(self) -> list[str]:
+        """The request path (with query) of each recorded request, parallel to ``requests``."""
+        with self._lock:
+            return list(self._paths)
+
     def enqueue(self, *replies: Reply) -> None:
         with self._lock:
             self._queue.extend(replies)
@@ -297,6 +307,7 @@ class OpenAIWireServer:
     def clear(self) -> None:
         with self._lock:
             self._requests.clear()
+            self._paths.clear()
             self._queue.clear()
 
     def start(self) -> OpenAIWireServer:
@@ -338,9 +349,10 @@ class OpenAIWireServer:
         with self._lock:
             (self._conns.add if add else self._conns.discard)(conn)
 
-    def _record(self, body: dict[str, Any]) -> None:
+    def _record(self, body: dict[str, Any], path: str) -> None:
         with self._lock:
             self._requests.append(body)
+            self._paths.append(path)
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:

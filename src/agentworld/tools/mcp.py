@@ -1,18 +1,17 @@
 """MCP servers as a source of tools (SPEC T3), through the official ``mcp`` SDK.
 
-A world configures servers in the usual ``{"mcpServers": {...}}`` shape;
-``parse_mcp_config`` checks it strictly. ``MCPClients`` starts them lazily (all
-at once, on the first ``tools()``), keeps one session per server for the
-world's lifetime, and offers each server tool as ``server__tool``. A tool whose
-own name claims another configured server's prefix is refused (P8). A server
-that cannot start, or dies, is reported through ``on_error``; the others keep
-working, and a dead server is started again on its next call.
+A world configures servers in the usual ``{"mcpServers": {...}}`` shape, which
+``parse_mcp_config`` checks strictly. ``MCPClients`` starts them lazily (all at
+once, on the first ``tools()``), keeps one session per server, and offers each
+server tool as ``server__tool``; a tool whose own name claims another
+configured server's prefix is refused (P8). A server that cannot start, or
+dies, is reported through ``on_error`` while the others keep working; a dead
+server is started again on its next call.
 
 The SDK's transports and sessions are anyio context managers whose cancel
-scopes belong to the task that entered them. So each server session has one
-owner task that opens the transport and session, parks until told to stop (or
-until the server goes away), and closes them again; calls from any other task
-only use the session.
+scopes belong to the task that entered them. So every session has one owner
+task that opens transport and session, parks until told to stop (or until the
+server goes away) and closes them; calls from other tasks only use the session.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal
+from typing import Any, Literal, TextIO
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters
@@ -53,14 +52,13 @@ from agentworld.tools.registry import Tool, ToolContext
 logger = logging.getLogger(__name__)
 
 MCPTransport = Literal["stdio", "streamable-http"]
+ErrorHandler = Callable[[str, Exception], Awaitable[None]]
 SEPARATOR = "__"
-"""Joins server and tool: ``github__create_issue``."""
+"""Joins server and tool names: ``github__create_issue``."""
 _SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
-_ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+_HINTS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _STDERR_TAIL = 800
 _MAX_TOOL_PAGES = 100
-
-ErrorHandler = Callable[[str, Exception], Awaitable[None]]
 
 
 class MCPServerError(AgentWorldError):
@@ -85,95 +83,73 @@ class MCPServerConfig:
     transport: MCPTransport = "stdio"
 
 
-# ---------------------------------------------------------------- configuration
+# -- configuration (pure) ---------------------------------------------------------------------
 
-_STDIO_KEYS = frozenset({"command", "args", "env", "cwd", "transport", "type"})
-_HTTP_KEYS = frozenset({"url", "headers", "transport", "type"})
+_KEYS = {"stdio": {"command", "args", "env", "cwd"}, "streamable-http": {"url", "headers"}}
 _TRANSPORT_NAMES: dict[str, MCPTransport] = {
     "stdio": "stdio",
     "streamable-http": "streamable-http",
-    "streamable_http": "streamable-http",
-    "streamableHttp": "streamable-http",
     "http": "streamable-http",
 }
 
 
 def parse_mcp_config(document: Mapping[str, Any]) -> list[MCPServerConfig]:
     """The servers of a ``{"mcpServers": {name: {...}}}`` document; any doubt is an error."""
-    if not isinstance(document, Mapping):
-        raise InvalidInputError("the MCP config must be a JSON object with an 'mcpServers' key")
-    unknown = sorted(set(document) - {"mcpServers"})
-    if unknown:
-        raise InvalidInputError(f"MCP config: unknown key(s) {_quoted(unknown)}; expected 'mcpServers'")
+    if not isinstance(document, Mapping) or set(document) - {"mcpServers"}:
+        raise InvalidInputError("the MCP config must be an object with only an 'mcpServers' key")
     servers = document.get("mcpServers", {})
     if not isinstance(servers, Mapping):
         raise InvalidInputError("MCP config: 'mcpServers' must map server names to objects")
-    return [_parse_server(name, entry) for name, entry in servers.items()]
+    return [_parse_server(check_server_name(name), entry) for name, entry in servers.items()]
 
 
 def check_server_name(name: object) -> str:
-    """A server name that keeps ``server__tool`` unambiguous: the first ``__`` ends the server."""
+    """A name that keeps ``server__tool`` unambiguous: the first ``__`` ends the server name."""
     if not isinstance(name, str) or not _SERVER_NAME.fullmatch(name):
-        raise InvalidInputError(
-            f"MCP server {name!r}: the name may only use letters, digits, '_' and '-'"
-        )
+        raise InvalidInputError(f"MCP server {name!r}: the name may only use letters, digits, _ and -")
     if SEPARATOR in name or name.endswith("_"):
         raise InvalidInputError(
-            f"MCP server {name!r}: the name may not contain '__' or end with '_' "
-            "(tools are named server__tool)"
+            f"MCP server {name!r}: the name may not contain '__' or end with '_' (tools are server__tool)"
         )
     return name
 
 
-def _parse_server(name: object, entry: object) -> MCPServerConfig:
-    name = check_server_name(name)
-
+def _parse_server(name: str, entry: object) -> MCPServerConfig:
     def problem(text: str) -> InvalidInputError:
         return InvalidInputError(f"MCP server {name!r}: {text}")
 
     if not isinstance(entry, Mapping):
         raise problem("expected an object with 'command' or 'url'")
-    if "command" in entry and "url" in entry:
-        raise problem("give either 'command' (stdio) or 'url' (streamable HTTP), not both")
-    if "command" not in entry and "url" not in entry:
-        raise problem("missing 'command' (stdio) or 'url' (streamable HTTP)")
-    stdio = "command" in entry
-    unknown = sorted(set(entry) - (_STDIO_KEYS if stdio else _HTTP_KEYS))
+    if ("command" in entry) == ("url" in entry):
+        raise problem("give either 'command' (stdio) or 'url' (streamable HTTP), not both or neither")
+    transport: MCPTransport = "stdio" if "command" in entry else "streamable-http"
+    unknown = set(entry) - _KEYS[transport] - {"transport", "type"}
     if unknown:
-        raise problem(f"unknown key(s) {_quoted(unknown)}")
-
-    declared = {entry[key] for key in ("transport", "type") if key in entry}
-    if len(declared) > 1:
-        raise problem("'transport' and 'type' disagree")
-    for value in declared:
-        if value == "sse":
+        raise problem(f"unknown key(s) {', '.join(repr(key) for key in sorted(unknown))}")
+    for declared in {entry[key] for key in ("transport", "type") if key in entry}:
+        if declared == "sse":
             raise problem("the 'sse' transport is not supported; use streamable HTTP")
-        if _TRANSPORT_NAMES.get(value) != ("stdio" if stdio else "streamable-http"):
-            raise problem(f"transport {value!r} does not fit a server with {'command' if stdio else 'url'!r}")
+        if _TRANSPORT_NAMES.get(declared) != transport:
+            raise problem(f"transport {declared!r} does not fit a server with {'command' if transport == 'stdio' else 'url'!r}")
 
-    if stdio:
-        command = entry["command"]
-        args = entry.get("args", [])
-        if not isinstance(command, str) or not command.strip():
-            raise problem("'command' must be a non-empty string")
-        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
-            raise problem("'args' must be a list of strings")
-        cwd = entry.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            raise problem("'cwd' must be a string")
-        env = _string_map(entry.get("env", {}), "env", problem)
-        return MCPServerConfig(name, command=command, args=tuple(args), env=env, cwd=cwd)
-
-    url = entry["url"]
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise problem("'url' must be an http:// or https:// URL")
-    headers = _string_map(entry.get("headers", {}), "headers", problem)
-    return MCPServerConfig(name, url=url, headers=headers, transport="streamable-http")
+    if transport == "streamable-http":
+        url = entry["url"]
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise problem("'url' must be an http:// or https:// URL")
+        headers = _string_map(entry.get("headers", {}), "headers", problem)
+        return MCPServerConfig(name, url=url, headers=headers, transport=transport)
+    command, args, cwd = entry["command"], entry.get("args", []), entry.get("cwd")
+    if not isinstance(command, str) or not command.strip():
+        raise problem("'command' must be a non-empty string")
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise problem("'args' must be a list of strings")
+    if cwd is not None and not isinstance(cwd, str):
+        raise problem("'cwd' must be a string")
+    env = _string_map(entry.get("env", {}), "env", problem)
+    return MCPServerConfig(name, command=command, args=tuple(args), env=env, cwd=cwd)
 
 
-def _string_map(
-    value: object, key: str, problem: Callable[[str], InvalidInputError]
-) -> dict[str, str]:
+def _string_map(value: object, key: str, problem: Callable[[str], Exception]) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
@@ -181,21 +157,17 @@ def _string_map(
     return dict(value)
 
 
-def _quoted(names: Iterable[str]) -> str:
-    return ", ".join(repr(name) for name in names)
-
-
-# ---------------------------------------------------------------- results
+# -- results (pure) ---------------------------------------------------------------------------
 
 
 def tool_result_value(result: CallToolResult) -> Any:
-    """What a successful call returns to the loop: structured content if any, else its text."""
+    """What a successful call gives the loop: the structured content if any, else the text."""
     if result.structured_content is not None:
         return result.structured_content
-    return content_text(result.content)
+    return _content_text(result.content)
 
 
-def content_text(blocks: Iterable[ContentBlock]) -> str:
+def _content_text(blocks: Iterable[ContentBlock]) -> str:
     """Text blocks joined by newlines; other blocks summarised, e.g. ``[image/png]``."""
     parts: list[str] = []
     for block in blocks:
@@ -204,11 +176,9 @@ def content_text(blocks: Iterable[ContentBlock]) -> str:
         elif isinstance(block, ResourceLink):
             parts.append(f"[resource {block.uri}]")
         elif isinstance(block, EmbeddedResource):
-            resource = block.resource
-            if isinstance(resource, TextResourceContents):
-                parts.append(resource.text)
-            else:
-                parts.append(f"[{resource.mime_type or 'resource'} {resource.uri}]")
+            inner = block.resource
+            is_text = isinstance(inner, TextResourceContents)
+            parts.append(inner.text if is_text else f"[{inner.mime_type or 'resource'} {inner.uri}]")
         else:  # image or audio
             parts.append(f"[{block.mime_type}]")
     return "\n".join(parts)
@@ -223,7 +193,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-# ---------------------------------------------------------------- sessions
+# -- sessions ---------------------------------------------------------------------------------
 
 
 class _WatchedReadStream:
@@ -231,8 +201,8 @@ class _WatchedReadStream:
 
     Only the dispatcher's read loop receives from it, and that loop ends by an
     exception here (end of stream, or the cancellation that follows a transport
-    failure). Calling ``gone`` before the dispatcher wakes pending callers with
-    "connection closed" means no later call can find the dead session alive.
+    failure). Calling ``gone`` before the dispatcher wakes its pending callers
+    with "connection closed" means no later call can find the dead session alive.
     """
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], gone: Callable[[], None]) -> None:
@@ -240,8 +210,7 @@ class _WatchedReadStream:
         self._gone = gone
 
     @property
-    def last_context(self) -> Any:
-        # The dispatcher reads the sender's contextvars from here (HTTP transport).
+    def last_context(self) -> Any:  # the HTTP transport's sender contextvars, read by the dispatcher
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
@@ -277,20 +246,16 @@ async def _watched(transport: Transport, gone: Callable[[], None]) -> AsyncItera
 
 
 class _Session:
-    """One start of one server: the owner task, the client it opened, and how it ended."""
+    """One start of one server: its owner task, the client it opened, and how it ended."""
 
     def __init__(self, config: MCPServerConfig, *, timeout: float, report: ErrorHandler) -> None:
-        self.config = config
+        self.config, self._timeout, self._report = config, timeout, report
         self.client: Client | None = None
-        self._timeout = timeout
-        self._report = report
-        self._ready = asyncio.Event()
-        self._wake = asyncio.Event()
-        """Set to stop, or by the transport when the server went away."""
+        self._ready, self._wake = asyncio.Event(), asyncio.Event()
         self._stopping = False
         self._lost = False
         """The server went away without being asked to."""
-        self._error: BaseException | None = None
+        self._error: Exception | None = None
         self._stderr = ""
         self._task: asyncio.Task[None] | None = None
 
@@ -298,17 +263,14 @@ class _Session:
     def alive(self) -> bool:
         return self.client is not None and not self._wake.is_set()
 
-    async def start(self) -> None:
-        """Start the owner task and wait until the session is usable; raise if it is not."""
+    async def start(self) -> Client:
+        """Start the owner task and wait until the session is usable; raise if it never is."""
         self._task = asyncio.create_task(self._own(), name=f"mcp-server:{self.config.name}")
         await self._ready.wait()
         if self.client is None:
             await self._task
-            reason = _describe(self._error) if self._error else "the connection closed"
-            raise MCPServerError(
-                f"MCP server {self.config.name!r} could not start: {reason}{self._stderr_note()}",
-                server=self.config.name,
-            )
+            raise self._failure("could not start: {reason}")
+        return self.client
 
     async def stop(self) -> None:
         self._stopping = True
@@ -317,97 +279,78 @@ class _Session:
             await self._task
 
     async def _own(self) -> None:
-        errlog = _errlog() if self.config.transport == "stdio" else None
+        # The server's stderr goes to a file rather than our terminal; its tail explains failures.
+        errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         try:
             async with AsyncExitStack() as stack:
-                transport = await self._transport(stack, errlog)
-                self.client = await stack.enter_async_context(
-                    Client(_watched(transport, self._gone), read_timeout_seconds=self._timeout, cache=None)
-                )
+                transport = _watched(await self._transport(stack, errlog), self._gone)
+                client = Client(transport, read_timeout_seconds=self._timeout, cache=None)
+                self.client = await stack.enter_async_context(client)
                 self._ready.set()
                 await self._wake.wait()
-        except Exception as exc:  # owner tasks never raise: the failure is recorded and reported
+        except Exception as exc:  # an owner task never raises: the failure is kept and reported
             self._error = exc
             self._gone()
         finally:
-            if errlog is not None:
-                self._stderr = _tail(errlog)
-                errlog.close()
-            self._wake.set()
+            self._stderr = _tail(errlog)
+            errlog.close()
             self._ready.set()
         if self.client is not None and self._lost:
-            reason = _describe(self._error) if self._error else "the connection closed"
-            await self._report(
-                self.config.name,
-                MCPServerError(
-                    f"MCP server {self.config.name!r} went away ({reason}){self._stderr_note()}; "
-                    "it is started again on its next call",
-                    server=self.config.name,
-                ),
-            )
+            failure = self._failure("went away ({reason}); it is started again on its next call")
+            await self._report(self.config.name, failure)
 
     def _gone(self) -> None:
         self._lost = self._lost or not self._stopping
         self._wake.set()
 
-    async def _transport(self, stack: AsyncExitStack, errlog: IO[str] | None) -> Transport:
+    async def _transport(self, stack: AsyncExitStack, errlog: TextIO) -> Transport:
         config = self.config
-        if config.transport == "stdio":
-            assert config.command is not None and errlog is not None
-            parameters = StdioServerParameters(
-                command=config.command, args=list(config.args), env=config.env or None, cwd=config.cwd
-            )
-            return stdio_client(parameters, errlog=errlog)  # type: ignore[arg-type]
-        assert config.url is not None
-        http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers)))
-        return streamable_http_client(config.url, http_client=http)
+        if config.url is not None:
+            headers = dict(config.headers)
+            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            return streamable_http_client(config.url, http_client=http)
+        assert config.command is not None
+        parameters = StdioServerParameters(
+            command=config.command, args=list(config.args), env=config.env or None, cwd=config.cwd
+        )
+        return stdio_client(parameters, errlog=errlog)
 
-    def _stderr_note(self) -> str:
-        return f"; stderr: {self._stderr}" if self._stderr else ""
-
-
-def _errlog() -> IO[str]:
-    """Where a stdio server's stderr goes: kept out of our terminal, read back on failure."""
-    return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+    def _failure(self, template: str) -> MCPServerError:
+        reason = _describe(self._error) if self._error else "the connection closed"
+        stderr = f"; stderr: {self._stderr}" if self._stderr else ""
+        message = f"MCP server {self.config.name!r} {template.format(reason=reason)}{stderr}"
+        return MCPServerError(message, server=self.config.name)
 
 
-def _tail(errlog: IO[str]) -> str:
-    fd = errlog.fileno()
-    size = os.fstat(fd).st_size
-    data = os.pread(fd, _STDERR_TAIL, max(0, size - _STDERR_TAIL))
+def _tail(errlog: TextIO) -> str:
+    size = os.fstat(errlog.fileno()).st_size
+    data = os.pread(errlog.fileno(), _STDERR_TAIL, max(0, size - _STDERR_TAIL))
     return data.decode("utf-8", errors="replace").strip()
 
 
 class _Server:
-    """A configured server across restarts: starts it when needed and calls its tools."""
+    """A configured server across restarts: started when needed, then called."""
 
     def __init__(self, config: MCPServerConfig, *, timeout: float, report: ErrorHandler) -> None:
-        self.config = config
-        self._timeout = timeout
-        self._report = report
+        self.config, self.name, self._timeout, self._report = config, config.name, timeout, report
         self._lock = asyncio.Lock()
         self._session: _Session | None = None
 
-    @property
-    def name(self) -> str:
-        return self.config.name
-
     async def client(self) -> Client:
-        """The live session's client; a dead session is closed and the server started once more."""
+        """The live session's client. A dead session is closed and the server started once more."""
         async with self._lock:
-            if self._session is not None and self._session.alive:
-                assert self._session.client is not None
+            if self._session is not None and self._session.alive and self._session.client:
                 return self._session.client
             if self._session is not None:
                 await self._session.stop()
-            self._session = _Session(self.config, timeout=self._timeout, report=self._report)
+                self._session = None
+            session = _Session(self.config, timeout=self._timeout, report=self._report)
+            self._session = session  # before start(): a cancelled caller leaves it to aclose()
             try:
-                await self._session.start()
+                return await session.start()
             except MCPServerError:
                 self._session = None
                 raise
-            assert self._session.client is not None
-            return self._session.client
 
     async def list_tools(self) -> list[MCPTool]:
         client = await self.client()
@@ -416,8 +359,7 @@ class _Server:
         for _ in range(_MAX_TOOL_PAGES):
             page = await client.list_tools(cursor=cursor)
             tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
+            if (cursor := page.next_cursor) is None:
                 break
         return tools
 
@@ -426,24 +368,21 @@ class _Server:
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=self._timeout)
         except MCPError as exc:
-            raise MCPServerError(self._call_failure(tool, exc), server=self.name) from exc
-        except Exception as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                # Not retried: the server may have acted on the call before it went away.
+                message = f"the connection to MCP server {self.name!r} closed during the call to {tool!r}"
+            elif exc.error.code == REQUEST_TIMEOUT:
+                message = f"MCP server {self.name!r} did not answer {tool!r} within {self._timeout:g}s"
+            else:
+                message = f"MCP server {self.name!r} rejected the call to {tool!r}: {exc.error.message}"
+            raise MCPServerError(message, server=self.name) from exc
+        except Exception as exc:  # e.g. a result that does not fit the tool's output schema
             message = f"MCP server {self.name!r} failed the call to {tool!r}: {_describe(exc)}"
             raise MCPServerError(message, server=self.name) from exc
         if result.is_error:
-            text = content_text(result.content) or f"{tool!r} failed without a message"
+            text = _content_text(result.content) or f"{tool!r} failed without a message"
             raise MCPServerError(text, server=self.name)
         return tool_result_value(result)
-
-    def _call_failure(self, tool: str, exc: MCPError) -> str:
-        if exc.error.code == CONNECTION_CLOSED:
-            return (
-                f"the connection to MCP server {self.name!r} closed during the call to {tool!r}; "
-                "the server is started again on its next call"
-            )
-        if exc.error.code == REQUEST_TIMEOUT:
-            return f"MCP server {self.name!r} did not answer {tool!r} within {self._timeout:g}s"
-        return f"MCP server {self.name!r} rejected the call to {tool!r}: {exc.error.message}"
 
     async def aclose(self) -> None:
         async with self._lock:
@@ -453,7 +392,7 @@ class _Server:
 
 
 class MCPClients:
-    """The MCP servers of one world runtime, as registry tools; use as an async context manager."""
+    """The MCP servers of one world runtime, offered as registry tools; an async context manager."""
 
     def __init__(
         self,
@@ -478,7 +417,7 @@ class MCPClients:
         await self.aclose()
 
     async def tools(self) -> list[Tool]:
-        """Every server's tools, namespaced; the first call starts the servers, concurrently."""
+        """Every server's tools, namespaced. The first call starts all servers, concurrently."""
         async with self._lock:
             if self._tools is None:
                 self._tools = await self._discover()
@@ -486,11 +425,10 @@ class MCPClients:
 
     async def aclose(self) -> None:
         """Close every session and end the server processes; a later ``tools()`` starts afresh."""
-        async with self._lock:
+        async with self._lock, asyncio.TaskGroup() as group:
             self._tools = None
-            async with asyncio.TaskGroup() as group:
-                for server in self._servers.values():
-                    group.create_task(server.aclose())
+            for server in self._servers.values():
+                group.create_task(server.aclose())
 
     async def _discover(self) -> list[Tool]:
         async def listing(server: _Server) -> list[MCPTool] | Exception:
@@ -503,28 +441,25 @@ class MCPClients:
             tasks = [group.create_task(listing(server)) for server in self._servers.values()]
         tools: list[Tool] = []
         for server, task in zip(self._servers.values(), tasks, strict=True):
-            listed = task.result()
-            if isinstance(listed, Exception):
+            if isinstance(listed := task.result(), Exception):
                 await self._report(server.name, listed)
                 continue
             for spec in listed:
-                refusal = self._refusal(server.name, spec.name, tools)
-                if refusal is not None:
+                if (refusal := self._refusal(server.name, spec.name, tools)) is not None:
                     await self._report(server.name, MCPServerError(refusal, server=server.name))
-                    continue
-                tools.append(_registry_tool(server, spec))
+                else:
+                    tools.append(_registry_tool(server, spec))
         return tools
 
     def _refusal(self, server: str, tool: str, accepted: list[Tool]) -> str | None:
-        """Why a listed tool must not be offered: it claims another server's prefix (P8), or repeats."""
+        """Why a listed tool is not offered: it claims another server's prefix (P8), or repeats."""
         for other in self._servers:
             if other != server and tool.startswith(other + SEPARATOR):
                 return (
                     f"MCP server {server!r} lists a tool named {tool!r}, which claims the prefix "
                     f"of server {other!r}; the tool is refused"
                 )
-        name = f"{server}{SEPARATOR}{tool}"
-        if any(existing.name == name for existing in accepted):
+        if any(existing.name == f"{server}{SEPARATOR}{tool}" for existing in accepted):
             return f"MCP server {server!r} lists the tool {tool!r} twice; the repeat is refused"
         return None
 
@@ -542,19 +477,15 @@ def _registry_tool(server: _Server, spec: MCPTool) -> Tool:
     async def run(arguments: dict[str, Any], context: ToolContext) -> Any:
         return await server.call(spec.name, arguments)
 
+    hints = spec.annotations.model_dump(by_alias=True, exclude_none=True) if spec.annotations else {}
+    annotations = {key: hints[key] for key in _HINTS if key in hints}
+    if spec.title and "title" not in annotations:
+        annotations["title"] = spec.title
     return Tool(
         name=f"{server.name}{SEPARATOR}{spec.name}",
         description=spec.description or spec.title or "",
         parameters=spec.input_schema,
-        annotations=_annotations(spec),
+        annotations=annotations,
         server=server.name,
         run=run,
     )
-
-
-def _annotations(spec: MCPTool) -> dict[str, Any]:
-    hints = spec.annotations.model_dump(by_alias=True, exclude_none=True) if spec.annotations else {}
-    found = {key: hints[key] for key in _ANNOTATION_KEYS if key in hints}
-    if "title" not in found and spec.title:
-        found["title"] = spec.title
-    return found
