@@ -136,8 +136,8 @@ def _result_part(message: PromptMessage, names: dict[str, str]) -> types.Part:
     call_id = message.tool_call_id or ""
     name = names.get(call_id)
     if name is None:
-        # A result whose call is not in the input (trimmed history): Gemini refuses a
-        # function response without its call, so the model reads it as text instead.
+        # A result whose call is not in the input (trimmed history): a function response
+        # must name its function, which we cannot know, so the model reads it as text.
         return types.Part(text=f"[result of tool call {call_id}]\n{message.content or ''}")
     return types.Part(
         function_response=types.FunctionResponse(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.models import Message, ToolCall
@@ -32,14 +33,20 @@ class Batch:
     reply_to: str | None
 
 
+BatchOutcome = Literal["continue", "wait", "refused"]
+"""``continue``: ask the model again; ``wait``: a call waits outside the loop; ``refused``: the
+model only tried to call reserved ``client.*`` tools, so the turn ends (asking it again would
+loop, since it never sees client traffic, SPEC A8)."""
+
+
 async def run_tool_calls(
     ctx: TurnContext,
     registry: ToolRegistry,
     calls: Sequence[ToolCall],
     context: ToolContext,
     batch: Batch,
-) -> bool:
-    """Handle every call; True when the loop may go on, False when a call waits outside it."""
+) -> BatchOutcome:
+    """Handle every call of the batch in order, each with its own outcome."""
     waiting = False
     for call in calls:
         result = await _handle(ctx, registry, call, context, batch)
@@ -47,7 +54,11 @@ async def run_tool_calls(
             waiting = True
             continue
         await _store_result(ctx, call, result, context, batch)
-    return not waiting
+    if waiting:
+        return "wait"
+    if all(call.function.name.startswith(CLIENT_PREFIX) for call in calls):
+        return "refused"
+    return "continue"
 
 
 async def _handle(

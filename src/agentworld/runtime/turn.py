@@ -45,7 +45,12 @@ async def run_agent_turn(ctx: TurnContext, world: World, agent: Agent, trigger: 
     )
     await ctx.storage.record_agent_step(world.name, agent.name, [incoming])
     await run_agent_loop(
-        ctx, world, agent.name, trigger.chat_id, answer_to=trigger.sender, reply_to=trigger.message_id
+        ctx,
+        world,
+        agent.name,
+        trigger.chat_id,
+        answer_to=trigger.sender,
+        reply_to=trigger.message_id,
     )
 
 
@@ -113,23 +118,42 @@ async def run_agent_loop(
         await ctx.storage.record_agent_step(world.name, agent.name, [request_message], llm_calls=1)
         await ctx.publish(request_message)
         batch = Batch(message_id=message_id, trigger_sender=answer_to, reply_to=reply_to)
-        if not await run_tool_calls(ctx, registry, response.tool_calls, tool_context, batch):
+        outcome = await run_tool_calls(ctx, registry, response.tool_calls, tool_context, batch)
+        if outcome == "wait":
             return  # a call waits for the client (or a person); the answer resumes the loop
-    await _report_iteration_cap(ctx, world, agent_name, chat_id)
-
-
-async def _report_iteration_cap(ctx: TurnContext, world: World, agent: str, chat_id: str) -> None:
-    text = (
-        f"{agent} stopped after {world.max_iterations} LLM iterations without a final answer "
-        "(the per-message iteration cap)."
+        if outcome == "refused":
+            await _report_stop(
+                ctx,
+                world,
+                agent_name,
+                chat_id,
+                "reserved_tool",
+                f"{agent_name} tried to call tools reserved for the client; the calls were refused "
+                "and the turn ended.",
+            )
+            return
+    await _report_stop(
+        ctx,
+        world,
+        agent_name,
+        chat_id,
+        "iteration_cap",
+        f"{agent_name} stopped after {world.max_iterations} LLM iterations without a final answer "
+        "(the per-message iteration cap).",
     )
+
+
+async def _report_stop(
+    ctx: TurnContext, world: World, agent: str, chat_id: str, reason: str, text: str
+) -> None:
+    """The loop ended without an answer: tell the people watching (event + transcript)."""
     await ctx.bus.publish(
         SystemEvent(
             world=world.name,
             level="error",
             text=text,
             chat_id=chat_id,
-            context={"agent": agent, "reason": "iteration_cap"},
+            context={"agent": agent, "reason": reason},
         )
     )
     await ctx.publish(Message(chat_id=chat_id, role="system", sender="system", content=text))

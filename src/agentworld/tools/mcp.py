@@ -45,6 +45,8 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
 )
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from agentworld.errors import AgentWorldError, InvalidInputError
 from agentworld.tools.registry import Tool, ToolContext
@@ -59,6 +61,11 @@ _SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _HINTS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _STDERR_TAIL = 800
 _MAX_TOOL_PAGES = 100
+_CALL_FAILURES = {
+    # A closed connection is not retried: the server may have acted before it went away.
+    CONNECTION_CLOSED: "closed the connection during the call to {tool!r}",
+    REQUEST_TIMEOUT: "did not answer {tool!r} within {timeout:g}s",
+}
 
 
 class MCPServerError(AgentWorldError):
@@ -85,12 +92,23 @@ class MCPServerConfig:
 
 # -- configuration (pure) ---------------------------------------------------------------------
 
-_KEYS = {"stdio": {"command", "args", "env", "cwd"}, "streamable-http": {"url", "headers"}}
-_TRANSPORT_NAMES: dict[str, MCPTransport] = {
-    "stdio": "stdio",
-    "streamable-http": "streamable-http",
-    "http": "streamable-http",
-}
+
+class _StdioEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    command: str = Field(min_length=1)
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    transport: Literal["stdio"] = "stdio"
+    type: Literal["stdio"] = "stdio"
+
+
+class _HttpEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = {}
+    transport: Literal["streamable-http", "http"] = "streamable-http"
+    type: Literal["streamable-http", "http"] = "streamable-http"
 
 
 def parse_mcp_config(document: Mapping[str, Any]) -> list[MCPServerConfig]:
@@ -106,10 +124,10 @@ def parse_mcp_config(document: Mapping[str, Any]) -> list[MCPServerConfig]:
 def check_server_name(name: object) -> str:
     """A name that keeps ``server__tool`` unambiguous: the first ``__`` ends the server name."""
     if not isinstance(name, str) or not _SERVER_NAME.fullmatch(name):
-        raise InvalidInputError(f"MCP server {name!r}: the name may only use letters, digits, _ and -")
+        raise InvalidInputError(f"MCP server {name!r}: use only letters, digits, _ and - in names")
     if SEPARATOR in name or name.endswith("_"):
         raise InvalidInputError(
-            f"MCP server {name!r}: the name may not contain '__' or end with '_' (tools are server__tool)"
+            f"MCP server {name!r}: a name may not contain '__' or end with '_' (tools are server__tool)"
         )
     return name
 
@@ -118,43 +136,31 @@ def _parse_server(name: str, entry: object) -> MCPServerConfig:
     def problem(text: str) -> InvalidInputError:
         return InvalidInputError(f"MCP server {name!r}: {text}")
 
-    if not isinstance(entry, Mapping):
-        raise problem("expected an object with 'command' or 'url'")
-    if ("command" in entry) == ("url" in entry):
-        raise problem("give either 'command' (stdio) or 'url' (streamable HTTP), not both or neither")
-    transport: MCPTransport = "stdio" if "command" in entry else "streamable-http"
-    unknown = set(entry) - _KEYS[transport] - {"transport", "type"}
-    if unknown:
-        raise problem(f"unknown key(s) {', '.join(repr(key) for key in sorted(unknown))}")
-    for declared in {entry[key] for key in ("transport", "type") if key in entry}:
-        if declared == "sse":
-            raise problem("the 'sse' transport is not supported; use streamable HTTP")
-        if _TRANSPORT_NAMES.get(declared) != transport:
-            raise problem(f"transport {declared!r} does not fit a server with {'command' if transport == 'stdio' else 'url'!r}")
-
-    if transport == "streamable-http":
-        url = entry["url"]
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise problem("'url' must be an http:// or https:// URL")
-        headers = _string_map(entry.get("headers", {}), "headers", problem)
-        return MCPServerConfig(name, url=url, headers=headers, transport=transport)
-    command, args, cwd = entry["command"], entry.get("args", []), entry.get("cwd")
-    if not isinstance(command, str) or not command.strip():
-        raise problem("'command' must be a non-empty string")
-    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
-        raise problem("'args' must be a list of strings")
-    if cwd is not None and not isinstance(cwd, str):
-        raise problem("'cwd' must be a string")
-    env = _string_map(entry.get("env", {}), "env", problem)
-    return MCPServerConfig(name, command=command, args=tuple(args), env=env, cwd=cwd)
+    if not isinstance(entry, Mapping) or ("command" in entry) == ("url" in entry):
+        raise problem("expected an object with either 'command' (stdio) or 'url' (streamable HTTP)")
+    if "sse" in (entry.get("transport"), entry.get("type")):
+        raise problem("the 'sse' transport is not supported; use streamable HTTP")
+    try:
+        if "url" in entry:
+            http = _HttpEntry.model_validate(entry)
+            return MCPServerConfig(
+                name, url=http.url, headers=http.headers, transport="streamable-http"
+            )
+        stdio = _StdioEntry.model_validate(entry)
+    except ValidationError as invalid:
+        raise problem("; ".join(_reason(error) for error in invalid.errors())) from None
+    return MCPServerConfig(
+        name, command=stdio.command, args=tuple(stdio.args), env=stdio.env, cwd=stdio.cwd
+    )
 
 
-def _string_map(value: object, key: str, problem: Callable[[str], Exception]) -> dict[str, str]:
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise problem(f"'{key}' must map strings to strings")
-    return dict(value)
+def _reason(error: ErrorDetails) -> str:
+    where = ".".join(str(part) for part in error["loc"])
+    return (
+        f"unknown key {where!r}"
+        if error["type"] == "extra_forbidden"
+        else f"{where}: {error['msg']}"
+    )
 
 
 # -- results (pure) ---------------------------------------------------------------------------
@@ -177,8 +183,10 @@ def _content_text(blocks: Iterable[ContentBlock]) -> str:
             parts.append(f"[resource {block.uri}]")
         elif isinstance(block, EmbeddedResource):
             inner = block.resource
-            is_text = isinstance(inner, TextResourceContents)
-            parts.append(inner.text if is_text else f"[{inner.mime_type or 'resource'} {inner.uri}]")
+            if isinstance(inner, TextResourceContents):
+                parts.append(inner.text)
+            else:
+                parts.append(f"[{inner.mime_type or 'resource'} {inner.uri}]")
         else:  # image or audio
             parts.append(f"[{block.mime_type}]")
     return "\n".join(parts)
@@ -205,12 +213,15 @@ class _WatchedReadStream:
     with "connection closed" means no later call can find the dead session alive.
     """
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], gone: Callable[[], None]) -> None:
+    def __init__(
+        self, inner: ReadStream[SessionMessage | Exception], gone: Callable[[], None]
+    ) -> None:
         self._inner = inner
         self._gone = gone
 
     @property
-    def last_context(self) -> Any:  # the HTTP transport's sender contextvars, read by the dispatcher
+    def last_context(self) -> Any:
+        """The HTTP transport's sender contextvars, which the dispatcher reads."""
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
@@ -240,7 +251,9 @@ class _WatchedReadStream:
 
 
 @asynccontextmanager
-async def _watched(transport: Transport, gone: Callable[[], None]) -> AsyncIterator[TransportStreams]:
+async def _watched(
+    transport: Transport, gone: Callable[[], None]
+) -> AsyncIterator[TransportStreams]:
     async with transport as (read_stream, write_stream):
         yield _WatchedReadStream(read_stream, gone), write_stream
 
@@ -280,21 +293,20 @@ class _Session:
 
     async def _own(self) -> None:
         # The server's stderr goes to a file rather than our terminal; its tail explains failures.
-        errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-        try:
-            async with AsyncExitStack() as stack:
-                transport = _watched(await self._transport(stack, errlog), self._gone)
-                client = Client(transport, read_timeout_seconds=self._timeout, cache=None)
-                self.client = await stack.enter_async_context(client)
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+            try:
+                async with AsyncExitStack() as stack:
+                    transport = _watched(await self._transport(stack, errlog), self._gone)
+                    client = Client(transport, read_timeout_seconds=self._timeout, cache=None)
+                    self.client = await stack.enter_async_context(client)
+                    self._ready.set()
+                    await self._wake.wait()
+            except Exception as exc:  # an owner task never raises: the failure is kept, reported
+                self._error = exc
+                self._gone()
+            finally:
+                self._stderr = _tail(errlog)
                 self._ready.set()
-                await self._wake.wait()
-        except Exception as exc:  # an owner task never raises: the failure is kept and reported
-            self._error = exc
-            self._gone()
-        finally:
-            self._stderr = _tail(errlog)
-            errlog.close()
-            self._ready.set()
         if self.client is not None and self._lost:
             failure = self._failure("went away ({reason}); it is started again on its next call")
             await self._report(self.config.name, failure)
@@ -368,13 +380,9 @@ class _Server:
         try:
             result = await client.call_tool(tool, arguments, read_timeout_seconds=self._timeout)
         except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED:
-                # Not retried: the server may have acted on the call before it went away.
-                message = f"the connection to MCP server {self.name!r} closed during the call to {tool!r}"
-            elif exc.error.code == REQUEST_TIMEOUT:
-                message = f"MCP server {self.name!r} did not answer {tool!r} within {self._timeout:g}s"
-            else:
-                message = f"MCP server {self.name!r} rejected the call to {tool!r}: {exc.error.message}"
+            template = _CALL_FAILURES.get(exc.error.code, "rejected the call to {tool!r}: {detail}")
+            detail = template.format(tool=tool, timeout=self._timeout, detail=exc.error.message)
+            message = f"MCP server {self.name!r} {detail}"
             raise MCPServerError(message, server=self.name) from exc
         except Exception as exc:  # e.g. a result that does not fit the tool's output schema
             message = f"MCP server {self.name!r} failed the call to {tool!r}: {_describe(exc)}"
@@ -477,7 +485,9 @@ def _registry_tool(server: _Server, spec: MCPTool) -> Tool:
     async def run(arguments: dict[str, Any], context: ToolContext) -> Any:
         return await server.call(spec.name, arguments)
 
-    hints = spec.annotations.model_dump(by_alias=True, exclude_none=True) if spec.annotations else {}
+    hints = (
+        spec.annotations.model_dump(by_alias=True, exclude_none=True) if spec.annotations else {}
+    )
     annotations = {key: hints[key] for key in _HINTS if key in hints}
     if spec.title and "title" not in annotations:
         annotations["title"] = spec.title

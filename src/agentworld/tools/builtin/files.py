@@ -34,7 +34,9 @@ def confined_path(path: str, working_dir: str | None) -> Path:
     """Resolve ``path`` inside ``working_dir``; refuse anything that escapes it."""
     root = Path(working_dir or os.getcwd()).resolve()
     if Path(path).is_absolute():
-        raise OutsideWorkingDirectory(f"absolute paths are not allowed: {path!r}")
+        raise OutsideWorkingDirectory(
+            f"absolute paths are not allowed, only paths inside the working directory: {path!r}"
+        )
     target = (root / path).resolve()
     if target != root and root not in target.parents:
         raise OutsideWorkingDirectory(f"{path!r} is outside the working directory")
