@@ -88,22 +88,28 @@ class CliResult:
 @pytest.fixture
 def cli(db_url: str, tmp_path: Path) -> Any:
     """Run ``agentworld --db <this test's db> ARGS`` in a subprocess, as a user would."""
-    env = {
+    base_env = {
         **os.environ,
         "HOME": str(tmp_path),  # never touch the real ~/.agentworld
         "AGENTWORLD_LLM_RETRIES": "1",
         "NO_COLOR": "1",
         "COLUMNS": "200",
     }
-    env.pop("AGENTWORLD_DB", None)
-    env.pop("OPENAI_API_KEY", None)
+    for name in ("AGENTWORLD_DB", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        base_env.pop(name, None)
 
-    def run(*args: str, check: bool = True, timeout: float = 60, db: str | None = None) -> CliResult:
+    def run(
+        *args: str,
+        check: bool = True,
+        timeout: float = 60,
+        db: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> CliResult:
         proc = subprocess.run(
             [sys.executable, "-m", "agentworld", "--db", db or db_url, *args],
             capture_output=True,
             text=True,
-            env=env,
+            env={**base_env, **(env or {})},
             timeout=timeout,
         )
         result = CliResult(proc.returncode, proc.stdout, proc.stderr)

@@ -70,9 +70,10 @@ def build_provider(agent: Agent) -> LLMProvider:
         case "azure":
             provider = _azure(agent)
         case "google":
-            raise ProviderConfigError(
-                f"provider {agent.provider!r} is not available in this version yet"
-            )
+            from agentworld.providers.google import GoogleProvider
+
+            key, env = _api_key(agent, required=agent.base_url is None)
+            provider = GoogleProvider(api_key=key, base_url=agent.base_url, api_key_env=env)
         case _:
             raise InvalidInputError(f"unknown provider {agent.provider!r}")
     attempts = int(os.environ.get(RETRIES_ENV, "3"))
