@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 
 from agentworld.errors import ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMProvider, LLMRequest, TextCallback
+
+RetryListener = Callable[[int, ProviderError, float], Awaitable[None]]
+retry_listener: ContextVar[RetryListener | None] = ContextVar("retry_listener", default=None)
+"""Set by whoever streams a call to learn of each retry (attempt, error, delay) before it
+happens — the runtime uses it to tell stream consumers to drop the partial text."""
 
 
 class RetryingProvider:
@@ -39,7 +46,11 @@ class RetryingProvider:
             except ProviderError as exc:
                 if not exc.retryable or attempt == self.attempts:
                     raise
-                await asyncio.sleep(self._delay(attempt, exc))
+                delay = self._delay(attempt, exc)
+                listener = retry_listener.get()
+                if listener is not None:
+                    await listener(attempt, exc, delay)
+                await asyncio.sleep(delay)
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _delay(self, attempt: int, exc: ProviderError) -> float:

@@ -46,7 +46,6 @@ from mcp.types import (
     TextResourceContents,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import ErrorDetails
 
 from agentworld.errors import AgentWorldError, InvalidInputError
 from agentworld.tools.registry import Tool, ToolContext
@@ -127,7 +126,8 @@ def check_server_name(name: object) -> str:
         raise InvalidInputError(f"MCP server {name!r}: use only letters, digits, _ and - in names")
     if SEPARATOR in name or name.endswith("_"):
         raise InvalidInputError(
-            f"MCP server {name!r}: a name may not contain '__' or end with '_' (tools are server__tool)"
+            f"MCP server {name!r}: a name may not contain '__' or end with '_' "
+            "(tools are named server__tool)"
         )
     return name
 
@@ -148,18 +148,14 @@ def _parse_server(name: str, entry: object) -> MCPServerConfig:
             )
         stdio = _StdioEntry.model_validate(entry)
     except ValidationError as invalid:
-        raise problem("; ".join(_reason(error) for error in invalid.errors())) from None
+        reasons = []
+        for error in invalid.errors():
+            where = ".".join(str(part) for part in error["loc"])
+            unknown = error["type"] == "extra_forbidden"
+            reasons.append(f"unknown key {where!r}" if unknown else f"{where}: {error['msg']}")
+        raise problem("; ".join(reasons)) from None
     return MCPServerConfig(
         name, command=stdio.command, args=tuple(stdio.args), env=stdio.env, cwd=stdio.cwd
-    )
-
-
-def _reason(error: ErrorDetails) -> str:
-    where = ".".join(str(part) for part in error["loc"])
-    return (
-        f"unknown key {where!r}"
-        if error["type"] == "extra_forbidden"
-        else f"{where}: {error['msg']}"
     )
 
 
@@ -205,23 +201,21 @@ def _describe(exc: BaseException) -> str:
 
 
 class _WatchedReadStream:
-    """A transport's read stream that calls ``gone`` as soon as the session is ending.
+    """A transport's read stream that calls ``gone`` when the session ends.
 
-    Only the dispatcher's read loop receives from it, and that loop ends by an
-    exception here (end of stream, or the cancellation that follows a transport
-    failure). Calling ``gone`` before the dispatcher wakes its pending callers
-    with "connection closed" means no later call can find the dead session alive.
+    Only the dispatcher's read loop receives from it, and that loop ends with an
+    exception here (end of stream, or the cancellation after a transport failure),
+    before the dispatcher wakes pending callers with "connection closed": so no
+    later call can find a dead session alive.
     """
 
     def __init__(
         self, inner: ReadStream[SessionMessage | Exception], gone: Callable[[], None]
     ) -> None:
-        self._inner = inner
-        self._gone = gone
+        self._inner, self._gone = inner, gone
 
     @property
-    def last_context(self) -> Any:
-        """The HTTP transport's sender contextvars, which the dispatcher reads."""
+    def last_context(self) -> Any:  # the HTTP transport's sender contextvars
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
@@ -258,58 +252,88 @@ async def _watched(
         yield _WatchedReadStream(read_stream, gone), write_stream
 
 
-class _Session:
-    """One start of one server: its owner task, the client it opened, and how it ended."""
+class _Server:
+    """One configured server across restarts: a session owned by one task, started on demand."""
 
     def __init__(self, config: MCPServerConfig, *, timeout: float, report: ErrorHandler) -> None:
-        self.config, self._timeout, self._report = config, timeout, report
-        self.client: Client | None = None
-        self._ready, self._wake = asyncio.Event(), asyncio.Event()
-        self._stopping = False
-        self._lost = False
-        """The server went away without being asked to."""
-        self._error: Exception | None = None
-        self._stderr = ""
-        self._task: asyncio.Task[None] | None = None
+        self.config, self.name, self._timeout, self._report = config, config.name, timeout, report
+        self._lock = asyncio.Lock()
+        self._owner: asyncio.Task[MCPServerError | None] | None = None
+        self._client: Client | None = None
+        self._wake = asyncio.Event()
+        """Set to stop the owner task, or when the server went away."""
+        self._stopping = self._lost = False
 
-    @property
-    def alive(self) -> bool:
-        return self.client is not None and not self._wake.is_set()
+    async def client(self) -> Client:
+        """The live session's client. A dead session is closed and the server started once more."""
+        async with self._lock:
+            if self._client is not None and not self._wake.is_set():
+                return self._client
+            await self._stop()
+            self._client, self._wake, self._stopping, self._lost = (
+                None,
+                asyncio.Event(),
+                False,
+                False,
+            )
+            ready = asyncio.Event()
+            # Kept before awaiting: if this caller is cancelled, the next one (or aclose) reaps it.
+            self._owner = asyncio.create_task(self._own(ready), name=f"mcp-server:{self.name}")
+            await ready.wait()
+            if self._client is None:
+                failure = await self._owner
+                self._owner = None
+                raise failure or MCPServerError(
+                    f"MCP server {self.name!r} did not start", server=self.name
+                )
+            return self._client
 
-    async def start(self) -> Client:
-        """Start the owner task and wait until the session is usable; raise if it never is."""
-        self._task = asyncio.create_task(self._own(), name=f"mcp-server:{self.config.name}")
-        await self._ready.wait()
-        if self.client is None:
-            await self._task
-            raise self._failure("could not start: {reason}")
-        return self.client
+    async def aclose(self) -> None:
+        async with self._lock:
+            await self._stop()
 
-    async def stop(self) -> None:
-        self._stopping = True
-        self._wake.set()
-        if self._task is not None:
-            await self._task
+    async def _stop(self) -> None:
+        if self._owner is not None:
+            self._stopping = True
+            self._wake.set()
+            await self._owner
+            self._owner, self._client = None, None
 
-    async def _own(self) -> None:
-        # The server's stderr goes to a file rather than our terminal; its tail explains failures.
-        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
-            try:
-                async with AsyncExitStack() as stack:
-                    transport = _watched(await self._transport(stack, errlog), self._gone)
-                    client = Client(transport, read_timeout_seconds=self._timeout, cache=None)
-                    self.client = await stack.enter_async_context(client)
-                    self._ready.set()
-                    await self._wake.wait()
-            except Exception as exc:  # an owner task never raises: the failure is kept, reported
-                self._error = exc
-                self._gone()
-            finally:
-                self._stderr = _tail(errlog)
-                self._ready.set()
-        if self.client is not None and self._lost:
-            failure = self._failure("went away ({reason}); it is started again on its next call")
-            await self._report(self.config.name, failure)
+    async def _own(self, ready: asyncio.Event) -> MCPServerError | None:
+        """Open, park, close. Never raises: a failure to start is returned, a later death reported."""
+        error: Exception | None = None
+        tail = b""
+        try:
+            # The server's stderr goes to a file, not our terminal; its tail explains failures.
+            with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+                try:
+                    async with AsyncExitStack() as stack:
+                        transport = _watched(await self._transport(stack, errlog), self._gone)
+                        client = Client(transport, read_timeout_seconds=self._timeout, cache=None)
+                        self._client = await stack.enter_async_context(client)
+                        ready.set()
+                        await self._wake.wait()
+                finally:
+                    size = os.fstat(errlog.fileno()).st_size
+                    tail = os.pread(errlog.fileno(), _STDERR_TAIL, max(0, size - _STDERR_TAIL))
+        except Exception as exc:
+            error = exc
+            self._gone()
+        finally:
+            ready.set()
+        reason = _describe(error) if error else "the connection closed"
+        stderr = tail.decode("utf-8", errors="replace").strip()
+        reason += f"; stderr: {stderr}" if stderr else ""
+        if self._client is None:
+            return MCPServerError(
+                f"MCP server {self.name!r} could not start: {reason}", server=self.name
+            )
+        if self._lost:
+            message = (
+                f"MCP server {self.name!r} went away ({reason}); it starts again on its next call"
+            )
+            await self._report(self.name, MCPServerError(message, server=self.name))
+        return None
 
     def _gone(self) -> None:
         self._lost = self._lost or not self._stopping
@@ -326,43 +350,6 @@ class _Session:
             command=config.command, args=list(config.args), env=config.env or None, cwd=config.cwd
         )
         return stdio_client(parameters, errlog=errlog)
-
-    def _failure(self, template: str) -> MCPServerError:
-        reason = _describe(self._error) if self._error else "the connection closed"
-        stderr = f"; stderr: {self._stderr}" if self._stderr else ""
-        message = f"MCP server {self.config.name!r} {template.format(reason=reason)}{stderr}"
-        return MCPServerError(message, server=self.config.name)
-
-
-def _tail(errlog: TextIO) -> str:
-    size = os.fstat(errlog.fileno()).st_size
-    data = os.pread(errlog.fileno(), _STDERR_TAIL, max(0, size - _STDERR_TAIL))
-    return data.decode("utf-8", errors="replace").strip()
-
-
-class _Server:
-    """A configured server across restarts: started when needed, then called."""
-
-    def __init__(self, config: MCPServerConfig, *, timeout: float, report: ErrorHandler) -> None:
-        self.config, self.name, self._timeout, self._report = config, config.name, timeout, report
-        self._lock = asyncio.Lock()
-        self._session: _Session | None = None
-
-    async def client(self) -> Client:
-        """The live session's client. A dead session is closed and the server started once more."""
-        async with self._lock:
-            if self._session is not None and self._session.alive and self._session.client:
-                return self._session.client
-            if self._session is not None:
-                await self._session.stop()
-                self._session = None
-            session = _Session(self.config, timeout=self._timeout, report=self._report)
-            self._session = session  # before start(): a cancelled caller leaves it to aclose()
-            try:
-                return await session.start()
-            except MCPServerError:
-                self._session = None
-                raise
 
     async def list_tools(self) -> list[MCPTool]:
         client = await self.client()
@@ -382,8 +369,7 @@ class _Server:
         except MCPError as exc:
             template = _CALL_FAILURES.get(exc.error.code, "rejected the call to {tool!r}: {detail}")
             detail = template.format(tool=tool, timeout=self._timeout, detail=exc.error.message)
-            message = f"MCP server {self.name!r} {detail}"
-            raise MCPServerError(message, server=self.name) from exc
+            raise MCPServerError(f"MCP server {self.name!r} {detail}", server=self.name) from exc
         except Exception as exc:  # e.g. a result that does not fit the tool's output schema
             message = f"MCP server {self.name!r} failed the call to {tool!r}: {_describe(exc)}"
             raise MCPServerError(message, server=self.name) from exc
@@ -391,12 +377,6 @@ class _Server:
             text = _content_text(result.content) or f"{tool!r} failed without a message"
             raise MCPServerError(text, server=self.name)
         return tool_result_value(result)
-
-    async def aclose(self) -> None:
-        async with self._lock:
-            if self._session is not None:
-                await self._session.stop()
-                self._session = None
 
 
 class MCPClients:
