@@ -146,8 +146,8 @@ def report(args: argparse.Namespace, variants: list[Variant], wall: float) -> No
         "Agent World history overhead (SPEC §6: overhead < 20 ms at 10,000 stored messages)",
         mode="streaming" if args.stream else "non-streaming",
         chats=(
-            f"a freshly pre-filled chat every {args.turns_per_chat} measured turns "
-            f"(append_messages, batches of {BATCH:,}); its first turn is an unmeasured warm-up"
+            f"a fresh pre-filled chat every {args.turns_per_chat} measured turns; "
+            "its first turn (which names the chat) is not measured"
         ),
         wall_time=f"{wall:.1f} s",
     )
@@ -156,7 +156,8 @@ def report(args: argparse.Namespace, variants: list[Variant], wall: float) -> No
         sizes = v.prompt_sizes
         print(f"{v.label}: transcript {v.transcript:,}, a1 memory {v.memory:,} messages")
         print(
-            f"  ({v.chats} chats, pre-filled in {v.prefill_time:.1f} s; "
+            f"  ({v.chats} chat(s), pre-filled in {v.prefill_time:.1f} s by append_messages "
+            f"in batches of {BATCH:,}; "
             f"prompt {min(sizes):,}..{max(sizes):,} messages)"
         )
         print(s["raw same"].line("raw SDK call, same messages as the agent"))

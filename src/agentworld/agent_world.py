@@ -15,6 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentworld.approval.decisions import Authorizer
+from agentworld.approval.flow import Decision, Scope
+from agentworld.approval.grants import Grant
 from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
@@ -46,6 +48,8 @@ class SendResult:
     chat_id: str
     messages: list[Message]
     errors: list[str] = field(default_factory=list)
+    pending_approvals: list[PendingCall] = field(default_factory=list)
+    """Approval requests of the chat still waiting for a person after the run."""
 
 
 class AgentWorld:
@@ -58,8 +62,11 @@ class AgentWorld:
         provider_factory: ProviderFactory | None = None,
         tools: Sequence[Tool] = (),
         authorizer: Authorizer | None = None,
+        interactive: bool = True,
     ) -> None:
         self.storage = SQLStorage(db)
+        self.interactive = interactive
+        """False when nobody will answer approval requests: calls that need one are denied."""
         self._provider_factory = provider_factory
         self._tools = tuple(tools)
         self._authorizer = authorizer
@@ -173,6 +180,7 @@ class AgentWorld:
                 provider_factory=self._provider_factory,
                 tools=self._tools,
                 authorizer=self._authorizer,
+                interactive=self.interactive,
             )
             await runtime.__aenter__()
             self._runtimes[world] = runtime
@@ -197,8 +205,54 @@ class AgentWorld:
             await runtime.wait_until_idle(chat, timeout=timeout)
         finally:
             errors.unsubscribe()
+        return await self._result(world, chat, start, errors.texts)
+
+    async def _result(self, world: str, chat: str, start: int, errors: list[str]) -> SendResult:
         messages = await self.storage.messages_since(world, chat, start)
-        return SendResult(chat_id=chat, messages=messages, errors=errors.texts)
+        waiting = await self.storage.pending.find(world, chat_id=chat, kind="approval")
+        return SendResult(chat_id=chat, messages=messages, errors=errors, pending_approvals=waiting)
+
+    async def approvals(self, world: str, *, chat_id: str | None = None) -> list[PendingCall]:
+        """Approval requests waiting for a person (overdue ones are expired first, SPEC A7)."""
+        runtime = await self.runtime(world)
+        await runtime.approvals(chat_id)
+        await runtime.wait_until_idle()  # expiring one resumes its loop: let it finish first
+        return await self.storage.pending.find(world, chat_id=chat_id, kind="approval")
+
+    async def approve(
+        self,
+        world: str,
+        approval_id: str,
+        *,
+        decision: Decision,
+        scope: Scope = "once",
+        actor: str = "human",
+        timeout: float | None = None,
+    ) -> SendResult:
+        """Answer an approval request, run the world until idle, return what it produced."""
+        runtime = await self.runtime(world)
+        pending = await self.storage.pending.get(world, approval_id)
+        chat = pending.chat_id if pending is not None else ""
+        errors = self._collect_errors(runtime, chat)
+        try:
+            start = await self.storage.last_seq()
+            await runtime.answer_approval(approval_id, decision=decision, scope=scope, actor=actor)
+            await runtime.wait_until_idle(chat, timeout=timeout)
+        finally:
+            errors.unsubscribe()
+        return await self._result(world, chat, start, errors.texts)
+
+    async def grants(self, world: str) -> list[Grant]:
+        """Remembered session and always approvals that are still in force."""
+        await self.storage.get_world(world)
+        return await self.storage.approvals.grants(world)
+
+    async def revoke_grant(self, world: str, grant_id: str) -> None:
+        await self.storage.approvals.revoke(world, grant_id)
+
+    async def audit_log(self, world: str) -> list[dict[str, Any]]:
+        await self.storage.get_world(world)
+        return await self.storage.approvals.audit_log(world)
 
     async def pending_calls(self, world: str, *, chat_id: str | None = None) -> list[PendingCall]:
         """Client-side tool calls waiting for their results."""
@@ -225,8 +279,7 @@ class AgentWorld:
             await runtime.wait_until_idle(chat, timeout=timeout)
         finally:
             errors.unsubscribe()
-        messages = await self.storage.messages_since(world, chat, start)
-        return SendResult(chat_id=chat, messages=messages, errors=errors.texts)
+        return await self._result(world, chat, start, errors.texts)
 
     async def tools(self, world: str) -> list[Tool]:
         """The tools the world's agents are offered now (starting its MCP servers if needed)."""

@@ -142,7 +142,7 @@ async def test_parallel_calls_each_get_their_own_result_in_order(
     assert sent_back == ["call_a", "call_ls", "call_b"]
 
 
-async def test_shell_cmd_needs_approval_and_does_not_run_without_it(
+async def test_shell_cmd_waits_for_approval_and_does_not_run_before_it(
     aw: AgentWorld, make_world: Any, script: Any, tmp_path: Path
 ) -> None:
     await make_world("a1", working_dir=str(tmp_path))
@@ -151,8 +151,9 @@ async def test_shell_cmd_needs_approval_and_does_not_run_without_it(
     result = await aw.send("w", "@a1 make X")
 
     assert not (tmp_path / "X").exists()
-    (tool_message,) = [m for m in result.messages if m.role == "tool"]
-    assert "approval" in json.loads(tool_message.content or "{}")["error"]
+    assert [m.role for m in result.messages if m.role == "tool"] == []
+    (waiting,) = result.pending_approvals
+    assert (waiting.tool_name, waiting.detail["toolArgs"]) == ("shell_cmd", {"command": "touch X"})
 
 
 async def test_tool_logs_record_every_execution_with_status_and_duration(

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from mcp.types import (
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+)
 
 from agentworld.errors import InvalidInputError
 from agentworld.tools.mcp import (
@@ -29,7 +37,9 @@ CONTEXT = ToolContext(world="w", chat_id="c", agent="a")
 
 
 def stdio_server(name: str, *options: str, env: dict[str, str] | None = None) -> MCPServerConfig:
-    return MCPServerConfig(name, command=sys.executable, args=(SERVER_SCRIPT, *options), env=env or {})
+    return MCPServerConfig(
+        name, command=sys.executable, args=(SERVER_SCRIPT, *options), env=env or {}
+    )
 
 
 def free_port() -> int:
@@ -38,9 +48,9 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    """One streamable-HTTP test server for the module, killed at the end."""
+@contextmanager
+def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The test server over streamable HTTP on a free port, once it accepts connections."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, SERVER_SCRIPT, "--http", str(port)],
@@ -57,10 +67,24 @@ def http_url() -> Iterator[str]:
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("the HTTP test server did not start") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", process
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """One HTTP test server for the module's tests that leave it running."""
+    with http_server() as (url, _):
+        yield url
+
+
+@pytest.fixture
+def doomed_http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """An HTTP test server of its own, for a test that kills it."""
+    with http_server() as running:
+        yield running
 
 
 class Errors:
@@ -105,6 +129,22 @@ async def call(clients: MCPClients, tool_name: str, /, **arguments: Any) -> Any:
     return await tool.run(arguments, CONTEXT)
 
 
+def stdio_children() -> list[int]:
+    """Our child processes running the test server over stdio (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        mine = parent == os.getpid() and SERVER_SCRIPT.encode() in cmdline
+        if mine and b"--http" not in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
 def process_exists(pid: int) -> bool:
     """True while the process runs or is an unreaped zombie."""
     try:
@@ -120,7 +160,9 @@ def process_exists(pid: int) -> bool:
 async def test_tools_are_namespaced_with_schema_and_annotations(clients: MCPClients) -> None:
     tools = await tools_by_name(clients)
 
-    assert {"test__echo", "test__add", "test__fail", "test__crash", "test__write_marker"} <= set(tools)
+    assert {"test__echo", "test__add", "test__fail", "test__crash", "test__write_marker"} <= set(
+        tools
+    )
     echo = tools["test__echo"]
     assert echo.server == "test"
     assert echo.location == "server"
@@ -158,6 +200,14 @@ async def test_session_is_reused_across_calls(clients: MCPClients) -> None:
     assert await clients.tools() == await clients.tools()
 
 
+async def test_concurrent_calls_from_many_tasks_share_one_session(clients: MCPClients) -> None:
+    texts = [f"call {n}" for n in range(8)]
+    echoes = await asyncio.gather(*(call(clients, "test__echo", text=text) for text in texts))
+    pids = await asyncio.gather(*(call(clients, "test__pid") for _ in range(4)))
+    assert echoes == texts
+    assert len({pid["result"] for pid in pids}) == 1
+
+
 async def test_slow_call_times_out_and_the_session_survives(config: MCPServerConfig) -> None:
     async with MCPClients([config], call_timeout=0.5) as clients:
         with pytest.raises(MCPServerError, match=r"did not answer 'sleep' within 0.5s"):
@@ -165,7 +215,7 @@ async def test_slow_call_times_out_and_the_session_survives(config: MCPServerCon
         assert await call(clients, "test__echo", text="after") == "after"
 
 
-async def test_tool_side_effect_happens_once(clients: MCPClients, tmp_path: Path) -> None:
+async def test_write_marker_creates_the_file(clients: MCPClients, tmp_path: Path) -> None:
     marker = tmp_path / "marker.txt"
     assert await call(clients, "test__write_marker", path=str(marker)) == {"result": str(marker)}
     assert marker.read_text() == "marker\n"
@@ -175,7 +225,9 @@ async def test_tool_side_effect_happens_once(clients: MCPClients, tmp_path: Path
 
 
 async def test_http_headers_reach_the_server(http_url: str) -> None:
-    config = MCPServerConfig("web", url=http_url, headers={"X-World": "w1"}, transport="streamable-http")
+    config = MCPServerConfig(
+        "web", url=http_url, headers={"X-World": "w1"}, transport="streamable-http"
+    )
     async with MCPClients([config]) as clients:
         assert await call(clients, "web__header", name="X-World") == {"result": "w1"}
 
@@ -188,8 +240,14 @@ async def test_stdio_env_reaches_the_server() -> None:
 async def test_servers_that_fail_to_start_are_reported_and_others_work(errors: Errors) -> None:
     configs = [
         MCPServerConfig("missing", command="/nonexistent/mcp-server"),
-        MCPServerConfig("dies", command=sys.executable, args=("-c", "import sys; print('no luck', file=sys.stderr); sys.exit(3)")),
-        MCPServerConfig("nobody", url=f"http://127.0.0.1:{free_port()}/mcp", transport="streamable-http"),
+        MCPServerConfig(
+            "dies",
+            command=sys.executable,
+            args=("-c", "import sys; print('no luck', file=sys.stderr); sys.exit(3)"),
+        ),
+        MCPServerConfig(
+            "nobody", url=f"http://127.0.0.1:{free_port()}/mcp", transport="streamable-http"
+        ),
         stdio_server("good"),
     ]
     async with MCPClients(configs, on_error=errors) as clients:
@@ -203,6 +261,18 @@ async def test_servers_that_fail_to_start_are_reported_and_others_work(errors: E
     assert "/nonexistent/mcp-server" in errors.messages("missing")[0]
     assert "no luck" in errors.messages("dies")[0]
     assert "ConnectError" in errors.messages("nobody")[0]
+
+
+async def test_a_failing_on_error_handler_is_logged_not_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken_handler(server: str, exc: Exception) -> None:
+        raise RuntimeError("handler broke")
+
+    configs = [MCPServerConfig("missing", command="/nonexistent/mcp-server"), stdio_server("good")]
+    async with MCPClients(configs, on_error=broken_handler) as clients:
+        assert "good__echo" in await tools_by_name(clients)
+    assert "on_error handler failed for MCP server 'missing'" in caplog.text
 
 
 async def test_tool_claiming_another_servers_prefix_is_refused(errors: Errors) -> None:
@@ -226,7 +296,9 @@ async def test_tool_with_its_own_prefix_is_not_spoofing(errors: Errors) -> None:
 async def test_crashed_server_is_started_again_on_the_next_call(errors: Errors) -> None:
     async with MCPClients([stdio_server("fragile")], on_error=errors) as clients:
         before = await call(clients, "fragile__pid")
-        with pytest.raises(MCPServerError, match="closed during the call to 'crash'"):
+        with pytest.raises(
+            MCPServerError, match="closed the connection during the call to 'crash'"
+        ):
             await call(clients, "fragile__crash")
         after = await call(clients, "fragile__pid")
         assert after != before
@@ -248,44 +320,35 @@ async def test_failed_restart_raises(tmp_path: Path, errors: Errors) -> None:
 
 async def test_aclose_ends_every_process_and_tools_works_again() -> None:
     clients = MCPClients([stdio_server("one"), stdio_server("two")])
-    first = [await call(clients, f"{name}__pid") for name in ("one", "two")]
+    first = [(await call(clients, f"{name}__pid"))["result"] for name in ("one", "two")]
+    assert sorted(stdio_children()) == sorted(first)
     await clients.aclose()
-    assert not any(process_exists(pid["result"]) for pid in first)
+    assert not any(process_exists(pid) for pid in first)
+    assert stdio_children() == []
 
-    second = await call(clients, "one__pid")
-    assert second != first[0]
+    second = (await call(clients, "one__pid"))["result"]
+    assert second not in first
     await clients.aclose()
-    assert not process_exists(second["result"])
+    assert not process_exists(second)
+    assert stdio_children() == []
 
 
-async def test_killed_http_server_makes_calls_fail_cleanly(errors: Errors) -> None:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, SERVER_SCRIPT, "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        config = MCPServerConfig("remote", url=f"http://127.0.0.1:{port}/mcp", transport="streamable-http")
-        async with MCPClients([config], on_error=errors) as clients:
-            for _ in range(200):
-                try:
-                    assert await call(clients, "remote__echo", text="up") == "up"
-                    break
-                except KeyError:  # not listening yet: no tools
-                    await clients.aclose()
-                    errors.seen.clear()
-                    time.sleep(0.05)
-            process.kill()
-            process.wait()
-            with pytest.raises(MCPServerError):
-                await call(clients, "remote__echo", text="anyone?")
-            with pytest.raises(MCPServerError, match="could not start"):
-                await call(clients, "remote__echo", text="anyone?")
-    finally:
+async def test_killed_http_server_fails_calls_cleanly(
+    doomed_http_server: tuple[str, subprocess.Popen[bytes]], errors: Errors
+) -> None:
+    url, process = doomed_http_server
+    config = MCPServerConfig("remote", url=url, transport="streamable-http")
+    async with MCPClients([config], on_error=errors) as clients:
+        assert await call(clients, "remote__echo", text="up") == "up"
         process.kill()
         process.wait()
-    assert errors.messages("remote")
+        with pytest.raises(MCPServerError, match="closed the connection during the call"):
+            await call(clients, "remote__echo", text="anyone?")
+        # The next call tries to connect again, once, and says why it could not.
+        with pytest.raises(MCPServerError, match="could not start: ConnectError"):
+            await call(clients, "remote__echo", text="anyone?")
+    [report] = errors.messages("remote")
+    assert "went away" in report
 
 
 # ---------------------------------------------------------------- results (pure)
@@ -314,7 +377,12 @@ def test_parse_stdio_and_http_servers() -> None:
     configs = parse_mcp_config(
         {
             "mcpServers": {
-                "files": {"command": "npx", "args": ["-y", "server-files"], "env": {"A": "1"}, "cwd": "/tmp"},
+                "files": {
+                    "command": "npx",
+                    "args": ["-y", "server-files"],
+                    "env": {"A": "1"},
+                    "cwd": "/tmp",
+                },
                 "web": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
                 "web-2": {"url": "http://localhost:9000/mcp", "transport": "http"},
                 "local_1": {"command": "server", "type": "stdio"},
@@ -322,9 +390,14 @@ def test_parse_stdio_and_http_servers() -> None:
         }
     )
     assert configs == [
-        MCPServerConfig("files", command="npx", args=("-y", "server-files"), env={"A": "1"}, cwd="/tmp"),
         MCPServerConfig(
-            "web", url="https://example.com/mcp", headers={"Authorization": "Bearer x"}, transport="streamable-http"
+            "files", command="npx", args=("-y", "server-files"), env={"A": "1"}, cwd="/tmp"
+        ),
+        MCPServerConfig(
+            "web",
+            url="https://example.com/mcp",
+            headers={"Authorization": "Bearer x"},
+            transport="streamable-http",
         ),
         MCPServerConfig("web-2", url="http://localhost:9000/mcp", transport="streamable-http"),
         MCPServerConfig("local_1", command="server"),
@@ -335,22 +408,28 @@ def test_parse_stdio_and_http_servers() -> None:
 @pytest.mark.parametrize(
     ("servers", "problem"),
     [
-        ({"s": {"command": "x", "timeout": 3}}, r"'s': unknown key\(s\) 'timeout'"),
-        ({"s": {"url": "http://h/mcp", "args": ["a"]}}, r"'s': unknown key\(s\) 'args'"),
-        ({"s": {"args": ["a"]}}, r"'s': missing 'command' \(stdio\) or 'url'"),
-        ({"s": {"command": "x", "url": "http://h/mcp"}}, r"'s': give either 'command'.*not both"),
-        ({"s": {"command": "x", "args": ["a", 1]}}, r"'s': 'args' must be a list of strings"),
-        ({"s": {"command": "x", "args": "a b"}}, r"'s': 'args' must be a list of strings"),
-        ({"s": {"command": ""}}, r"'s': 'command' must be a non-empty string"),
-        ({"s": {"command": "x", "env": {"A": 1}}}, r"'s': 'env' must map strings to strings"),
-        ({"s": {"url": "ftp://h"}}, r"'s': 'url' must be an http"),
-        ({"s": {"url": "http://h/sse", "transport": "sse"}}, r"'s': the 'sse' transport is not supported"),
-        ({"s": {"url": "http://h/mcp", "transport": "stdio"}}, r"'s': transport 'stdio' does not fit"),
-        ({"s": {"command": "x", "transport": "http"}}, r"'s': transport 'http' does not fit"),
+        ({"s": {"command": "x", "timeout": 3}}, r"'s': unknown key 'timeout'"),
+        ({"s": {"url": "http://h/mcp", "args": ["a"]}}, r"'s': unknown key 'args'"),
+        ({"s": {"args": ["a"]}}, r"'s': expected an object with either 'command'"),
+        ({"s": {"command": "x", "url": "http://h/mcp"}}, r"'s': expected an object with either"),
         ({"s": "npx server"}, r"'s': expected an object"),
-        ({"my server": {"command": "x"}}, r"'my server': the name may only use"),
-        ({"a__b": {"command": "x"}}, r"'a__b': the name may not contain '__'"),
-        ({"a_": {"command": "x"}}, r"'a_': the name may not contain '__' or end with '_'"),
+        ({"s": {"command": "x", "args": ["a", 1]}}, r"'s': args.1: Input should be a valid string"),
+        ({"s": {"command": "x", "args": "a b"}}, r"'s': args: Input should be a valid list"),
+        ({"s": {"command": ""}}, r"'s': command: String should have at least 1 character"),
+        ({"s": {"command": "x", "env": {"A": 1}}}, r"'s': env.A: Input should be a valid string"),
+        ({"s": {"url": "ftp://h"}}, r"'s': url: String should match pattern"),
+        (
+            {"s": {"url": "http://h", "transport": "sse"}},
+            r"'s': the 'sse' transport is not supported",
+        ),
+        (
+            {"s": {"url": "http://h", "type": "stdio"}},
+            r"'s': type: Input should be 'streamable-http'",
+        ),
+        ({"s": {"command": "x", "transport": "http"}}, r"'s': transport: Input should be 'stdio'"),
+        ({"my server": {"command": "x"}}, r"'my server': use only letters, digits"),
+        ({"a__b": {"command": "x"}}, r"'a__b': a name may not contain '__'"),
+        ({"a_": {"command": "x"}}, r"'a_': a name may not contain '__' or end with '_'"),
     ],
 )
 def test_invalid_server_entries_are_rejected(servers: dict[str, Any], problem: str) -> None:
@@ -359,7 +438,7 @@ def test_invalid_server_entries_are_rejected(servers: dict[str, Any], problem: s
 
 
 def test_invalid_documents_are_rejected() -> None:
-    with pytest.raises(InvalidInputError, match="unknown key"):
+    with pytest.raises(InvalidInputError, match="only an 'mcpServers' key"):
         parse_mcp_config({"servers": {}})
     with pytest.raises(InvalidInputError, match="'mcpServers' must map"):
         parse_mcp_config({"mcpServers": ["a"]})

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from agentworld.cli import agents, chats, tools, worlds
+from agentworld.cli import agents, approvals, chats, tools, worlds
 from agentworld.cli.common import state
 
 app = typer.Typer(
@@ -27,6 +27,7 @@ app.add_typer(chats.app, name="chat")
 app.command("send")(chats.send)
 app.command("messages")(chats.messages)
 tools.register(app)
+approvals.register(app)
 
 
 @app.callback()

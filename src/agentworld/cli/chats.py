@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, run
+from agentworld.cli.common import JsonOpt, run, state
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -50,9 +50,14 @@ def send(
     chat: Annotated[str | None, typer.Option("--chat", help="Chat id (default: the current chat).")] = None,
     sender: Annotated[str, typer.Option("--sender")] = "human",
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds to wait for the world to go idle.")] = None,
+    non_interactive: Annotated[
+        bool, typer.Option("--non-interactive", help="Nobody will answer approvals: deny calls that need one.")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Publish TEXT as a human message, run the world until idle, print what it produced."""
+    if non_interactive:
+        state["interactive"] = False
 
     async def go(aw: AgentWorld) -> Any:
         try:
@@ -72,11 +77,12 @@ def report_run(result: Any, json_out: bool) -> None:
             {
                 "chatId": result.chat_id,
                 "messages": [m.to_json() for m in result.messages],
-                "pendingApprovals": [],
+                "pendingApprovals": [output.approval_doc(p) for p in result.pending_approvals],
             }
         )
     else:
         output.print_messages(result.messages)
+        output.print_approvals([output.approval_doc(p) for p in result.pending_approvals])
     if result.errors:
         output.fail(result.errors[-1])
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-state: dict[str, str | None] = {"db": None}
+state: dict[str, Any] = {"db": None, "interactive": True}
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 
@@ -28,7 +28,7 @@ def run(action: Callable[[AgentWorld], Awaitable[T]]) -> T:
     from agentworld.errors import AgentWorldError
 
     async def main() -> T:
-        async with AgentWorld(state["db"]) as aw:
+        async with AgentWorld(state["db"], interactive=state["interactive"]) as aw:
             return await action(aw)
 
     try:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentworld.models import Agent, Chat, Message, Usage, World
+    from agentworld.models.pending import PendingCall
 
 
 def print_json(document: Any) -> None:
@@ -38,6 +39,34 @@ def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
     if usage is not None:
         doc["usage"] = {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
     return doc
+
+
+def approval_doc(pending: PendingCall) -> dict[str, Any]:
+    """The approval document of SPEC §3."""
+    return {
+        "approvalId": pending.tool_call_id,
+        "agent": pending.agent,
+        "chatId": pending.chat_id,
+        "toolName": pending.tool_name,
+        "toolArgs": pending.detail.get("toolArgs"),
+        "message": pending.detail.get("message"),
+        "createdAt": pending.created_at.isoformat(),
+    }
+
+
+def print_approvals(docs: Sequence[dict[str, Any]]) -> None:
+    from rich.markup import escape
+
+    console = _console()
+    for doc in docs:
+        console.print(
+            f"[bold yellow]approval needed[/bold yellow] {escape(doc['approvalId'])}: "
+            f"{escape(str(doc['message']))}"
+        )
+        console.print(
+            f"  [dim]agentworld approve WORLD {escape(doc['approvalId'])} "
+            "--decision approve|deny [--scope once|session|always][/dim]"
+        )
 
 
 def _console() -> Any:

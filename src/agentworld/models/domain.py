@@ -36,6 +36,8 @@ class World(BaseModel):
     max_iterations: int = Field(default=10, ge=1, alias="maxIterations")
     approval_timeout: float = Field(default=300.0, gt=0, alias="approvalTimeout")
     streaming: bool = True
+    non_interactive: bool = Field(default=False, alias="nonInteractive")
+    """Nobody answers approvals in this world: calls that need one are denied (SPEC P2)."""
     main_agent: str | None = Field(default=None, alias="mainAgent")
     current_chat_id: str | None = Field(default=None, alias="currentChatId")
     working_dir: str | None = Field(default=None, alias="workingDir")

@@ -64,6 +64,21 @@ class Message(BaseModel):
     input_tokens: int | None = Field(default=None, alias="inputTokens", exclude=True)
     output_tokens: int | None = Field(default=None, alias="outputTokens", exclude=True)
 
+    @classmethod
+    def tool_result(
+        cls, *, chat_id: str, agent: str, tool_call_id: str, content: str, batch_id: str | None
+    ) -> Message:
+        """The ``tool`` message answering call ``tool_call_id`` in ``agent``'s memory."""
+        return cls(
+            chat_id=chat_id,
+            role="tool",
+            sender=agent,
+            agent_id=agent,
+            content=content,
+            tool_call_id=tool_call_id,
+            reply_to_message_id=batch_id,
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The SPEC §3 message document (absent values are null)."""
         return self.model_dump(mode="json", by_alias=True)

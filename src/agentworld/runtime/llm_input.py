@@ -40,11 +40,25 @@ def _incoming_text(message: Message, agent_name: str) -> str:
     return f"[{sender}]: {content}"
 
 
+PENDING_RESULT = '{"status": "pending", "note": "this call is still waiting for its result"}'
+
+
 def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]:
+    """System prompt, then the memory in order, with every tool result placed right after the
+    assistant message that made the call, in call order (providers reject anything else).
+
+    A call whose result is not there yet (waiting for a person or a client while the agent
+    answers something else) gets a placeholder result, so the prompt stays well-formed.
+    """
     prompt: list[PromptMessage] = []
     if agent.system_prompt:
         prompt.append(PromptMessage(role="system", content=agent.system_prompt))
     hidden = _client_call_ids(memory)
+    results = {
+        m.tool_call_id: m.content or ""
+        for m in memory
+        if m.role == "tool" and m.tool_call_id is not None and m.tool_call_id not in hidden
+    }
     for message in memory:
         match message.role:
             case "assistant":
@@ -54,14 +68,12 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
                 prompt.append(
                     PromptMessage(role="assistant", content=message.content, tool_calls=calls)
                 )
-            case "tool":
-                if message.tool_call_id in hidden:
-                    continue
-                prompt.append(
-                    PromptMessage(
-                        role="tool", content=message.content or "", tool_call_id=message.tool_call_id
-                    )
+                prompt.extend(
+                    PromptMessage(role="tool", content=results.get(c.id, PENDING_RESULT), tool_call_id=c.id)
+                    for c in calls
                 )
+            case "tool":
+                continue  # placed right after the call it answers
             case "user":
                 prompt.append(PromptMessage(role="user", content=_incoming_text(message, agent.name)))
             case "system":

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
+from agentworld.approval.flow import request_approval
 from agentworld.models import Message, ToolCall
 from agentworld.models.events import ToolEvent
 from agentworld.models.pending import PendingCall
@@ -34,7 +35,8 @@ class Batch:
 
 
 BatchOutcome = Literal["continue", "wait", "refused"]
-"""``continue``: ask the model again; ``wait``: a call waits outside the loop; ``refused``: the
+"""``continue``: ask the model again; ``wait``: a call waits outside the loop (a client tool or
+a person's approval); ``refused``: the
 model only tried to call reserved ``client.*`` tools, so the turn ends (asking it again would
 loop, since it never sees client traffic, SPEC A8)."""
 
@@ -81,10 +83,17 @@ async def _handle(
         case Deny(reason=reason):
             return ToolResult.error(call.id, reason)
         case AskUser():
-            # Human approval arrives with the approval flow; until then such a call must not run.
-            return ToolResult.error(
-                call.id, f"{name} requires human approval, which this world cannot ask for yet"
+            await request_approval(
+                ctx,
+                tool,
+                call,
+                arguments,
+                context,
+                batch_id=batch.message_id,
+                trigger_sender=batch.trigger_sender,
+                reply_to=batch.reply_to,
             )
+            return None
         case Allow():
             pass
 
@@ -134,21 +143,15 @@ async def _store_result(
     await _tool_event(
         ctx, context, call, "error" if result.is_error else "result", {"content": redact(result.content[:2000])}
     )
-    message = tool_result_message(context, call.id, result.content, batch.message_id)
+    message = Message.tool_result(
+        chat_id=context.chat_id,
+        agent=context.agent,
+        tool_call_id=call.id,
+        content=result.content,
+        batch_id=batch.message_id,
+    )
     await ctx.storage.record_agent_step(context.world, context.agent, [message])
     await ctx.publish(message)
-
-
-def tool_result_message(context: ToolContext, tool_call_id: str, content: str, batch_id: str) -> Message:
-    return Message(
-        chat_id=context.chat_id,
-        role="tool",
-        sender=context.agent,
-        agent_id=context.agent,
-        content=content,
-        tool_call_id=tool_call_id,
-        reply_to_message_id=batch_id,
-    )
 
 
 async def _tool_event(

@@ -65,7 +65,11 @@ async def run_agent_loop(
 ) -> None:
     """Iterate model calls and tool calls until a text answer or the iteration cap."""
     tool_context = ToolContext(
-        world=world.name, chat_id=chat_id, agent=agent_name, working_dir=world.working_dir
+        world=world.name,
+        chat_id=chat_id,
+        agent=agent_name,
+        working_dir=world.working_dir,
+        interactive=ctx.interactive and not world.non_interactive,
     )
     for _iteration in range(world.max_iterations):
         agent, memory = await ctx.storage.agent_and_memory(world.name, agent_name, chat_id)

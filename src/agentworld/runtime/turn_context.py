@@ -9,6 +9,7 @@ from agentworld.approval.decisions import Authorizer
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
 from agentworld.providers.base import LLMProvider
+from agentworld.runtime.work import WorkItem
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolRegistry
 
@@ -23,3 +24,7 @@ class TurnContext:
     authorizer: Authorizer
     publish: Callable[[Message], Awaitable[None]]
     """Persist, run subscribers and route a message (SPEC E2)."""
+    enqueue: Callable[[str, WorkItem], None]
+    """Put an item on a chat's queue."""
+    interactive: bool = True
+    """Whether a person can answer approval requests from this runtime."""

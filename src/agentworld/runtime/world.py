@@ -13,26 +13,34 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from agentworld.approval.decisions import Authorizer, ToolSettingsAuthorizer
+from agentworld.approval.decisions import ApprovalAuthorizer, Authorizer
+from agentworld.approval.flow import (
+    Decision,
+    Scope,
+    answer_approval,
+    expire,
+    expire_overdue,
+    recover_interrupted,
+    run_approved,
+)
 from agentworld.errors import AgentWorldError, NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Agent, Chat, Message, new_id
-from agentworld.models.events import MessageEvent, SystemEvent
+from agentworld.models.events import ApprovalEvent, MessageEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingCall
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.registry import build_provider, provider_cache_key
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
 from agentworld.runtime.queues import ChatQueues
 from agentworld.runtime.titles import first_exchange, generate_title
-from agentworld.runtime.tool_calls import tool_result_message
 from agentworld.runtime.turn import run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import TurnContext
+from agentworld.runtime.work import Resume, RunApproved, WorkItem
 from agentworld.storage.sql import SQLStorage
-from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
+from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
 
 logger = logging.getLogger("agentworld.runtime")
@@ -60,19 +68,6 @@ class ProviderPool:
             await provider.aclose()
 
 
-@dataclass(frozen=True)
-class Resume:
-    """Queue item: continue an agent's loop once every waiting call of its batch is answered."""
-
-    agent: str
-    chat_id: str
-    trigger_sender: str
-    reply_to: str | None
-
-
-WorkItem = Message | Resume
-
-
 def _is_routable(message: Message) -> bool:
     """Only spoken messages are offered to agents; tool traffic and system notes are not."""
     return (
@@ -94,6 +89,7 @@ class WorldRuntime:
         provider_factory: ProviderFactory | None = None,
         tools: Sequence[Tool] = (),
         authorizer: Authorizer | None = None,
+        interactive: bool = True,
     ) -> None:
         self.storage = storage
         self.world = world
@@ -109,18 +105,27 @@ class WorldRuntime:
             bus=self.bus,
             provider_for=self._providers.get,
             tools_for=self._tools.registry,
-            authorizer=authorizer or ToolSettingsAuthorizer(),
+            authorizer=authorizer or ApprovalAuthorizer(storage),
             publish=self.publish,
+            enqueue=self._queues.put,
+            interactive=interactive,
         )
+        self._timers: set[asyncio.Task[None]] = set()
+        self.bus.subscribe(self._schedule_expiry, kinds=["approval"], name="approval-timer")
 
     async def __aenter__(self) -> WorldRuntime:
-        await self.storage.get_world(self.world)  # fail early on an unknown world
+        world = await self.storage.get_world(self.world)  # fail early on an unknown world
+        await recover_interrupted(self._turns, world)
+        await expire_overdue(self._turns, world)
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        await asyncio.gather(*self._timers, return_exceptions=True)
         await self._queues.aclose()
         await self._tools.aclose()
         await self._providers.aclose()
@@ -175,9 +180,14 @@ class WorldRuntime:
         content = json.dumps({"error": str(result)}) if is_error else (
             result if isinstance(result, str) else json.dumps(result, default=str)
         )
-        context = ToolContext(world=self.world, chat_id=pending.chat_id, agent=pending.agent)
-        message = tool_result_message(context, tool_call_id, content, pending.batch_id)
-        call, remaining = await self.storage.pending.answer(
+        message = Message.tool_result(
+            chat_id=pending.chat_id,
+            agent=pending.agent,
+            tool_call_id=tool_call_id,
+            content=content,
+            batch_id=pending.batch_id,
+        )
+        answered = await self.storage.pending.answer(
             self.world,
             tool_call_id,
             kind="client",
@@ -185,22 +195,72 @@ class WorldRuntime:
             results=[message],
         )
         await self.publish(message)
-        if remaining == 0:
-            self._queues.put(
-                call.chat_id,
-                Resume(call.agent, call.chat_id, call.trigger_sender, call.reply_to),
-            )
-        return call
+        self._queues.put(pending.chat_id, Resume.of(pending))
+        return answered.call
+
+    async def approvals(self, chat_id: str | None = None) -> list[PendingCall]:
+        """Pending approval requests (after expiring overdue ones, SPEC A7)."""
+        world = await self.storage.get_world(self.world)
+        await recover_interrupted(self._turns, world)
+        await expire_overdue(self._turns, world)
+        return await self.storage.pending.find(self.world, chat_id=chat_id, kind="approval")
+
+    async def answer_approval(
+        self,
+        approval_id: str,
+        *,
+        decision: Decision,
+        scope: Scope = "once",
+        actor: str = "human",
+    ) -> PendingCall:
+        """Answer an approval request of this world; refused for unknown, foreign, answered or
+        expired ids (SPEC A3). The approved call runs, and the loop resumes, on the chat's queue."""
+        world = await self.storage.get_world(self.world)
+        await recover_interrupted(self._turns, world)
+        return await answer_approval(
+            self._turns, world, approval_id, decision=decision, scope=scope, actor=actor
+        )
+
+    async def _schedule_expiry(self, event: WorldEvent) -> None:
+        """While this process runs, a request times out on time, not only when next looked at."""
+        if not isinstance(event, ApprovalEvent) or event.phase != "requested":
+            return
+        world = await self.storage.get_world(self.world)
+
+        async def expire_later() -> None:
+            await asyncio.sleep(world.approval_timeout)
+            pending = await self.storage.pending.get(self.world, event.approval_id)
+            if pending is not None and pending.status == "pending":
+                await expire(self._turns, await self.storage.get_world(self.world), pending)
+
+        timer = asyncio.create_task(expire_later(), name=f"expire:{event.approval_id}")
+        self._timers.add(timer)
+        timer.add_done_callback(self._timer_done)
+
+    def _timer_done(self, timer: asyncio.Task[None]) -> None:
+        self._timers.discard(timer)
+        if not timer.cancelled() and timer.exception() is not None:
+            logger.error("approval timer failed", exc_info=timer.exception())
 
     # -- queue workers ----------------------------------------------------------
 
     async def _process(self, chat_id: str, item: WorkItem) -> None:
-        if isinstance(item, Resume):
-            await self._resume(item)
-        else:
-            await self._route(chat_id, item)
+        match item:
+            case Message():
+                await self._route(chat_id, item)
+            case Resume():
+                await self._resume(item)
+            case RunApproved():
+                world = await self.storage.get_world(self.world)
+                registry = await self._tools.registry(world)
+                await run_approved(self._turns, world, item, registry.get(item.call.tool_name))
 
     async def _resume(self, item: Resume) -> None:
+        """Continue the loop once every call of the batch has its result — exactly once."""
+        if await self.storage.pending.missing_results(self.world, item.agent, item.batch_id):
+            return
+        if not await self.storage.pending.claim_resume(self.world, item.batch_id):
+            return
         world = await self.storage.get_world(self.world)
         try:
             await run_agent_loop(
@@ -251,7 +311,7 @@ class WorldRuntime:
         await self.publish(Message(chat_id=chat_id, role="system", sender="system", content=text))
 
     async def _report_routing_error(self, chat_id: str, item: WorkItem, exc: Exception) -> None:
-        what = f"message {item.message_id}" if isinstance(item, Message) else f"resuming {item.agent}"
+        what = f"message {item.message_id}" if isinstance(item, Message) else type(item).__name__
         logger.error("%s failed in chat %s", what, chat_id, exc_info=exc)
         await self.bus.publish(
             SystemEvent(

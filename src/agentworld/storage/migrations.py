@@ -33,7 +33,20 @@ def _v3_pending_calls(conn: sa.Connection) -> None:
     schema.pending_calls.create(conn, checkfirst=True)
 
 
-MIGRATIONS: Sequence[Migration] = (_v1_core_tables, _v2_event_and_tool_logs, _v3_pending_calls)
+def _v4_approvals(conn: sa.Connection) -> None:
+    columns = {c["name"] for c in sa.inspect(conn).get_columns("tool_logs")}
+    if "runner" not in columns:  # databases whose tool_logs predate v4
+        conn.execute(sa.text("ALTER TABLE tool_logs ADD COLUMN runner VARCHAR(128)"))
+    for table in (schema.approval_grants, schema.audit_log):
+        table.create(conn, checkfirst=True)
+
+
+MIGRATIONS: Sequence[Migration] = (
+    _v1_core_tables,
+    _v2_event_and_tool_logs,
+    _v3_pending_calls,
+    _v4_approvals,
+)
 
 
 def current_version(conn: sa.Connection) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -59,20 +61,98 @@ def _call(row: sa.Row[Any]) -> PendingCall:
     )
 
 
+@dataclass(frozen=True)
+class Answered:
+    call: PendingCall
+    remaining: int
+    """How many calls of the same batch still wait; the loop resumes at zero."""
+    log_id: int | None = None
+
+
 class PendingCallStore:
     def __init__(self, storage: SQLStorage) -> None:
         self._storage = storage
 
-    async def add(self, calls: list[PendingCall]) -> None:
-        if calls:
-            async with self._storage._write() as conn:
-                await conn.execute(sa.insert(_TABLE), [_row(c) for c in calls])
+    async def add(self, calls: list[PendingCall], *, memory: Sequence[Message] = ()) -> None:
+        """Record waiting calls, with the messages that announce them in the agent's memory,
+        in one transaction (an approval request never exists without its pending row)."""
+        if not calls:
+            return
+        async with self._storage._write() as conn:
+            if memory:
+                owner = calls[0].agent
+                await conn.execute(
+                    sa.insert(schema.messages),
+                    [message_row(calls[0].world, owner, m) for m in memory],
+                )
+            await conn.execute(sa.insert(_TABLE), [_row(c) for c in calls])
+
+    async def claim_resume(self, world: str, batch_id: str) -> bool:
+        """Atomically claim the right to resume a batch's loop: true for exactly one caller."""
+        async with self._storage._write() as conn:
+            result = await conn.execute(
+                sa.update(_TABLE)
+                .where(
+                    _TABLE.c.world == world,
+                    _TABLE.c.batch_id == batch_id,
+                    _TABLE.c.resumed_at.is_(None),
+                )
+                .values(resumed_at=utc_now().isoformat())
+            )
+            return bool(result.rowcount)
+
+    async def missing_results(self, world: str, agent: str, batch_id: str) -> list[str]:
+        """Ids of the batch's tool calls that have no result in the agent's memory yet."""
+        messages = schema.messages
+        async with self._storage._read() as conn:
+            row = (
+                await conn.execute(
+                    sa.select(messages.c.tool_calls).where(
+                        messages.c.world == world,
+                        messages.c.memory_owner == agent,
+                        messages.c.message_id == batch_id,
+                    )
+                )
+            ).first()
+            if row is None or not row.tool_calls:
+                return []
+            ids = [call["id"] for call in row.tool_calls]
+            answered = {
+                r.tool_call_id
+                for r in await conn.execute(
+                    sa.select(messages.c.tool_call_id).where(
+                        messages.c.world == world,
+                        messages.c.memory_owner == agent,
+                        messages.c.role == "tool",
+                        messages.c.tool_call_id.in_(ids),
+                    )
+                )
+            }
+        return [i for i in ids if i not in answered]
+
+    async def holds_call(self, world: str, agent: str, message_id: str, tool_call_id: str) -> bool:
+        """Whether the agent's memory has message ``message_id`` carrying call ``tool_call_id``
+        (the ownership check of SPEC A3: the memory is the source of truth)."""
+        messages = schema.messages
+        async with self._storage._read() as conn:
+            row = (
+                await conn.execute(
+                    sa.select(messages.c.tool_calls).where(
+                        messages.c.world == world,
+                        messages.c.memory_owner == agent,
+                        messages.c.message_id == message_id,
+                    )
+                )
+            ).first()
+        return row is not None and any(c.get("id") == tool_call_id for c in row.tool_calls or ())
 
     async def get(self, world: str, tool_call_id: str) -> PendingCall | None:
         async with self._storage._read() as conn:
             row = (
                 await conn.execute(
-                    sa.select(_TABLE).where(_TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id)
+                    sa.select(_TABLE).where(
+                        _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
+                    )
                 )
             ).first()
         return _call(row) if row is not None else None
@@ -96,7 +176,9 @@ class PendingCallStore:
         if batch_id is not None:
             query = query.where(_TABLE.c.batch_id == batch_id)
         async with self._storage._read() as conn:
-            rows = (await conn.execute(query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id))).all()
+            rows = (
+                await conn.execute(query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id))
+            ).all()
         return [_call(r) for r in rows]
 
     async def answer(
@@ -108,9 +190,11 @@ class PendingCallStore:
         answer: dict[str, Any],
         results: list[Message],
         status: str = "answered",
-    ) -> tuple[PendingCall, int]:
-        """Mark the call answered and store its result messages in the agent's memory, in one
-        transaction; returns the call and how many calls of its batch still wait.
+        start_log: dict[str, Any] | None = None,
+    ) -> Answered:
+        """Mark the call answered, store its result messages in the agent's memory and (for an
+        approved call) record the start of the tool's execution — all in one transaction, so
+        "approved" never exists without "started" (SPEC A6: a crash cannot run it twice).
 
         The status check is part of the UPDATE, so of two processes answering the same call
         only one succeeds; the other gets a clear refusal (SPEC A3).
@@ -118,14 +202,18 @@ class PendingCallStore:
         async with self._storage._write() as conn:
             row = (
                 await conn.execute(
-                    sa.select(_TABLE).where(_TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id)
+                    sa.select(_TABLE).where(
+                        _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
+                    )
                 )
             ).first()
             if row is None or row.kind != kind:
                 what = "approval request" if kind == "approval" else "pending tool call"
                 raise NotFoundError(f"no {what} {tool_call_id!r} in world {world!r}")
             if row.status != "pending":
-                raise InvalidInputError(f"{tool_call_id!r} was already {row.status}; it cannot be answered again")
+                raise InvalidInputError(
+                    f"{tool_call_id!r} was already {row.status}; it cannot be answered again"
+                )
             now = utc_now().isoformat()
             updated = await conn.execute(
                 sa.update(_TABLE)
@@ -137,11 +225,19 @@ class PendingCallStore:
                 .values(status=status, answered_at=now, answer=answer)
             )
             if updated.rowcount != 1:
-                raise InvalidInputError(f"{tool_call_id!r} was answered concurrently; not answered again")
+                raise InvalidInputError(
+                    f"{tool_call_id!r} was answered concurrently; not answered again"
+                )
             if results:
                 await conn.execute(
                     sa.insert(schema.messages), [message_row(world, row.agent, m) for m in results]
                 )
+            log_id: int | None = None
+            if start_log is not None:
+                inserted = await conn.execute(
+                    sa.insert(schema.tool_logs).values(start_log).returning(schema.tool_logs.c.seq)
+                )
+                log_id = int(inserted.scalar_one())
             remaining = (
                 await conn.execute(
                     sa.select(sa.func.count()).where(
@@ -152,4 +248,4 @@ class PendingCallStore:
                 )
             ).scalar_one()
         call = _call(row).model_copy(update={"status": status, "answer": answer})
-        return call, int(remaining)
+        return Answered(call, int(remaining), log_id)

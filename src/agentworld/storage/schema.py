@@ -53,7 +53,12 @@ chats = sa.Table(
 messages = sa.Table(
     "messages",
     metadata,
-    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column(
+        "seq",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("chat_id", sa.String(64), nullable=False),
     sa.Column("memory_owner", sa.String(64)),
@@ -75,7 +80,12 @@ messages = sa.Table(
 events = sa.Table(
     "events",
     metadata,
-    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column(
+        "seq",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("chat_id", sa.String(64)),
     sa.Column("kind", sa.String(16), nullable=False),
@@ -87,7 +97,12 @@ events = sa.Table(
 tool_logs = sa.Table(
     "tool_logs",
     metadata,
-    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column(
+        "seq",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("chat_id", sa.String(64), nullable=False),
     sa.Column("agent", sa.String(64), nullable=False),
@@ -99,8 +114,11 @@ tool_logs = sa.Table(
     sa.Column("started_at", sa.String(40), nullable=False),
     sa.Column("finished_at", sa.String(40)),
     sa.Column("duration_ms", sa.Float),
+    sa.Column("runner", sa.String(128)),
     sa.Index("ix_tool_logs_call", "world", "tool_call_id"),
 )
+"""``runner`` is ``host:pid`` of the process that runs the tool, so a restart can tell a call
+interrupted by a crash from one another process is running right now."""
 
 pending_calls = sa.Table(
     "pending_calls",
@@ -120,8 +138,54 @@ pending_calls = sa.Table(
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("answered_at", sa.String(40)),
     sa.Column("answer", sa.JSON),
+    sa.Column("resumed_at", sa.String(40)),
     sa.Index("ix_pending_status", "world", "status", "chat_id"),
+    sa.Index("ix_pending_batch", "world", "batch_id"),
 )
 """Tool calls waiting for someone outside the loop: a client-side tool's result, or (later) a
 person's approval. The messages in memory stay the source of truth for the model; this table
 is the state machine of the wait, so "answered once" is one atomic UPDATE, across processes."""
+
+approval_grants = sa.Table(
+    "approval_grants",
+    metadata,
+    sa.Column("grant_id", sa.String(64), primary_key=True),
+    sa.Column("world", sa.String(64), nullable=False),
+    sa.Column("scope", sa.String(16), nullable=False),
+    sa.Column("agent", sa.String(64)),
+    sa.Column("chat_id", sa.String(64)),
+    sa.Column("tool_name", sa.String(200), nullable=False),
+    sa.Column("roots", sa.JSON),
+    sa.Column("allow_redirection", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("approval_id", sa.String(128)),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("revoked_at", sa.String(40)),
+    sa.Index("ix_grants_world", "world", "revoked_at"),
+)
+"""Remembered approvals: ``session`` (one agent in one chat) and ``always`` (the whole world)."""
+
+audit_log = sa.Table(
+    "audit_log",
+    metadata,
+    sa.Column(
+        "seq",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column("world", sa.String(64), nullable=False),
+    sa.Column("at", sa.String(40), nullable=False),
+    sa.Column("event", sa.String(16), nullable=False),
+    sa.Column("actor", sa.String(64), nullable=False),
+    sa.Column("approval_id", sa.String(128)),
+    sa.Column("agent", sa.String(64)),
+    sa.Column("chat_id", sa.String(64)),
+    sa.Column("tool_name", sa.String(200)),
+    sa.Column("arguments", sa.JSON),
+    sa.Column("decision", sa.String(16)),
+    sa.Column("scope", sa.String(16)),
+    sa.Column("latency_ms", sa.Float),
+    sa.Column("detail", sa.JSON),
+    sa.Index("ix_audit_world", "world", "seq"),
+)
+"""Every approval request and decision: who, when, which tool with which (redacted) arguments."""

@@ -25,6 +25,7 @@ from agentworld.errors import AlreadyExistsError, NotFoundError, StorageError
 from agentworld.models import Agent, Chat, Message, Usage, World, utc_now
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.storage import migrations, schema
+from agentworld.storage.approvals import ApprovalStore
 from agentworld.storage.pending import PendingCallStore
 from agentworld.storage.rows import (
     agent_config,
@@ -69,6 +70,7 @@ class SQLStorage:
         self._write_lock = asyncio.Lock()
         self._is_sqlite = self.url.startswith("sqlite")
         self.pending = PendingCallStore(self)
+        self.approvals = ApprovalStore(self)
         self.tool_logs = ToolLogStore(self)
 
     # -- lifecycle ---------------------------------------------------------
@@ -191,6 +193,8 @@ class SQLStorage:
         """Delete a world and everything in it, in one transaction."""
         async with self._write() as conn:
             for table in (
+                schema.audit_log,
+                schema.approval_grants,
                 schema.pending_calls,
                 schema.tool_logs,
                 schema.events,

@@ -7,6 +7,8 @@ approval flow uses to report it as interrupted instead of running it twice.
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -20,29 +22,84 @@ if TYPE_CHECKING:
 _TABLE = schema.tool_logs
 
 
+def runner_id() -> str:
+    """This process, as recorded on the tool calls it runs."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def runner_alive(runner: str | None) -> bool:
+    """Whether the process that started a tool may still be running it.
+
+    Only a runner on this host can be checked; one elsewhere is assumed alive, so a call is
+    never reported interrupted while another machine may be running it.
+    """
+    if not runner:
+        return False
+    host, _, pid = runner.rpartition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def log_start_row(
+    *, world: str, chat_id: str, agent: str, tool_call_id: str, tool_name: str, arguments: Any
+) -> dict[str, Any]:
+    return {
+        "world": world,
+        "chat_id": chat_id,
+        "agent": agent,
+        "tool_call_id": tool_call_id,
+        "tool_name": tool_name,
+        "input": arguments,
+        "status": "running",
+        "started_at": utc_now().isoformat(),
+        "runner": runner_id(),
+    }
+
+
 class ToolLogStore:
     def __init__(self, storage: SQLStorage) -> None:
         self._storage = storage
 
     async def start(
-        self, *, world: str, chat_id: str, agent: str, tool_call_id: str, tool_name: str, arguments: Any
+        self,
+        *,
+        world: str,
+        chat_id: str,
+        agent: str,
+        tool_call_id: str,
+        tool_name: str,
+        arguments: Any,
     ) -> int:
+        row = log_start_row(
+            world=world,
+            chat_id=chat_id,
+            agent=agent,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            arguments=arguments,
+        )
         async with self._storage._write() as conn:
-            result = await conn.execute(
-                sa.insert(_TABLE)
-                .values(
-                    world=world,
-                    chat_id=chat_id,
-                    agent=agent,
-                    tool_call_id=tool_call_id,
-                    tool_name=tool_name,
-                    input=arguments,
-                    status="running",
-                    started_at=utc_now().isoformat(),
-                )
-                .returning(_TABLE.c.seq)
-            )
+            result = await conn.execute(sa.insert(_TABLE).values(row).returning(_TABLE.c.seq))
             return int(result.scalar_one())
+
+    async def running(self, world: str) -> list[dict[str, Any]]:
+        """Executions that started and never finished."""
+        async with self._storage._read() as conn:
+            rows = (
+                await conn.execute(
+                    sa.select(_TABLE.c.seq, _TABLE.c.tool_call_id, _TABLE.c.runner).where(
+                        _TABLE.c.world == world, _TABLE.c.status == "running"
+                    )
+                )
+            ).all()
+        return [{"seq": r.seq, "toolCallId": r.tool_call_id, "runner": r.runner} for r in rows]
 
     async def finish(self, seq: int, *, status: str, output: Any, duration_ms: float) -> None:
         async with self._storage._write() as conn:
@@ -79,6 +136,8 @@ class ToolLogStore:
                 "startedAt": r.started_at,
                 "finishedAt": r.finished_at,
                 "durationMs": r.duration_ms,
+                "runner": r.runner,
+                "seq": r.seq,
             }
             for r in rows
         ]

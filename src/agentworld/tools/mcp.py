@@ -270,22 +270,15 @@ class _Server:
             if self._client is not None and not self._wake.is_set():
                 return self._client
             await self._stop()
-            self._client, self._wake, self._stopping, self._lost = (
-                None,
-                asyncio.Event(),
-                False,
-                False,
-            )
+            self._wake, self._stopping, self._lost = asyncio.Event(), False, False
             ready = asyncio.Event()
             # Kept before awaiting: if this caller is cancelled, the next one (or aclose) reaps it.
             self._owner = asyncio.create_task(self._own(ready), name=f"mcp-server:{self.name}")
             await ready.wait()
             if self._client is None:
-                failure = await self._owner
-                self._owner = None
-                raise failure or MCPServerError(
-                    f"MCP server {self.name!r} did not start", server=self.name
-                )
+                failure, self._owner = await self._owner, None
+                assert failure is not None  # the owner returns why a session never opened
+                raise failure
             return self._client
 
     async def aclose(self) -> None:

@@ -30,6 +30,8 @@ class ToolContext:
     chat_id: str
     agent: str
     working_dir: str | None = None
+    interactive: bool = True
+    """False when nobody can answer an approval request now: ASK_USER becomes DENY (SPEC P2)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,355 @@
+"""The human approval flow (SPEC A1–A10): request, answer, run, expire, recover.
+
+A request is data in the agent's memory: an injected assistant message whose
+``client.requestApproval`` call id is the approval id, plus a pending row that
+makes "answered once" an atomic update. The answer is stored as the ``tool``
+result of that call. Approving runs the original call and stores its real result
+against the ORIGINAL call id; denying (or a timeout) stores an error result there.
+Either way the loop resumes once every call of the model's response has a result.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from datetime import timedelta
+from typing import Any, Literal
+
+from agentworld.approval.grants import GrantScope, grant_for
+from agentworld.errors import InvalidInputError, NotFoundError
+from agentworld.models import Message, ToolCall, World, new_id, utc_now
+from agentworld.models.events import ApprovalEvent
+from agentworld.models.pending import PendingCall
+from agentworld.redaction import redact
+from agentworld.runtime.turn_context import TurnContext
+from agentworld.runtime.work import Resume, RunApproved
+from agentworld.storage.tool_logs import log_start_row, runner_alive
+from agentworld.tools.executor import ToolResult, run_tool
+from agentworld.tools.registry import Tool, ToolContext
+from agentworld.tools.validation import ArgumentError, parse_arguments
+
+APPROVAL_TOOL = "client.requestApproval"
+APPROVAL_OPTIONS = ("deny", "once", "session", "always")
+Decision = Literal["approve", "deny"]
+Scope = Literal["once", "session", "always"]
+
+
+def approval_prompt(tool: Tool, agent: str, shown_args: dict[str, Any]) -> str:
+    """The sentence shown to the person: the tool's template, or a plain default."""
+    template = tool.approval.message
+    if template:
+        fields = {k: v if isinstance(v, str) else json.dumps(v) for k, v in shown_args.items()}
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        if names <= fields.keys():
+            return f"{agent}: {template.format_map(fields)}"
+    return f"{agent} wants to run {tool.name} with {json.dumps(shown_args)}"
+
+
+async def request_approval(
+    ctx: TurnContext,
+    tool: Tool,
+    call: ToolCall,
+    arguments: dict[str, Any],
+    context: ToolContext,
+    *,
+    batch_id: str,
+    trigger_sender: str,
+    reply_to: str | None,
+) -> PendingCall:
+    """Inject and store the approval request for ``call``; the loop then waits (SPEC A1)."""
+    shown = redact(arguments)
+    prompt = approval_prompt(tool, context.agent, shown)
+    approval_id = new_id("approval_")
+    request = Message(
+        chat_id=context.chat_id,
+        role="assistant",
+        sender=context.agent,
+        agent_id=context.agent,
+        tool_calls=[
+            ToolCall.of(
+                approval_id,
+                APPROVAL_TOOL,
+                json.dumps(
+                    {
+                        "toolName": tool.name,
+                        "toolArguments": shown,
+                        "toolCallId": call.id,
+                        "message": prompt,
+                        "options": list(APPROVAL_OPTIONS),
+                    }
+                ),
+            )
+        ],
+        reply_to_message_id=batch_id,
+    )
+    pending = PendingCall(
+        world=context.world,
+        tool_call_id=approval_id,
+        chat_id=context.chat_id,
+        agent=context.agent,
+        kind="approval",
+        tool_name=tool.name,
+        arguments=call.function.arguments or "{}",
+        batch_id=batch_id,
+        trigger_sender=trigger_sender,
+        reply_to=reply_to,
+        detail={
+            "originalCallId": call.id,
+            "requestMessageId": request.message_id,
+            "message": prompt,
+            "toolArgs": shown,
+        },
+    )
+    await ctx.storage.pending.add([pending], memory=[request])
+    await ctx.storage.approvals.audit(
+        context.world,
+        event="request",
+        actor=context.agent,
+        approval_id=approval_id,
+        agent=context.agent,
+        chat_id=context.chat_id,
+        tool_name=tool.name,
+        arguments=shown,
+    )
+    await ctx.publish(request)
+    await _approval_event(ctx, pending, "requested", {"message": prompt, "toolArgs": shown})
+    return pending
+
+
+async def answer_approval(
+    ctx: TurnContext,
+    world: World,
+    approval_id: str,
+    *,
+    decision: Decision,
+    scope: Scope = "once",
+    actor: str = "human",
+) -> PendingCall:
+    """Record a person's answer, exactly once; the queue then runs or skips the call (A2–A5)."""
+    pending = await ctx.storage.pending.get(world.name, approval_id)
+    if pending is None or pending.kind != "approval":
+        raise NotFoundError(f"no approval request {approval_id!r} in world {world.name!r}")
+    request_message = str(pending.detail.get("requestMessageId", ""))
+    if not await ctx.storage.pending.holds_call(world.name, pending.agent, request_message, approval_id):
+        raise NotFoundError(f"approval {approval_id!r} is not held by agent {pending.agent!r}")
+    if pending.status == "pending" and _overdue(pending, world):
+        await expire(ctx, world, pending)
+        raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
+    if decision == "deny":
+        scope = "once"
+    context = ToolContext(world=world.name, chat_id=pending.chat_id, agent=pending.agent)
+    original = str(pending.detail["originalCallId"])
+    results = [_answer_message(pending, {"decision": decision, "scope": scope})]
+    start_log = None
+    if decision == "deny":
+        denial = ToolResult.error(original, f"User denied approval for {pending.tool_name}")
+        results.append(_result_message(pending, original, denial.content))
+    else:
+        start_log = log_start_row(
+            world=world.name,
+            chat_id=pending.chat_id,
+            agent=pending.agent,
+            tool_call_id=original,
+            tool_name=pending.tool_name,
+            arguments=pending.detail.get("toolArgs"),
+        )
+    answered = await ctx.storage.pending.answer(
+        world.name,
+        approval_id,
+        kind="approval",
+        answer={"decision": decision, "scope": scope, "actor": actor},
+        results=results,
+        start_log=start_log,
+    )
+    await ctx.storage.approvals.audit(
+        world.name,
+        event="decision",
+        actor=actor,
+        approval_id=approval_id,
+        agent=pending.agent,
+        chat_id=pending.chat_id,
+        tool_name=pending.tool_name,
+        arguments=pending.detail.get("toolArgs"),
+        decision=decision,
+        scope=scope,
+        latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
+    )
+    for message in results:
+        await ctx.publish(message)
+    await _approval_event(ctx, pending, "answered", {"decision": decision, "scope": scope, "actor": actor})
+    if decision == "approve":
+        if scope in ("session", "always"):
+            await _remember(ctx, pending, scope, context)
+        assert answered.log_id is not None
+        ctx.enqueue(pending.chat_id, RunApproved(answered.call, answered.log_id))
+    else:
+        ctx.enqueue(pending.chat_id, Resume.of(pending))
+    return answered.call
+
+
+async def run_approved(ctx: TurnContext, world: World, item: RunApproved, tool: Tool | None) -> None:
+    """Run the approved call (its start is already recorded) and store its real result."""
+    call = item.call
+    original = str(call.detail["originalCallId"])
+    context = ToolContext(
+        world=world.name, chat_id=call.chat_id, agent=call.agent, working_dir=world.working_dir
+    )
+    started = utc_now()
+    if tool is None:
+        result = ToolResult.error(original, f"tool {call.tool_name!r} is no longer available")
+    else:
+        try:
+            arguments = parse_arguments(call.arguments)
+        except ArgumentError as exc:
+            result = ToolResult.error(original, str(exc))
+        else:
+            result = await run_tool(tool, original, arguments, context)
+    await ctx.storage.tool_logs.finish(
+        item.log_id,
+        status="error" if result.is_error else "ok",
+        output=redact(result.content),
+        duration_ms=(utc_now() - started).total_seconds() * 1000,
+    )
+    message = _result_message(call, original, result.content)
+    await ctx.storage.record_agent_step(world.name, call.agent, [message])
+    await ctx.publish(message)
+    ctx.enqueue(call.chat_id, Resume.of(call))
+
+
+def _overdue(pending: PendingCall, world: World) -> bool:
+    return utc_now() - pending.created_at > timedelta(seconds=world.approval_timeout)
+
+
+async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
+    """Deny an unanswered request whose time is up; the model is told (SPEC A7)."""
+    original = str(pending.detail["originalCallId"])
+    reason = (
+        f"Approval request for {pending.tool_name} timed out after {world.approval_timeout:g} s; "
+        "the tool was not run"
+    )
+    results = [
+        _answer_message(pending, {"decision": "deny", "scope": "once", "reason": "timeout"}),
+        _result_message(pending, original, json.dumps({"error": reason})),
+    ]
+    try:
+        await ctx.storage.pending.answer(
+            world.name,
+            pending.tool_call_id,
+            kind="approval",
+            answer={"decision": "deny", "reason": "timeout", "actor": "timeout"},
+            results=results,
+            status="expired",
+        )
+    except InvalidInputError:
+        return False  # answered (or expired) by someone else meanwhile
+    await ctx.storage.approvals.audit(
+        world.name,
+        event="decision",
+        actor="timeout",
+        approval_id=pending.tool_call_id,
+        agent=pending.agent,
+        chat_id=pending.chat_id,
+        tool_name=pending.tool_name,
+        arguments=pending.detail.get("toolArgs"),
+        decision="deny",
+        scope="once",
+        latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
+        detail={"reason": "timeout"},
+    )
+    for message in results:
+        await ctx.publish(message)
+    await _approval_event(ctx, pending, "answered", {"decision": "deny", "reason": "timeout"})
+    ctx.enqueue(pending.chat_id, Resume.of(pending))
+    return True
+
+
+async def expire_overdue(ctx: TurnContext, world: World) -> int:
+    """Expire every overdue request of the world (checked lazily on access and by a timer)."""
+    expired = 0
+    for pending in await ctx.storage.pending.find(world.name, kind="approval"):
+        if _overdue(pending, world) and await expire(ctx, world, pending):
+            expired += 1
+    return expired
+
+
+async def recover_interrupted(ctx: TurnContext, world: World) -> int:
+    """Approved calls whose process died mid-run are reported, never run twice (SPEC A6)."""
+    recovered = 0
+    for entry in await ctx.storage.tool_logs.running(world.name):
+        if runner_alive(entry["runner"]):
+            continue
+        answered = [
+            p
+            for p in await ctx.storage.pending.find(world.name, kind="approval", status="answered")
+            if p.detail.get("originalCallId") == entry["toolCallId"]
+        ]
+        if not answered:  # an ordinary call cut short: log it honestly, nothing to resume
+            await ctx.storage.tool_logs.finish(
+                entry["seq"], status="interrupted", output=None, duration_ms=0.0
+            )
+            continue
+        call = answered[0]
+        original = entry["toolCallId"]
+        if original not in await ctx.storage.pending.missing_results(world.name, call.agent, call.batch_id):
+            continue
+        reason = (
+            f"{call.tool_name} was interrupted: the process running it stopped. It was not run "
+            "again; check its effects before retrying."
+        )
+        await ctx.storage.tool_logs.finish(
+            entry["seq"], status="interrupted", output={"error": reason}, duration_ms=0.0
+        )
+        message = _result_message(call, original, json.dumps({"error": reason}))
+        await ctx.storage.record_agent_step(world.name, call.agent, [message])
+        await ctx.publish(message)
+        ctx.enqueue(call.chat_id, Resume.of(call))
+        recovered += 1
+    return recovered
+
+
+async def _remember(ctx: TurnContext, pending: PendingCall, scope: GrantScope, context: ToolContext) -> None:
+    try:
+        arguments = parse_arguments(pending.arguments)
+    except ArgumentError:
+        return
+    grant = grant_for(
+        scope,
+        world=context.world,
+        tool_name=pending.tool_name,
+        arguments=arguments,
+        agent=pending.agent,
+        chat_id=pending.chat_id,
+        approval_id=pending.tool_call_id,
+    )
+    if grant is not None:
+        await ctx.storage.approvals.add_grant(grant)
+
+
+def _answer_message(pending: PendingCall, answer: dict[str, Any]) -> Message:
+    return _result_message(pending, pending.tool_call_id, json.dumps(answer))
+
+
+def _result_message(pending: PendingCall, tool_call_id: str, content: str) -> Message:
+    return Message.tool_result(
+        chat_id=pending.chat_id,
+        agent=pending.agent,
+        tool_call_id=tool_call_id,
+        content=content,
+        batch_id=pending.batch_id,
+    )
+
+
+async def _approval_event(
+    ctx: TurnContext, pending: PendingCall, phase: Literal["requested", "answered"], detail: dict[str, Any]
+) -> None:
+    await ctx.bus.publish(
+        ApprovalEvent(
+            world=pending.world,
+            phase=phase,
+            chat_id=pending.chat_id,
+            agent=pending.agent,
+            approval_id=pending.tool_call_id,
+            tool_name=pending.tool_name,
+            detail=detail,
+        )
+    )

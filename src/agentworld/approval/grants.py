@@ -1,0 +1,125 @@
+"""Remembered approvals and the pure lookup that decides whether one covers a call (SPEC A5).
+
+A ``session`` grant covers the same tool for the same agent in the same chat;
+an ``always`` grant covers it anywhere in the world. For ``shell_cmd`` a grant
+is narrowed to the root commands that were approved: a later command is covered
+only when every command it would run has an approved root, so approving ``ls``
+never approves ``ls && rm -rf ~``. A command that cannot be parsed is never
+covered. No I/O here: the caller loads the grants once per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from agentworld.models import new_id, utc_now
+
+SHELL_TOOL = "shell_cmd"
+GrantScope = Literal["session", "always"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShellShape:
+    """What a shell call would run: its root commands, and whether it writes files by redirection."""
+
+    roots: frozenset[str]
+    redirects: bool
+
+
+def shell_shape(arguments: dict[str, Any]) -> ShellShape | None:
+    """Parse a ``shell_cmd`` call; None when it cannot be parsed (then nothing covers it)."""
+    from agentworld.policy.shell import UnparseableCommand, command_line, parse_command
+
+    command = arguments.get("command")
+    if not isinstance(command, str):
+        return None
+    parameters = arguments.get("parameters")
+    try:
+        parsed = parse_command(command_line(command, parameters if isinstance(parameters, list) else None))
+    except UnparseableCommand:
+        return None
+    if not parsed.parts or any(not part.root for part in parsed.parts):
+        return None
+    return ShellShape(frozenset(parsed.roots), parsed.has_redirection)
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    grant_id: str
+    world: str
+    scope: GrantScope
+    tool_name: str
+    agent: str | None = None
+    chat_id: str | None = None
+    roots: frozenset[str] | None = None
+    """For shell_cmd: the approved root commands."""
+    allow_redirection: bool = False
+    approval_id: str | None = None
+    created_at: datetime | None = None
+
+    def covers(
+        self, tool_name: str, *, agent: str, chat_id: str, shape: ShellShape | None
+    ) -> bool:
+        if tool_name != self.tool_name:
+            return False
+        if self.scope == "session" and (agent.lower() != (self.agent or "").lower() or chat_id != self.chat_id):
+            return False
+        if tool_name != SHELL_TOOL:
+            return True
+        if shape is None or self.roots is None:
+            return False
+        if shape.redirects and not self.allow_redirection:
+            return False
+        return shape.roots <= self.roots
+
+
+def find_covering_grant(
+    grants: Iterable[Grant], tool_name: str, arguments: dict[str, Any], *, agent: str, chat_id: str
+) -> Grant | None:
+    """The first grant that covers the call, if any. The shell command is parsed at most once."""
+    shape: ShellShape | None = None
+    parsed = False
+    for grant in grants:
+        if grant.tool_name != tool_name:
+            continue
+        if tool_name == SHELL_TOOL and not parsed:
+            shape, parsed = shell_shape(arguments), True
+        if grant.covers(tool_name, agent=agent, chat_id=chat_id, shape=shape):
+            return grant
+    return None
+
+
+def grant_for(
+    scope: GrantScope,
+    *,
+    world: str,
+    tool_name: str,
+    arguments: dict[str, Any],
+    agent: str,
+    chat_id: str,
+    approval_id: str,
+) -> Grant | None:
+    """The grant an approval with ``scope`` creates; None when the call cannot be generalised
+    (an unparseable shell command is approved once, never remembered)."""
+    roots: frozenset[str] | None = None
+    redirects = False
+    if tool_name == SHELL_TOOL:
+        shape = shell_shape(arguments)
+        if shape is None:
+            return None
+        roots, redirects = shape.roots, shape.redirects
+    return Grant(
+        grant_id=new_id("grant_"),
+        world=world,
+        scope=scope,
+        tool_name=tool_name,
+        agent=agent if scope == "session" else None,
+        chat_id=chat_id if scope == "session" else None,
+        roots=roots,
+        allow_redirection=redirects,
+        approval_id=approval_id,
+        created_at=utc_now(),
+    )

@@ -1,0 +1,107 @@
+"""Approval commands: `approvals` (list, grants, revoke), `approve`, and `audit` (SPEC A2–A9)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from agentworld.cli import output
+from agentworld.cli.chats import report_run
+from agentworld.cli.common import JsonOpt, run
+
+if TYPE_CHECKING:
+    from agentworld.agent_world import AgentWorld
+    from agentworld.approval.grants import Grant
+
+
+def grant_doc(grant: Grant) -> dict[str, Any]:
+    return {
+        "grantId": grant.grant_id,
+        "scope": grant.scope,
+        "toolName": grant.tool_name,
+        "agent": grant.agent,
+        "chatId": grant.chat_id,
+        "rootCommands": sorted(grant.roots) if grant.roots is not None else None,
+        "approvalId": grant.approval_id,
+        "createdAt": grant.created_at.isoformat() if grant.created_at else None,
+    }
+
+
+def approvals(
+    world: str,
+    chat: Annotated[str | None, typer.Option("--chat", help="Only this chat.")] = None,
+    grants: Annotated[bool, typer.Option("--grants", help="List remembered session/always approvals instead.")] = False,
+    revoke: Annotated[str | None, typer.Option("--revoke", help="Revoke the grant with this id.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List pending approval requests (or the grants; or revoke one)."""
+    if revoke is not None:
+        run(lambda aw: aw.revoke_grant(world, revoke))
+        if json_out:
+            output.print_json({"revoked": revoke})
+        else:
+            typer.echo(f"revoked {revoke}")
+        return
+    if grants:
+        found = run(lambda aw: aw.grants(world))
+        docs = [grant_doc(g) for g in found]
+        if json_out:
+            output.print_json({"grants": docs})
+            return
+        output.print_table(
+            f"Approval grants in {world}",
+            ["grant id", "scope", "tool", "agent", "chat", "commands"],
+            [(d["grantId"], d["scope"], d["toolName"], d["agent"], d["chatId"], d["rootCommands"]) for d in docs],
+        )
+        return
+    pending = run(lambda aw: aw.approvals(world, chat_id=chat))
+    docs = [output.approval_doc(p) for p in pending]
+    if json_out:
+        output.print_json({"approvals": docs})
+        return
+    output.print_approvals(docs)
+
+
+def approve(
+    world: str,
+    approval_id: str,
+    decision: Annotated[str, typer.Option("--decision", help="approve | deny")],
+    scope: Annotated[str, typer.Option("--scope", help="once | session | always")] = "once",
+    timeout: Annotated[float | None, typer.Option("--timeout")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Answer an approval request; the world runs until idle; prints the messages produced."""
+    if decision not in ("approve", "deny"):
+        output.fail("--decision must be approve or deny", code=2)
+    if scope not in ("once", "session", "always"):
+        output.fail("--scope must be once, session or always", code=2)
+    chosen: Literal["approve", "deny"] = "approve" if decision == "approve" else "deny"
+    chosen_scope: Literal["once", "session", "always"] = scope  # type: ignore[assignment]
+
+    async def go(aw: AgentWorld) -> Any:
+        return await aw.approve(world, approval_id, decision=chosen, scope=chosen_scope, timeout=timeout)
+
+    report_run(run(go), json_out)
+
+
+def audit(world: str, json_out: JsonOpt = False) -> None:
+    """Every approval request and decision: who, when, tool, arguments (redacted), outcome."""
+    entries = run(lambda aw: aw.audit_log(world))
+    if json_out:
+        output.print_json({"audit": entries})
+        return
+    output.print_table(
+        f"Approval audit log of {world}",
+        ["at", "event", "actor", "agent", "tool", "decision", "scope", "approval id"],
+        [
+            (e["at"], e["event"], e["actor"], e["agent"], e["toolName"], e["decision"], e["scope"], e["approvalId"])
+            for e in entries
+        ],
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("approvals")(approvals)
+    app.command("approve")(approve)
+    app.command("audit")(audit)

@@ -1,0 +1,479 @@
+"""Split a shell command line into every simple command a shell would run (SPEC §2.7 P4).
+
+Approving ``ls`` must never approve ``ls && rm -rf ~``, so the policy engine
+evaluates each part of a command line on its own. The line is parsed with the
+tree-sitter bash grammar (a maintained, complete grammar: lists, pipelines,
+``$(..)``, backticks, subshells, groups, control flow, here-docs, process
+substitution) and the tree is walked for every command in it. On top of the
+grammar this module adds:
+
+* wrappers: ``bash -c '..'`` / ``sh -c`` / ``eval`` scripts are parsed again,
+  and ``sudo``, ``env``, ``xargs``, ``exec``, ``nohup``, ``timeout``,
+  ``command``, ``nice``, ``time``, ``find -exec`` ... also yield the command
+  they run as a part of its own;
+* conservatism: anything the parser recovers from (an ``ERROR`` or missing
+  node), a ``$(`` or backtick it left as plain text, an over-long or too deeply
+  nested line raises :class:`UnparseableCommand`, which the policy turns into
+  ASK_USER.
+
+Redirection: only an operator that opens a file for writing (``>``, ``>>``,
+``>|``, ``&>``, ``&>>``, ``>&file``) sets ``redirects_output``. Duplicating or
+closing a descriptor (``2>&1``, ``>&2``, ``>&-``), input (``<``, here-docs) and
+the sinks ``/dev/null``, ``/dev/stdout`` and ``/dev/stderr`` do not. A
+redirection of a group or loop marks every part inside it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from agentworld.errors import AgentWorldError
+
+MAX_LENGTH = 10_000
+MAX_NESTING = 20
+
+_NESTING = frozenset(
+    {"command_substitution", "process_substitution", "subshell", "compound_statement"}
+)
+_OTHER_COMMANDS = frozenset({"declaration_command", "unset_command", "test_command"})
+_ASSIGNMENT_HOSTS = frozenset({"command", "declaration_command", "variable_assignments"})
+_HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_SUBSTITUTION_START = re.compile(r"\$\(|`")
+# Wrapper -> (options that take a value, positional arguments before the command).
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    name: (frozenset(options.split()), positional)
+    for name, options, positional in [
+        (
+            "sudo",
+            "-u -g -C -D -h -p -r -t -T -U --user --group --close-from --chdir --host "
+            "--prompt --role --type --command-timeout --other-user",
+            0,
+        ),
+        ("doas", "-u -C", 0),
+        ("env", "-u -C -S -P --unset --chdir --split-string", 0),
+        (
+            "xargs",
+            "-I -L -n -P -s -E -d -a --max-args --max-procs --max-chars --delimiter "
+            "--arg-file --eof --max-lines",
+            0,
+        ),
+        ("exec", "-a", 0),
+        ("timeout", "-s -k --signal --kill-after", 1),
+        ("nice", "-n --adjustment", 0),
+        ("stdbuf", "-i -o -e --input --output --error", 0),
+        ("chroot", "--userspec --groups", 1),
+        ("watch", "-n -q --interval --equexit", 0),
+        *(
+            (name, "", 0)
+            for name in ("nohup", "command", "builtin", "time", "setsid", "busybox", "coproc")
+        ),
+    ]
+}
+_TAKES_ASSIGNMENTS = frozenset({"sudo", "doas", "env"})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_ANSI_C = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S
+)
+_ANSI_C_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+class UnparseableCommand(AgentWorldError, ValueError):
+    """The line cannot be split into commands with confidence; the policy asks a person."""
+
+
+@dataclass(frozen=True)
+class CommandPart:
+    """One simple command a shell would run.
+
+    ``argv`` holds the words after quote removal, without the leading
+    ``VAR=value`` assignments (kept apart in ``assignments``); expansions such
+    as ``$HOME`` or ``$(..)`` stay as their source text. A bare assignment
+    (``PATH=/tmp``) is a part with an empty ``argv``, which no prefix matches.
+    """
+
+    argv: tuple[str, ...]
+    text: str
+    redirects_output: bool
+    assignments: tuple[str, ...] = ()
+
+    @property
+    def root(self) -> str:
+        """The command's name without its directory (``/usr/bin/git`` -> ``git``)."""
+        return posixpath.basename(self.argv[0]) if self.argv else ""
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    """Every simple command of a line, in source order (wrapped commands right after their wrapper)."""
+
+    parts: tuple[CommandPart, ...]
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The distinct non-empty root commands, in order of first appearance."""
+        return tuple(dict.fromkeys(p.root for p in self.parts if p.root))
+
+    @property
+    def has_redirection(self) -> bool:
+        """Whether any part writes its output to a file."""
+        return any(p.redirects_output for p in self.parts)
+
+
+def command_line(command: str, parameters: Sequence[str] | None) -> str:
+    """The full line the shell runs: the command, then each parameter as one quoted word."""
+    if not parameters:
+        return command
+    return " ".join([command, *(shlex.quote(p) for p in parameters)])
+
+
+def parse_command(line: str) -> ParsedCommand:
+    """Split ``line`` into its simple commands; raise :class:`UnparseableCommand` when unsure."""
+    if not line.strip():
+        raise UnparseableCommand("empty command")
+    if len(line) > MAX_LENGTH:
+        raise UnparseableCommand(f"command longer than {MAX_LENGTH} characters")
+    parts = _parse(line, depth=0, redirected=False)
+    if not parts:
+        raise UnparseableCommand("no command to run")
+    return ParsedCommand(tuple(parts))
+
+
+def matches_prefix(part: CommandPart, prefix: str) -> bool:
+    """Whether ``part`` starts with the words of ``prefix`` (the ``commandPrefix`` rule, P4).
+
+    Words compare whole, so ``git log`` matches ``git log --oneline`` but not
+    ``git logout``. A first word without a ``/`` compares with the basename of
+    ``argv[0]``, so ``git`` also matches ``/usr/bin/git``. An empty prefix
+    matches nothing. An unbalanced prefix raises ``ValueError`` (from
+    :func:`shlex.split`); policy loading should reject it up front.
+    """
+    words = shlex.split(prefix)
+    if not words or len(part.argv) < len(words):
+        return False
+    first = part.argv[0] if "/" in words[0] else part.root
+    return first == words[0] and list(part.argv[1 : len(words)]) == words[1:]
+
+
+def matches_regex(part: CommandPart, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` is found anywhere in the part's source text (``commandRegex``, P4).
+
+    ``re.search`` semantics: anchor with ``^``/``$`` to match the whole part.
+    """
+    return pattern.search(part.text) is not None
+
+
+# --- parsing -----------------------------------------------------------------
+
+
+@cache
+def _language() -> Language:
+    return Language(tree_sitter_bash.language())
+
+
+def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
+    if depth > MAX_NESTING:
+        raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
+    if "\x00" in line:
+        raise UnparseableCommand("command contains a NUL character")
+    try:
+        src = line.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnparseableCommand("command is not valid text") from exc
+    root = Parser(_language()).parse(src).root_node
+    if root.has_error:
+        raise UnparseableCommand("shell syntax error")
+    parts: list[CommandPart] = []
+    # An explicit stack, not recursion: a long `a && b && ...` chain nests deeply.
+    stack: list[tuple[Node, bool, int]] = [(root, redirected, depth)]
+    while stack:
+        node, red, level = stack.pop()
+        if node.type in _NESTING:
+            level += 1
+            if level > MAX_NESTING:
+                raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
+        _check_literal(node)
+        children: list[tuple[Node, bool]] = [(c, red) for c in node.children]
+        if node.type == "redirected_statement":
+            writes = any(_writes(r) for r in node.children_by_field_name("redirect"))
+            body = node.child_by_field_name("body")
+            if body is None:  # `> file` alone creates or truncates the file.
+                parts.append(CommandPart((), _text(node), writes))
+            children = [(c, red or (writes and c == body)) for c in node.children]
+        elif node.type == "command":
+            parts.extend(_command_parts(src, node, red, level))
+        elif node.type in _OTHER_COMMANDS:
+            parts.append(CommandPart(tuple(_word(c) for c in node.children), _text(node), red))
+        elif node.type in ("variable_assignment", "variable_assignments") and (
+            node.parent is None or node.parent.type not in _ASSIGNMENT_HOSTS
+        ):
+            pieces = node.named_children if node.type == "variable_assignments" else [node]
+            parts.append(CommandPart((), _text(node), red, tuple(_text(c) for c in pieces)))
+        stack.extend((child, r, level) for child, r in reversed(children))
+    return parts
+
+
+def _check_literal(node: Node) -> None:
+    """Refuse a ``$(`` or backtick that the grammar left inside literal text (e.g. some here-docs)."""
+    if node.type == "heredoc_body":
+        if node.named_child_count or _quoted_heredoc(node):
+            return
+    elif node.type not in ("word", "string_content", "heredoc_content"):
+        return
+    if _SUBSTITUTION_START.search(re.sub(r"\\.", "", _text(node, strip=False), flags=re.S)):
+        raise UnparseableCommand("command substitution the parser did not recognise")
+
+
+def _quoted_heredoc(body: Node) -> bool:
+    start = (
+        next((c for c in body.parent.children if c.type == "heredoc_start"), None)
+        if body.parent
+        else None
+    )
+    return start is not None and any(q in _text(start) for q in "'\"\\")
+
+
+def _command_parts(src: bytes, cmd: Node, red: bool, level: int) -> list[CommandPart]:
+    stmt = cmd.parent if cmd.parent and cmd.parent.type == "redirected_statement" else None
+    if stmt is not None and stmt.child_by_field_name("body") != cmd:
+        stmt = None
+    items: list[Node] = []
+    assignments: list[str] = []
+    for i, child in enumerate(cmd.children):
+        field = cmd.field_name_for_child(i)
+        if child.type == "variable_assignment":
+            assignments.append(_text(child))
+        elif field in ("name", "argument"):
+            items.append(child)
+        elif field == "redirect":
+            red = red or _writes(child)
+            items.extend(_extra_destinations(child))
+        elif child.is_named and child.type != "comment":
+            raise UnparseableCommand(f"unexpected {child.type} in a command")
+    for redirect in stmt.children_by_field_name("redirect") if stmt else []:
+        items.extend(_extra_destinations(redirect))
+    words, spans = _group_words(src, items)
+    part = CommandPart(tuple(words), _text(stmt or cmd), red, tuple(assignments))
+    return [part, *_unwrap(src, part.argv, spans, red, level)]
+
+
+def _extra_destinations(redirect: Node) -> list[Node]:
+    # tree-sitter hangs the words after `cmd >file` on the redirect; the shell passes them to cmd.
+    if redirect.type != "file_redirect":
+        return []
+    return list(redirect.children_by_field_name("destination"))[1:]
+
+
+def _group_words(src: bytes, items: list[Node]) -> tuple[list[str], list[tuple[int, int]]]:
+    """Join nodes that touch (no blank, or only a line continuation, between them) into words."""
+    words: list[str] = []
+    spans: list[tuple[int, int]] = []
+    prev: Node | None = None
+    for node in items:
+        gap = src[prev.end_byte : node.start_byte] if prev is not None else b" "
+        piece = "" if node.type == "$" else _word(node)  # `$"text"` is a translated "text".
+        if prev is not None and node.start_byte >= prev.end_byte and not gap.replace(b"\\\n", b""):
+            words[-1] += piece
+            spans[-1] = (spans[-1][0], node.end_byte)
+        else:
+            words.append(piece)
+            spans.append((node.start_byte, node.end_byte))
+        prev = node
+    return words, spans
+
+
+def _writes(redirect: Node) -> bool:
+    if redirect.type != "file_redirect":
+        return False  # here-docs and here-strings feed input
+    op = next((_text(c) for c in redirect.children if not c.is_named), "")
+    if (op.startswith("<") and op != "<>") or op.endswith("&-"):
+        return False
+    dests = redirect.children_by_field_name("destination")
+    if not dests:
+        return True
+    target = _word(dests[0])
+    if op.endswith("&") and (target.isdigit() or target == "-"):
+        return False  # descriptor duplication such as 2>&1
+    return target not in _HARMLESS_SINKS
+
+
+# --- wrappers ----------------------------------------------------------------
+
+
+def _unwrap(
+    src: bytes, argv: tuple[str, ...], spans: list[tuple[int, int]], red: bool, level: int
+) -> list[CommandPart]:
+    """The commands that a wrapper such as ``sudo`` or ``bash -c`` runs, as parts of their own."""
+    name = posixpath.basename(argv[0]) if argv else ""
+    if name in _SHELLS:
+        script = _shell_script(argv)
+        return [] if script is None else _parse(script, depth=level + 1, redirected=red)
+    if name == "eval":
+        return _parse(" ".join(argv[1:]), depth=level + 1, redirected=red)
+    if name == "find":
+        return [
+            p
+            for start, end in _find_commands(argv)
+            for p in _inner(src, argv, spans, (start, end), red, level)
+        ]
+    if name not in _WRAPPERS:
+        return []
+    start, split_string = _skip_options(name, argv)
+    if split_string is not None:  # env -S 'cmd args': the string is split into words and run
+        rest = " ".join(shlex.quote(a) for a in argv[start:])
+        return _parse(f"{split_string} {rest}", depth=level + 1, redirected=red)
+    return _inner(src, argv, spans, (start, len(argv)), red, level)
+
+
+def _inner(
+    src: bytes,
+    argv: tuple[str, ...],
+    spans: list[tuple[int, int]],
+    where: tuple[int, int],
+    red: bool,
+    level: int,
+) -> list[CommandPart]:
+    start, end = where
+    if start >= end:
+        return []
+    if level + 1 > MAX_NESTING:
+        raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
+    inner = argv[start:end]
+    text = src[spans[start][0] : spans[end - 1][1]].decode("utf-8", "replace").strip()
+    return [CommandPart(inner, text, red), *_unwrap(src, inner, spans[start:end], red, level + 1)]
+
+
+def _shell_script(argv: tuple[str, ...]) -> str | None:
+    """The script of ``bash -c SCRIPT``, or None when the shell reads a file or stdin."""
+    has_c, i = False, 1
+    while i < len(argv):
+        tok = argv[i]
+        if tok in ("-", "--"):
+            i += 1
+            break
+        if tok.startswith("--"):
+            i += 2 if tok in ("--rcfile", "--init-file") else 1
+        elif len(tok) > 1 and tok[0] in "-+":
+            has_c = has_c or (tok[0] == "-" and "c" in tok)
+            i += 2 if ("o" in tok or "O" in tok) else 1
+        else:
+            break
+    return argv[i] if has_c and i < len(argv) else None
+
+
+def _skip_options(name: str, argv: tuple[str, ...]) -> tuple[int, str | None]:
+    """Index of the wrapped command in ``argv``, and the value of ``env -S`` if given."""
+    takes_value, positional = _WRAPPERS[name]
+    split_string: str | None = None
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        tok, value = argv[i], None
+        i += 1
+        if tok == "--":
+            break
+        if tok.startswith("--"):
+            opt, eq, value = tok.partition("=")
+            if not eq and opt in takes_value and i < len(argv):
+                value, i = argv[i], i + 1
+        else:
+            opt = tok
+            for j, ch in enumerate(tok[1:], start=2):
+                if f"-{ch}" in takes_value:
+                    opt, value = f"-{ch}", tok[j:]
+                    if not value and i < len(argv):
+                        value, i = argv[i], i + 1
+                    break
+        if name == "env" and opt in ("-S", "--split-string") and value is not None:
+            split_string = value
+    while name in _TAKES_ASSIGNMENTS and i < len(argv) and _ASSIGNMENT.match(argv[i]):
+        i += 1
+    return i + positional, split_string
+
+
+def _find_commands(argv: tuple[str, ...]) -> Iterator[tuple[int, int]]:
+    """The ``[start, end)`` ranges of the commands in ``find ... -exec CMD ... ;``."""
+    i = 1
+    while i < len(argv):
+        if argv[i] in _FIND_EXEC:
+            end = next((j for j in range(i + 1, len(argv)) if argv[j] in (";", "+")), len(argv))
+            yield i + 1, end
+            i = end
+        i += 1
+
+
+# --- words -------------------------------------------------------------------
+
+
+def _text(node: Node, *, strip: bool = True) -> str:
+    text = (node.text or b"").decode("utf-8", "replace")
+    return text.strip() if strip else text
+
+
+def _word(node: Node) -> str:
+    """The word a node stands for after quote removal; expansions keep their source text."""
+    text = _text(node, strip=False)
+    match node.type:
+        case "word":
+            return re.sub(r"\\(.)", lambda m: "" if m[1] == "\n" else m[1], text, flags=re.S)
+        case "raw_string":
+            return text[1:-1]
+        case "ansi_c_string":
+            return _ANSI_C.sub(_ansi_c_escape, text[2:-1])
+        case "string":
+            return _join(node, _unescape_dquoted, inner=True)
+        case "command_name" | "concatenation":
+            return _join(node, lambda s: s, inner=False)
+    return text
+
+
+def _join(node: Node, literal: Callable[[str], str], *, inner: bool) -> str:
+    """Concatenate a node's pieces; text between child nodes counts as literal text."""
+    text, base = node.text or b"", node.start_byte
+    children = list(node.children)
+    pos, end = 0, len(text)
+    if inner:  # drop the quotes of "..."
+        pos, end, children = 1, end - 1, children[1:-1]
+    out: list[str] = []
+    for child in children:
+        out.append(literal(text[pos : child.start_byte - base].decode("utf-8", "replace")))
+        is_content = inner and child.type == "string_content"
+        out.append(literal(_text(child, strip=False)) if is_content else _word(child))
+        pos = child.end_byte - base
+    out.append(literal(text[pos:end].decode("utf-8", "replace")))
+    return "".join(out)
+
+
+def _unescape_dquoted(text: str) -> str:
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m[1] == "\n" else m[1], text)
+
+
+def _ansi_c_escape(m: re.Match[str]) -> str:
+    esc = m[1]
+    if esc[0] in "xuU" and len(esc) > 1:
+        return chr(min(int(esc[1:], 16), 0x10FFFF))
+    if esc[0] in "01234567":
+        return chr(int(esc, 8))
+    return _ANSI_C_SIMPLE.get(esc, "\\" + esc)

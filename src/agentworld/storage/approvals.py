@@ -1,0 +1,110 @@
+"""Storage of approval grants and of the approval audit log (SPEC A5, A9)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from agentworld.approval.grants import Grant
+from agentworld.errors import NotFoundError
+from agentworld.models import utc_now
+from agentworld.storage import schema
+
+if TYPE_CHECKING:
+    from agentworld.storage.sql import SQLStorage
+
+_GRANTS = schema.approval_grants
+_AUDIT = schema.audit_log
+
+
+def _grant(row: sa.Row[Any]) -> Grant:
+    return Grant(
+        grant_id=row.grant_id,
+        world=row.world,
+        scope=row.scope,
+        tool_name=row.tool_name,
+        agent=row.agent,
+        chat_id=row.chat_id,
+        roots=frozenset(row.roots) if row.roots is not None else None,
+        allow_redirection=bool(row.allow_redirection),
+        approval_id=row.approval_id,
+        created_at=datetime.fromisoformat(row.created_at),
+    )
+
+
+class ApprovalStore:
+    def __init__(self, storage: SQLStorage) -> None:
+        self._storage = storage
+
+    async def add_grant(self, grant: Grant) -> None:
+        async with self._storage._write() as conn:
+            await conn.execute(
+                sa.insert(_GRANTS).values(
+                    grant_id=grant.grant_id,
+                    world=grant.world,
+                    scope=grant.scope,
+                    agent=grant.agent,
+                    chat_id=grant.chat_id,
+                    tool_name=grant.tool_name,
+                    roots=sorted(grant.roots) if grant.roots is not None else None,
+                    allow_redirection=grant.allow_redirection,
+                    approval_id=grant.approval_id,
+                    created_at=(grant.created_at or utc_now()).isoformat(),
+                )
+            )
+
+    async def grants(self, world: str, *, tool_name: str | None = None) -> list[Grant]:
+        """Active (not revoked) grants of the world."""
+        query = sa.select(_GRANTS).where(_GRANTS.c.world == world, _GRANTS.c.revoked_at.is_(None))
+        if tool_name is not None:
+            query = query.where(_GRANTS.c.tool_name == tool_name)
+        async with self._storage._read() as conn:
+            rows = (await conn.execute(query.order_by(_GRANTS.c.created_at))).all()
+        return [_grant(r) for r in rows]
+
+    async def revoke(self, world: str, grant_id: str) -> None:
+        async with self._storage._write() as conn:
+            result = await conn.execute(
+                sa.update(_GRANTS)
+                .where(
+                    _GRANTS.c.world == world,
+                    _GRANTS.c.grant_id == grant_id,
+                    _GRANTS.c.revoked_at.is_(None),
+                )
+                .values(revoked_at=utc_now().isoformat())
+            )
+            if result.rowcount == 0:
+                raise NotFoundError(f"no active grant {grant_id!r} in world {world!r}")
+
+    async def audit(self, world: str, **entry: Any) -> None:
+        async with self._storage._write() as conn:
+            await conn.execute(
+                sa.insert(_AUDIT).values(world=world, at=utc_now().isoformat(), **entry)
+            )
+
+    async def audit_log(self, world: str) -> list[dict[str, Any]]:
+        async with self._storage._read() as conn:
+            rows = (
+                await conn.execute(
+                    sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
+                )
+            ).all()
+        return [
+            {
+                "at": r.at,
+                "event": r.event,
+                "actor": r.actor,
+                "approvalId": r.approval_id,
+                "agent": r.agent,
+                "chatId": r.chat_id,
+                "toolName": r.tool_name,
+                "toolArgs": r.arguments,
+                "decision": r.decision,
+                "scope": r.scope,
+                "latencyMs": r.latency_ms,
+                "detail": r.detail,
+            }
+            for r in rows
+        ]

@@ -1,0 +1,53 @@
+"""The prompt an agent's model receives, built from its memory (SPEC R5, A8) — pure tests."""
+
+from __future__ import annotations
+
+import json
+
+from agentworld.models import Agent, Message, ToolCall
+from agentworld.runtime.llm_input import PENDING_RESULT, build_prompt
+
+AGENT = Agent(world="w", name="a1", provider="scripted", model="echo", system_prompt="be a1")
+
+
+def msg(role: str, content: str | None = None, **extra: object) -> Message:
+    return Message.model_validate({"chat_id": "c", "role": role, "sender": extra.pop("sender", "a1"), "content": content, **extra})
+
+
+def test_results_follow_their_calls_in_call_order_and_client_traffic_is_hidden() -> None:
+    memory = [
+        msg("user", "do two things", sender="human"),
+        msg("assistant", tool_calls=[ToolCall.of("c1", "read_file"), ToolCall.of("c2", "shell_cmd")]),
+        msg("assistant", tool_calls=[ToolCall.of("ap1", "client.requestApproval", '{"toolName": "shell_cmd"}')]),
+        msg("tool", "second", tool_call_id="c2"),
+        msg("tool", '{"decision": "approve"}', tool_call_id="ap1"),
+        msg("tool", "first", tool_call_id="c1"),
+        msg("user", "[sys] thanks", sender="a2"),
+    ]
+    prompt = build_prompt(AGENT, memory)
+    shape = [(p.role, p.content, p.tool_call_id) for p in prompt]
+    assert shape == [
+        ("system", "be a1", None),
+        ("user", "do two things", None),
+        ("assistant", None, None),
+        ("tool", "first", "c1"),
+        ("tool", "second", "c2"),
+        ("user", "[a2]: [sys] thanks", None),
+    ]
+    assert "client." not in json.dumps([p.tool_calls[0].model_dump() for p in prompt if p.tool_calls])
+
+
+def test_a_call_still_waiting_gets_a_placeholder_so_the_prompt_stays_valid() -> None:
+    memory = [
+        msg("user", "go", sender="human"),
+        msg("assistant", tool_calls=[ToolCall.of("c1", "shell_cmd")]),
+        msg("user", "meanwhile, hello", sender="human"),
+    ]
+    prompt = build_prompt(AGENT, memory)
+    assert [(p.role, p.content) for p in prompt][2:4] == [("assistant", None), ("tool", PENDING_RESULT)]
+    assert prompt[-1].content == "meanwhile, hello"
+
+
+def test_no_system_prompt_means_no_system_message() -> None:
+    agent = AGENT.model_copy(update={"system_prompt": ""})
+    assert [p.role for p in build_prompt(agent, [msg("user", "hi", sender="human")])] == ["user"]
