@@ -39,6 +39,7 @@ from agentworld.errors import AgentWorldError
 
 MAX_LENGTH = 10_000
 MAX_NESTING = 20
+MAX_PARTS = 1_000
 
 _NESTING = frozenset(
     {"command_substitution", "process_substitution", "subshell", "compound_statement"}
@@ -49,56 +50,27 @@ _HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SUBSTITUTION_START = re.compile(r"\$\(|`")
-# Wrapper -> (options that take a value, positional arguments before the command).
-_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
-    name: (frozenset(options.split()), positional)
-    for name, options, positional in [
-        (
-            "sudo",
-            "-u -g -C -D -h -p -r -t -T -U --user --group --close-from --chdir --host "
-            "--prompt --role --type --command-timeout --other-user",
-            0,
-        ),
-        ("doas", "-u -C", 0),
-        ("env", "-u -C -S -P --unset --chdir --split-string", 0),
-        (
-            "xargs",
-            "-I -L -n -P -s -E -d -a --max-args --max-procs --max-chars --delimiter "
-            "--arg-file --eof --max-lines",
-            0,
-        ),
-        ("exec", "-a", 0),
-        ("timeout", "-s -k --signal --kill-after", 1),
-        ("nice", "-n --adjustment", 0),
-        ("stdbuf", "-i -o -e --input --output --error", 0),
-        ("chroot", "--userspec --groups", 1),
-        ("watch", "-n -q --interval --equexit", 0),
-        *(
-            (name, "", 0)
-            for name in ("nohup", "command", "builtin", "time", "setsid", "busybox", "coproc")
-        ),
-    ]
+# Commands that run the command in their arguments -> their options that take a value.
+_WRAPPERS = {
+    "sudo": "-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type",
+    "doas": "-u -C",
+    "env": "-u -C -S -P --unset --chdir --split-string",
+    "xargs": "-I -L -n -P -s -E -d -a --max-args --max-procs --max-chars --delimiter --arg-file",
+    "exec": "-a",
+    "timeout": "-s -k --signal --kill-after",
+    "nice": "-n --adjustment",
+    "stdbuf": "-i -o -e --input --output --error",
+    "chroot": "--userspec --groups",
+    "watch": "-n -q --interval --equexit",
+    **dict.fromkeys(("nohup", "command", "builtin", "time", "setsid", "busybox", "coproc"), ""),
 }
+_POSITIONAL = {"timeout": 1, "chroot": 1}  # arguments between a wrapper's options and its command
 _TAKES_ASSIGNMENTS = frozenset({"sudo", "doas", "env"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _ANSI_C = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S
 )
-_ANSI_C_SIMPLE = {
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
+_ANSI_C_SIMPLE = dict(zip("abeEfnrtv\\'\"?", "\a\b\x1b\x1b\f\n\r\t\v\\'\"?", strict=True))
 
 
 class UnparseableCommand(AgentWorldError, ValueError):
@@ -233,6 +205,8 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
             pieces = node.named_children if node.type == "variable_assignments" else [node]
             parts.append(CommandPart((), _text(node), red, tuple(_text(c) for c in pieces)))
         stack.extend((child, r, level) for child, r in reversed(children))
+        if len(parts) > MAX_PARTS:  # bounds the work re-parsing nested `bash -c "$(..)"` can do
+            raise UnparseableCommand(f"more than {MAX_PARTS} commands")
     return parts
 
 
@@ -248,12 +222,9 @@ def _check_literal(node: Node) -> None:
 
 
 def _quoted_heredoc(body: Node) -> bool:
-    start = (
-        next((c for c in body.parent.children if c.type == "heredoc_start"), None)
-        if body.parent
-        else None
-    )
-    return start is not None and any(q in _text(start) for q in "'\"\\")
+    siblings = body.parent.children if body.parent else []
+    start = next((_text(c) for c in siblings if c.type == "heredoc_start"), "")
+    return any(q in start for q in "'\"\\")
 
 
 def _command_parts(src: bytes, cmd: Node, red: bool, level: int) -> list[CommandPart]:
@@ -334,36 +305,26 @@ def _unwrap(
     if name == "eval":
         return _parse(" ".join(argv[1:]), depth=level + 1, redirected=red)
     if name == "find":
-        return [
-            p
-            for start, end in _find_commands(argv)
-            for p in _inner(src, argv, spans, (start, end), red, level)
-        ]
+        ranges = _find_commands(argv)
+        return [p for a, b in ranges for p in _inner(src, argv[a:b], spans[a:b], red, level)]
     if name not in _WRAPPERS:
         return []
     start, split_string = _skip_options(name, argv)
     if split_string is not None:  # env -S 'cmd args': the string is split into words and run
         rest = " ".join(shlex.quote(a) for a in argv[start:])
         return _parse(f"{split_string} {rest}", depth=level + 1, redirected=red)
-    return _inner(src, argv, spans, (start, len(argv)), red, level)
+    return _inner(src, argv[start:], spans[start:], red, level)
 
 
 def _inner(
-    src: bytes,
-    argv: tuple[str, ...],
-    spans: list[tuple[int, int]],
-    where: tuple[int, int],
-    red: bool,
-    level: int,
+    src: bytes, argv: tuple[str, ...], spans: list[tuple[int, int]], red: bool, level: int
 ) -> list[CommandPart]:
-    start, end = where
-    if start >= end:
+    if not argv:
         return []
     if level + 1 > MAX_NESTING:
         raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
-    inner = argv[start:end]
-    text = src[spans[start][0] : spans[end - 1][1]].decode("utf-8", "replace").strip()
-    return [CommandPart(inner, text, red), *_unwrap(src, inner, spans[start:end], red, level + 1)]
+    text = src[spans[0][0] : spans[-1][1]].decode("utf-8", "replace").strip()
+    return [CommandPart(argv, text, red), *_unwrap(src, argv, spans, red, level + 1)]
 
 
 def _shell_script(argv: tuple[str, ...]) -> str | None:
@@ -386,7 +347,7 @@ def _shell_script(argv: tuple[str, ...]) -> str | None:
 
 def _skip_options(name: str, argv: tuple[str, ...]) -> tuple[int, str | None]:
     """Index of the wrapped command in ``argv``, and the value of ``env -S`` if given."""
-    takes_value, positional = _WRAPPERS[name]
+    takes_value = _WRAPPERS[name].split()
     split_string: str | None = None
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
@@ -410,7 +371,7 @@ def _skip_options(name: str, argv: tuple[str, ...]) -> tuple[int, str | None]:
             split_string = value
     while name in _TAKES_ASSIGNMENTS and i < len(argv) and _ASSIGNMENT.match(argv[i]):
         i += 1
-    return i + positional, split_string
+    return i + _POSITIONAL.get(name, 0), split_string
 
 
 def _find_commands(argv: tuple[str, ...]) -> Iterator[tuple[int, int]]:
