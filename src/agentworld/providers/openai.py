@@ -1,5 +1,10 @@
 """OpenAI chat-completions provider on the official ``openai`` SDK.
 
+Requests go through the SDK's documented low-level ``client.post`` with a body we
+already build in wire format: ``chat.completions.create`` would walk and re-transform
+every message of the history (about 0.13 ms per message), which dominates a turn with
+a long memory. Responses are still parsed into the SDK's typed models.
+
 Also serves every OpenAI-compatible endpoint (Ollama, xAI, OpenRouter, local
 servers) through ``base_url``. The SDK's own retries are turned off: retrying
 is the job of ``RetryingProvider``, so every provider retries the same way.
@@ -66,8 +71,11 @@ class OpenAIProvider:
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
         import openai
+        import openai.types.chat
 
         self._openai = openai
+        self._types = openai.types.chat
+        self._chunk_stream = openai.AsyncStream[openai.types.chat.ChatCompletionChunk]
         self.api_key_env = api_key_env
         self._client = client or openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
@@ -113,7 +121,9 @@ class OpenAIProvider:
         )
 
     async def _generate(self, params: dict[str, Any]) -> LLMResponse:
-        completion = await self._client.chat.completions.create(**params)
+        completion = await self._client.post(
+            "/chat/completions", body=params, cast_to=self._types.ChatCompletion
+        )
         if not completion.choices:
             raise ProviderResponseError(f"{self.base_url} returned no choices", status=200)
         message = completion.choices[0].message
@@ -135,8 +145,12 @@ class OpenAIProvider:
 
     async def _stream(self, params: dict[str, Any], on_text: TextCallback | None) -> LLMResponse:
         assembler = StreamAssembler()
-        stream = await self._client.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True}
+        stream = await self._client.post(
+            "/chat/completions",
+            body={**params, "stream": True, "stream_options": {"include_usage": True}},
+            cast_to=self._types.ChatCompletion,
+            stream=True,
+            stream_cls=self._chunk_stream,
         )
         async with stream:
             async for chunk in stream:

@@ -33,7 +33,11 @@ from agentworld.models.events import ApprovalEvent, MessageEvent, SystemEvent, W
 from agentworld.models.pending import PendingCall
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.registry import build_provider, provider_cache_key
-from agentworld.routing.mentions import is_human_sender, should_agent_respond
+from agentworld.routing.mentions import (
+    extract_paragraph_mentions,
+    is_human_sender,
+    should_agent_respond,
+)
 from agentworld.runtime.queues import ChatQueues
 from agentworld.runtime.titles import first_exchange, generate_title
 from agentworld.runtime.turn import run_agent_loop, run_agent_turn
@@ -66,6 +70,15 @@ class ProviderPool:
         providers, self._providers = list(self._providers.values()), {}
         for provider in providers:
             await provider.aclose()
+
+
+def _may_address_anyone(message: Message) -> bool:
+    """A cheap pre-check of SPEC R2: an agent's message reaches nobody unless it mentions
+    someone at the start of a line (world messages always do; system messages never)."""
+    sender = message.sender.lower()
+    if is_human_sender(sender) or sender == "world":
+        return True
+    return bool(extract_paragraph_mentions(message.content or ""))
 
 
 def _is_routable(message: Message) -> bool:
@@ -111,6 +124,8 @@ class WorldRuntime:
             interactive=interactive,
         )
         self._timers: set[asyncio.Task[None]] = set()
+        self._titled: set[str] = set()
+        """Chats known to have their title already (titles are given once, never taken back)."""
         self.bus.subscribe(self._schedule_expiry, kinds=["approval"], name="approval-timer")
 
     async def __aenter__(self) -> WorldRuntime:
@@ -275,8 +290,10 @@ class WorldRuntime:
             await self._report_agent_error(item.chat_id, item.agent, exc)
 
     async def _route(self, chat_id: str, message: Message) -> None:
-        world, agents = await self.storage.world_and_agents(self.world)
         sender = message.sender
+        if not _may_address_anyone(message):
+            return  # decided without touching storage: the common case for agent answers
+        world, agents = await self.storage.world_and_agents(self.world)
         if (is_human_sender(sender) or sender.lower() == "world") and any(
             a.llm_call_count for a in agents
         ):
@@ -337,7 +354,10 @@ class WorldRuntime:
 
     async def _title_chat(self, chat_id: str) -> None:
         """Name the chat after its first exchange, once (SPEC O5)."""
+        if chat_id in self._titled:
+            return
         if await self.storage.chat_is_titled(self.world, chat_id):
+            self._titled.add(chat_id)
             return
         exchange = first_exchange(await self.storage.transcript(self.world, chat_id))
         if exchange is None:
@@ -353,3 +373,4 @@ class WorldRuntime:
             pass
         title = await generate_title(provider, model, question.content or "", answer.content or "")
         await self.storage.rename_chat(self.world, chat_id, title)
+        self._titled.add(chat_id)
