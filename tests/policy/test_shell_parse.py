@@ -127,7 +127,7 @@ def test_inner_part_text_is_its_own_source() -> None:
         ("echo 'a | b' \"c || d\"", ("echo", "a | b", "c || d")),
         ("echo '$(rm x)'", ("echo", "$(rm x)")),
         ('echo "\\$(rm x)"', ("echo", "$(rm x)")),
-        ("echo \\`rm x\\`", ("echo", "`rm x`")),
+        ("echo \\`rm x\\`", ("echo", "`rm", "x`")),
         ('echo "a\\"b" \'c\'"d"e', ("echo", 'a"b', "cde")),
         ('l""s -la', ("ls", "-la")),
         ("g\\it log", ("git", "log")),
