@@ -21,6 +21,7 @@ from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingCall
+from agentworld.policy.rules import PolicyRule
 from agentworld.runtime.world import ProviderFactory, WorldRuntime
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry, client_tool
@@ -91,7 +92,7 @@ class AgentWorld:
         """Create a world; its tools work in ``working_dir`` (default: the current directory)."""
         settings.setdefault("working_dir", os.getcwd())
         world = _build(World, {"name": name, **settings})
-        _check_client_tools(world)
+        _check_settings(world)
         world = await self.storage.create_world(world)
         await self._announce(CrudEvent(world=name, operation="create", entity="world", name=name))
         return world
@@ -99,7 +100,7 @@ class AgentWorld:
     async def update_world(self, name: str, **changes: Any) -> World:
         current = await self.storage.get_world(name)
         world = _build(World, {**current.model_dump(), **changes, "name": name})
-        _check_client_tools(world)
+        _check_settings(world)
         world = await self.storage.update_world(world)
         await self._announce(
             CrudEvent(world=name, operation="update", entity="world", name=name, data=_jsonable(changes))
@@ -250,6 +251,19 @@ class AgentWorld:
     async def revoke_grant(self, world: str, grant_id: str) -> None:
         await self.storage.approvals.revoke(world, grant_id)
 
+    async def policy_rules(self, world: str) -> list[PolicyRule]:
+        """Every rule in force for the world, highest priority first (SPEC P6, P9)."""
+        from agentworld.policy.authorizer import PolicyAuthorizer
+
+        settings = await self.storage.get_world(world)
+        runtime = await self.runtime(world)
+        engine, errors, _grants = await PolicyAuthorizer(self.storage).engine_for(
+            settings, list(await runtime.tools())
+        )
+        if errors:
+            raise InvalidInputError("; ".join(str(e) for e in errors))
+        return list(engine.rules)
+
     async def audit_log(self, world: str) -> list[dict[str, Any]]:
         await self.storage.get_world(world)
         return await self.storage.approvals.audit_log(world)
@@ -314,11 +328,14 @@ class _ErrorCollector:
             self.texts.append(event.text)
 
 
-def _check_client_tools(world: World) -> None:
-    """Client tool declarations must be valid and must not shadow a built-in tool."""
+def _check_settings(world: World) -> None:
+    """Refuse settings that would break the world later: client tools that shadow a built-in
+    or use the reserved prefix, policy files with any error (named by file and rule)."""
+    from agentworld.policy.authorizer import check_policy_files
     from agentworld.tools.world_tools import BUILTIN_TOOLS
 
     ToolRegistry([*BUILTIN_TOOLS, *(client_tool(d) for d in world.client_tools)])
+    check_policy_files(world.policy_files)
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from agentworld.approval.grants import GrantScope, grant_for
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
-from agentworld.models.events import ApprovalEvent
+from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingCall
 from agentworld.redaction import redact
 from agentworld.runtime.turn_context import TurnContext
@@ -321,8 +321,25 @@ async def _remember(ctx: TurnContext, pending: PendingCall, scope: GrantScope, c
         chat_id=pending.chat_id,
         approval_id=pending.tool_call_id,
     )
-    if grant is not None:
-        await ctx.storage.approvals.add_grant(grant)
+    if grant is None:
+        return
+    await ctx.storage.approvals.add_grant(grant)
+    if scope == "always":
+        await ctx.bus.publish(
+            CrudEvent(
+                world=context.world,
+                operation="create",
+                entity="policy",
+                name=f"always:{grant.grant_id}",
+                chat_id=context.chat_id,
+                data={
+                    "toolName": grant.tool_name,
+                    "rootCommands": sorted(grant.roots) if grant.roots else None,
+                    "priority": 2.95,
+                    "decision": "ALLOW",
+                },
+            )
+        )
 
 
 def _answer_message(pending: PendingCall, answer: dict[str, Any]) -> Message:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from agentworld.cli import agents, approvals, chats, tools, worlds
+from agentworld.cli import agents, approvals, chats, policy, tools, worlds
 from agentworld.cli.common import state
 
 app = typer.Typer(
@@ -24,6 +24,7 @@ app = typer.Typer(
 app.add_typer(worlds.app, name="world")
 app.add_typer(agents.app, name="agent")
 app.add_typer(chats.app, name="chat")
+app.add_typer(policy.app, name="policy")
 app.command("send")(chats.send)
 app.command("messages")(chats.messages)
 tools.register(app)

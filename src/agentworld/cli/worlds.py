@@ -29,8 +29,17 @@ def _world_settings(
     max_iterations: int | None,
     streaming: bool | None,
     client_tools: Path | None,
+    mode: str | None,
+    allowed_tool: list[str] | None,
+    excluded_tool: list[str] | None,
 ) -> dict[str, Any]:
     settings: dict[str, Any] = {}
+    if mode is not None:
+        settings["policy_mode"] = mode
+    if allowed_tool:
+        settings["allowed_tools"] = allowed_tool
+    if excluded_tool:
+        settings["excluded_tools"] = excluded_tool
     if client_tools is not None:
         declared = read_json_file(client_tools, "client tools file")
         if not isinstance(declared, list) or not all(isinstance(d, dict) for d in declared):
@@ -74,6 +83,9 @@ WorkingDir = Annotated[Path | None, typer.Option("--working-dir", help="Director
 MainAgent = Annotated[str | None, typer.Option("--main-agent", help="Agent that answers unaddressed human messages alone.")]
 MaxIterations = Annotated[int | None, typer.Option("--max-iterations", help="LLM iterations per message (default 10).")]
 Streaming = Annotated[bool | None, typer.Option("--streaming/--no-streaming", help="Stream model output (default on).")]
+Mode = Annotated[str | None, typer.Option("--mode", help="Policy mode: default | auto_edit | yolo.")]
+AllowedTool = Annotated[list[str] | None, typer.Option("--allowed-tool", help="Legacy: always allow this tool (repeatable).")]
+ExcludedTool = Annotated[list[str] | None, typer.Option("--excluded-tool", help="Legacy: always deny this tool (repeatable).")]
 ClientTools = Annotated[Path | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}].")]
 
 
@@ -90,6 +102,9 @@ def world_create(
     max_iterations: MaxIterations = None,
     streaming: Streaming = None,
     client_tools: ClientTools = None,
+    mode: Mode = None,
+    allowed_tool: AllowedTool = None,
+    excluded_tool: ExcludedTool = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a world."""
@@ -111,6 +126,9 @@ def world_update(
     max_iterations: MaxIterations = None,
     streaming: Streaming = None,
     client_tools: ClientTools = None,
+    mode: Mode = None,
+    allowed_tool: AllowedTool = None,
+    excluded_tool: ExcludedTool = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Change a world's settings (only the options given)."""

@@ -42,6 +42,11 @@ class World(BaseModel):
     current_chat_id: str | None = Field(default=None, alias="currentChatId")
     working_dir: str | None = Field(default=None, alias="workingDir")
     policy_files: list[str] = Field(default_factory=list, alias="policyFiles")
+    policy_mode: Literal["default", "auto_edit", "yolo"] = Field(default="default", alias="policyMode")
+    allowed_tools: list[str] = Field(default_factory=list, alias="allowedTools")
+    """Legacy setting: these tools are allowed (an ALLOW rule at 2.3, SPEC P5)."""
+    excluded_tools: list[str] = Field(default_factory=list, alias="excludedTools")
+    """Legacy setting: these tools are denied (a DENY rule at 2.4, SPEC P5)."""
     mcp_config: dict[str, Any] | None = Field(default=None, alias="mcpConfig")
     client_tools: list[dict[str, Any]] = Field(default_factory=list, alias="clientTools")
     """Declarations of tools the connected client runs (name, description, parameters)."""

@@ -76,11 +76,12 @@ class SystemEvent(_Event):
 
 
 class CrudEvent(_Event):
-    """A world, agent or chat was created, updated or deleted."""
+    """A world, agent, chat or policy rule was created, updated or deleted. An "approve always"
+    answer is a policy create (the UPDATE_POLICY of SPEC P6)."""
 
     kind: Literal["crud"] = "crud"
     operation: Literal["create", "update", "delete"]
-    entity: Literal["world", "agent", "chat"]
+    entity: Literal["world", "agent", "chat", "policy"]
     name: str
     chat_id: str | None = Field(default=None, alias="chatId")
     data: dict[str, Any] = Field(default_factory=dict)

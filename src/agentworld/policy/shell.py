@@ -1,26 +1,28 @@
 """Split a shell command line into every simple command a shell would run (SPEC §2.7 P4).
 
 Approving ``ls`` must never approve ``ls && rm -rf ~``, so the policy engine
-evaluates each part of a command line on its own. The line is parsed with the
-tree-sitter bash grammar (a maintained, complete grammar: lists, pipelines,
-``$(..)``, backticks, subshells, groups, control flow, here-docs, process
-substitution) and the tree is walked for every command in it. On top of the
-grammar this module adds:
+evaluates each part of a line on its own. The line is parsed with the
+tree-sitter bash grammar (lists, pipelines, ``$(..)``, backticks, subshells,
+groups, control flow, functions, here-docs, process substitution) and every
+command in the tree becomes a part. Around the grammar this module:
 
-* wrappers: ``bash -c '..'`` / ``sh -c`` / ``eval`` scripts are parsed again,
-  and ``sudo``, ``env``, ``xargs``, ``exec``, ``nohup``, ``timeout``,
-  ``command``, ``nice``, ``time``, ``find -exec`` ... also yield the command
-  they run as a part of its own;
-* conservatism: anything the parser recovers from (an ``ERROR`` or missing
-  node), a ``$(`` or backtick it left as plain text, an over-long or too deeply
-  nested line raises :class:`UnparseableCommand`, which the policy turns into
-  ASK_USER.
+* unwraps wrappers: the scripts of ``bash -c``/``sh -c``/``eval``/``env -S``
+  are parsed again, and ``sudo``, ``env``, ``xargs``, ``exec``, ``nohup``,
+  ``timeout``, ``command``, ``nice``, ``time``, ``find -exec`` ... also yield
+  the command they run as a part of its own;
+* corrects the grammar where it reads a line differently from bash (found by
+  running bash on fuzzed lines): line continuations are joined first, a line
+  break folded into a simple command becomes the ``;`` it is to bash, and
+  words taken for comments or ``$(`` left as text are refused;
+* refuses what it cannot read with confidence — syntax errors, control
+  characters, more than ``MAX_LENGTH`` characters, ``MAX_NESTING`` levels or
+  ``MAX_PARTS`` commands — with :class:`UnparseableCommand` (the policy asks).
 
-Redirection: only an operator that opens a file for writing (``>``, ``>>``,
-``>|``, ``&>``, ``&>>``, ``>&file``) sets ``redirects_output``. Duplicating or
-closing a descriptor (``2>&1``, ``>&2``, ``>&-``), input (``<``, here-docs) and
-the sinks ``/dev/null``, ``/dev/stdout`` and ``/dev/stderr`` do not. A
-redirection of a group or loop marks every part inside it.
+Only an operator that opens a file for writing (``>``, ``>>``, ``>|``, ``&>``,
+``&>>``, ``>&file``) sets ``redirects_output``: duplicating or closing a
+descriptor (``2>&1``, ``>&-``), input (``<``, here-docs) and the sinks
+``/dev/null``, ``/dev/stdout``, ``/dev/stderr`` do not. A redirection of a
+group or loop marks every part inside it.
 """
 
 from __future__ import annotations
@@ -40,16 +42,37 @@ from agentworld.errors import AgentWorldError
 MAX_LENGTH = 10_000
 MAX_NESTING = 20
 MAX_PARTS = 1_000
+MAX_REPAIRS = 50
 
-_NESTING = frozenset(
-    {"command_substitution", "process_substitution", "subshell", "compound_statement"}
-)
-_OTHER_COMMANDS = frozenset({"declaration_command", "unset_command", "test_command"})
-_ASSIGNMENT_HOSTS = frozenset({"command", "declaration_command", "variable_assignments"})
-_HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"})
+_NESTING = {"command_substitution", "process_substitution", "subshell", "compound_statement"}
+_OTHER_COMMANDS = {"declaration_command", "unset_command", "test_command"}
+# Nodes whose parts bash keeps on one line, and leaves that may span lines.
+_SIMPLE = {
+    "command",
+    "declaration_command",
+    "unset_command",
+    "file_redirect",
+    "herestring_redirect",
+}
+_SIMPLE |= {"command_name", "concatenation", "variable_assignment"}
+_MULTILINE_LEAVES = {
+    "raw_string",
+    "ansi_c_string",
+    "string_content",
+    "heredoc_body",
+    "heredoc_content",
+}
+_ASSIGNMENT_HOSTS = {"command", "declaration_command", "variable_assignments"}
+_HARMLESS_SINKS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
+_SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SUBSTITUTION_START = re.compile(r"\$\(|`")
+_DYNAMIC = re.compile(r"[$`]")
+# Bash removes backslash-newline before it splits words; tree-sitter can misplace a line break
+# next to one (`ls<NL>\<NL>rm` reads as `ls rm`), so continuations are joined first.
+_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
+# Bash treats these as word characters; tree-sitter as blanks (`ls\rrm` is one word to bash).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # Commands that run the command in their arguments -> their options that take a value.
 _WRAPPERS = {
     "sudo": "-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type",
@@ -65,8 +88,8 @@ _WRAPPERS = {
     **dict.fromkeys(("nohup", "command", "builtin", "time", "setsid", "busybox", "coproc"), ""),
 }
 _POSITIONAL = {"timeout": 1, "chroot": 1}  # arguments between a wrapper's options and its command
-_TAKES_ASSIGNMENTS = frozenset({"sudo", "doas", "env"})
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_TAKES_ASSIGNMENTS = {"sudo", "doas", "env"}
+_FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
 _ANSI_C = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S
 )
@@ -139,12 +162,13 @@ def matches_prefix(part: CommandPart, prefix: str) -> bool:
 
     Words compare whole, so ``git log`` matches ``git log --oneline`` but not
     ``git logout``. A first word without a ``/`` compares with the basename of
-    ``argv[0]``, so ``git`` also matches ``/usr/bin/git``. An empty prefix
-    matches nothing. An unbalanced prefix raises ``ValueError`` (from
-    :func:`shlex.split`); policy loading should reject it up front.
+    ``argv[0]``, so ``git`` also matches ``/usr/bin/git``. A command name built
+    by an expansion (``$CMD``, ``$(..)/ls``) is known only at run time and
+    matches nothing, nor does an empty prefix. An unbalanced prefix raises
+    ``ValueError`` (from :func:`shlex.split`): reject it when loading policies.
     """
     words = shlex.split(prefix)
-    if not words or len(part.argv) < len(words):
+    if not words or len(part.argv) < len(words) or _DYNAMIC.search(part.argv[0]):
         return False
     first = part.argv[0] if "/" in words[0] else part.root
     return first == words[0] and list(part.argv[1 : len(words)]) == words[1:]
@@ -169,15 +193,18 @@ def _language() -> Language:
 def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
     if depth > MAX_NESTING:
         raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
-    if "\x00" in line:
-        raise UnparseableCommand("command contains a NUL character")
+    if _CONTROL.search(line):
+        raise UnparseableCommand("command contains a control character")
+    if _CONTINUATION.search(line):
+        # Inside comments and quoted here-docs bash keeps the backslash-newline; don't guess.
+        if "#" in line or "<<" in line:
+            raise UnparseableCommand("line continuation next to a comment or here-doc")
+        line = _CONTINUATION.sub(r"\1", line)
     try:
         src = line.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise UnparseableCommand("command is not valid text") from exc
-    root = Parser(_language()).parse(src).root_node
-    if root.has_error:
-        raise UnparseableCommand("shell syntax error")
+    src, root = _tree(src)
     parts: list[CommandPart] = []
     # An explicit stack, not recursion: a long `a && b && ...` chain nests deeply.
     stack: list[tuple[Node, bool, int]] = [(root, redirected, depth)]
@@ -187,13 +214,17 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
             level += 1
             if level > MAX_NESTING:
                 raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
-        _check_literal(node)
+        _check_literal(src, node)
         children: list[tuple[Node, bool]] = [(c, red) for c in node.children]
         if node.type == "redirected_statement":
-            writes = any(_writes(r) for r in node.children_by_field_name("redirect"))
+            redirects = node.children_by_field_name("redirect")
+            writes = any(_writes(r) for r in redirects)
             body = node.child_by_field_name("body")
-            if body is None:  # `> file` alone creates or truncates the file.
-                parts.append(CommandPart((), _text(node), writes))
+            if body is None:  # `> file` truncates a file; `>f cmd` may read as one redirect
+                extra = [d for r in redirects for d in _extra_destinations(r)]
+                words, spans = _group_words(extra)
+                part = CommandPart(tuple(words), _text(node), red or writes)
+                parts += [part, *_unwrap(src, part.argv, spans, part.redirects_output, level)]
             children = [(c, red or (writes and c == body)) for c in node.children]
         elif node.type == "command":
             parts.extend(_command_parts(src, node, red, level))
@@ -210,21 +241,55 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
     return parts
 
 
-def _check_literal(node: Node) -> None:
-    """Refuse a ``$(`` or backtick that the grammar left inside literal text (e.g. some here-docs)."""
+def _tree(src: bytes) -> tuple[bytes, Node]:
+    """Parse ``src``, turning each newline that tree-sitter folded into a simple command into
+    the ``;`` it is to bash (the grammar reads ``a | b | c<NL>d && e`` as ``c d``)."""
+    for _ in range(MAX_REPAIRS):
+        root = Parser(_language()).parse(src).root_node
+        if root.has_error:
+            raise UnparseableCommand("shell syntax error")
+        pos = _folded_newline(src, root)
+        if pos is None:
+            return src, root
+        src = src[:pos] + b";" + src[pos + 1 :]
+    raise UnparseableCommand("too many misread line breaks")
+
+
+def _folded_newline(src: bytes, root: Node) -> int | None:
+    """Where a line break sits inside a simple command, which bash never allows."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _SIMPLE:
+            for a, b in zip(node.children, node.children[1:], strict=False):
+                if (i := src.find(b"\n", a.end_byte, b.start_byte)) >= 0:
+                    return i
+        elif node.child_count == 0 and node.type not in _MULTILINE_LEAVES:
+            text = src[node.start_byte : node.end_byte]
+            if text.lstrip(b" \t").startswith(b"\n"):
+                return node.start_byte + text.index(b"\n")
+            if b"\n" in text:
+                raise UnparseableCommand("line break inside a word")
+        stack.extend(node.children)
+    return None
+
+
+def _check_literal(src: bytes, node: Node) -> None:
+    """Refuse text the grammar read differently from bash: a ``$(`` or backtick left inside
+    literal text (some here-docs), or a ``#`` taken for a comment in the middle of a word."""
+    if node.type == "comment":
+        if node.start_byte and src[node.start_byte - 1] not in b" \t\n;&|()<>":
+            raise UnparseableCommand("'#' inside a word read as a comment")
+        return
     if node.type == "heredoc_body":
-        if node.named_child_count or _quoted_heredoc(node):
+        siblings = node.parent.children if node.parent else []
+        start = next((c for c in siblings if c.type == "heredoc_start"), None)
+        if node.named_child_count or (start and any(q in _text(start) for q in "'\"\\")):
             return
     elif node.type not in ("word", "string_content", "heredoc_content"):
         return
     if _SUBSTITUTION_START.search(re.sub(r"\\.", "", _text(node, strip=False), flags=re.S)):
         raise UnparseableCommand("command substitution the parser did not recognise")
-
-
-def _quoted_heredoc(body: Node) -> bool:
-    siblings = body.parent.children if body.parent else []
-    start = next((_text(c) for c in siblings if c.type == "heredoc_start"), "")
-    return any(q in start for q in "'\"\\")
 
 
 def _command_parts(src: bytes, cmd: Node, red: bool, level: int) -> list[CommandPart]:
@@ -246,7 +311,7 @@ def _command_parts(src: bytes, cmd: Node, red: bool, level: int) -> list[Command
             raise UnparseableCommand(f"unexpected {child.type} in a command")
     for redirect in stmt.children_by_field_name("redirect") if stmt else []:
         items.extend(_extra_destinations(redirect))
-    words, spans = _group_words(src, items)
+    words, spans = _group_words(items)
     part = CommandPart(tuple(words), _text(stmt or cmd), red, tuple(assignments))
     return [part, *_unwrap(src, part.argv, spans, red, level)]
 
@@ -258,15 +323,14 @@ def _extra_destinations(redirect: Node) -> list[Node]:
     return list(redirect.children_by_field_name("destination"))[1:]
 
 
-def _group_words(src: bytes, items: list[Node]) -> tuple[list[str], list[tuple[int, int]]]:
-    """Join nodes that touch (no blank, or only a line continuation, between them) into words."""
+def _group_words(items: list[Node]) -> tuple[list[str], list[tuple[int, int]]]:
+    """Join nodes that touch (no blank between them) into words."""
     words: list[str] = []
     spans: list[tuple[int, int]] = []
     prev: Node | None = None
     for node in items:
-        gap = src[prev.end_byte : node.start_byte] if prev is not None else b" "
         piece = "" if node.type == "$" else _word(node)  # `$"text"` is a translated "text".
-        if prev is not None and node.start_byte >= prev.end_byte and not gap.replace(b"\\\n", b""):
+        if prev is not None and node.start_byte == prev.end_byte:
             words[-1] += piece
             spans[-1] = (spans[-1][0], node.end_byte)
         else:
@@ -398,7 +462,7 @@ def _word(node: Node) -> str:
     text = _text(node, strip=False)
     match node.type:
         case "word":
-            return re.sub(r"\\(.)", lambda m: "" if m[1] == "\n" else m[1], text, flags=re.S)
+            return re.sub(r"\\(.)", r"\1", text, flags=re.S)
         case "raw_string":
             return text[1:-1]
         case "ansi_c_string":
@@ -428,7 +492,7 @@ def _join(node: Node, literal: Callable[[str], str], *, inner: bool) -> str:
 
 
 def _unescape_dquoted(text: str) -> str:
-    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m[1] == "\n" else m[1], text)
+    return re.sub(r'\\([$`"\\])', r"\1", text)
 
 
 def _ansi_c_escape(m: re.Match[str]) -> str:

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentworld.approval.decisions import ApprovalAuthorizer, Authorizer
+from agentworld.approval.decisions import Authorizer
 from agentworld.approval.flow import (
     Decision,
     Scope,
@@ -31,6 +31,7 @@ from agentworld.events.persistence import persist_events
 from agentworld.models import Agent, Chat, Message, new_id
 from agentworld.models.events import ApprovalEvent, MessageEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingCall
+from agentworld.policy.authorizer import PolicyAuthorizer
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.registry import build_provider, provider_cache_key
 from agentworld.routing.mentions import (
@@ -118,7 +119,7 @@ class WorldRuntime:
             bus=self.bus,
             provider_for=self._providers.get,
             tools_for=self._tools.registry,
-            authorizer=authorizer or ApprovalAuthorizer(storage),
+            authorizer=authorizer or PolicyAuthorizer(storage),
             publish=self.publish,
             enqueue=self._queues.put,
             interactive=interactive,

@@ -1,0 +1,159 @@
+"""The policy engine through the CLI and inside a world (issue acceptance 1–4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+POLICY = """
+[[rule]]
+name = "harmless commands"
+toolName = "shell_cmd"
+commandPrefix = ["git log", "echo", "touch"]
+decision = "allow"
+priority = 100
+
+[[rule]]
+name = "no deleting"
+toolName = "shell_cmd"
+commandPrefix = "rm"
+decision = "deny"
+priority = 200
+denyMessage = "Deleting files is not allowed in this world."
+"""
+
+
+@pytest.fixture
+def policy_file(tmp_path: Path) -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text(POLICY)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        ("git log --oneline", "ALLOW"),
+        ("git logout", "ASK_USER"),
+        ("rm -rf x", "DENY"),
+        ("echo hi && rm -rf ~", "DENY"),
+        ("echo $(rm -rf ~)", "DENY"),
+        ("echo hi && curl x", "ASK_USER"),
+        ("echo hi; git log", "ALLOW"),
+        ("echo hi > /etc/passwd", "ASK_USER"),
+    ],
+)
+def test_policy_test_decides_compound_commands(cli: Any, policy_file: Path, command: str, decision: str) -> None:
+    result = cli("policy", "test", "--tool", "shell_cmd", "--args", json.dumps({"command": command}),
+                 "--policy", str(policy_file), "--json").json()
+    assert result["decision"] == decision
+    if decision == "DENY":
+        assert (result["rule"]["source"], result["rule"]["index"]) == (str(policy_file), 1)
+        assert result["rule"]["priority"] == 2.2
+
+
+def test_policy_test_without_a_matching_rule_and_non_interactive(cli: Any) -> None:
+    asked = cli("policy", "test", "--tool", "some_tool", "--args", '{"x": 1}', "--json").json()
+    assert asked == {"decision": "ASK_USER", "rule": None, "reason": "no rule matched"}
+    denied = cli("policy", "test", "--tool", "some_tool", "--non-interactive", "--json").json()
+    assert denied["decision"] == "DENY"
+    spoofed = cli("policy", "test", "--tool", "files__read", "--server", "evil", "--json").json()
+    assert spoofed["decision"] == "DENY"
+
+
+def test_args_pattern_ignores_key_order(cli: Any, tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('[[rule]]\ntoolName = "deploy"\nargsPattern = \'"env":"prod"\'\ndecision = "deny"\npriority = 5\n')
+    for args in ('{"env": "prod", "app": "x"}', '{"app": "x", "env": "prod"}'):
+        result = cli("policy", "test", "--tool", "deploy", "--args", args, "--policy", str(path), "--json").json()
+        assert result["decision"] == "DENY"
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ('toolName = "x"\ndecision = "allow"\npriority = 1.5', "schema_validation"),
+        ('toolName = "x"\ndecision = "allow"\npriority = 1000', "schema_validation"),
+        ('toolName = "x"\ndecision = "allow"\npriority = 1\nargsPatern = "y"', "schema_validation"),
+        ('toolName = "x"\ndecision = "allow"\npriority = 1\nargsPattern = "(unclosed"', "regex_compilation"),
+        ('toolName = "x"\ndecision = "allow"\npriority = 1\nargsPattern = "(a+)+$"', "regex_compilation"),
+    ],
+)
+def test_bad_rules_are_refused_naming_file_and_rule(cli: Any, tmp_path: Path, rule: str, expected: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('[[rule]]\ntoolName = "ok"\ndecision = "allow"\npriority = 1\n\n[[rule]]\n' + rule + "\n")
+    tested = cli("policy", "test", "--tool", "x", "--policy", str(path), check=False)
+    assert tested.code == 1 and str(path) in tested.stderr and "rule 1" in tested.stderr and expected in tested.stderr
+    created = cli("world", "create", "w1", "--policy", str(path), check=False)
+    assert created.code == 1 and "rule 1" in created.stderr
+    assert cli("world", "list", "--json").json() == {"worlds": []}
+
+
+class Model:
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply.text("tool said: " + body["messages"][-1]["content"])
+        return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": self.commands.pop(0)})))
+
+
+@pytest.fixture
+def world(cli: Any, script: Any, server: OpenAIWireServer, tmp_path: Path, policy_file: Path) -> tuple[Model, Path]:
+    model = Model()
+    script.by_agent["a1"] = model
+    work = tmp_path / "work"
+    work.mkdir()
+    cli("world", "create", "w1", "--working-dir", str(work), "--policy", str(policy_file))
+    cli("agent", "create", "w1", "a1", "--provider", "openai", "--model", "m",
+        "--base-url", server.base_url, "--system-prompt", "agent:a1")
+    return model, work
+
+
+def ask(cli: Any, model: Model, command: str) -> dict[str, Any]:
+    model.commands.append(command)
+    return cli("send", "w1", "@a1 go", "--json").json()
+
+
+def test_in_a_world_allowed_runs_denied_never_runs_unmatched_asks(cli: Any, world: tuple[Model, Path]) -> None:
+    model, work = world
+    allowed = ask(cli, model, "touch made")
+    assert allowed["pendingApprovals"] == [] and (work / "made").exists()
+
+    (work / "keep").write_text("precious")
+    denied = ask(cli, model, "echo bye && rm keep")
+    assert denied["pendingApprovals"] == [] and (work / "keep").exists()
+    assert "Deleting files is not allowed in this world." in denied["messages"][-1]["content"]
+    audit = cli("audit", "w1", "--json").json()["audit"]
+    assert [(e["event"], e["decision"]) for e in audit] == [("policy", "deny")]
+
+    unmatched = ask(cli, model, "curl http://example.invalid")
+    assert len(unmatched["pendingApprovals"]) == 1
+
+
+def test_always_answers_persist_show_in_policy_list_and_can_be_revoked(cli: Any, world: tuple[Model, Path]) -> None:
+    model, work = world
+    (first,) = ask(cli, model, "mkdir one")["pendingApprovals"]
+    cli("approve", "w1", first["approvalId"], "--decision", "approve", "--scope", "always")
+    assert (work / "one").is_dir()
+
+    other_chat = cli("chat", "new", "w1").stdout.strip()
+    model.commands.append("mkdir two")
+    unasked = cli("send", "w1", "@a1 go", "--chat", other_chat, "--json").json()
+    assert unasked["pendingApprovals"] == [] and (work / "two").is_dir()
+
+    rules = cli("policy", "list", "w1", "--json").json()["rules"]
+    always = [r for r in rules if r["source"].startswith("always:")]
+    assert [(r["decision"], r["priority"], r["commandPrefix"]) for r in always] == [("ALLOW", 2.95, ["mkdir"])]
+    assert rules[0]["priority"] >= rules[-1]["priority"]
+    assert any(r["source"] == "built-in defaults" for r in rules)
+
+    cli("policy", "revoke", "w1", always[0]["source"])
+    asked = ask(cli, model, "mkdir three")
+    assert len(asked["pendingApprovals"]) == 1 and not (work / "three").exists()
