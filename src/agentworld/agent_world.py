@@ -22,6 +22,8 @@ from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingCall
 from agentworld.policy.rules import PolicyRule
+from agentworld.runtime.hooks import OnEvent, load_hook
+from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.world import ProviderFactory, WorldRuntime
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry, client_tool
@@ -64,8 +66,12 @@ class AgentWorld:
         tools: Sequence[Tool] = (),
         authorizer: Authorizer | None = None,
         interactive: bool = True,
+        on_event: OnEvent | Sequence[OnEvent] = (),
+        streaming: StreamCallbacks | None = None,
     ) -> None:
         self.storage = SQLStorage(db)
+        self._on_event = tuple(on_event) if isinstance(on_event, Sequence) else (on_event,)
+        self._streaming = streaming
         self.interactive = interactive
         """False when nobody will answer approval requests: calls that need one are denied."""
         self._provider_factory = provider_factory
@@ -182,6 +188,8 @@ class AgentWorld:
                 tools=self._tools,
                 authorizer=self._authorizer,
                 interactive=self.interactive,
+                on_event=self._on_event,
+                streaming=self._streaming,
             )
             await runtime.__aenter__()
             self._runtimes[world] = runtime
@@ -336,6 +344,8 @@ def _check_settings(world: World) -> None:
 
     ToolRegistry([*BUILTIN_TOOLS, *(client_tool(d) for d in world.client_tools)])
     check_policy_files(world.policy_files)
+    for spec in world.hooks:
+        load_hook(spec)
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:

@@ -32,8 +32,11 @@ def _world_settings(
     mode: str | None,
     allowed_tool: list[str] | None,
     excluded_tool: list[str] | None,
+    hook: list[str] | None,
 ) -> dict[str, Any]:
     settings: dict[str, Any] = {}
+    if hook:
+        settings["hooks"] = hook
     if mode is not None:
         settings["policy_mode"] = mode
     if allowed_tool:
@@ -86,6 +89,7 @@ Streaming = Annotated[bool | None, typer.Option("--streaming/--no-streaming", he
 Mode = Annotated[str | None, typer.Option("--mode", help="Policy mode: default | auto_edit | yolo.")]
 AllowedTool = Annotated[list[str] | None, typer.Option("--allowed-tool", help="Legacy: always allow this tool (repeatable).")]
 ExcludedTool = Annotated[list[str] | None, typer.Option("--excluded-tool", help="Legacy: always deny this tool (repeatable).")]
+Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by import path, module:function (repeatable).")]
 ClientTools = Annotated[Path | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}].")]
 
 
@@ -105,6 +109,7 @@ def world_create(
     mode: Mode = None,
     allowed_tool: AllowedTool = None,
     excluded_tool: ExcludedTool = None,
+    hook: Hook = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a world."""
@@ -129,6 +134,7 @@ def world_update(
     mode: Mode = None,
     allowed_tool: AllowedTool = None,
     excluded_tool: ExcludedTool = None,
+    hook: Hook = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Change a world's settings (only the options given)."""

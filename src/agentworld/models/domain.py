@@ -48,6 +48,8 @@ class World(BaseModel):
     excluded_tools: list[str] = Field(default_factory=list, alias="excludedTools")
     """Legacy setting: these tools are denied (a DENY rule at 2.4, SPEC P5)."""
     mcp_config: dict[str, Any] | None = Field(default=None, alias="mcpConfig")
+    hooks: list[str] = Field(default_factory=list)
+    """``on_event`` hooks by import path (``package.module:function``), loaded by any process."""
     client_tools: list[dict[str, Any]] = Field(default_factory=list, alias="clientTools")
     """Declarations of tools the connected client runs (name, description, parameters)."""
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")

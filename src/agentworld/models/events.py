@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentworld.models.llm import Usage
-from agentworld.models.message import Message, new_id, utc_now
+from agentworld.models.message import Message, ToolCall, new_id, utc_now
 
 
 class _Event(BaseModel):
@@ -97,6 +97,21 @@ class ApprovalEvent(_Event):
     approval_id: str = Field(alias="approvalId")
     tool_name: str = Field(alias="toolName")
     detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallEvent(_Event):
+    """The batch of tool calls an agent's model returned, before any of them runs.
+
+    Seen only by ``on_event`` hooks (SPEC E3): a hook may change the calls, or respond in
+    their place. It is not a bus event; the calls are also in the agent's stored message.
+    """
+
+    kind: Literal["tool_call"] = "tool_call"
+    chat_id: str = Field(alias="chatId")
+    agent: str
+    message_id: str = Field(alias="messageId")
+    """The assistant message that made the calls."""
+    tool_calls: tuple[ToolCall, ...] = Field(alias="toolCalls")
 
 
 WorldEvent = Annotated[

@@ -15,6 +15,7 @@ from agentworld.models import LLMResponse
 from agentworld.models.events import SSEEvent
 from agentworld.providers.base import LLMProvider, LLMRequest
 from agentworld.providers.retrying import retry_listener
+from agentworld.runtime.streaming import StreamCallbacks, StreamChunk, StreamedToolCall, call_safely
 
 
 async def call_model(
@@ -26,9 +27,13 @@ async def call_model(
     agent: str,
     message_id: str,
     stream: bool,
+    callbacks: StreamCallbacks | None = None,
 ) -> LLMResponse:
     if not stream:
-        return await provider.complete(request)
+        response = await provider.complete(request)
+        await _report_tool_calls(callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id)
+        return response
+    streamed: list[str] = []
 
     def sse(phase: str, **fields: object) -> SSEEvent:
         return SSEEvent.model_validate(
@@ -44,11 +49,16 @@ async def call_model(
 
     async def on_text(fragment: str) -> None:
         await bus.publish(sse("chunk", content=fragment))
+        if callbacks is not None:
+            streamed.append(fragment)
+            await call_safely(callbacks.on_token, StreamChunk(agent, chat_id, message_id, fragment))
+            await call_safely(callbacks.on_content, StreamChunk(agent, chat_id, message_id, "".join(streamed)))
 
     async def on_retry(attempt: int, exc: ProviderError, delay: float) -> None:
         # The partial text streamed so far is void: say so, then start the stream again.
         await bus.publish(sse("error", error=f"{exc} (retrying in {delay:.1f} s, attempt {attempt + 1})"))
         await bus.publish(sse("start"))
+        streamed.clear()
 
     await bus.publish(sse("start"))
     token = retry_listener.set(on_retry)
@@ -60,4 +70,14 @@ async def call_model(
     finally:
         retry_listener.reset(token)
     await bus.publish(sse("end", content=response.content, usage=response.usage))
+    await _report_tool_calls(callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id)
     return response
+
+
+async def _report_tool_calls(
+    callbacks: StreamCallbacks | None, response: LLMResponse, *, agent: str, chat_id: str, message_id: str
+) -> None:
+    if callbacks is None or callbacks.on_tool_call is None:
+        return
+    for call in response.tool_calls:
+        await call_safely(callbacks.on_tool_call, StreamedToolCall(agent, chat_id, message_id, call))

@@ -11,15 +11,21 @@ at most the step in flight.
 
 from __future__ import annotations
 
-from agentworld.models import Agent, Message, World, new_id
-from agentworld.models.events import SystemEvent
+import json
+import logging
+
+from agentworld.models import Agent, Message, ToolCall, World, new_id
+from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import finalize_reply
+from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt
 from agentworld.runtime.tool_calls import Batch, run_tool_calls
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.registry import ToolContext
+
+logger = logging.getLogger("agentworld.runtime")
 
 TURN_LIMIT_TEXT = (
     "@human Turn limit reached ({count} LLM calls). Please take control of the conversation."
@@ -90,6 +96,7 @@ async def run_agent_loop(
             agent=agent.name,
             message_id=message_id,
             stream=world.streaming,
+            callbacks=ctx.streaming,
         )
         usage = response.usage
         if response.type == "text":
@@ -122,7 +129,27 @@ async def run_agent_loop(
         await ctx.storage.record_agent_step(world.name, agent.name, [request_message], llm_calls=1)
         await ctx.publish(request_message)
         batch = Batch(message_id=message_id, trigger_sender=answer_to, reply_to=reply_to)
-        outcome = await run_tool_calls(ctx, registry, response.tool_calls, tool_context, batch)
+        hooked = await dispatch(
+            ctx.hooks_for(world),
+            ToolCallEvent(
+                world=world.name,
+                chat_id=chat_id,
+                agent=agent.name,
+                message_id=message_id,
+                tool_calls=tuple(response.tool_calls),
+            ),
+            default_sender=agent.name,
+            bus=ctx.bus,
+        )
+        calls = _calls_to_run(response.tool_calls, hooked.event)
+        if any(r.enqueue_after == "immediately" for r in hooked.responses):
+            await _skip_calls(ctx, calls, tool_context, batch)
+            await publish_responses(ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id)
+            return
+        outcome = await run_tool_calls(ctx, registry, calls, tool_context, batch)
+        if hooked.responded:  # enqueue_after="tool_results": the results are stored; now the reply
+            await publish_responses(ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id)
+            return
         if outcome == "wait":
             return  # a call waits for the client (or a person); the answer resumes the loop
         if outcome == "refused":
@@ -145,6 +172,54 @@ async def run_agent_loop(
         f"{agent_name} stopped after {world.max_iterations} LLM iterations without a final answer "
         "(the per-message iteration cap).",
     )
+
+
+def _calls_to_run(original: list[ToolCall], hooked: object) -> list[ToolCall]:
+    """A hook may change a batch's calls, but not their ids: results must answer the stored calls."""
+    if isinstance(hooked, ToolCallEvent):
+        changed = list(hooked.tool_calls)
+        if sorted(c.id for c in changed) == sorted(c.id for c in original):
+            return changed
+        logger.error("an on_event hook changed tool call ids; the original calls are used")
+    return original
+
+
+async def _skip_calls(ctx: TurnContext, calls: list[ToolCall], context: ToolContext, batch: Batch) -> None:
+    """Calls a hook answered in place of running them still get a result, so the memory stays whole."""
+    for call in calls:
+        message = Message.tool_result(
+            chat_id=context.chat_id,
+            agent=context.agent,
+            tool_call_id=call.id,
+            content=json.dumps({"skipped": "the application answered in place of this call"}),
+            batch_id=batch.message_id,
+        )
+        await ctx.storage.record_agent_step(context.world, context.agent, [message])
+        await ctx.publish(message)
+
+
+async def publish_responses(
+    ctx: TurnContext,
+    world: World,
+    agent: str | None,
+    chat_id: str,
+    responses: list[Response],
+    *,
+    reply_to: str | None,
+) -> None:
+    """Publish what hooks sent in place of a default step; what the agent "said" it remembers."""
+    for response in responses:
+        message = Message(
+            chat_id=chat_id,
+            role=response.role,
+            sender=response.sender,
+            agent_id=response.sender if agent is not None and response.sender == agent else None,
+            content=response.content,
+            reply_to_message_id=reply_to,
+        )
+        if agent is not None and response.sender == agent:
+            await ctx.storage.record_agent_step(world.name, agent, [message])
+        await ctx.publish(message)
 
 
 async def _report_stop(

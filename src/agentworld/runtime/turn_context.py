@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from agentworld.approval.decisions import Authorizer
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
 from agentworld.providers.base import LLMProvider
+from agentworld.runtime.hooks import OnEvent
+from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.work import WorkItem
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolRegistry
@@ -28,3 +30,7 @@ class TurnContext:
     """Put an item on a chat's queue."""
     interactive: bool = True
     """Whether a person can answer approval requests from this runtime."""
+    hooks_for: Callable[[World], Sequence[OnEvent]] = lambda world: ()
+    """The ``on_event`` hooks in force for a world (SPEC E3)."""
+    streaming: StreamCallbacks | None = None
+    """Embedder callbacks for streamed output (SPEC E5)."""

@@ -28,7 +28,7 @@ from agentworld.approval.flow import (
 from agentworld.errors import AgentWorldError, NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
-from agentworld.models import Agent, Chat, Message, new_id
+from agentworld.models import Agent, Chat, Message, World, new_id
 from agentworld.models.events import ApprovalEvent, MessageEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingCall
 from agentworld.policy.authorizer import PolicyAuthorizer
@@ -39,9 +39,11 @@ from agentworld.routing.mentions import (
     is_human_sender,
     should_agent_respond,
 )
+from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
 from agentworld.runtime.queues import ChatQueues
+from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import first_exchange, generate_title
-from agentworld.runtime.turn import run_agent_loop, run_agent_turn
+from agentworld.runtime.turn import publish_responses, run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.runtime.work import Resume, RunApproved, WorkItem
 from agentworld.storage.sql import SQLStorage
@@ -104,6 +106,8 @@ class WorldRuntime:
         tools: Sequence[Tool] = (),
         authorizer: Authorizer | None = None,
         interactive: bool = True,
+        on_event: Sequence[OnEvent] = (),
+        streaming: StreamCallbacks | None = None,
     ) -> None:
         self.storage = storage
         self.world = world
@@ -123,14 +127,35 @@ class WorldRuntime:
             publish=self.publish,
             enqueue=self._queues.put,
             interactive=interactive,
+            hooks_for=self._hooks_for,
+            streaming=streaming,
         )
+        self._hooks: list[OnEvent] = list(on_event)
+        self._loaded_hooks: dict[str, OnEvent] = {}
+        self._world_has_hooks = False
+        """Whether the world's settings name hooks; refreshed whenever the world is read."""
         self._timers: set[asyncio.Task[None]] = set()
         self._titled: set[str] = set()
         """Chats known to have their title already (titles are given once, never taken back)."""
         self.bus.subscribe(self._schedule_expiry, kinds=["approval"], name="approval-timer")
 
+    def on_event(self, hook: OnEvent) -> OnEvent:
+        """Register an ``on_event(event, respond)`` hook (SPEC E3); usable as a decorator."""
+        self._hooks.append(hook)
+        return hook
+
+    def _hooks_for(self, world: World) -> list[OnEvent]:
+        """Hooks registered in Python, then those the world names by import path."""
+        named = []
+        for spec in world.hooks:
+            if spec not in self._loaded_hooks:
+                self._loaded_hooks[spec] = load_hook(spec)
+            named.append(self._loaded_hooks[spec])
+        return [*self._hooks, *named]
+
     async def __aenter__(self) -> WorldRuntime:
         world = await self.storage.get_world(self.world)  # fail early on an unknown world
+        self._world_has_hooks = bool(world.hooks)
         await recover_interrupted(self._turns, world)
         await expire_overdue(self._turns, world)
         return self
@@ -263,7 +288,7 @@ class WorldRuntime:
     async def _process(self, chat_id: str, item: WorkItem) -> None:
         match item:
             case Message():
-                await self._route(chat_id, item)
+                await self._hook_then_route(chat_id, item)
             case Resume():
                 await self._resume(item)
             case RunApproved():
@@ -290,11 +315,40 @@ class WorldRuntime:
         except Exception as exc:
             await self._report_agent_error(item.chat_id, item.agent, exc)
 
+    async def _hook_then_route(self, chat_id: str, message: Message) -> None:
+        """Persisted already; now the hooks (SPEC E2), then the default step or their responses."""
+        world = await self.storage.get_world(self.world) if self._hooks or self._world_has_hooks else None
+        if world is not None:
+            self._world_has_hooks = bool(world.hooks)
+        hooks = self._hooks_for(world) if world is not None else []
+        if not hooks:
+            await self._route(chat_id, message)
+            return
+        assert world is not None
+        dispatched = await dispatch(
+            hooks,
+            MessageEvent(world=self.world, message=message),
+            default_sender=message.agent_id or "hook",
+            bus=self.bus,
+        )
+        if dispatched.responded:
+            await publish_responses(
+                self._turns, world, None, chat_id, dispatched.responses, reply_to=message.message_id
+            )
+            return
+        final = dispatched.event.message if isinstance(dispatched.event, MessageEvent) else message
+        if final.content != message.content:
+            # The hook rewrote the message: the stored transcript entry becomes what is processed.
+            final = final.model_copy(update={"message_id": message.message_id, "chat_id": chat_id})
+            await self.storage.replace_content(self.world, message.message_id, final.content or "")
+        await self._route(chat_id, final)
+
     async def _route(self, chat_id: str, message: Message) -> None:
         sender = message.sender
         if not _may_address_anyone(message):
             return  # decided without touching storage: the common case for agent answers
         world, agents = await self.storage.world_and_agents(self.world)
+        self._world_has_hooks = bool(world.hooks)
         if (is_human_sender(sender) or sender.lower() == "world") and any(
             a.llm_call_count for a in agents
         ):

@@ -1,0 +1,55 @@
+"""An on_event hook that rewrites a user's message before any agent sees it. Offline.
+
+The hook masks an e-mail address; the stored message and the model's input both carry
+the masked text.
+
+Run: python examples/rewrite_message_hook.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import tempfile
+from pathlib import Path
+
+from agentworld import AgentWorld, LLMRequest, LLMResponse, MessageEvent, ScriptedProvider
+from agentworld.runtime.hooks import HookEvent, Respond
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+seen_by_model: list[str] = []
+
+
+def assistant(request: LLMRequest) -> LLMResponse:
+    seen_by_model.append(request.messages[-1].content or "")
+    return LLMResponse.text("Noted, I will get back to you.")
+
+
+def mask_emails(event: HookEvent, respond: Respond) -> HookEvent | None:
+    if isinstance(event, MessageEvent) and event.message.sender == "human":
+        masked = EMAIL.sub("[email]", event.message.content or "")
+        return event.model_copy(update={"message": event.message.model_copy(update={"content": masked})})
+    return None
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with AgentWorld(
+            f"sqlite:///{Path(tmp) / 'example.db'}",
+            provider_factory=lambda agent: ScriptedProvider(assistant),
+            on_event=mask_emails,
+        ) as aw:
+            await aw.create_world("desk")
+            await aw.create_agent("desk", "helper", provider="scripted", model="echo")
+
+            result = await aw.send("desk", "Please write to jane.doe@example.com about the invoice")
+
+            transcript = await aw.storage.transcript("desk", result.chat_id)
+            print("stored:", transcript[0].content)
+            print("model saw:", seen_by_model[0])
+            assert transcript[0].content == "Please write to [email] about the invoice"
+            assert seen_by_model == ["Please write to [email] about the invoice"]
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

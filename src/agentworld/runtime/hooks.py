@@ -1,0 +1,123 @@
+"""The one interception point (SPEC E3): ``on_event(event, respond)``.
+
+Hooks run where the runtime takes its next step: when a message is taken off its
+chat's queue, and when an agent's model has returned tool calls and before any
+runs. Always after the event is persisted (SPEC E2). A hook may
+
+- return an event: that event is processed instead (a rewritten message, changed calls);
+- return None: the original goes on;
+- call ``respond(content, ...)``: the default step is skipped and the programmatic
+  message is published (persisted, routed) instead. For tool calls,
+  ``enqueue_after="tool_results"`` lets the tools run and be stored first, and the
+  programmatic message then takes the place of the model's next turn.
+
+A hook that raises is reported as a ``system`` event and the default path goes on.
+Hooks are plain functions or coroutines; several run in registration order.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agentworld.errors import InvalidInputError
+from agentworld.events.bus import EventBus
+from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
+from agentworld.models.message import Role
+
+logger = logging.getLogger("agentworld.hooks")
+
+HookEvent = MessageEvent | ToolCallEvent
+EnqueueAfter = Literal["immediately", "tool_results"]
+
+
+@dataclass(frozen=True)
+class Response:
+    """A message a hook sends in place of the default step."""
+
+    content: str
+    sender: str
+    role: Role = "assistant"
+    enqueue_after: EnqueueAfter = "immediately"
+
+
+@dataclass
+class Respond:
+    """The ``respond`` callable handed to hooks; it records, the runtime acts afterwards."""
+
+    default_sender: str
+    responses: list[Response] = field(default_factory=list)
+
+    async def __call__(
+        self,
+        content: str,
+        *,
+        sender: str | None = None,
+        role: Role = "assistant",
+        enqueue_after: EnqueueAfter = "immediately",
+    ) -> None:
+        self.responses.append(Response(content, sender or self.default_sender, role, enqueue_after))
+
+
+OnEvent = Callable[[HookEvent, Respond], "Awaitable[HookEvent | None] | HookEvent | None"]
+
+
+def load_hook(spec: str) -> OnEvent:
+    """A hook named by import path, ``package.module:function`` (world setting ``hooks``)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise InvalidInputError(f"hook {spec!r} must look like 'package.module:function'")
+    try:
+        hook = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidInputError(f"cannot load hook {spec!r}: {exc}") from exc
+    if not callable(hook):
+        raise InvalidInputError(f"hook {spec!r} is not callable")
+    return hook
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    event: HookEvent
+    responses: list[Response]
+
+    @property
+    def responded(self) -> bool:
+        return bool(self.responses)
+
+
+async def dispatch(
+    hooks: Sequence[OnEvent], event: HookEvent, *, default_sender: str, bus: EventBus
+) -> Dispatched:
+    current = event
+    respond = Respond(default_sender)
+    for hook in hooks:
+        try:
+            result = hook(current, respond)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            name = getattr(hook, "__qualname__", repr(hook))
+            logger.error("on_event hook %s failed on %s", name, current.kind, exc_info=exc)
+            await bus.publish(
+                SystemEvent(
+                    world=bus.world,
+                    level="error",
+                    text=f"on_event hook {name} failed: {exc}",
+                    chat_id=current.chat,
+                    context={"source": "hook", "hook": name, "event_kind": current.kind},
+                )
+            )
+            continue
+        if result is not None:
+            if not isinstance(result, MessageEvent | ToolCallEvent) or result.kind != current.kind:
+                logger.error("on_event hook returned %r for a %s event; ignored", type(result), current.kind)
+            else:
+                current = result
+        if respond.responses:
+            break
+    return Dispatched(current, respond.responses)
