@@ -74,9 +74,8 @@ async def populated_world(store: SQLStorage, name: str) -> None:
 
 
 async def rows_of(store: SQLStorage, table: sa.Table, world: str) -> int:
-    async with store.engine.connect() as conn:
-        query = sa.select(sa.func.count()).select_from(table).where(table.c.world == world)
-        return int((await conn.execute(query)).scalar_one())
+    query = sa.select(sa.func.count()).select_from(table).where(table.c.world == world)
+    return int(await store._run(lambda conn: conn.execute(query).scalar_one(), write=False))
 
 
 # -- worlds --------------------------------------------------------------------
@@ -139,18 +138,16 @@ async def test_unknown_world_is_not_found_and_named(storage: SQLStorage, operati
 
 async def test_delete_world_removes_everything_in_it(storage: SQLStorage) -> None:
     await populated_world(storage, "doomed")
-    async with storage._write() as conn:
-        await conn.execute(
-            sa.insert(schema.tool_logs).values(
-                world="doomed",
-                chat_id="doomed-chat",
-                agent="a1",
-                tool_call_id="call_1",
-                tool_name="shell",
-                status="ok",
-                started_at="2024-01-01T00:00:00+00:00",
-            )
-        )
+    log = sa.insert(schema.tool_logs).values(
+        world="doomed",
+        chat_id="doomed-chat",
+        agent="a1",
+        tool_call_id="call_1",
+        tool_name="shell",
+        status="ok",
+        started_at="2024-01-01T00:00:00+00:00",
+    )
+    await storage._run(lambda conn: conn.execute(log), write=True)
 
     await storage.delete_world("doomed")
 
@@ -597,8 +594,9 @@ async def test_memory_rows_are_never_rewritten(storage: SQLStorage) -> None:
             table.c.tool_calls,
             table.c.created_at,
         ).order_by(table.c.seq)
-        async with storage.engine.connect() as conn:
-            return [tuple(row) for row in await conn.execute(query)]
+        return await storage._run(
+            lambda conn: [tuple(row) for row in conn.execute(query)], write=False
+        )
 
     history: list[list[tuple[Any, ...]]] = []
     for i in range(25):
@@ -767,9 +765,9 @@ async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url:
     async with SQLStorage(db_url) as storage:
         world = await storage.get_world("old")
         assert (world.description, world.turn_limit) == ("made by v1", 7)
-        async with storage.engine.connect() as conn:
-            assert await conn.run_sync(migrations.current_version) == len(migrations.MIGRATIONS)
-            tables = await conn.run_sync(lambda c: set(sa.inspect(c).get_table_names()))
+        version = await storage._run(migrations.current_version, write=False)
+        assert version == len(migrations.MIGRATIONS)
+        tables = await storage._run(lambda c: set(sa.inspect(c).get_table_names()), write=False)
         assert {"events", "tool_logs"} <= tables
         await storage.append_events([SystemEvent(world="old", text="after upgrade")])
         assert [p["text"] for p in await storage.list_events("old")] == ["after upgrade"]
@@ -796,9 +794,11 @@ async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
 
 
 async def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(storage: SQLStorage) -> None:
-    async with storage.engine.connect() as conn:
-        journal = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar()
-        timeout = (await conn.exec_driver_sql("PRAGMA busy_timeout")).scalar()
+    def pragmas(conn: sa.Connection) -> tuple[Any, Any]:
+        journal = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+        return journal, conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
+
+    journal, timeout = await storage._run(pragmas, write=False)
 
     assert journal == "wal"
     assert timeout is not None and timeout > 0

@@ -1,1 +1,2 @@
-"""Durable storage: SQLAlchemy async, SQLite by default, PostgreSQL through the same code."""
+"""Durable storage: SQLAlchemy, SQLite by default (stdlib driver on a worker thread),
+PostgreSQL (asyncpg) through the same code."""

@@ -39,34 +39,39 @@ class ApprovalStore:
         self._storage = storage
 
     async def add_grant(self, grant: Grant) -> None:
-        async with self._storage._write() as conn:
-            await conn.execute(
-                sa.insert(_GRANTS).values(
-                    grant_id=grant.grant_id,
-                    world=grant.world,
-                    scope=grant.scope,
-                    agent=grant.agent,
-                    chat_id=grant.chat_id,
-                    tool_name=grant.tool_name,
-                    roots=sorted(grant.roots) if grant.roots is not None else None,
-                    allow_redirection=grant.allow_redirection,
-                    approval_id=grant.approval_id,
-                    created_at=(grant.created_at or utc_now()).isoformat(),
-                )
-            )
+        row = {
+            "grant_id": grant.grant_id,
+            "world": grant.world,
+            "scope": grant.scope,
+            "agent": grant.agent,
+            "chat_id": grant.chat_id,
+            "tool_name": grant.tool_name,
+            "roots": sorted(grant.roots) if grant.roots is not None else None,
+            "allow_redirection": grant.allow_redirection,
+            "approval_id": grant.approval_id,
+            "created_at": (grant.created_at or utc_now()).isoformat(),
+        }
+
+        def insert(conn: sa.Connection) -> None:
+            conn.execute(sa.insert(_GRANTS).values(row))
+
+        await self._storage._run(insert, write=True)
 
     async def grants(self, world: str, *, tool_name: str | None = None) -> list[Grant]:
         """Active (not revoked) grants of the world."""
         query = sa.select(_GRANTS).where(_GRANTS.c.world == world, _GRANTS.c.revoked_at.is_(None))
         if tool_name is not None:
             query = query.where(_GRANTS.c.tool_name == tool_name)
-        async with self._storage._read() as conn:
-            rows = (await conn.execute(query.order_by(_GRANTS.c.created_at))).all()
-        return [_grant(r) for r in rows]
+        query = query.order_by(_GRANTS.c.created_at)
+
+        def read(conn: sa.Connection) -> list[Grant]:
+            return [_grant(r) for r in conn.execute(query)]
+
+        return await self._storage._run(read, write=False)
 
     async def revoke(self, world: str, grant_id: str) -> None:
-        async with self._storage._write() as conn:
-            result = await conn.execute(
+        def update(conn: sa.Connection) -> None:
+            result = conn.execute(
                 sa.update(_GRANTS)
                 .where(
                     _GRANTS.c.world == world,
@@ -78,33 +83,37 @@ class ApprovalStore:
             if result.rowcount == 0:
                 raise NotFoundError(f"no active grant {grant_id!r} in world {world!r}")
 
+        await self._storage._run(update, write=True)
+
     async def audit(self, world: str, **entry: Any) -> None:
-        async with self._storage._write() as conn:
-            await conn.execute(
-                sa.insert(_AUDIT).values(world=world, at=utc_now().isoformat(), **entry)
-            )
+        row = {"world": world, "at": utc_now().isoformat(), **entry}
+
+        def insert(conn: sa.Connection) -> None:
+            conn.execute(sa.insert(_AUDIT).values(row))
+
+        await self._storage._run(insert, write=True)
 
     async def audit_log(self, world: str) -> list[dict[str, Any]]:
-        async with self._storage._read() as conn:
-            rows = (
-                await conn.execute(
-                    sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
-                )
-            ).all()
-        return [
-            {
-                "at": r.at,
-                "event": r.event,
-                "actor": r.actor,
-                "approvalId": r.approval_id,
-                "agent": r.agent,
-                "chatId": r.chat_id,
-                "toolName": r.tool_name,
-                "toolArgs": r.arguments,
-                "decision": r.decision,
-                "scope": r.scope,
-                "latencyMs": r.latency_ms,
-                "detail": r.detail,
-            }
-            for r in rows
-        ]
+        def read(conn: sa.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute(
+                sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
+            )
+            return [
+                {
+                    "at": r.at,
+                    "event": r.event,
+                    "actor": r.actor,
+                    "approvalId": r.approval_id,
+                    "agent": r.agent,
+                    "chatId": r.chat_id,
+                    "toolName": r.tool_name,
+                    "toolArgs": r.arguments,
+                    "decision": r.decision,
+                    "scope": r.scope,
+                    "latencyMs": r.latency_ms,
+                    "detail": r.detail,
+                }
+                for r in rows
+            ]
+
+        return await self._storage._run(read, write=False)

@@ -78,19 +78,21 @@ class PendingCallStore:
         in one transaction (an approval request never exists without its pending row)."""
         if not calls:
             return
-        async with self._storage._write() as conn:
-            if memory:
-                owner = calls[0].agent
-                await conn.execute(
-                    sa.insert(schema.messages),
-                    [message_row(calls[0].world, owner, m) for m in memory],
-                )
-            await conn.execute(sa.insert(_TABLE), [_row(c) for c in calls])
+        messages = [message_row(calls[0].world, calls[0].agent, m) for m in memory]
+        rows = [_row(c) for c in calls]
+
+        def insert(conn: sa.Connection) -> None:
+            if messages:
+                conn.execute(sa.insert(schema.messages), messages)
+            conn.execute(sa.insert(_TABLE), rows)
+
+        await self._storage._run(insert, write=True)
 
     async def claim_resume(self, world: str, batch_id: str) -> bool:
         """Atomically claim the right to resume a batch's loop: true for exactly one caller."""
-        async with self._storage._write() as conn:
-            result = await conn.execute(
+
+        def claim(conn: sa.Connection) -> bool:
+            result = conn.execute(
                 sa.update(_TABLE)
                 .where(
                     _TABLE.c.world == world,
@@ -101,17 +103,18 @@ class PendingCallStore:
             )
             return bool(result.rowcount)
 
+        return await self._storage._run(claim, write=True)
+
     async def missing_results(self, world: str, agent: str, batch_id: str) -> list[str]:
         """Ids of the batch's tool calls that have no result in the agent's memory yet."""
         messages = schema.messages
-        async with self._storage._read() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(messages.c.tool_calls).where(
-                        messages.c.world == world,
-                        messages.c.memory_owner == agent,
-                        messages.c.message_id == batch_id,
-                    )
+
+        def read(conn: sa.Connection) -> list[str]:
+            row = conn.execute(
+                sa.select(messages.c.tool_calls).where(
+                    messages.c.world == world,
+                    messages.c.memory_owner == agent,
+                    messages.c.message_id == batch_id,
                 )
             ).first()
             if row is None or not row.tool_calls:
@@ -119,7 +122,7 @@ class PendingCallStore:
             ids = [call["id"] for call in row.tool_calls]
             answered = {
                 r.tool_call_id
-                for r in await conn.execute(
+                for r in conn.execute(
                     sa.select(messages.c.tool_call_id).where(
                         messages.c.world == world,
                         messages.c.memory_owner == agent,
@@ -128,34 +131,39 @@ class PendingCallStore:
                     )
                 )
             }
-        return [i for i in ids if i not in answered]
+            return [i for i in ids if i not in answered]
+
+        return await self._storage._run(read, write=False)
 
     async def holds_call(self, world: str, agent: str, message_id: str, tool_call_id: str) -> bool:
         """Whether the agent's memory has message ``message_id`` carrying call ``tool_call_id``
         (the ownership check of SPEC A3: the memory is the source of truth)."""
         messages = schema.messages
-        async with self._storage._read() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(messages.c.tool_calls).where(
-                        messages.c.world == world,
-                        messages.c.memory_owner == agent,
-                        messages.c.message_id == message_id,
-                    )
+
+        def read(conn: sa.Connection) -> bool:
+            row = conn.execute(
+                sa.select(messages.c.tool_calls).where(
+                    messages.c.world == world,
+                    messages.c.memory_owner == agent,
+                    messages.c.message_id == message_id,
                 )
             ).first()
-        return row is not None and any(c.get("id") == tool_call_id for c in row.tool_calls or ())
+            return row is not None and any(
+                c.get("id") == tool_call_id for c in row.tool_calls or ()
+            )
+
+        return await self._storage._run(read, write=False)
 
     async def get(self, world: str, tool_call_id: str) -> PendingCall | None:
-        async with self._storage._read() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(_TABLE).where(
-                        _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
-                    )
+        def read(conn: sa.Connection) -> PendingCall | None:
+            row = conn.execute(
+                sa.select(_TABLE).where(
+                    _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
                 )
             ).first()
-        return _call(row) if row is not None else None
+            return _call(row) if row is not None else None
+
+        return await self._storage._run(read, write=False)
 
     async def find(
         self,
@@ -175,11 +183,12 @@ class PendingCallStore:
             query = query.where(_TABLE.c.status == status)
         if batch_id is not None:
             query = query.where(_TABLE.c.batch_id == batch_id)
-        async with self._storage._read() as conn:
-            rows = (
-                await conn.execute(query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id))
-            ).all()
-        return [_call(r) for r in rows]
+        query = query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id)
+
+        def read(conn: sa.Connection) -> list[PendingCall]:
+            return [_call(r) for r in conn.execute(query)]
+
+        return await self._storage._run(read, write=False)
 
     async def answer(
         self,
@@ -199,12 +208,11 @@ class PendingCallStore:
         The status check is part of the UPDATE, so of two processes answering the same call
         only one succeeds; the other gets a clear refusal (SPEC A3).
         """
-        async with self._storage._write() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(_TABLE).where(
-                        _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
-                    )
+
+        def write(conn: sa.Connection) -> Answered:
+            row = conn.execute(
+                sa.select(_TABLE).where(
+                    _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
                 )
             ).first()
             if row is None or row.kind != kind:
@@ -214,38 +222,37 @@ class PendingCallStore:
                 raise InvalidInputError(
                     f"{tool_call_id!r} was already {row.status}; it cannot be answered again"
                 )
-            now = utc_now().isoformat()
-            updated = await conn.execute(
+            updated = conn.execute(
                 sa.update(_TABLE)
                 .where(
                     _TABLE.c.world == world,
                     _TABLE.c.tool_call_id == tool_call_id,
                     _TABLE.c.status == "pending",
                 )
-                .values(status=status, answered_at=now, answer=answer)
+                .values(status=status, answered_at=utc_now().isoformat(), answer=answer)
             )
             if updated.rowcount != 1:
                 raise InvalidInputError(
                     f"{tool_call_id!r} was answered concurrently; not answered again"
                 )
             if results:
-                await conn.execute(
+                conn.execute(
                     sa.insert(schema.messages), [message_row(world, row.agent, m) for m in results]
                 )
             log_id: int | None = None
             if start_log is not None:
-                inserted = await conn.execute(
+                inserted = conn.execute(
                     sa.insert(schema.tool_logs).values(start_log).returning(schema.tool_logs.c.seq)
                 )
                 log_id = int(inserted.scalar_one())
-            remaining = (
-                await conn.execute(
-                    sa.select(sa.func.count()).where(
-                        _TABLE.c.world == world,
-                        _TABLE.c.batch_id == row.batch_id,
-                        _TABLE.c.status == "pending",
-                    )
+            remaining = conn.execute(
+                sa.select(sa.func.count()).where(
+                    _TABLE.c.world == world,
+                    _TABLE.c.batch_id == row.batch_id,
+                    _TABLE.c.status == "pending",
                 )
             ).scalar_one()
-        call = _call(row).model_copy(update={"status": status, "answer": answer})
-        return Answered(call, int(remaining), log_id)
+            call = _call(row).model_copy(update={"status": status, "answer": answer})
+            return Answered(call, int(remaining), log_id)
+
+        return await self._storage._run(write, write=True)

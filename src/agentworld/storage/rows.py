@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from agentworld.models import Agent, Message, ToolCall, World
+from agentworld.models import Agent, Message, World
+from agentworld.storage import schema
 
 
 def ts(value: datetime | None) -> str | None:
@@ -37,20 +40,69 @@ def message_row(world: str, owner: str | None, message: Message) -> dict[str, An
     }
 
 
-def row_message(row: sa.Row[Any]) -> Message:
-    return Message(
-        message_id=row.message_id,
-        chat_id=row.chat_id,
-        role=row.role,
-        sender=row.sender,
-        agent_id=row.agent_id,
-        content=row.content,
-        tool_calls=[ToolCall.model_validate(c) for c in row.tool_calls] if row.tool_calls else None,
-        tool_call_id=row.tool_call_id,
-        reply_to_message_id=row.reply_to,
-        created_at=datetime.fromisoformat(row.created_at),
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
+_MESSAGES = schema.messages
+
+MESSAGE_COLUMNS: tuple[sa.ColumnElement[Any], ...] = (
+    _MESSAGES.c.message_id,
+    _MESSAGES.c.chat_id,
+    _MESSAGES.c.role,
+    _MESSAGES.c.sender,
+    _MESSAGES.c.agent_id,
+    _MESSAGES.c.content,
+    # Fetched as the stored text and decoded by ``row_message`` only when there are calls:
+    # most messages have none, and the JSON type would decode a "null" for each of them.
+    sa.type_coerce(_MESSAGES.c.tool_calls, sa.Text).label("tool_calls"),
+    _MESSAGES.c.tool_call_id,
+    _MESSAGES.c.reply_to,
+    _MESSAGES.c.created_at,
+    _MESSAGES.c.input_tokens,
+    _MESSAGES.c.output_tokens,
+)
+"""What ``row_message`` reads, in its order; a query may select more columns after these."""
+
+_validate_message = Message.__pydantic_validator__.validate_python
+
+
+def row_message(row: Sequence[Any]) -> Message:
+    """A message from a row that starts with ``MESSAGE_COLUMNS``.
+
+    Rows are unpacked by position (attribute access on a SQLAlchemy row costs far more),
+    and the message is validated from one dict in pydantic-core, tool calls included, which
+    is faster than building the models one by one or ``model_construct``.
+    """
+    (
+        message_id,
+        chat_id,
+        role,
+        sender,
+        agent_id,
+        content,
+        tool_calls,
+        tool_call_id,
+        reply_to,
+        created_at,
+        input_tokens,
+        output_tokens,
+        *_,
+    ) = row
+    if isinstance(tool_calls, str):  # asyncpg hands JSON over already decoded
+        tool_calls = json.loads(tool_calls)
+    return _validate_message(
+        {
+            "message_id": message_id,
+            "chat_id": chat_id,
+            "role": role,
+            "sender": sender,
+            "agent_id": agent_id,
+            "content": content,
+            "tool_calls": tool_calls or None,
+            "tool_call_id": tool_call_id,
+            "reply_to_message_id": reply_to,
+            # Parsed here, not by pydantic, so the time keeps the stdlib ``timezone.utc``.
+            "created_at": datetime.fromisoformat(created_at),
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+        }
     )
 
 

@@ -1,33 +1,30 @@
 """The SQL store: one class, portable SQL, append-only message writes.
 
-SQLite specifics live in ``_configure_sqlite``: WAL mode and a busy timeout so
-two processes can share one file, and ``BEGIN IMMEDIATE`` for write
-transactions so a writer waits for the lock up front instead of failing half way
-with "database is locked". Writes inside one process are serialised by an
-``asyncio.Lock`` as well, because SQLite allows one writer at a time anyway and
-queueing in Python is cheaper than spinning in the busy handler.
+Each public method does its whole job as one synchronous function of a
+``sqlalchemy.Connection``, run in one transaction by ``_run`` (see ``engine``:
+a worker thread for SQLite, the async engine for PostgreSQL). The functions are
+closures so a method reads top to bottom; the SQL inside is the same for both
+backends.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy import event as sa_event
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from agentworld.errors import AlreadyExistsError, NotFoundError, StorageError
 from agentworld.models import Agent, Chat, Message, Usage, World, utc_now
 from agentworld.models.events import MessageEvent, WorldEvent
-from agentworld.storage import migrations, schema
+from agentworld.storage import migrations, queries, schema
 from agentworld.storage.approvals import ApprovalStore
+from agentworld.storage.engine import Runner, open_runner
 from agentworld.storage.pending import PendingCallStore
 from agentworld.storage.rows import (
+    MESSAGE_COLUMNS,
     agent_config,
     message_row,
     row_agent,
@@ -38,26 +35,15 @@ from agentworld.storage.rows import (
 from agentworld.storage.tool_logs import ToolLogStore
 from agentworld.storage.url import resolve_database_url, sqlite_file
 
-BUSY_TIMEOUT_MS = 30_000
-_WRITE = {"agentworld_write": True}
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
+T = TypeVar("T")
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
-    @sa_event.listens_for(engine.sync_engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # Take transaction control away from the driver so "begin" below decides.
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
-
-    @sa_event.listens_for(engine.sync_engine, "begin")
-    def _on_begin(conn: sa.Connection) -> None:
-        write = conn.get_execution_options().get("agentworld_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+_AGENTS = schema.agents
+_CHATS = schema.chats
+_MESSAGES = schema.messages
+_WORLDS = schema.worlds
 
 
 class SQLStorage:
@@ -65,10 +51,8 @@ class SQLStorage:
 
     def __init__(self, url: str | None = None, *, echo: bool = False) -> None:
         self.url = resolve_database_url(url)
-        self._engine: AsyncEngine | None = None
+        self._runner: Runner | None = None
         self._echo = echo
-        self._write_lock = asyncio.Lock()
-        self._is_sqlite = self.url.startswith("sqlite")
         self.pending = PendingCallStore(self)
         self.approvals = ApprovalStore(self)
         self.tool_logs = ToolLogStore(self)
@@ -85,23 +69,20 @@ class SQLStorage:
                 raise StorageError(
                     f"cannot create database directory {path.parent}: {exc}"
                 ) from exc
-        engine = create_async_engine(self.url, echo=self._echo)
-        if self._is_sqlite:
-            _configure_sqlite(engine)
-        self._engine = engine
+        runner = open_runner(self.url, echo=self._echo)
+        self._runner = runner
         try:
-            async with self._write() as conn:
-                await conn.run_sync(migrations.upgrade)
+            await self._run(migrations.upgrade, write=True)
         except BaseException:
-            await engine.dispose()
-            self._engine = None
+            self._runner = None
+            await runner.close()
             raise
         return self
 
     async def close(self) -> None:
-        if self._engine is not None:
-            await self._engine.dispose()
-            self._engine = None
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.close()
 
     async def __aenter__(self) -> SQLStorage:
         return await self.open()
@@ -110,35 +91,34 @@ class SQLStorage:
         await self.close()
 
     @property
-    def engine(self) -> AsyncEngine:
-        if self._engine is None:
+    def engine(self) -> sa.Engine | AsyncEngine:
+        """The SQLAlchemy engine: a sync ``Engine`` for SQLite, an ``AsyncEngine`` otherwise.
+
+        For inspection and tools; storage work itself goes through the methods, in ``_run``.
+        """
+        if self._runner is None:
             raise StorageError("storage is not open")
-        return self._engine
+        return self._runner.engine
 
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection]:
-        """One write transaction; commits on success, rolls back on any error."""
-        async with self._write_lock:
-            try:
-                async with self.engine.connect() as conn:
-                    conn = await conn.execution_options(**_WRITE)
-                    async with conn.begin():
-                        yield conn
-            except IntegrityError:
-                raise
-            except DBAPIError as exc:
-                # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
-                raise StorageError(f"database error ({self._where()}): {exc.orig}") from exc
-            except SQLAlchemyError as exc:
-                raise StorageError(f"database error ({self._where()}): {exc}") from exc
+    async def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+        """Run one unit of work in one transaction (``BEGIN IMMEDIATE`` for SQLite writes).
 
-    @asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncConnection]:
+        Commits when ``fn`` returns, rolls back when it raises. ``IntegrityError`` reaches the
+        caller, which knows what the duplicate means; other database errors become a one-line
+        ``StorageError`` naming the database.
+        """
+        runner = self._runner
+        if runner is None:
+            raise StorageError("storage is not open")
         try:
-            async with self.engine.connect() as conn:
-                yield conn
+            return await runner.run(fn, write=write)
+        except IntegrityError:
+            raise
         except DBAPIError as exc:
+            # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
             raise StorageError(f"database error ({self._where()}): {exc.orig}") from exc
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database error ({self._where()}): {exc}") from exc
 
     def _where(self) -> str:
         path = sqlite_file(self.url)
@@ -153,66 +133,72 @@ class SQLStorage:
             "created_at": ts(world.created_at),
             "updated_at": ts(world.updated_at),
         }
+
+        def insert(conn: sa.Connection) -> None:
+            conn.execute(sa.insert(_WORLDS).values(row))
+
         try:
-            async with self._write() as conn:
-                await conn.execute(sa.insert(schema.worlds).values(row))
+            await self._run(insert, write=True)
         except IntegrityError as exc:
             raise AlreadyExistsError(f"world {world.name!r} already exists") from exc
         return world
 
     async def get_world(self, name: str) -> World:
-        async with self._read() as conn:
-            row = (
-                await conn.execute(sa.select(schema.worlds).where(schema.worlds.c.name == name))
-            ).first()
-        if row is None:
-            raise NotFoundError(f"world {name!r} not found")
-        return row_world(row)
+        def read(conn: sa.Connection) -> World:
+            row = conn.execute(queries.WORLD, {"world_key": name}).first()
+            if row is None:
+                raise NotFoundError(f"world {name!r} not found")
+            return row_world(row)
+
+        return await self._run(read, write=False)
 
     async def list_worlds(self) -> list[World]:
-        async with self._read() as conn:
-            rows = (
-                await conn.execute(sa.select(schema.worlds).order_by(schema.worlds.c.name))
-            ).all()
-        return [row_world(r) for r in rows]
+        def read(conn: sa.Connection) -> list[World]:
+            rows = conn.execute(sa.select(_WORLDS).order_by(_WORLDS.c.name))
+            return [row_world(r) for r in rows]
+
+        return await self._run(read, write=False)
 
     async def update_world(self, world: World) -> World:
         world = world.model_copy(update={"updated_at": utc_now()})
         config = world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"})
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.update(schema.worlds)
-                .where(schema.worlds.c.name == world.name)
+
+        def update(conn: sa.Connection) -> None:
+            result = conn.execute(
+                sa.update(_WORLDS)
+                .where(_WORLDS.c.name == world.name)
                 .values(config=config, updated_at=ts(world.updated_at))
             )
             if result.rowcount == 0:
                 raise NotFoundError(f"world {world.name!r} not found")
+
+        await self._run(update, write=True)
         return world
 
     async def delete_world(self, name: str) -> None:
         """Delete a world and everything in it, in one transaction."""
-        async with self._write() as conn:
+
+        def delete(conn: sa.Connection) -> None:
             for table in (
                 schema.audit_log,
                 schema.approval_grants,
                 schema.pending_calls,
                 schema.tool_logs,
                 schema.events,
-                schema.messages,
-                schema.chats,
-                schema.agents,
+                _MESSAGES,
+                _CHATS,
+                _AGENTS,
             ):
-                await conn.execute(sa.delete(table).where(table.c.world == name))
-            result = await conn.execute(
-                sa.delete(schema.worlds).where(schema.worlds.c.name == name)
-            )
+                conn.execute(sa.delete(table).where(table.c.world == name))
+            result = conn.execute(sa.delete(_WORLDS).where(_WORLDS.c.name == name))
             if result.rowcount == 0:
                 raise NotFoundError(f"world {name!r} not found")
+
+        await self._run(delete, write=True)
 
     # -- agents ------------------------------------------------------------
 
     async def create_agent(self, agent: Agent) -> Agent:
-        await self.get_world(agent.world)
         row = {
             "world": agent.world,
             "name": agent.name,
@@ -221,128 +207,120 @@ class SQLStorage:
             "last_active": ts(agent.last_active),
             "created_at": ts(agent.created_at),
         }
-        try:
-            async with self._write() as conn:
-                existing = await conn.execute(
-                    sa.select(schema.agents.c.name).where(
-                        schema.agents.c.world == agent.world,
-                        sa.func.lower(schema.agents.c.name) == agent.name.lower(),
-                    )
+        taken = f"agent {agent.name!r} already exists in world {agent.world!r}"
+
+        def insert(conn: sa.Connection) -> None:
+            queries.require_world(conn, agent.world)
+            existing = conn.execute(
+                sa.select(_AGENTS.c.name).where(
+                    _AGENTS.c.world == agent.world,
+                    sa.func.lower(_AGENTS.c.name) == agent.name.lower(),
                 )
-                if existing.first() is not None:
-                    raise AlreadyExistsError(
-                        f"agent {agent.name!r} already exists in world {agent.world!r}"
-                    )
-                await conn.execute(sa.insert(schema.agents).values(row))
+            )
+            if existing.first() is not None:
+                raise AlreadyExistsError(taken)
+            conn.execute(sa.insert(_AGENTS).values(row))
+
+        try:
+            await self._run(insert, write=True)
         except IntegrityError as exc:
-            raise AlreadyExistsError(
-                f"agent {agent.name!r} already exists in world {agent.world!r}"
-            ) from exc
+            raise AlreadyExistsError(taken) from exc
         return agent
 
     async def get_agent(self, world: str, name: str) -> Agent:
         """Agent names are matched case-insensitively, like mentions (SPEC R1)."""
-        async with self._read() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(schema.agents).where(
-                        schema.agents.c.world == world,
-                        sa.func.lower(schema.agents.c.name) == name.lower(),
-                    )
+
+        def read(conn: sa.Connection) -> Agent:
+            row = conn.execute(
+                sa.select(_AGENTS).where(
+                    _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
                 )
             ).first()
-        if row is None:
-            await self.get_world(world)
-            raise NotFoundError(f"agent {name!r} not found in world {world!r}")
-        return row_agent(row)
+            if row is None:
+                queries.require_world(conn, world)
+                raise NotFoundError(f"agent {name!r} not found in world {world!r}")
+            return row_agent(row)
+
+        return await self._run(read, write=False)
 
     async def world_and_agents(self, name: str) -> tuple[World, list[Agent]]:
         """The world's settings and its agents from one read (used for every routed message)."""
-        async with self._read() as conn:
-            row = (
-                await conn.execute(sa.select(schema.worlds).where(schema.worlds.c.name == name))
-            ).first()
+
+        def read(conn: sa.Connection) -> tuple[World, list[Agent]]:
+            row = conn.execute(queries.WORLD, {"world_key": name}).first()
             if row is None:
                 raise NotFoundError(f"world {name!r} not found")
-            rows = (
-                await conn.execute(
-                    sa.select(schema.agents)
-                    .where(schema.agents.c.world == name)
-                    .order_by(schema.agents.c.created_at, schema.agents.c.name)
-                )
-            ).all()
-        return row_world(row), [row_agent(r) for r in rows]
+            rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": name}).all()
+            return row_world(row), [row_agent(r) for r in rows]
+
+        return await self._run(read, write=False)
 
     async def agent_and_memory(
         self, world: str, agent: str, chat_id: str
     ) -> tuple[Agent, list[Message]]:
         """Fresh agent settings and its memory for one chat, from one consistent read (R5)."""
-        table = schema.messages
-        async with self._read() as conn:
-            row = (
-                await conn.execute(
-                    sa.select(schema.agents).where(
-                        schema.agents.c.world == world, schema.agents.c.name == agent
-                    )
-                )
-            ).first()
+
+        def read(conn: sa.Connection) -> tuple[Agent, list[Message]]:
+            row = conn.execute(queries.AGENT, {"world_key": world, "agent_key": agent}).first()
             if row is None:
                 raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
-            rows = (
-                await conn.execute(
-                    sa.select(table)
-                    .where(
-                        table.c.world == world,
-                        table.c.chat_id == chat_id,
-                        table.c.memory_owner == agent,
-                    )
-                    .order_by(table.c.seq)
-                )
+            rows = conn.execute(
+                queries.MEMORY, {"world_key": world, "chat_key": chat_id, "agent_key": agent}
             ).all()
-        return row_agent(row), [row_message(r) for r in rows]
+            return row_agent(row), [row_message(r) for r in rows]
+
+        return await self._run(read, write=False)
 
     async def list_agents(self, world: str) -> list[Agent]:
-        async with self._read() as conn:
-            rows = (
-                await conn.execute(
-                    sa.select(schema.agents)
-                    .where(schema.agents.c.world == world)
-                    .order_by(schema.agents.c.created_at, schema.agents.c.name)
-                )
-            ).all()
-        return [row_agent(r) for r in rows]
+        def read(conn: sa.Connection) -> list[Agent]:
+            rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": world})
+            return [row_agent(r) for r in rows]
+
+        return await self._run(read, write=False)
 
     async def update_agent(self, agent: Agent) -> Agent:
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.update(schema.agents)
-                .where(schema.agents.c.world == agent.world, schema.agents.c.name == agent.name)
-                .values(config=agent_config(agent))
+        config = agent_config(agent)
+
+        def update(conn: sa.Connection) -> None:
+            result = conn.execute(
+                sa.update(_AGENTS)
+                .where(_AGENTS.c.world == agent.world, _AGENTS.c.name == agent.name)
+                .values(config=config)
             )
             if result.rowcount == 0:
                 raise NotFoundError(f"agent {agent.name!r} not found in world {agent.world!r}")
+
+        await self._run(update, write=True)
         return agent
 
     async def delete_agent(self, world: str, name: str) -> None:
-        agent = await self.get_agent(world, name)
-        async with self._write() as conn:
-            await conn.execute(
-                sa.delete(schema.agents).where(
-                    schema.agents.c.world == world, schema.agents.c.name == agent.name
+        def delete(conn: sa.Connection) -> None:
+            found = conn.execute(
+                sa.select(_AGENTS.c.name).where(
+                    _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
                 )
+            ).scalar()
+            if found is None:
+                queries.require_world(conn, world)
+                raise NotFoundError(f"agent {name!r} not found in world {world!r}")
+            conn.execute(
+                sa.delete(_AGENTS).where(_AGENTS.c.world == world, _AGENTS.c.name == found)
             )
+
+        await self._run(delete, write=True)
 
     async def add_llm_call(self, world: str, agent: str) -> int:
         """Count one LLM call for the agent (SPEC R4) and return the new count."""
-        table = schema.agents
-        async with self._write() as conn:
-            result = await conn.execute(
-                sa.update(table)
-                .where(table.c.world == world, table.c.name == agent)
-                .values(llm_call_count=table.c.llm_call_count + 1, last_active=ts(utc_now()))
-                .returning(table.c.llm_call_count)
-            )
-            count = result.scalar()
+
+        def update(conn: sa.Connection) -> Any:
+            return conn.execute(
+                sa.update(_AGENTS)
+                .where(_AGENTS.c.world == world, _AGENTS.c.name == agent)
+                .values(llm_call_count=_AGENTS.c.llm_call_count + 1, last_active=ts(utc_now()))
+                .returning(_AGENTS.c.llm_call_count)
+            ).scalar()
+
+        count = await self._run(update, write=True)
         if count is None:
             raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
         return int(count)
@@ -351,47 +329,57 @@ class SQLStorage:
         self, world: str, agent: str, messages: Sequence[Message], *, llm_calls: int = 0
     ) -> None:
         """Append one loop step to the agent's memory and count its LLM call, atomically (O3)."""
-        table = schema.agents
-        async with self._write() as conn:
-            if messages:
-                await conn.execute(
-                    sa.insert(schema.messages), [message_row(world, agent, m) for m in messages]
-                )
+        await self.record_step_with_transcript(world, agent, messages, (), llm_calls=llm_calls)
+
+    async def record_step_with_transcript(
+        self,
+        world: str,
+        agent: str,
+        memory: Sequence[Message],
+        transcript: Sequence[Message],
+        *,
+        llm_calls: int = 0,
+    ) -> None:
+        """Append a step to the agent's memory and publish messages to the chat transcript,
+        counting the step's LLM calls, all in one transaction (O3): the answer is in the
+        transcript exactly when it is in the memory."""
+        rows = [message_row(world, agent, m) for m in memory]
+        rows += [message_row(world, None, m) for m in transcript]
+        if not rows and not llm_calls:
+            return
+
+        def write(conn: sa.Connection) -> None:
+            queries.insert_messages(conn, rows)
             if llm_calls:
-                await conn.execute(
-                    sa.update(table)
-                    .where(table.c.world == world, table.c.name == agent)
-                    .values(
-                        llm_call_count=table.c.llm_call_count + llm_calls,
-                        last_active=ts(utc_now()),
-                    )
-                )
+                queries.count_llm_calls(conn, world, agent, llm_calls)
+
+        await self._run(write, write=True)
 
     async def reset_llm_calls(self, world: str) -> None:
         """Human and world messages give every agent a fresh turn budget (SPEC R4)."""
-        table = schema.agents
-        async with self._write() as conn:
-            await conn.execute(
-                sa.update(table)
-                .where(table.c.world == world, table.c.llm_call_count != 0)
-                .values(llm_call_count=0)
-            )
+
+        def update(conn: sa.Connection) -> None:
+            conn.execute(queries.RESET_LLM_CALLS, {"world_key": world})
+
+        await self._run(update, write=True)
 
     # -- chats -------------------------------------------------------------
 
     async def create_chat(self, chat: Chat) -> Chat:
-        await self.get_world(chat.world)
+        row = {
+            "world": chat.world,
+            "chat_id": chat.chat_id,
+            "name": chat.name,
+            "created_at": ts(chat.created_at),
+            "updated_at": ts(chat.updated_at),
+        }
+
+        def insert(conn: sa.Connection) -> None:
+            queries.require_world(conn, chat.world)
+            conn.execute(sa.insert(_CHATS).values(row))
+
         try:
-            async with self._write() as conn:
-                await conn.execute(
-                    sa.insert(schema.chats).values(
-                        world=chat.world,
-                        chat_id=chat.chat_id,
-                        name=chat.name,
-                        created_at=ts(chat.created_at),
-                        updated_at=ts(chat.updated_at),
-                    )
-                )
+            await self._run(insert, write=True)
         except IntegrityError as exc:
             raise AlreadyExistsError(
                 f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
@@ -403,55 +391,57 @@ class SQLStorage:
             return chat
         raise NotFoundError(f"chat {chat_id!r} not found in world {world!r}")
 
+    async def chat_exists(self, world: str, chat_id: str) -> bool:
+        """Whether the world has this chat (one indexed lookup, no message count)."""
+
+        def read(conn: sa.Connection) -> bool:
+            params = {"world_key": world, "chat_key": chat_id}
+            return conn.execute(queries.CHAT_EXISTS, params).first() is not None
+
+        return await self._run(read, write=False)
+
     async def list_chats(self, world: str, *, chat_id: str | None = None) -> list[Chat]:
-        counts = (
-            sa.select(sa.func.count())
-            .where(
-                schema.messages.c.world == schema.chats.c.world,
-                schema.messages.c.chat_id == schema.chats.c.chat_id,
-                schema.messages.c.memory_owner.is_(None),
-            )
-            .scalar_subquery()
-        )
-        query = sa.select(schema.chats, counts.label("message_count")).where(
-            schema.chats.c.world == world
-        )
-        if chat_id is not None:
-            query = query.where(schema.chats.c.chat_id == chat_id)
-        async with self._read() as conn:
-            rows = (await conn.execute(query.order_by(schema.chats.c.created_at))).all()
-        return [
-            Chat(
-                world=r.world,
-                chat_id=r.chat_id,
-                name=r.name,
-                created_at=datetime.fromisoformat(r.created_at),
-                updated_at=datetime.fromisoformat(r.updated_at),
-                message_count=r.message_count,
-            )
-            for r in rows
-        ]
+        query = queries.CHATS_OF_WORLD if chat_id is None else queries.CHAT
+        params = {"world_key": world, "chat_key": chat_id}
+
+        def read(conn: sa.Connection) -> list[Chat]:
+            return [
+                Chat(
+                    world=r.world,
+                    chat_id=r.chat_id,
+                    name=r.name,
+                    created_at=datetime.fromisoformat(r.created_at),
+                    updated_at=datetime.fromisoformat(r.updated_at),
+                    message_count=r.message_count,
+                )
+                for r in conn.execute(query, params)
+            ]
+
+        return await self._run(read, write=False)
 
     async def rename_chat(
         self, world: str, chat_id: str, name: str, *, titled: bool = True
     ) -> None:
-        async with self._write() as conn:
-            await conn.execute(
-                sa.update(schema.chats)
-                .where(schema.chats.c.world == world, schema.chats.c.chat_id == chat_id)
+        def update(conn: sa.Connection) -> None:
+            conn.execute(
+                sa.update(_CHATS)
+                .where(_CHATS.c.world == world, _CHATS.c.chat_id == chat_id)
                 .values(name=name, titled=titled, updated_at=ts(utc_now()))
             )
 
+        await self._run(update, write=True)
+
     async def chat_is_titled(self, world: str, chat_id: str) -> bool:
-        async with self._read() as conn:
-            value = (
-                await conn.execute(
-                    sa.select(schema.chats.c.titled).where(
-                        schema.chats.c.world == world, schema.chats.c.chat_id == chat_id
+        def read(conn: sa.Connection) -> bool:
+            return bool(
+                conn.execute(
+                    sa.select(_CHATS.c.titled).where(
+                        _CHATS.c.world == world, _CHATS.c.chat_id == chat_id
                     )
-                )
-            ).scalar()
-        return bool(value)
+                ).scalar()
+            )
+
+        return await self._run(read, write=False)
 
     # -- messages ----------------------------------------------------------
 
@@ -465,8 +455,11 @@ class SQLStorage:
         rows = [message_row(world, owner, message) for owner, message in entries]
         if not rows:
             return
-        async with self._write() as conn:
-            await conn.execute(sa.insert(schema.messages), rows)
+
+        def insert(conn: sa.Connection) -> None:
+            queries.insert_messages(conn, rows)
+
+        await self._run(insert, write=True)
 
     async def transcript(self, world: str, chat_id: str) -> list[Message]:
         return await self._messages(world, chat_id, owner=None)
@@ -477,66 +470,107 @@ class SQLStorage:
     async def _messages(
         self, world: str, chat_id: str | None, *, owner: str | None
     ) -> list[Message]:
-        table = schema.messages
-        query = sa.select(table).where(table.c.world == world)
+        query = sa.select(*MESSAGE_COLUMNS).where(_MESSAGES.c.world == world)
         if chat_id is not None:
-            query = query.where(table.c.chat_id == chat_id)
+            query = query.where(_MESSAGES.c.chat_id == chat_id)
         query = query.where(
-            table.c.memory_owner.is_(None) if owner is None else table.c.memory_owner == owner
-        )
-        async with self._read() as conn:
-            rows = (await conn.execute(query.order_by(table.c.seq))).all()
-        return [row_message(r) for r in rows]
+            _MESSAGES.c.memory_owner.is_(None)
+            if owner is None
+            else _MESSAGES.c.memory_owner == owner
+        ).order_by(_MESSAGES.c.seq)
+
+        def read(conn: sa.Connection) -> list[Message]:
+            return [row_message(r) for r in conn.execute(query).all()]
+
+        return await self._run(read, write=False)
+
+    async def memory_since(
+        self, world: str, agent: str, chat_id: str, after_seq: int
+    ) -> tuple[list[Message], int]:
+        """The agent's memory of the chat appended after position ``after_seq``, in order,
+        and the position to ask from next time (``after_seq`` when nothing is new)."""
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "agent_key": agent,
+            "after_seq": after_seq,
+        }
+
+        def read(conn: sa.Connection) -> tuple[list[Message], int]:
+            rows = conn.execute(queries.MEMORY_SINCE, params).all()
+            last = int(rows[-1].seq) if rows else after_seq
+            return [row_message(r) for r in rows], last
+
+        return await self._run(read, write=False)
+
+    async def replace_content(self, world: str, message_id: str, content: str) -> None:
+        """Replace a stored message's text, in the transcript and in any memory holding it.
+
+        The one exception to append-only: a hook that rewrites an incoming message (SPEC E2)
+        decides what is kept, so the original text must not stay behind anywhere.
+        """
+
+        def update(conn: sa.Connection) -> None:
+            result = conn.execute(
+                sa.update(_MESSAGES)
+                .where(_MESSAGES.c.world == world, _MESSAGES.c.message_id == message_id)
+                .values(content=content)
+            )
+            if result.rowcount == 0:
+                raise NotFoundError(f"message {message_id!r} not found in world {world!r}")
+
+        await self._run(update, write=True)
 
     async def messages_since(self, world: str, chat_id: str, after_seq: int) -> list[Message]:
         """Transcript messages appended after a known position (what a command produced)."""
-        table = schema.messages
-        query = (
-            sa.select(table)
-            .where(
-                table.c.world == world,
-                table.c.chat_id == chat_id,
-                table.c.memory_owner.is_(None),
-                table.c.seq > after_seq,
-            )
-            .order_by(table.c.seq)
-        )
-        async with self._read() as conn:
-            rows = (await conn.execute(query)).all()
-        return [row_message(r) for r in rows]
+        params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
+
+        def read(conn: sa.Connection) -> list[Message]:
+            return [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params).all()]
+
+        return await self._run(read, write=False)
 
     async def last_seq(self) -> int:
-        async with self._read() as conn:
-            return int(
-                (await conn.execute(sa.select(sa.func.max(schema.messages.c.seq)))).scalar() or 0
-            )
+        def read(conn: sa.Connection) -> int:
+            return int(conn.execute(queries.LAST_SEQ).scalar() or 0)
+
+        return await self._run(read, write=False)
 
     async def usage_by_agent(self, world: str) -> dict[str, Usage]:
-        return await self._usage(world, group=schema.messages.c.memory_owner)
+        return await self._usage(world, group=_MESSAGES.c.memory_owner)
 
     async def usage_by_chat(self, world: str) -> dict[str, Usage]:
-        return await self._usage(world, group=schema.messages.c.chat_id)
+        return await self._usage(world, group=_MESSAGES.c.chat_id)
 
     async def _usage(self, world: str, *, group: sa.ColumnElement[Any]) -> dict[str, Usage]:
-        table = schema.messages
         query = (
             sa.select(
                 group,
-                sa.func.coalesce(sa.func.sum(table.c.input_tokens), 0),
-                sa.func.coalesce(sa.func.sum(table.c.output_tokens), 0),
+                sa.func.coalesce(sa.func.sum(_MESSAGES.c.input_tokens), 0),
+                sa.func.coalesce(sa.func.sum(_MESSAGES.c.output_tokens), 0),
             )
-            .where(table.c.world == world, table.c.memory_owner.is_not(None))
+            .where(_MESSAGES.c.world == world, _MESSAGES.c.memory_owner.is_not(None))
             .group_by(group)
         )
-        async with self._read() as conn:
-            rows = (await conn.execute(query)).all()
-        return {key: Usage(input_tokens=int(i), output_tokens=int(o)) for key, i, o in rows}
+
+        def read(conn: sa.Connection) -> dict[str, Usage]:
+            return {
+                key: Usage(input_tokens=int(i), output_tokens=int(o))
+                for key, i, o in conn.execute(query)
+            }
+
+        return await self._run(read, write=False)
 
     # -- events ------------------------------------------------------------
 
     async def append_events(self, events: Sequence[WorldEvent]) -> None:
         """Store events for the event log; message events land in the transcript instead."""
-        transcript = [(None, e.message) for e in events if isinstance(e, MessageEvent)]
+        if not events:
+            return
+        world = events[0].world
+        transcript = [
+            message_row(world, None, e.message) for e in events if isinstance(e, MessageEvent)
+        ]
         others = [
             {
                 "world": e.world,
@@ -548,16 +582,13 @@ class SQLStorage:
             for e in events
             if not isinstance(e, MessageEvent)
         ]
-        if not transcript and not others:
-            return
-        world = events[0].world
-        async with self._write() as conn:
-            if transcript:
-                await conn.execute(
-                    sa.insert(schema.messages), [message_row(world, o, m) for o, m in transcript]
-                )
+
+        def insert(conn: sa.Connection) -> None:
+            queries.insert_messages(conn, transcript)
             if others:
-                await conn.execute(sa.insert(schema.events), others)
+                conn.execute(queries.INSERT_EVENTS, others)
+
+        await self._run(insert, write=True)
 
     async def list_events(
         self, world: str, *, kind: str | None = None, chat_id: str | None = None
@@ -568,5 +599,9 @@ class SQLStorage:
             query = query.where(table.c.kind == kind)
         if chat_id is not None:
             query = query.where(table.c.chat_id == chat_id)
-        async with self._read() as conn:
-            return [row.payload for row in await conn.execute(query.order_by(table.c.seq))]
+        query = query.order_by(table.c.seq)
+
+        def read(conn: sa.Connection) -> list[dict[str, Any]]:
+            return [row.payload for row in conn.execute(query)]
+
+        return await self._run(read, write=False)

@@ -85,34 +85,38 @@ class ToolLogStore:
             tool_name=tool_name,
             arguments=arguments,
         )
-        async with self._storage._write() as conn:
-            result = await conn.execute(sa.insert(_TABLE).values(row).returning(_TABLE.c.seq))
+
+        def insert(conn: sa.Connection) -> int:
+            result = conn.execute(sa.insert(_TABLE).values(row).returning(_TABLE.c.seq))
             return int(result.scalar_one())
+
+        return await self._storage._run(insert, write=True)
 
     async def running(self, world: str) -> list[dict[str, Any]]:
         """Executions that started and never finished."""
-        async with self._storage._read() as conn:
-            rows = (
-                await conn.execute(
-                    sa.select(_TABLE.c.seq, _TABLE.c.tool_call_id, _TABLE.c.runner).where(
-                        _TABLE.c.world == world, _TABLE.c.status == "running"
-                    )
-                )
-            ).all()
-        return [{"seq": r.seq, "toolCallId": r.tool_call_id, "runner": r.runner} for r in rows]
 
-    async def finish(self, seq: int, *, status: str, output: Any, duration_ms: float) -> None:
-        async with self._storage._write() as conn:
-            await conn.execute(
-                sa.update(_TABLE)
-                .where(_TABLE.c.seq == seq)
-                .values(
-                    status=status,
-                    output=output,
-                    finished_at=utc_now().isoformat(),
-                    duration_ms=round(duration_ms, 3),
+        def read(conn: sa.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute(
+                sa.select(_TABLE.c.seq, _TABLE.c.tool_call_id, _TABLE.c.runner).where(
+                    _TABLE.c.world == world, _TABLE.c.status == "running"
                 )
             )
+            return [{"seq": r.seq, "toolCallId": r.tool_call_id, "runner": r.runner} for r in rows]
+
+        return await self._storage._run(read, write=False)
+
+    async def finish(self, seq: int, *, status: str, output: Any, duration_ms: float) -> None:
+        values = {
+            "status": status,
+            "output": output,
+            "finished_at": utc_now().isoformat(),
+            "duration_ms": round(duration_ms, 3),
+        }
+
+        def update(conn: sa.Connection) -> None:
+            conn.execute(sa.update(_TABLE).where(_TABLE.c.seq == seq).values(values))
+
+        await self._storage._run(update, write=True)
 
     async def find(
         self, world: str, *, chat_id: str | None = None, tool_call_id: str | None = None
@@ -122,22 +126,25 @@ class ToolLogStore:
             query = query.where(_TABLE.c.chat_id == chat_id)
         if tool_call_id is not None:
             query = query.where(_TABLE.c.tool_call_id == tool_call_id)
-        async with self._storage._read() as conn:
-            rows = (await conn.execute(query.order_by(_TABLE.c.seq))).all()
-        return [
-            {
-                "toolCallId": r.tool_call_id,
-                "toolName": r.tool_name,
-                "agent": r.agent,
-                "chatId": r.chat_id,
-                "input": r.input,
-                "output": r.output,
-                "status": r.status,
-                "startedAt": r.started_at,
-                "finishedAt": r.finished_at,
-                "durationMs": r.duration_ms,
-                "runner": r.runner,
-                "seq": r.seq,
-            }
-            for r in rows
-        ]
+        query = query.order_by(_TABLE.c.seq)
+
+        def read(conn: sa.Connection) -> list[dict[str, Any]]:
+            return [
+                {
+                    "toolCallId": r.tool_call_id,
+                    "toolName": r.tool_name,
+                    "agent": r.agent,
+                    "chatId": r.chat_id,
+                    "input": r.input,
+                    "output": r.output,
+                    "status": r.status,
+                    "startedAt": r.started_at,
+                    "finishedAt": r.finished_at,
+                    "durationMs": r.duration_ms,
+                    "runner": r.runner,
+                    "seq": r.seq,
+                }
+                for r in conn.execute(query)
+            ]
+
+        return await self._storage._run(read, write=False)

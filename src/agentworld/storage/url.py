@@ -1,4 +1,4 @@
-"""Turn the user's ``--db`` value into an async SQLAlchemy URL."""
+"""Turn the user's ``--db`` value into a SQLAlchemy URL, and that into the driver we run on."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ def default_database_path() -> Path:
 def resolve_database_url(raw: str | None = None) -> str:
     """``sqlite:///f.db``, ``postgresql://…``, a bare file path, or None for the default.
 
-    The sync driver names people write are mapped to the async drivers we run on
-    (aiosqlite, asyncpg), so the same URL works in any SQLAlchemy tool.
+    The result names the async drivers (aiosqlite, asyncpg) whatever driver people wrote, so
+    the same value always gives the same URL; SQLite actually runs on the stdlib driver,
+    see ``sqlite_sync_url``.
     """
     value = raw or os.environ.get(DB_ENV_VAR) or ""
     if not value:
@@ -45,3 +46,11 @@ def sqlite_file(url: str) -> Path | None:
     if not path or path == ":memory:":
         return None
     return Path(path)
+
+
+def sqlite_sync_url(url: str) -> str:
+    """The stdlib-driver (``sqlite+pysqlite``) form of a SQLite URL, which storage runs on."""
+    scheme, rest = url.split("://", 1)
+    if not scheme.startswith("sqlite"):
+        raise InvalidInputError(f"not a SQLite URL: {scheme}://…")
+    return f"sqlite+pysqlite://{rest}"

@@ -1,0 +1,102 @@
+"""The statements a turn runs, built once with bind parameters, and the small steps shared by
+the storage methods.
+
+Building a SQLAlchemy statement and its cache key costs several times what executing it
+does, so the hot paths reuse these objects and pass only the values. Parameter names
+differ from column names, which UPDATE and INSERT reserve for their own values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from agentworld.errors import NotFoundError
+from agentworld.models import utc_now
+from agentworld.storage import schema
+from agentworld.storage.rows import MESSAGE_COLUMNS, ts
+
+_AGENTS = schema.agents
+_CHATS = schema.chats
+_MESSAGES = schema.messages
+_WORLDS = schema.worlds
+_bp = sa.bindparam
+
+WORLD = sa.select(_WORLDS).where(_WORLDS.c.name == _bp("world_key"))
+AGENTS_OF_WORLD = (
+    sa.select(_AGENTS)
+    .where(_AGENTS.c.world == _bp("world_key"))
+    .order_by(_AGENTS.c.created_at, _AGENTS.c.name)
+)
+AGENT = sa.select(_AGENTS).where(
+    _AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key")
+)
+COUNT_LLM_CALLS = (
+    sa.update(_AGENTS)
+    .where(_AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key"))
+    .values(llm_call_count=_AGENTS.c.llm_call_count + _bp("calls"), last_active=_bp("now"))
+)
+RESET_LLM_CALLS = (
+    sa.update(_AGENTS)
+    .where(_AGENTS.c.world == _bp("world_key"), _AGENTS.c.llm_call_count != 0)
+    .values(llm_call_count=0)
+)
+CHAT_EXISTS = sa.select(_CHATS.c.chat_id).where(
+    _CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key")
+)
+CHAT_MESSAGE_COUNT = (
+    sa.select(sa.func.count())
+    .where(
+        _MESSAGES.c.world == _CHATS.c.world,
+        _MESSAGES.c.chat_id == _CHATS.c.chat_id,
+        _MESSAGES.c.memory_owner.is_(None),
+    )
+    .scalar_subquery()
+)
+CHATS_OF_WORLD = (
+    sa.select(_CHATS, CHAT_MESSAGE_COUNT.label("message_count"))
+    .where(_CHATS.c.world == _bp("world_key"))
+    .order_by(_CHATS.c.created_at)
+)
+CHAT = CHATS_OF_WORLD.where(_CHATS.c.chat_id == _bp("chat_key"))
+MEMORY = (
+    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
+    .where(
+        _MESSAGES.c.world == _bp("world_key"),
+        _MESSAGES.c.chat_id == _bp("chat_key"),
+        _MESSAGES.c.memory_owner == _bp("agent_key"),
+    )
+    .order_by(_MESSAGES.c.seq)
+)
+MEMORY_SINCE = MEMORY.where(_MESSAGES.c.seq > _bp("after_seq"))
+TRANSCRIPT_SINCE = (
+    sa.select(*MESSAGE_COLUMNS)
+    .where(
+        _MESSAGES.c.world == _bp("world_key"),
+        _MESSAGES.c.chat_id == _bp("chat_key"),
+        _MESSAGES.c.memory_owner.is_(None),
+        _MESSAGES.c.seq > _bp("after_seq"),
+    )
+    .order_by(_MESSAGES.c.seq)
+)
+LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
+INSERT_MESSAGES = sa.insert(_MESSAGES)
+INSERT_EVENTS = sa.insert(schema.events)
+
+
+def require_world(conn: sa.Connection, name: str) -> None:
+    if conn.execute(WORLD, {"world_key": name}).first() is None:
+        raise NotFoundError(f"world {name!r} not found")
+
+
+def insert_messages(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        conn.execute(INSERT_MESSAGES, rows)
+
+
+def count_llm_calls(conn: sa.Connection, world: str, agent: str, calls: int) -> None:
+    conn.execute(
+        COUNT_LLM_CALLS,
+        {"world_key": world, "agent_key": agent, "calls": calls, "now": ts(utc_now())},
+    )

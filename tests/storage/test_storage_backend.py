@@ -1,0 +1,394 @@
+"""How storage work runs (one transaction per method, on one worker thread for SQLite), and the
+incremental reads and combined writes the runtime uses on every turn."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from agentworld.errors import AlreadyExistsError, NotFoundError, StorageError
+from agentworld.models import Agent, Chat, Message, ToolCall, World
+from agentworld.storage import schema
+from agentworld.storage.sql import SQLStorage
+from agentworld.storage.url import sqlite_file
+
+
+@pytest.fixture
+async def storage(db_url: str) -> AsyncIterator[SQLStorage]:
+    async with SQLStorage(db_url) as store:
+        await store.create_world(World(name="lab"))
+        for name in ("alice", "bob"):
+            await store.create_agent(Agent(world="lab", name=name, provider="openai", model="m"))
+        yield store
+
+
+def said(chat: str, agent: str, content: str, **fields: Any) -> Message:
+    return Message(
+        chat_id=chat, role="assistant", sender=agent, agent_id=agent, content=content, **fields
+    )
+
+
+def heard(chat: str, content: str) -> Message:
+    return Message(chat_id=chat, role="user", sender="human", content=content)
+
+
+def db_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("agentworld-db")]
+
+
+# -- chat_exists -----------------------------------------------------------------
+
+
+async def test_chat_exists_only_for_a_created_chat_of_that_world(storage: SQLStorage) -> None:
+    await storage.create_world(World(name="other"))
+    await storage.create_chat(Chat(world="lab", chat_id="c1"))
+
+    assert await storage.chat_exists("lab", "c1")
+    assert not await storage.chat_exists("lab", "c2")
+    assert not await storage.chat_exists("other", "c1")
+    assert not await storage.chat_exists("nowhere", "c1")
+
+
+async def test_messages_alone_do_not_make_a_chat_exist(storage: SQLStorage) -> None:
+    await storage.append_messages("lab", [(None, heard("loose", "hello"))])
+
+    assert not await storage.chat_exists("lab", "loose")
+
+
+# -- memory_since ------------------------------------------------------------------
+
+
+async def test_memory_since_zero_is_the_whole_memory_of_the_chat_in_order(
+    storage: SQLStorage,
+) -> None:
+    await storage.append_messages(
+        "lab",
+        [
+            ("alice", heard("c1", "one")),
+            (None, heard("c1", "transcript only")),
+            ("bob", heard("c1", "bob's memory")),
+            ("alice", heard("c2", "other chat")),
+            ("alice", said("c1", "alice", "two")),
+        ],
+    )
+
+    messages, last = await storage.memory_since("lab", "alice", "c1", 0)
+
+    assert [m.content for m in messages] == ["one", "two"]
+    assert messages == await storage.memory("lab", "alice", "c1")
+    assert last == await storage.last_seq()
+
+
+async def test_memory_since_returns_only_what_came_after_and_where_to_continue(
+    storage: SQLStorage,
+) -> None:
+    await storage.record_agent_step("lab", "alice", [heard("c1", "old")])
+    _, mark = await storage.memory_since("lab", "alice", "c1", 0)
+
+    call = ToolCall.of("call_1", "shell", '{"cmd": "ls"}')
+    await storage.record_agent_step(
+        "lab",
+        "alice",
+        [
+            said("c1", "alice", "", tool_calls=[call]),
+            Message.tool_result(
+                chat_id="c1", agent="alice", tool_call_id="call_1", content="a b", batch_id=None
+            ),
+        ],
+    )
+    await storage.record_agent_step("lab", "bob", [heard("c1", "not alice's")])
+
+    new, last = await storage.memory_since("lab", "alice", "c1", mark)
+
+    assert [m.role for m in new] == ["assistant", "tool"]
+    assert new[0].tool_calls == [call]
+    assert new[1].tool_call_id == "call_1"
+    assert new == (await storage.memory("lab", "alice", "c1"))[1:]
+    assert last > mark
+    assert await storage.memory_since("lab", "alice", "c1", last) == ([], last)
+
+
+async def test_memory_since_with_nothing_new_keeps_the_position(storage: SQLStorage) -> None:
+    assert await storage.memory_since("lab", "alice", "c1", 0) == ([], 0)
+    assert await storage.memory_since("lab", "alice", "c1", 1234) == ([], 1234)
+
+
+# -- record_step_with_transcript -----------------------------------------------------
+
+
+async def test_step_with_transcript_appends_both_and_counts_the_calls(
+    storage: SQLStorage,
+) -> None:
+    answer = said("c1", "alice", "the answer", input_tokens=5, output_tokens=7)
+
+    await storage.record_step_with_transcript("lab", "alice", [answer], [answer], llm_calls=1)
+
+    assert await storage.memory("lab", "alice", "c1") == [answer]
+    assert await storage.transcript("lab", "c1") == [answer]
+    assert await storage.memory("lab", "bob") == []
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 1
+
+
+async def test_step_with_transcript_keeps_the_order_within_each(storage: SQLStorage) -> None:
+    memory = [said("c1", "alice", f"m{i}") for i in range(3)]
+    transcript = [said("c1", "alice", f"t{i}") for i in range(2)]
+
+    await storage.record_step_with_transcript("lab", "alice", memory, transcript)
+
+    assert [m.content for m in await storage.memory("lab", "alice", "c1")] == ["m0", "m1", "m2"]
+    assert [m.content for m in await storage.transcript("lab", "c1")] == ["t0", "t1"]
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
+
+
+async def test_step_with_transcript_is_all_or_nothing(storage: SQLStorage) -> None:
+    # A transcript message that bypassed validation: its NULL chat_id violates the schema
+    # after the memory rows of the same step were inserted.
+    broken = said("c1", "alice", "x").model_copy(update={"chat_id": None})
+
+    with pytest.raises(sa.exc.IntegrityError):
+        await storage.record_step_with_transcript(
+            "lab", "alice", [said("c1", "alice", "kept?")], [broken], llm_calls=1
+        )
+
+    assert await storage.memory("lab", "alice") == []
+    assert await storage.transcript("lab", "c1") == []
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
+
+
+async def test_empty_step_with_transcript_is_a_no_op(storage: SQLStorage) -> None:
+    before = await storage.last_seq()
+
+    await storage.record_step_with_transcript("lab", "alice", [], [])
+
+    assert await storage.last_seq() == before
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
+
+
+# -- replace_content -------------------------------------------------------------------
+
+
+async def test_replace_content_rewrites_every_stored_copy_of_that_message_only(
+    storage: SQLStorage,
+) -> None:
+    secret = heard("c1", "my password is hunter2")
+    other = heard("c1", "hunter2 stays here")
+    await storage.append_messages("lab", [(None, secret), ("alice", secret), (None, other)])
+
+    await storage.replace_content("lab", secret.message_id, "my password is [hidden]")
+
+    transcript = await storage.transcript("lab", "c1")
+    assert [m.content for m in transcript] == ["my password is [hidden]", "hunter2 stays here"]
+    assert transcript[0].message_id == secret.message_id
+    assert [m.content for m in await storage.memory("lab", "alice")] == ["my password is [hidden]"]
+
+
+async def test_replace_content_of_an_unknown_message_is_not_found(storage: SQLStorage) -> None:
+    with pytest.raises(NotFoundError, match="msg_nope"):
+        await storage.replace_content("lab", "msg_nope", "x")
+
+
+# -- concurrency and the worker thread ------------------------------------------------
+
+
+async def test_many_concurrent_writes_and_reads_from_one_loop_all_complete(
+    storage: SQLStorage,
+) -> None:
+    chats = [f"c{i}" for i in range(20)]
+    steps = 15
+    for chat in chats:
+        await storage.create_chat(Chat(world="lab", chat_id=chat))
+
+    async def converse(chat: str) -> list[int]:
+        """Write a step, read it back, and again; what each read saw, in order."""
+        seen: list[int] = []
+        mark = 0
+        for i in range(steps):
+            message = said(chat, "alice", f"{chat}:{i}")
+            await storage.record_step_with_transcript(
+                "lab", "alice", [message], [message], llm_calls=1
+            )
+            new, mark = await storage.memory_since("lab", "alice", chat, mark)
+            seen.extend(int((m.content or "").split(":")[1]) for m in new)
+            assert await storage.chat_exists("lab", chat)
+        return seen
+
+    async def count_calls() -> list[int]:
+        return [await storage.add_llm_call("lab", "bob") for _ in range(50)]
+
+    async def collide() -> int:
+        """Failing writes in between must not disturb anyone else's transaction."""
+        refused = 0
+        for _ in range(10):
+            try:
+                await storage.create_chat(Chat(world="lab", chat_id="c0"))
+            except AlreadyExistsError:
+                refused += 1
+        return refused
+
+    async def read_worlds() -> None:
+        for _ in range(30):
+            world, agents = await storage.world_and_agents("lab")
+            assert world.name == "lab"
+            assert [a.name for a in agents] == ["alice", "bob"]
+
+    results = await asyncio.gather(
+        *(converse(chat) for chat in chats), count_calls(), collide(), read_worlds()
+    )
+
+    for seen in results[: len(chats)]:
+        assert seen == list(range(steps))
+    assert results[len(chats)] == list(range(1, 51))
+    assert results[len(chats) + 1] == 10
+    for chat in chats:
+        transcript = await storage.transcript("lab", chat)
+        assert [m.content for m in transcript] == [f"{chat}:{i}" for i in range(steps)]
+        assert await storage.memory("lab", "alice", chat) == transcript
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == len(chats) * steps
+    assert (await storage.get_agent("lab", "bob")).llm_call_count == 50
+
+
+async def test_sqlite_work_runs_on_one_dedicated_thread_that_close_stops(db_url: str) -> None:
+    before = db_threads()
+    storage = await SQLStorage(db_url).open()
+    threads = await asyncio.gather(
+        *(
+            storage._run(lambda _conn: threading.current_thread(), write=i % 2 == 0)
+            for i in range(20)
+        )
+    )
+
+    assert len(set(threads)) == 1
+    assert threads[0].name.startswith("agentworld-db")
+    assert threads[0] is not threading.current_thread()
+
+    await storage.close()
+
+    assert not threads[0].is_alive()
+    assert db_threads() == before
+
+
+async def test_engine_gives_other_threads_a_connection_of_their_own(storage: SQLStorage) -> None:
+    def worker_connection(conn: sa.Connection) -> int:
+        return id(conn.connection.dbapi_connection)
+
+    worker = await storage._run(worker_connection, write=False)
+    engine = storage.engine
+    assert isinstance(engine, sa.Engine)
+    with engine.connect() as conn:
+        assert id(conn.connection.dbapi_connection) != worker
+        count = sa.select(sa.func.count()).select_from(schema.worlds)
+        assert conn.execute(count).scalar() == 1
+
+
+async def test_writes_wait_for_another_connections_write_lock_and_reads_do_not(
+    storage: SQLStorage,
+) -> None:
+    """While another process holds the write lock, reads go on and a write waits its turn."""
+    path = sqlite_file(storage.url)
+    assert path is not None
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        world, _ = await asyncio.wait_for(storage.world_and_agents("lab"), timeout=5)
+        assert world.name == "lab"
+
+        write = asyncio.ensure_future(storage.add_llm_call("lab", "alice"))
+        await asyncio.sleep(0.2)
+        assert not write.done()  # waiting in the busy handler, not failed
+        holder.rollback()
+        assert await asyncio.wait_for(write, timeout=10) == 1
+    finally:
+        holder.close()
+
+
+async def test_failed_statement_is_one_line_and_the_storage_keeps_working(
+    storage: SQLStorage,
+) -> None:
+    with pytest.raises(StorageError) as caught:
+        await storage._run(lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=True)
+
+    assert "\n" not in str(caught.value)
+    assert "no such table" in str(caught.value)
+    await storage.record_agent_step("lab", "alice", [heard("c1", "after")], llm_calls=1)
+    assert [m.content for m in await storage.memory("lab", "alice")] == ["after"]
+
+
+async def test_a_unit_that_raises_rolls_back_everything_it_wrote(storage: SQLStorage) -> None:
+    class Stop(Exception):
+        pass
+
+    def half_done(conn: sa.Connection) -> None:
+        conn.execute(sa.update(schema.agents).values(llm_call_count=99))
+        raise Stop
+
+    with pytest.raises(Stop):
+        await storage._run(half_done, write=True)
+
+    assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
+
+
+async def test_storage_opened_in_one_event_loop_works_in_the_next(db_url: str) -> None:
+    """The CLI opens storage per command; a thread-owned connection is not tied to a loop."""
+    storage = await SQLStorage(db_url).open()
+    try:
+        await storage.create_world(World(name="lab"))
+
+        def elsewhere() -> list[str]:
+            return asyncio.run(_names(storage))
+
+        assert await asyncio.to_thread(elsewhere) == ["lab"]
+    finally:
+        await storage.close()
+
+
+async def _names(storage: SQLStorage) -> list[str]:
+    return [w.name for w in await storage.list_worlds()]
+
+
+# -- PostgreSQL ------------------------------------------------------------------------
+
+POSTGRES_URL = os.environ.get("AGENTWORLD_TEST_POSTGRES_URL")
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="set AGENTWORLD_TEST_POSTGRES_URL to run")
+async def test_postgres_runs_the_same_units() -> None:
+    assert POSTGRES_URL is not None
+    async with SQLStorage(POSTGRES_URL) as storage:
+        name = f"pg{os.getpid()}"
+        await storage.create_world(World(name=name))
+        try:
+            await storage.create_agent(
+                Agent(world=name, name="alice", provider="openai", model="m")
+            )
+            await storage.create_chat(Chat(world=name, chat_id="c1"))
+            with pytest.raises(AlreadyExistsError):
+                await storage.create_chat(Chat(world=name, chat_id="c1"))
+            call = ToolCall.of("call_1", "shell", "{}")
+            step = said("c1", "alice", "hi", tool_calls=[call])
+            await asyncio.gather(
+                *(
+                    storage.record_step_with_transcript(name, "alice", [step], [step], llm_calls=1)
+                    for _ in range(5)
+                )
+            )
+            new, last = await storage.memory_since(name, "alice", "c1", 0)
+            assert [m.tool_calls for m in new] == [[call]] * 5
+            assert await storage.memory_since(name, "alice", "c1", last) == ([], last)
+            assert await storage.chat_exists(name, "c1")
+            assert not await storage.chat_exists(name, "c2")
+            _, memory = await storage.agent_and_memory(name, "alice", "c1")
+            assert memory == new
+            assert (await storage.get_agent(name, "alice")).llm_call_count == 5
+            with pytest.raises(StorageError):
+                await storage._run(
+                    lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=False
+                )
+        finally:
+            await storage.delete_world(name)
