@@ -211,8 +211,7 @@ async def run_approved(ctx: TurnContext, world: World, item: RunApproved, tool: 
         duration_ms=(utc_now() - started).total_seconds() * 1000,
     )
     message = _result_message(call, original, result.content)
-    await ctx.storage.record_agent_step(world.name, call.agent, [message])
-    await ctx.publish(message)
+    await ctx.publish(message, memory_of=call.agent)
     ctx.enqueue(call.chat_id, Resume.of(call))
 
 
@@ -300,8 +299,7 @@ async def recover_interrupted(ctx: TurnContext, world: World) -> int:
             entry["seq"], status="interrupted", output={"error": reason}, duration_ms=0.0
         )
         message = _result_message(call, original, json.dumps({"error": reason}))
-        await ctx.storage.record_agent_step(world.name, call.agent, [message])
-        await ctx.publish(message)
+        await ctx.publish(message, memory_of=call.agent)
         ctx.enqueue(call.chat_id, Resume.of(call))
         recovered += 1
     return recovered

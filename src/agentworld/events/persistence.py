@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentworld.events.bus import EventBus
-from agentworld.models.events import SSEEvent, WorldEvent
+from agentworld.models.events import MessageEvent, SSEEvent, WorldEvent
 from agentworld.storage.sql import SQLStorage
 
 
@@ -12,6 +12,8 @@ def persist_events(bus: EventBus, storage: SQLStorage) -> None:
 
     async def persist(event: WorldEvent) -> None:
         if isinstance(event, SSEEvent) and event.phase == "chunk":
+            return
+        if isinstance(event, MessageEvent) and event.persisted:
             return
         await storage.append_events([event])
 

@@ -34,6 +34,9 @@ class MessageEvent(_Event):
 
     kind: Literal["message"] = "message"
     message: Message
+    persisted: bool = Field(default=False, exclude=True)
+    """Already stored by the runtime (with the agent's memory, in one transaction), so the
+    persistence subscriber leaves it alone."""
 
     @property
     def chat(self) -> str | None:

@@ -122,8 +122,12 @@ class PolicyEngine:
             return PolicyResult(
                 PolicyDecision.ASK_USER, None, f"the command could not be parsed: {exc}"
             )
-        serialized = stable_stringify(arguments) if arguments else ""
-        outcomes = [self._decide_part(part, arguments, serialized) for part in parsed.parts]
+        serialized = stable_stringify(arguments)
+        # Each part is matched against the call with `command` narrowed to that part (its
+        # `parameters` are already folded into its text), so an ALLOW argsPattern that fits
+        # one command of a compound line cannot allow the others (SPEC P4).
+        others = {k: v for k, v in arguments.items() if k not in ("command", "parameters")}
+        outcomes = [self._decide_part(part, others, serialized) for part in parsed.parts]
         if not outcomes:
             return PolicyResult(
                 PolicyDecision.ASK_USER, None, "the command runs nothing we can see"
@@ -131,15 +135,20 @@ class PolicyEngine:
         return max(outcomes, key=lambda r: _SEVERITY[r.decision])  # first of the most severe
 
     def _decide_part(
-        self, part: CommandPart, arguments: dict[str, Any], serialized: str
+        self, part: CommandPart, others: dict[str, Any], serialized: str
     ) -> PolicyResult:
+        part_serialized: str | None = None
         for rule in self.rules:
             if not rule.matches_tool(SHELL_TOOL):
                 continue
-            if rule.args_pattern is not None and not (
-                arguments and rule.args_pattern.search(serialized)
-            ):
-                continue
+            if rule.args_pattern is not None:
+                if part_serialized is None:
+                    part_serialized = stable_stringify({**others, "command": part.text})
+                # A DENY pattern may also match the whole call: denying more is always safe.
+                if not rule.args_pattern.search(part_serialized) and not (
+                    rule.decision is PolicyDecision.DENY and rule.args_pattern.search(serialized)
+                ):
+                    continue
             if rule.command_prefixes is not None and not any(
                 matches_prefix(part, prefix) for prefix in rule.command_prefixes
             ):
@@ -150,6 +159,7 @@ class PolicyEngine:
                 rule.decision is PolicyDecision.ALLOW
                 and part.redirects_output
                 and not rule.allow_redirection
+                and self.mode != "yolo"  # yolo allows everything but explicit DENY rules (P5)
             ):
                 return PolicyResult(
                     PolicyDecision.ASK_USER, rule, f"{part.text!r} redirects output to a file"

@@ -9,6 +9,7 @@ bad rule is reported precisely while the others still load.
 from __future__ import annotations
 
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -30,6 +31,8 @@ SHELL_TOOL = "shell_cmd"
 _NESTED_QUANTIFIER = re.compile(
     r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d+,?\d*\})(?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,?\d*\})"
 )
+_INNERMOST_GROUP = re.compile(r"\((?:[^()\\]|\\.)*\)")
+_QUANTIFIER = re.compile(r"[+*]|\{\d+,?\d*\}")
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,24 @@ class _RuleSchema(BaseModel):
     name: str | None = None
 
 
+def _nests_quantifiers(pattern: str) -> bool:
+    # Fold each innermost group into a stand-in atom ("a+" when it repeats inside, else "a") until
+    # none is left, so groups around groups are checked too: ((a+))+ -> (a+)+ is refused.
+    while not _NESTED_QUANTIFIER.search(pattern):
+        folded = _INNERMOST_GROUP.sub(
+            lambda m: "a+" if _QUANTIFIER.search(re.sub(r"\\.", "", m[0])) else "a", pattern
+        )
+        if folded == pattern:
+            return False
+        pattern = folded
+    return True
+
+
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """Compile a policy regex, refusing the ones that could hang the engine."""
     if len(pattern) > MAX_PATTERN:
         raise ValueError(f"pattern is {len(pattern)} characters long (limit {MAX_PATTERN})")
-    if _NESTED_QUANTIFIER.search(pattern):
+    if _nests_quantifiers(pattern):
         raise ValueError(f"pattern {pattern!r} nests quantifiers (catastrophic backtracking)")
     try:
         return re.compile(pattern)
@@ -104,6 +120,9 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
         raise _RuleProblem(
             "rule_validation", "argsPattern, commandPrefix and commandRegex cannot be combined"
         )
+    if isinstance(rule.toolName, list) and not rule.toolName:
+        # An empty list would otherwise become a rule for every tool.
+        raise _RuleProblem("rule_validation", "toolName must not be an empty list")
     names = _tool_names(rule)
     shell_only = rule.commandPrefix is not None or rule.commandRegex is not None
     if shell_only:
@@ -128,6 +147,13 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
         )
         if not prefixes or any(not p.strip() for p in prefixes):
             raise _RuleProblem("rule_validation", "commandPrefix must not be empty")
+        for prefix in prefixes:  # matched as shell words, so it must split like one
+            try:
+                shlex.split(prefix)
+            except ValueError as exc:
+                raise _RuleProblem(
+                    "rule_validation", f"commandPrefix {prefix!r} is not valid shell: {exc}"
+                ) from None
     return [
         PolicyRule(
             decision=PolicyDecision(rule.decision.upper()),

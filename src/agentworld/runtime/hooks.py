@@ -115,7 +115,9 @@ async def dispatch(
             continue
         if result is not None:
             if not isinstance(result, MessageEvent | ToolCallEvent) or result.kind != current.kind:
-                logger.error("on_event hook returned %r for a %s event; ignored", type(result), current.kind)
+                logger.error(
+                    "on_event hook returned %r for a %s event; ignored", type(result), current.kind
+                )
             else:
                 current = result
         if respond.responses:

@@ -31,7 +31,9 @@ async def call_model(
 ) -> LLMResponse:
     if not stream:
         response = await provider.complete(request)
-        await _report_tool_calls(callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id)
+        await _report_tool_calls(
+            callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id
+        )
         return response
     streamed: list[str] = []
 
@@ -52,11 +54,15 @@ async def call_model(
         if callbacks is not None:
             streamed.append(fragment)
             await call_safely(callbacks.on_token, StreamChunk(agent, chat_id, message_id, fragment))
-            await call_safely(callbacks.on_content, StreamChunk(agent, chat_id, message_id, "".join(streamed)))
+            await call_safely(
+                callbacks.on_content, StreamChunk(agent, chat_id, message_id, "".join(streamed))
+            )
 
     async def on_retry(attempt: int, exc: ProviderError, delay: float) -> None:
         # The partial text streamed so far is void: say so, then start the stream again.
-        await bus.publish(sse("error", error=f"{exc} (retrying in {delay:.1f} s, attempt {attempt + 1})"))
+        await bus.publish(
+            sse("error", error=f"{exc} (retrying in {delay:.1f} s, attempt {attempt + 1})")
+        )
         await bus.publish(sse("start"))
         streamed.clear()
 
@@ -70,14 +76,23 @@ async def call_model(
     finally:
         retry_listener.reset(token)
     await bus.publish(sse("end", content=response.content, usage=response.usage))
-    await _report_tool_calls(callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id)
+    await _report_tool_calls(
+        callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id
+    )
     return response
 
 
 async def _report_tool_calls(
-    callbacks: StreamCallbacks | None, response: LLMResponse, *, agent: str, chat_id: str, message_id: str
+    callbacks: StreamCallbacks | None,
+    response: LLMResponse,
+    *,
+    agent: str,
+    chat_id: str,
+    message_id: str,
 ) -> None:
     if callbacks is None or callbacks.on_tool_call is None:
         return
     for call in response.tool_calls:
-        await call_safely(callbacks.on_tool_call, StreamedToolCall(agent, chat_id, message_id, call))
+        await call_safely(
+            callbacks.on_tool_call, StreamedToolCall(agent, chat_id, message_id, call)
+        )

@@ -69,13 +69,17 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
                     PromptMessage(role="assistant", content=message.content, tool_calls=calls)
                 )
                 prompt.extend(
-                    PromptMessage(role="tool", content=results.get(c.id, PENDING_RESULT), tool_call_id=c.id)
+                    PromptMessage(
+                        role="tool", content=results.get(c.id, PENDING_RESULT), tool_call_id=c.id
+                    )
                     for c in calls
                 )
             case "tool":
                 continue  # placed right after the call it answers
             case "user":
-                prompt.append(PromptMessage(role="user", content=_incoming_text(message, agent.name)))
+                prompt.append(
+                    PromptMessage(role="user", content=_incoming_text(message, agent.name))
+                )
             case "system":
                 prompt.append(PromptMessage(role="system", content=message.content or ""))
     return prompt

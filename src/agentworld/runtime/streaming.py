@@ -37,7 +37,6 @@ class StreamedToolCall:
     tool_call: ToolCall
 
 
-
 @dataclass(frozen=True)
 class StreamCallbacks:
     on_token: Callable[[StreamChunk], Awaitable[None] | None] | None = None

@@ -26,7 +26,8 @@ _MENTION = re.compile(r"@[\w-]+[,:]?\s*")
 def first_exchange(transcript: list[Message]) -> tuple[Message, Message] | None:
     """The first human message and the first agent answer after it, if both exist."""
     question = next(
-        (m for m in transcript if m.role == "user" and is_human_sender(m.sender) and m.content), None
+        (m for m in transcript if m.role == "user" and is_human_sender(m.sender) and m.content),
+        None,
     )
     if question is None:
         return None
@@ -34,7 +35,10 @@ def first_exchange(transcript: list[Message]) -> tuple[Message, Message] | None:
         (
             m
             for m in transcript
-            if m.role == "assistant" and m.content and not m.tool_calls and m.created_at >= question.created_at
+            if m.role == "assistant"
+            and m.content
+            and not m.tool_calls
+            and m.created_at >= question.created_at
         ),
         None,
     )
@@ -52,7 +56,9 @@ def clean_title(raw: str) -> str:
     return line.strip("\"'`*# ").rstrip(".!?:;")[:80]
 
 
-async def generate_title(provider: LLMProvider | None, model: str, question: str, answer: str) -> str:
+async def generate_title(
+    provider: LLMProvider | None, model: str, question: str, answer: str
+) -> str:
     if provider is None:
         return fallback_title(question)
     request = LLMRequest(

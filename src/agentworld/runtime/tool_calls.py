@@ -68,7 +68,9 @@ async def _handle(
 ) -> ToolResult | None:
     name = call.function.name
     if name.startswith(CLIENT_PREFIX):  # SPEC A8: only the system injects client.* calls
-        return ToolResult.error(call.id, f"tool {name!r} is reserved for the client and cannot be called")
+        return ToolResult.error(
+            call.id, f"tool {name!r} is reserved for the client and cannot be called"
+        )
     tool = registry.get(name)
     if tool is None:
         return ToolResult.error(call.id, f"unknown tool {name!r}")
@@ -141,7 +143,11 @@ async def _store_result(
     ctx: TurnContext, call: ToolCall, result: ToolResult, context: ToolContext, batch: Batch
 ) -> None:
     await _tool_event(
-        ctx, context, call, "error" if result.is_error else "result", {"content": redact(result.content[:2000])}
+        ctx,
+        context,
+        call,
+        "error" if result.is_error else "result",
+        {"content": redact(result.content[:2000])},
     )
     message = Message.tool_result(
         chat_id=context.chat_id,
@@ -150,8 +156,7 @@ async def _store_result(
         content=result.content,
         batch_id=batch.message_id,
     )
-    await ctx.storage.record_agent_step(context.world, context.agent, [message])
-    await ctx.publish(message)
+    await ctx.publish(message, memory_of=context.agent)
 
 
 async def _tool_event(

@@ -78,7 +78,7 @@ async def run_agent_loop(
         interactive=ctx.interactive and not world.non_interactive,
     )
     for _iteration in range(world.max_iterations):
-        agent, memory = await ctx.storage.agent_and_memory(world.name, agent_name, chat_id)
+        agent, memory = await ctx.memory.agent_and_memory(world.name, agent_name, chat_id)
         registry = await ctx.tools_for(world)
         request = LLMRequest(
             model=agent.model,
@@ -111,8 +111,7 @@ async def run_agent_loop(
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
             )
-            await ctx.storage.record_agent_step(world.name, agent.name, [answer], llm_calls=1)
-            await ctx.publish(answer)
+            await ctx.publish(answer, memory_of=agent.name, llm_calls=1)
             return
         request_message = Message(
             message_id=message_id,
@@ -126,8 +125,7 @@ async def run_agent_loop(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
         )
-        await ctx.storage.record_agent_step(world.name, agent.name, [request_message], llm_calls=1)
-        await ctx.publish(request_message)
+        await ctx.publish(request_message, memory_of=agent.name, llm_calls=1)
         batch = Batch(message_id=message_id, trigger_sender=answer_to, reply_to=reply_to)
         hooked = await dispatch(
             ctx.hooks_for(world),
@@ -144,11 +142,15 @@ async def run_agent_loop(
         calls = _calls_to_run(response.tool_calls, hooked.event)
         if any(r.enqueue_after == "immediately" for r in hooked.responses):
             await _skip_calls(ctx, calls, tool_context, batch)
-            await publish_responses(ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id)
+            await publish_responses(
+                ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id
+            )
             return
         outcome = await run_tool_calls(ctx, registry, calls, tool_context, batch)
         if hooked.responded:  # enqueue_after="tool_results": the results are stored; now the reply
-            await publish_responses(ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id)
+            await publish_responses(
+                ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id
+            )
             return
         if outcome == "wait":
             return  # a call waits for the client (or a person); the answer resumes the loop
@@ -184,7 +186,9 @@ def _calls_to_run(original: list[ToolCall], hooked: object) -> list[ToolCall]:
     return original
 
 
-async def _skip_calls(ctx: TurnContext, calls: list[ToolCall], context: ToolContext, batch: Batch) -> None:
+async def _skip_calls(
+    ctx: TurnContext, calls: list[ToolCall], context: ToolContext, batch: Batch
+) -> None:
     """Calls a hook answered in place of running them still get a result, so the memory stays whole."""
     for call in calls:
         message = Message.tool_result(
@@ -194,8 +198,7 @@ async def _skip_calls(ctx: TurnContext, calls: list[ToolCall], context: ToolCont
             content=json.dumps({"skipped": "the application answered in place of this call"}),
             batch_id=batch.message_id,
         )
-        await ctx.storage.record_agent_step(context.world, context.agent, [message])
-        await ctx.publish(message)
+        await ctx.publish(message, memory_of=context.agent)
 
 
 async def publish_responses(
@@ -217,9 +220,8 @@ async def publish_responses(
             content=response.content,
             reply_to_message_id=reply_to,
         )
-        if agent is not None and response.sender == agent:
-            await ctx.storage.record_agent_step(world.name, agent, [message])
-        await ctx.publish(message)
+        remembered = agent is not None and response.sender == agent
+        await ctx.publish(message, memory_of=agent if remembered else None)
 
 
 async def _report_stop(

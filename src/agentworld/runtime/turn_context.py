@@ -4,27 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from agentworld.approval.decisions import Authorizer
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
 from agentworld.providers.base import LLMProvider
 from agentworld.runtime.hooks import OnEvent
+from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.work import WorkItem
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolRegistry
 
 
+class Publish(Protocol):
+    async def __call__(
+        self, message: Message, *, memory_of: str | None = None, llm_calls: int = 0
+    ) -> None:
+        """Store ``message`` in the transcript — and, with ``memory_of``, in that agent's memory
+        with its LLM call count, in the same transaction — then publish and route it."""
+        ...
+
+
 @dataclass(frozen=True)
 class TurnContext:
     storage: SQLStorage
+    memory: MemoryCache
     bus: EventBus
     provider_for: Callable[[Agent], LLMProvider]
     tools_for: Callable[[World], Awaitable[ToolRegistry]]
     """The world's tool registry (built-ins, MCP servers, client tools)."""
     authorizer: Authorizer
-    publish: Callable[[Message], Awaitable[None]]
+    publish: Publish
     """Persist, run subscribers and route a message (SPEC E2)."""
     enqueue: Callable[[str, WorkItem], None]
     """Put an item on a chat's queue."""

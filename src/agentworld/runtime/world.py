@@ -40,6 +40,7 @@ from agentworld.routing.mentions import (
     should_agent_respond,
 )
 from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
+from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.queues import ChatQueues
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import first_exchange, generate_title
@@ -118,8 +119,10 @@ class WorldRuntime:
         self._queues: ChatQueues[WorkItem] = ChatQueues(
             self._process, on_error=self._report_routing_error, on_drained=self._title_chat
         )
+        self._memory = MemoryCache(storage)
         self._turns = TurnContext(
             storage=storage,
+            memory=self._memory,
             bus=self.bus,
             provider_for=self._providers.get,
             tools_for=self._tools.registry,
@@ -174,25 +177,39 @@ class WorldRuntime:
     # -- the public surface ---------------------------------------------------
 
     async def new_chat(self, *, name: str = "New chat") -> Chat:
-        return await self.storage.create_chat(Chat(world=self.world, chat_id=new_id("chat_"), name=name))
+        return await self.storage.create_chat(
+            Chat(world=self.world, chat_id=new_id("chat_"), name=name)
+        )
 
     async def send(self, chat_id: str, content: str, *, sender: str = "human") -> Message:
         """Publish a message from a person (or ``world``) into a chat; agents answer in the background."""
-        await self.storage.get_chat(self.world, chat_id)
+        if not await self.storage.chat_exists(self.world, chat_id):
+            raise NotFoundError(f"chat {chat_id!r} not found in world {self.world!r}")
         message = Message(chat_id=chat_id, role="user", sender=sender, content=content)
         await self.publish(message)
         return message
 
-    async def publish(self, message: Message) -> None:
-        """Persist → subscribers → route (SPEC E2). The message is stored before anyone acts on it."""
-        await self.bus.publish(MessageEvent(world=self.world, message=message))
+    async def publish(
+        self, message: Message, *, memory_of: str | None = None, llm_calls: int = 0
+    ) -> None:
+        """Persist → subscribers → route (SPEC E2). The message is stored before anyone acts on it;
+        with ``memory_of`` it also joins that agent's memory, in the same transaction."""
+        if memory_of is not None:
+            await self.storage.record_step_with_transcript(
+                self.world, memory_of, [message], [message], llm_calls=llm_calls
+            )
+        await self.bus.publish(
+            MessageEvent(world=self.world, message=message, persisted=memory_of is not None)
+        )
         if _is_routable(message):
             self._queues.put(message.chat_id, message)
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         return self._queues.is_idle(chat_id)
 
-    async def wait_until_idle(self, chat_id: str | None = None, *, timeout: float | None = None) -> None:
+    async def wait_until_idle(
+        self, chat_id: str | None = None, *, timeout: float | None = None
+    ) -> None:
         """Wait until the chat (or every chat) has nothing queued or in flight.
 
         Pending approvals do not count as work: a chat waiting for a person is idle.
@@ -208,7 +225,9 @@ class WorldRuntime:
         """Client-side tool calls waiting for their results (SPEC T4)."""
         return await self.storage.pending.find(self.world, chat_id=chat_id, kind="client")
 
-    async def submit_tool_result(self, tool_call_id: str, result: Any, *, is_error: bool = False) -> PendingCall:
+    async def submit_tool_result(
+        self, tool_call_id: str, result: Any, *, is_error: bool = False
+    ) -> PendingCall:
         """Post the result of a client-side tool call; the agent's loop resumes once every
         waiting call of the same model response has its result.
 
@@ -218,8 +237,10 @@ class WorldRuntime:
         pending = await self.storage.pending.get(self.world, tool_call_id)
         if pending is None or pending.kind != "client":
             raise NotFoundError(f"no pending tool call {tool_call_id!r} in world {self.world!r}")
-        content = json.dumps({"error": str(result)}) if is_error else (
-            result if isinstance(result, str) else json.dumps(result, default=str)
+        content = (
+            json.dumps({"error": str(result)})
+            if is_error
+            else (result if isinstance(result, str) else json.dumps(result, default=str))
         )
         message = Message.tool_result(
             chat_id=pending.chat_id,
@@ -317,7 +338,11 @@ class WorldRuntime:
 
     async def _hook_then_route(self, chat_id: str, message: Message) -> None:
         """Persisted already; now the hooks (SPEC E2), then the default step or their responses."""
-        world = await self.storage.get_world(self.world) if self._hooks or self._world_has_hooks else None
+        world = (
+            await self.storage.get_world(self.world)
+            if self._hooks or self._world_has_hooks
+            else None
+        )
         if world is not None:
             self._world_has_hooks = bool(world.hooks)
         hooks = self._hooks_for(world) if world is not None else []
@@ -341,6 +366,7 @@ class WorldRuntime:
             # The hook rewrote the message: the stored transcript entry becomes what is processed.
             final = final.model_copy(update={"message_id": message.message_id, "chat_id": chat_id})
             await self.storage.replace_content(self.world, message.message_id, final.content or "")
+            self._memory.forget(self.world)
         await self._route(chat_id, final)
 
     async def _route(self, chat_id: str, message: Message) -> None:
@@ -356,7 +382,10 @@ class WorldRuntime:
             agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
         for agent in agents:
             if agent.status != "active" or not should_agent_respond(
-                agent.name, sender=sender, content=message.content or "", main_agent=world.main_agent
+                agent.name,
+                sender=sender,
+                content=message.content or "",
+                main_agent=world.main_agent,
             ):
                 continue
             try:
@@ -368,7 +397,11 @@ class WorldRuntime:
         """A failed turn is visible in the chat and as a system event; other agents go on (O6)."""
         expected = isinstance(exc, AgentWorldError)  # a provider or config failure, not a bug
         logger.warning(
-            "agent %s failed in chat %s: %s", agent, chat_id, exc, exc_info=None if expected else exc
+            "agent %s failed in chat %s: %s",
+            agent,
+            chat_id,
+            exc,
+            exc_info=None if expected else exc,
         )
         text = f"Error from {agent}: {exc}"
         await self.bus.publish(

@@ -271,6 +271,34 @@ class SQLStorage:
 
         return await self._run(read, write=False)
 
+    async def agent_and_memory_since(
+        self, world: str, agent: str, chat_id: str, after_seq: int
+    ) -> tuple[Agent, list[Message], int]:
+        """Fresh agent settings plus its memory of the chat after ``after_seq``, in one read,
+        and the position to ask from next time (for callers that keep the earlier part)."""
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "agent_key": agent,
+            "after_seq": after_seq,
+        }
+
+        def read(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
+            row = conn.execute(queries.AGENT, params).first()
+            if row is None:
+                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+            rows = conn.execute(queries.MEMORY_SINCE, params).all()
+            last = int(rows[-1].seq) if rows else after_seq
+            return row_agent(row), [row_message(r) for r in rows], last
+
+        return await self._run(read, write=False)
+
+    @property
+    def commits_in_seq_order(self) -> bool:
+        """True when rows become visible in ``seq`` order (SQLite's single writer), so a
+        reader may keep what it has read and ask only for rows after the last seq it saw."""
+        return self.url.startswith("sqlite")
+
     async def list_agents(self, world: str) -> list[Agent]:
         def read(conn: sa.Connection) -> list[Agent]:
             rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": world})

@@ -1,0 +1,50 @@
+"""Agents' memories kept between loop iterations, so a model call reads only what is new.
+
+Memory is append-only (SPEC §6), so the part already read never changes: each
+iteration asks storage for the agent's settings plus the rows after the last seq
+seen, and appends them. Where rows may become visible out of seq order (PostgreSQL,
+concurrent writers), the cache is not used and the memory is read whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentworld.models import Agent, Message
+from agentworld.storage.sql import SQLStorage
+
+MAX_ENTRIES = 2048
+
+
+@dataclass
+class _Entry:
+    last_seq: int = 0
+    messages: list[Message] = field(default_factory=list)
+
+
+class MemoryCache:
+    def __init__(self, storage: SQLStorage) -> None:
+        self._storage = storage
+        self._entries: dict[tuple[str, str, str], _Entry] = {}
+
+    async def agent_and_memory(
+        self, world: str, agent: str, chat_id: str
+    ) -> tuple[Agent, list[Message]]:
+        if not self._storage.commits_in_seq_order:
+            return await self._storage.agent_and_memory(world, agent, chat_id)
+        key = (world, agent, chat_id)
+        entry = self._entries.pop(key, None) or _Entry()
+        settings, new, last = await self._storage.agent_and_memory_since(
+            world, agent, chat_id, entry.last_seq
+        )
+        entry.messages.extend(new)
+        entry.last_seq = last
+        self._entries[key] = entry  # re-inserted: the dict keeps the most recently used last
+        if len(self._entries) > MAX_ENTRIES:
+            del self._entries[next(iter(self._entries))]
+        return settings, list(entry.messages)
+
+    def forget(self, world: str, agent: str | None = None) -> None:
+        """Drop cached memories (an agent or world was deleted, a message was rewritten)."""
+        for key in [k for k in self._entries if k[0] == world and (agent is None or k[1] == agent)]:
+            del self._entries[key]
