@@ -23,7 +23,6 @@ from agentworld.agent_world import AgentWorld
 from agentworld.approval.flow import request_approval
 from agentworld.approval.grants import Grant, find_covering_grant
 from agentworld.models import ToolCall, new_id
-
 from agentworld.tools.registry import ToolContext
 
 SHELL_TOOL = "shell_cmd"
