@@ -61,7 +61,10 @@ async def test_ask_waits_for_the_response_with_its_own_correlation_id() -> None:
         await bus.respond("someone-else", ConfirmationOutcome.CANCEL)  # ignored: another id
         await bus.respond(message.correlation_id, ConfirmationOutcome.PROCEED_ONCE)
 
-    bus.subscribe(MessageBusType.TOOL_CONFIRMATION_REQUEST, lambda m: asyncio.ensure_future(answer(m)) and None)
+    bus.subscribe(
+        MessageBusType.TOOL_CONFIRMATION_REQUEST,
+        lambda m: asyncio.ensure_future(answer(m)) and None,
+    )
     assert await bus.request_confirmation(call("other"), {"x": 1}) is True
 
 
@@ -75,8 +78,10 @@ async def test_always_adds_an_allow_rule_and_publishes_update_policy() -> None:
     updates = recorder(bus, MessageBusType.UPDATE_POLICY)
     bus.subscribe(
         MessageBusType.TOOL_CONFIRMATION_REQUEST,
-        lambda m: asyncio.ensure_future(bus.respond(m.correlation_id, ConfirmationOutcome.PROCEED_ALWAYS))  # type: ignore[union-attr]
-        and None,
+        lambda m: (
+            asyncio.ensure_future(bus.respond(m.correlation_id, ConfirmationOutcome.PROCEED_ALWAYS))  # type: ignore[union-attr]
+            and None
+        ),
     )
     assert await bus.request_confirmation(call("other"), {}) is True
     (update,) = updates
@@ -88,7 +93,9 @@ async def test_cancel_returns_false() -> None:
     bus = ConfirmationBus(engine())
     bus.subscribe(
         MessageBusType.TOOL_CONFIRMATION_REQUEST,
-        lambda m: asyncio.ensure_future(bus.respond(m.correlation_id, ConfirmationOutcome.CANCEL))  # type: ignore[union-attr]
-        and None,
+        lambda m: (
+            asyncio.ensure_future(bus.respond(m.correlation_id, ConfirmationOutcome.CANCEL))  # type: ignore[union-attr]
+            and None
+        ),
     )
     assert await bus.request_confirmation(call("other"), {}) is False

@@ -540,3 +540,14 @@ def test_default_decision_reports_no_rule() -> None:
         "rule": None,
         "reason": "no rule matched 'curl x'",
     }
+
+
+def test_an_allowed_command_behind_environment_assignments_asks() -> None:
+    from agentworld.policy.engine import PolicyEngine as Engine
+    from agentworld.policy.rules import PolicyDecision as D
+    from agentworld.policy.rules import PolicyRule as Rule
+
+    engine = Engine([Rule(D.ALLOW, 2.1, tool_name="shell_cmd", command_prefixes=("ls",))])
+    assert engine.evaluate("shell_cmd", {"command": "ls -la"}).decision is D.ALLOW
+    assert engine.evaluate("shell_cmd", {"command": "LD_PRELOAD=/tmp/evil.so ls"}).decision is D.ASK_USER
+    assert Engine(engine.rules, mode="yolo").evaluate("shell_cmd", {"command": "A=1 ls"}).decision is D.ALLOW

@@ -98,7 +98,9 @@ def test_compound_command_yields_every_root(line: str, expected: tuple[str, ...]
         ("find . -exec rm {} \\;", [("find", ".", "-exec", "rm", "{}", ";"), ("rm", "{}")]),
     ],
 )
-def test_wrapper_also_yields_the_wrapped_command(line: str, expected: list[tuple[str, ...]]) -> None:
+def test_wrapper_also_yields_the_wrapped_command(
+    line: str, expected: list[tuple[str, ...]]
+) -> None:
     assert argvs(line) == expected
 
 
@@ -133,6 +135,7 @@ def test_inner_part_text_is_its_own_source() -> None:
         ("g\\it log", ("git", "log")),
         ("echo $'\\x72m\\n'", ("echo", "rm\n")),
         ('echo $"hi"', ("echo", "hi")),
+        ('echo a$"hi" -f$ $', ("echo", "ahi", "-f$", "$")),
         ("echo a\\\nb", ("echo", "ab")),
         ("echo $HOME ~/x *.py", ("echo", "$HOME", "~/x", "*.py")),
         ("echo 'multi\nline'", ("echo", "multi\nline")),
@@ -208,6 +211,37 @@ def test_here_doc_is_input_and_its_substitutions_are_parts() -> None:
     assert quoted.roots == ("cat",)
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # tree-sitter alone reads the first two as one command `ls rm x`.
+        ("ls\n\\\nrm x", [("ls",), ("rm", "x")]),
+        ("ls>f\n\\\nrm x", [("ls",), ("rm", "x")]),
+        ("docker run \\\n  -v a:b \\\n  img", [("docker", "run", "-v", "a:b", "img")]),
+        ("echo a\\\\\nrm x", [("echo", "a\\"), ("rm", "x")]),
+        ('echo "a\\\nb"', [("echo", "ab")]),
+    ],
+)
+def test_line_continuations_are_joined_as_bash_does(
+    line: str, expected: list[tuple[str, ...]]
+) -> None:
+    assert argvs(line) == expected
+
+
+def test_newline_folded_into_a_command_by_the_grammar_still_separates() -> None:
+    # tree-sitter alone reads this as `wc -l rm -rf ~` followed by `echo ok`.
+    line = "cat x | grep y | wc -l\nrm -rf ~ && echo ok"
+    assert argvs(line) == [
+        ("cat", "x"),
+        ("grep", "y"),
+        ("wc", "-l"),
+        ("rm", "-rf", "~"),
+        ("echo", "ok"),
+    ]
+    # and this as `ls` with the argument `\nrm` (a backslash before a command skips aliases).
+    assert argvs("ls\n\\rm x") == [("ls",), ("rm", "x")]
+
+
 def test_command_on_the_here_doc_line_is_a_part() -> None:
     assert roots("cat <<EOF && rm x\nbody\nEOF\nls") == ("cat", "rm", "ls")
 
@@ -221,10 +255,30 @@ def test_redirected_group_marks_every_part_inside() -> None:
     ]
 
 
+def test_trailing_redirect_belongs_to_the_last_command_only() -> None:
+    # tree-sitter hangs `> f y` on the whole list; bash gives it (and the word y) to the last command.
+    parsed = parse_command("ls && cat x > f y")
+    assert [(p.argv, p.redirects_output) for p in parsed.parts] == [
+        (("ls",), False),
+        (("cat", "x", "y"), True),
+    ]
+    assert [(p.argv, p.redirects_output) for p in parse_command("a | b >f y").parts] == [
+        (("a",), False),
+        (("b", "y"), True),
+    ]
+
+
 def test_redirect_alone_truncates_a_file_and_is_a_part() -> None:
     parsed = parse_command("> important.txt")
     assert parsed.parts == (CommandPart((), "> important.txt", True),)
     assert parsed.roots == ()
+
+
+def test_command_after_leading_redirects_is_seen() -> None:
+    # tree-sitter reads `aa` as a second target of `>f`; bash runs it.
+    parsed = parse_command("\n>fbb\t>f\t aa&>f")
+    assert parsed.roots == ("aa",)
+    assert parsed.parts[0].redirects_output
 
 
 def test_wrapped_command_inherits_redirection() -> None:
@@ -245,7 +299,20 @@ def test_wrapped_command_inherits_redirection() -> None:
         "ls)",
         "if true; then ls",
         "ls\x00rm",
+        # bash reads `\r` as part of a word; tree-sitter as a blank, and `\\\r\n` as a continuation.
+        "ls \\\r\nrm -rf ~",
+        "ls\rrm",
+        "ls\vrm",
+        # a continuation is kept inside a comment or a quoted here-doc; these are refused.
+        "true # c \\\nrm x",
+        "cat <<'E'\nfoo\\\nE\nrm x\nE",
         "echo \ud800",
+        # tree-sitter drops an escaped blank at the start of a word; bash keeps it in the word,
+        # and here the `#` after it is not a comment, so bash runs `cc`.
+        "aa \\ find",
+        # tree-sitter makes `cc` the name of the command before the comment.
+        ">f>f# #&&'a b'\n cc",
+        "'a b'\\ #;cc",
         # tree-sitter leaves this `$(..)` inside a plain here-doc body; refuse rather than miss it.
         "cat <<EOF\n\t$(rm x)\nEOF",
         # the grammar gives up on a quote inside `$(..)` inside quotes, which bash accepts.
@@ -294,10 +361,14 @@ def test_roots_are_unique_and_in_order() -> None:
         ("echo 'a b' c", "echo 'a b'", True),
         ("echo a b c", "echo 'a b'", False),
         ("ls", "", False),
+        ("$CMD log", "git log", False),
+        ("$(echo /tmp/evil)/ls -la", "ls", False),
+        ("git$x log", "git log", False),
+        ("git log$x", "git log", False),
     ],
 )
 def test_matches_prefix_compares_whole_words(line: str, prefix: str, expected: bool) -> None:
-    assert matches_prefix(part(line), prefix) is expected
+    assert matches_prefix(parse_command(line).parts[0], prefix) is expected
 
 
 def test_matches_prefix_rejects_an_unbalanced_prefix() -> None:

@@ -155,6 +155,9 @@ class PolicyEngine:
                 continue
             if rule.command_regex is not None and not matches_regex(part, rule.command_regex):
                 continue
+            if rule.decision is PolicyDecision.ALLOW and part.assignments and self.mode != "yolo":
+                # `LD_PRELOAD=x.so ls` is not the `ls` the rule had in mind: a person should look.
+                return PolicyResult(PolicyDecision.ASK_USER, rule, f"{part.text!r} sets environment variables")
             if (
                 rule.decision is PolicyDecision.ALLOW
                 and part.redirects_output

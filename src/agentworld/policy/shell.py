@@ -12,8 +12,9 @@ command in the tree becomes a part. Around the grammar this module:
   the command they run as a part of its own;
 * corrects the grammar where it reads a line differently from bash (found by
   running bash on fuzzed lines): line continuations are joined first, a line
-  break folded into a simple command becomes the ``;`` it is to bash, and
-  words taken for comments or ``$(`` left as text are refused;
+  break folded into a simple command becomes the ``;`` it is to bash, a
+  trailing redirect goes to the last command of a list, and skipped text,
+  words read as comments or a ``$(`` left as text are refused;
 * refuses what it cannot read with confidence — syntax errors, control
   characters, more than ``MAX_LENGTH`` characters, ``MAX_NESTING`` levels or
   ``MAX_PARTS`` commands — with :class:`UnparseableCommand` (the policy asks).
@@ -62,15 +63,17 @@ _MULTILINE_LEAVES = {
     "heredoc_body",
     "heredoc_content",
 }
+_OPAQUE = {"string", "heredoc_body"}  # literal text between their children is content
 _ASSIGNMENT_HOSTS = {"command", "declaration_command", "variable_assignments"}
 _HARMLESS_SINKS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SUBSTITUTION_START = re.compile(r"\$\(|`")
 _DYNAMIC = re.compile(r"[$`]")
+_COMMENT_START = re.compile(r"(?:^|[\s;&|()<>])#")
 # Bash removes backslash-newline before it splits words; tree-sitter can misplace a line break
 # next to one (`ls<NL>\<NL>rm` reads as `ls rm`), so continuations are joined first.
-_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
+_CONTINUATION = re.compile(rb"(?<!\\)((?:\\\\)*)\\\n")
 # Bash treats these as word characters; tree-sitter as blanks (`ls\rrm` is one word to bash).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # Commands that run the command in their arguments -> their options that take a value.
@@ -157,6 +160,12 @@ def parse_command(line: str) -> ParsedCommand:
     return ParsedCommand(tuple(parts))
 
 
+@cache
+def _prefix_words(prefix: str) -> tuple[str, ...]:
+    """Rules are few and evaluated often: split each prefix once."""
+    return tuple(shlex.split(prefix))
+
+
 def matches_prefix(part: CommandPart, prefix: str) -> bool:
     """Whether ``part`` starts with the words of ``prefix`` (the ``commandPrefix`` rule, P4).
 
@@ -167,11 +176,11 @@ def matches_prefix(part: CommandPart, prefix: str) -> bool:
     matches nothing, nor does an empty prefix. An unbalanced prefix raises
     ``ValueError`` (from :func:`shlex.split`): reject it when loading policies.
     """
-    words = shlex.split(prefix)
+    words = _prefix_words(prefix)
     if not words or len(part.argv) < len(words) or _DYNAMIC.search(part.argv[0]):
         return False
     first = part.argv[0] if "/" in words[0] else part.root
-    return first == words[0] and list(part.argv[1 : len(words)]) == words[1:]
+    return first == words[0] and part.argv[1 : len(words)] == words[1:]
 
 
 def matches_regex(part: CommandPart, pattern: re.Pattern[str]) -> bool:
@@ -195,17 +204,18 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
         raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
     if _CONTROL.search(line):
         raise UnparseableCommand("command contains a control character")
-    if _CONTINUATION.search(line):
-        # Inside comments and quoted here-docs bash keeps the backslash-newline; don't guess.
-        if "#" in line or "<<" in line:
-            raise UnparseableCommand("line continuation next to a comment or here-doc")
-        line = _CONTINUATION.sub(r"\1", line)
     try:
         src = line.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise UnparseableCommand("command is not valid text") from exc
+    if _CONTINUATION.search(src):
+        # Inside comments and quoted here-docs bash keeps the backslash-newline; don't guess.
+        if _COMMENT_START.search(line) or "<<" in line:
+            raise UnparseableCommand("line continuation next to a comment or here-doc")
+        src = _join_continuations(src)
     src, root = _tree(src)
     parts: list[CommandPart] = []
+    owners: dict[int, Node] = {}  # node id -> the redirected_statement whose redirects it takes
     # An explicit stack, not recursion: a long `a && b && ...` chain nests deeply.
     stack: list[tuple[Node, bool, int]] = [(root, redirected, depth)]
     while stack:
@@ -214,20 +224,23 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
             level += 1
             if level > MAX_NESTING:
                 raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
-        _check_literal(src, node)
-        children: list[tuple[Node, bool]] = [(c, red) for c in node.children]
+        stmt = owners.get(node.id)
+        red = red or (stmt is not None and any(map(_writes, _redirects(stmt))))
         if node.type == "redirected_statement":
-            redirects = node.children_by_field_name("redirect")
-            writes = any(_writes(r) for r in redirects)
-            body = node.child_by_field_name("body")
-            if body is None:  # `> file` truncates a file; `>f cmd` may read as one redirect
-                extra = [d for r in redirects for d in _extra_destinations(r)]
+            target = node.child_by_field_name("body")
+            # The grammar reads `a && b >f x` as `(a && b) >f x`; bash gives `>f x` to b alone.
+            while target is not None and target.type in ("list", "pipeline", "negated_command"):
+                target = [c for c in target.named_children if c.type != "comment"][-1]
+            if target is not None:
+                owners[target.id] = node
+            else:  # `> file` truncates a file; `>f cmd` may read as one redirect
+                extra = [d for r in _redirects(node) for d in _extra_destinations(r)]
                 words, spans = _group_words(extra)
-                part = CommandPart(tuple(words), _text(node), red or writes)
-                parts += [part, *_unwrap(src, part.argv, spans, part.redirects_output, level)]
-            children = [(c, red or (writes and c == body)) for c in node.children]
+                writes = red or any(map(_writes, _redirects(node)))
+                part = CommandPart(tuple(words), _text(node), writes)
+                parts += [part, *_unwrap(src, part.argv, spans, writes, level)]
         elif node.type == "command":
-            parts.extend(_command_parts(src, node, red, level))
+            parts.extend(_command_parts(src, node, stmt, red, level))
         elif node.type in _OTHER_COMMANDS:
             parts.append(CommandPart(tuple(_word(c) for c in node.children), _text(node), red))
         elif node.type in ("variable_assignment", "variable_assignments") and (
@@ -235,10 +248,30 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
         ):
             pieces = node.named_children if node.type == "variable_assignments" else [node]
             parts.append(CommandPart((), _text(node), red, tuple(_text(c) for c in pieces)))
-        stack.extend((child, r, level) for child, r in reversed(children))
+        stack.extend((child, red, level) for child in reversed(node.children))
         if len(parts) > MAX_PARTS:  # bounds the work re-parsing nested `bash -c "$(..)"` can do
             raise UnparseableCommand(f"more than {MAX_PARTS} commands")
     return parts
+
+
+def _join_continuations(src: bytes) -> bytes:
+    """Remove each backslash-newline as bash does, except inside ``'..'`` and ``$'..'``."""
+    root = Parser(_language()).parse(src).root_node
+    if root.has_error:
+        raise UnparseableCommand("shell syntax error")
+    quoted: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("raw_string", "ansi_c_string"):
+            quoted.append((node.start_byte, node.end_byte))
+        stack.extend(node.children)
+
+    def join(m: re.Match[bytes]) -> bytes:
+        inside = any(a <= m.end() - 2 < b for a, b in quoted)
+        return m[0] if inside else m[1]
+
+    return _CONTINUATION.sub(join, src)
 
 
 def _tree(src: bytes) -> tuple[bytes, Node]:
@@ -248,29 +281,44 @@ def _tree(src: bytes) -> tuple[bytes, Node]:
         root = Parser(_language()).parse(src).root_node
         if root.has_error:
             raise UnparseableCommand("shell syntax error")
-        pos = _folded_newline(src, root)
+        pos = _misread(src, root)
         if pos is None:
             return src, root
+        if b"#" in src[src.rfind(b"\n", 0, pos) + 1 : pos]:  # a `;` there could be a comment's
+            raise UnparseableCommand("misread line break after a comment")
         src = src[:pos] + b";" + src[pos + 1 :]
     raise UnparseableCommand("too many misread line breaks")
 
 
-def _folded_newline(src: bytes, root: Node) -> int | None:
-    """Where a line break sits inside a simple command, which bash never allows."""
+def _misread(src: bytes, root: Node) -> int | None:
+    """Check the tree against how bash reads ``src``: return where a line break sits inside a
+    simple command (bash never allows one there), or raise if the grammar skipped text other
+    than blanks (it drops an escaped blank: ``a \\ b``) or misread a literal."""
+    covered: list[tuple[int, int]] = []
     stack = [root]
     while stack:
         node = stack.pop()
+        _check_literal(src, node)
         if node.type in _SIMPLE:
             for a, b in zip(node.children, node.children[1:], strict=False):
                 if (i := src.find(b"\n", a.end_byte, b.start_byte)) >= 0:
                     return i
-        elif node.child_count == 0 and node.type not in _MULTILINE_LEAVES:
+        if node.child_count == 0 or node.type in _OPAQUE:
+            covered.append((node.start_byte, node.end_byte))
+        if node.child_count == 0 and node.type not in _MULTILINE_LEAVES:
             text = src[node.start_byte : node.end_byte]
             if text.lstrip(b" \t").startswith(b"\n"):
                 return node.start_byte + text.index(b"\n")
             if b"\n" in text:
                 raise UnparseableCommand("line break inside a word")
         stack.extend(node.children)
+    pos = 0
+    for start, end in sorted(covered):
+        if src[pos:start].strip(b" \t\n"):
+            raise UnparseableCommand("text the parser skipped")
+        pos = max(pos, end)
+    if src[pos:].strip(b" \t\n"):
+        raise UnparseableCommand("text the parser skipped")
     return None
 
 
@@ -292,10 +340,9 @@ def _check_literal(src: bytes, node: Node) -> None:
         raise UnparseableCommand("command substitution the parser did not recognise")
 
 
-def _command_parts(src: bytes, cmd: Node, red: bool, level: int) -> list[CommandPart]:
-    stmt = cmd.parent if cmd.parent and cmd.parent.type == "redirected_statement" else None
-    if stmt is not None and stmt.child_by_field_name("body") != cmd:
-        stmt = None
+def _command_parts(
+    src: bytes, cmd: Node, stmt: Node | None, red: bool, level: int
+) -> list[CommandPart]:
     items: list[Node] = []
     assignments: list[str] = []
     for i, child in enumerate(cmd.children):
@@ -309,11 +356,18 @@ def _command_parts(src: bytes, cmd: Node, red: bool, level: int) -> list[Command
             items.extend(_extra_destinations(child))
         elif child.is_named and child.type != "comment":
             raise UnparseableCommand(f"unexpected {child.type} in a command")
-    for redirect in stmt.children_by_field_name("redirect") if stmt else []:
-        items.extend(_extra_destinations(redirect))
+    end = cmd.end_byte
+    if stmt is not None:
+        items.extend(d for r in _redirects(stmt) for d in _extra_destinations(r))
+        end = stmt.end_byte
     words, spans = _group_words(items)
-    part = CommandPart(tuple(words), _text(stmt or cmd), red, tuple(assignments))
+    text = src[cmd.start_byte : end].decode("utf-8", "replace").strip()
+    part = CommandPart(tuple(words), text, red, tuple(assignments))
     return [part, *_unwrap(src, part.argv, spans, red, level)]
+
+
+def _redirects(stmt: Node) -> list[Node]:
+    return list(stmt.children_by_field_name("redirect"))
 
 
 def _extra_destinations(redirect: Node) -> list[Node]:
@@ -329,7 +383,7 @@ def _group_words(items: list[Node]) -> tuple[list[str], list[tuple[int, int]]]:
     spans: list[tuple[int, int]] = []
     prev: Node | None = None
     for node in items:
-        piece = "" if node.type == "$" else _word(node)  # `$"text"` is a translated "text".
+        piece = _word(node)
         if prev is not None and node.start_byte == prev.end_byte:
             words[-1] += piece
             spans[-1] = (spans[-1][0], node.end_byte)
@@ -469,6 +523,10 @@ def _word(node: Node) -> str:
             return _ANSI_C.sub(_ansi_c_escape, text[2:-1])
         case "string":
             return _join(node, _unescape_dquoted, inner=True)
+        case "$":  # `$"text"` is a translated "text"; the grammar gives the `$` a node of its own
+            nxt = node.next_sibling
+            if nxt is not None and nxt.type == "string" and nxt.start_byte == node.end_byte:
+                return text[:-1]
         case "command_name" | "concatenation":
             return _join(node, lambda s: s, inner=False)
     return text
