@@ -102,12 +102,20 @@ def is_title_request(body: dict[str, Any]) -> bool:
 class RawClient:
     """The baseline: the official SDK called directly, the way the spec measures it."""
 
-    def __init__(self, base_url: str, *, stream: bool) -> None:
+    def __init__(self, base_url: str, *, stream: bool, low_level: bool = False) -> None:
         self._client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
         self._stream = stream
+        self._low_level = low_level
+        """Send through the SDK's documented ``client.post`` (as our provider does), skipping
+        the per-message request transform of ``create``: the baseline that isolates our cost."""
 
     async def call(self, params: dict[str, Any]) -> str:
         """One chat completion; with streaming, the whole stream is consumed."""
+        if self._low_level and not self._stream:
+            from openai.types.chat import ChatCompletion
+
+            completion = await self._client.post("/chat/completions", body=params, cast_to=ChatCompletion)
+            return completion.choices[0].message.content or ""
         if not self._stream:
             completion = await self._client.chat.completions.create(**params)
             return completion.choices[0].message.content or ""

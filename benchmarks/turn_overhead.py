@@ -100,6 +100,7 @@ async def run(args: argparse.Namespace) -> None:
     agents = (("a1", PLAIN_MODEL), ("a2", TOOL_MODEL))
     with OpenAIWireServer(responder=tool_then_text) as server:
         raw = RawClient(server.base_url, stream=args.stream)
+        raw_post = RawClient(server.base_url, stream=args.stream, low_level=True)
         async with bench_world(server, stream=args.stream, agents=agents) as bw:
             plain = ChatRotation(bw, "@a1 hi", args.turns_per_chat)
             tool = ChatRotation(bw, "@a2 hi", args.turns_per_chat)
@@ -108,9 +109,11 @@ async def run(args: argparse.Namespace) -> None:
                 chat = await plain.next_chat()
                 turn, bodies = await timed_turn(bw, chat, "@a1 hi")
                 base = await replay(raw, bodies)
+                low = await replay(raw_post, bodies)
                 if record:
                     samples["turn"].append(turn)
                     samples["raw"].append(base)
+                    samples["raw post"].append(low)
                     samples["turn-raw"].append(turn - base)
                     prompt_sizes["plain"].extend(len(b["messages"]) for b in bodies)
 
@@ -118,9 +121,11 @@ async def run(args: argparse.Namespace) -> None:
                 chat = await tool.next_chat()
                 turn, bodies = await timed_turn(bw, chat, "@a2 hi")
                 base = await replay(raw, bodies)
+                low = await replay(raw_post, bodies)
                 if record:
                     samples["tool turn"].append(turn)
                     samples["tool raw"].append(base)
+                    samples["tool raw post"].append(low)
                     samples["tool turn-raw"].append(turn - base)
                     samples["tool calls"].append(len(bodies))
                     prompt_sizes["tool"].extend(len(b["messages"]) for b in bodies)
@@ -140,6 +145,7 @@ async def run(args: argparse.Namespace) -> None:
                     await step(record)
             wall = time.perf_counter() - started
         await raw.aclose()
+        await raw_post.aclose()
 
     report(args, samples, prompt_sizes, plain, tool, wall)
 
@@ -152,7 +158,7 @@ def report(
     tool: ChatRotation,
     wall: float,
 ) -> None:
-    s = {key: Stats.of(values) for key, values in samples.items()}
+    s = defaultdict(lambda: Stats.of([]), {key: Stats.of(values) for key, values in samples.items()})
     header(
         "Agent World turn overhead (SPEC §6)",
         mode="streaming" if args.stream else "non-streaming",
@@ -169,6 +175,12 @@ def report(
     print("Plain turn (one model call)")
     print(s["raw"].line("raw SDK call, same messages as the agent"))
     print(s["raw small"].line("raw SDK call, 1 message"))
+    if s["raw post"].n:
+        print(s["raw post"].line("raw SDK client.post, same messages"))
+        print(
+            f"  ratio turn / raw client.post (same msgs)  {ratio(s['turn'].median, s['raw post'].median):5.2f}"
+            "   <- our cost alone: same request, same SDK path"
+        )
     print(s["turn"].line("agent turn"))
     print(
         f"  ratio turn / raw (same messages) ........ {ratio(s['turn'].median, s['raw'].median):5.2f}"
@@ -191,6 +203,12 @@ def report(
     calls = statistics.mean(samples["tool calls"]) if samples["tool calls"] else 0.0
     print(f"Tool turn (one tool call, {calls:.1f} model calls per turn)")
     print(s["tool raw"].line("raw SDK, both calls replayed (sum)"))
+    if s["tool raw post"].n:
+        print(s["tool raw post"].line("raw SDK client.post, both calls (sum)"))
+        print(
+            f"  ratio tool turn / raw client.post ....... "
+            f"{ratio(s['tool turn'].median, s['tool raw post'].median):5.2f}   <- our cost alone"
+        )
     two_small = 2 * s["raw small"].median
     print(f"  {'2 x raw SDK call, 1 message':<44} median {two_small:8.2f} ms")
     print(s["tool turn"].line("agent tool turn"))
