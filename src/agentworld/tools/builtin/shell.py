@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
+from agentworld.policy.shell import command_line
 from agentworld.tools.registry import ApprovalSettings, Tool, ToolContext
 
 DEFAULT_TIMEOUT = 60.0
@@ -47,18 +47,6 @@ PARAMETERS: dict[str, Any] = {
     "required": ["command"],
     "additionalProperties": False,
 }
-
-
-def command_line(command: str, parameters: list[str] | None) -> str:
-    """The full line the shell runs: the command, then each parameter as one quoted word."""
-    if not parameters:
-        return command
-    return " ".join([command, *(shlex.quote(p) for p in parameters)])
-
-
-def _cut(data: bytes, cap: int) -> tuple[str, int]:
-    text = data[:cap].decode("utf-8", errors="replace")
-    return text, max(0, len(data) - cap)
 
 
 class _CappedReader:
