@@ -20,20 +20,14 @@ when it overloads mid-answer.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import itertools
 import json
 import secrets
-import signal
-import socket
-import threading
-import time
-from collections import deque
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
+from agentworld.testing._loopback import pieces as _pieces
 from agentworld.testing.openai_wire import Reply, Responder, ToolCallSpec
 
 __all__ = ["AnthropicWireServer", "Reply", "Responder", "ToolCallSpec", "echo_responder"]
@@ -65,11 +59,6 @@ def echo_responder(body: dict[str, Any]) -> Reply:
     """Default behaviour: answer ``echo: <last user turn>``."""
     users = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
     return Reply.text("echo: " + (text_of(users[-1].get("content")) if users else ""))
-
-
-def _pieces(text: str, size: int) -> list[str]:
-    size = max(1, size)
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _input_of(spec: ToolCallSpec) -> dict[str, Any]:
@@ -170,40 +159,9 @@ def _request_id() -> str:
     return "req_" + secrets.token_hex(12)
 
 
-class _HTTPServer(ThreadingHTTPServer):  # daemon handler threads (ThreadingHTTPServer default)
-    owner: AnthropicWireServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, like the real API
-    disable_nagle_algorithm = True  # else each keep-alive response waits ~40 ms on delayed ACK
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # tests should stay quiet
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.owner._track(self.connection, add=False)
-
-    def _send_json(
-        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", payload.get("request_id") or _request_id())
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
+class _Handler(LoopbackHandler["AnthropicWireServer"]):
+    def _json_headers(self, payload: Any) -> dict[str, str]:
+        return {"request-id": payload.get("request_id") or _request_id()}
 
     def _send_error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         self._send_json(status, _error_payload(status, message), headers)
@@ -218,14 +176,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(404, f"Unknown path {self.path}")
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            body = None
-        owner = self.server.owner
+        body = self._read_json()
+        owner = self.owner
         if isinstance(body, dict):
-            owner._record(body, {k.lower(): v for k, v in self.headers.items()})
+            owner._record((body, {k.lower(): v for k, v in self.headers.items()}))
         if self.path.split("?")[0].rstrip("/") != "/v1/messages":
             self._send_error(404, f"Unknown path {self.path}")
             return
@@ -249,47 +203,41 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a buggy script should fail the request, not the server
             self._send_error(500, f"responder failed: {type(exc).__name__}: {exc}")
             return
-        if reply.delay > 0 and owner._stopping.wait(reply.delay):
-            return
-        try:
-            if reply.status != 200 and not (stream and reply.drop_stream_after is not None):
-                self._send_error(reply.status, reply.error_message or "error", reply.headers)
-            elif stream:
-                self._stream(body, reply, ids)
-            else:
-                self._send_json(200, payload, reply.headers)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # client gave up (e.g. timed out); nothing to tell it
+        self._deliver(reply.delay, lambda: self._answer(body, reply, ids, stream, payload))
+
+    def _answer(
+        self,
+        body: dict[str, Any],
+        reply: Reply,
+        ids: list[str],
+        stream: bool,
+        payload: dict[str, Any],
+    ) -> None:
+        if reply.status != 200 and not (stream and reply.drop_stream_after is not None):
+            self._send_error(reply.status, reply.error_message or "error", reply.headers)
+        elif stream:
+            self._stream(body, reply, ids)
+        else:
+            self._send_json(200, payload, reply.headers)
 
     def _stream(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")  # framing that keeps keep-alive intact
-        self.send_header("request-id", _request_id())
-        for key, value in reply.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
+        head = {"request-id": _request_id()}
+        self._begin_chunked("text/event-stream; charset=utf-8", head, reply.headers, no_cache=True)
         events = itertools.islice(_events(body, reply, ids), reply.drop_stream_after)
         for name, data in events:
             self._event(name, data)
         if reply.status != 200:  # a scripted mid-stream error: sent, then a clean end
             self._event("error", _error_payload(reply.status, reply.error_message or "error"))
         elif reply.drop_stream_after is not None:
-            self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: a cut stream
-            self.close_connection = True
+            self._cut()  # no terminating chunk: a cut stream
             return
-        self._chunk(b"")  # zero-length chunk terminates the body
+        self._end_chunked()
 
     def _event(self, name: str, data: dict[str, Any]) -> None:
         self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
 
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
 
-
-class AnthropicWireServer:
+class AnthropicWireServer(LoopbackServer[Reply, tuple[dict[str, Any], dict[str, str]]]):
     """A scriptable fake of ``POST /v1/messages`` on a loopback port.
 
     Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
@@ -301,95 +249,23 @@ class AnthropicWireServer:
     def __init__(
         self, *, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
-        self._responder = responder or echo_responder
-        self._host, self._port = host, port
-        self._lock = threading.Lock()
-        self._requests: list[dict[str, Any]] = []
-        self._headers: list[dict[str, str]] = []
-        self._queue: deque[Reply] = deque()
+        super().__init__(_Handler, responder or echo_responder, host, port)
         self._ids = itertools.count(1)
-        self._conns: set[socket.socket] = set()
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
         """The SDK's ``base_url``: the SDK itself appends ``/v1/messages``."""
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._origin()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._requests)
+        return [body for body, _ in self._snapshot()]
 
     @property
     def headers(self) -> list[dict[str, str]]:
-        with self._lock:
-            return list(self._headers)
-
-    def enqueue(self, *replies: Reply) -> None:
-        with self._lock:
-            self._queue.extend(replies)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._requests.clear()
-            self._headers.clear()
-            self._queue.clear()
-
-    def start(self) -> AnthropicWireServer:
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        httpd = _HTTPServer((self._host, self._port), _Handler)
-        httpd.owner = self
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and cut idle keep-alive connections so nothing leaks past a test."""
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()  # wakes handlers sleeping on Reply.delay
-        httpd.shutdown()
-        with self._lock:
-            conns = list(self._conns)
-        for conn in conns:
-            with contextlib.suppress(OSError):  # unblocks handler threads stuck in readline
-                conn.shutdown(socket.SHUT_RDWR)
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> AnthropicWireServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return [headers for _, headers in self._snapshot()]
 
     # -- called from handler threads ---------------------------------------------
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            (self._conns.add if add else self._conns.discard)(conn)
-
-    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
-        with self._lock:
-            self._requests.append(body)
-            self._headers.append(headers)
-
-    def _next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            queued = self._queue.popleft() if self._queue else None
-        return queued if queued is not None else self._responder(body)
-
     def _tool_ids(self, reply: Reply) -> list[str]:
         with self._lock:
             return [
@@ -400,24 +276,7 @@ class AnthropicWireServer:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the echo responder until SIGTERM/SIGINT; first stdout line is the base URL."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args(argv)
-
-    def _terminate(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt  # unwind through the finally below, like Ctrl-C
-
-    signal.signal(signal.SIGTERM, _terminate)
-    server = AnthropicWireServer(host=args.host, port=args.port).start()
-    try:
-        print(server.base_url, flush=True)
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass  # normal shutdown: exit status 0
-    finally:
-        server.stop()
+    serve_forever_cli(lambda host, port: AnthropicWireServer(host=host, port=port), __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -21,20 +21,14 @@ Stdlib only; runs as a process too: ``python -m agentworld.testing.gemini_wire``
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
 import re
-import signal
-import socket
-import threading
-import time
 import uuid
-from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
+from agentworld.testing._loopback import pieces as _pieces
 from agentworld.testing.openai_wire import Reply, Responder, ToolCallSpec
 
 __all__ = ["GeminiWireServer", "ReceivedRequest", "Reply", "ToolCallSpec", "echo_responder"]
@@ -72,11 +66,6 @@ def echo_responder(body: dict[str, Any]) -> Reply:
         c for c in body.get("contents") or [] if isinstance(c, dict) and c.get("role") == "user"
     ]
     return Reply.text("echo: " + (" ".join(_texts(users[-1])) if users else ""))
-
-
-def _pieces(text: str, size: int) -> list[str]:
-    size = max(1, size)
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
@@ -150,39 +139,10 @@ _KEY_INVALID = {
 }
 
 
-class _HTTPServer(ThreadingHTTPServer):  # daemon handler threads by default
-    owner: GeminiWireServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, like the real API
-    disable_nagle_algorithm = True  # else each keep-alive response waits ~40 ms on delayed ACK
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # tests should stay quiet
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.owner._track(self.connection, add=False)
+class _Handler(LoopbackHandler["GeminiWireServer"]):
+    json_content_type = "application/json; charset=UTF-8"
 
     # -- plumbing -----------------------------------------------------------------
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
-
     def _send_error(
         self,
         status: int,
@@ -196,10 +156,6 @@ class _Handler(BaseHTTPRequestHandler):
             error["details"] = details
         self._send_json(status, {"error": error}, headers)
 
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
-
     # -- routes -------------------------------------------------------------------
     def do_GET(self) -> None:
         if _LIST.match(self.path.split("?")[0]) is None:
@@ -210,12 +166,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, {"models": [model]})
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            body = None
-        owner = self.server.owner
+        body = self._read_json()
+        owner = self.owner
         route = _ROUTE.match(self.path.split("?")[0])
         if route is None:
             self._send_error(404, f"Unknown path {self.path}")
@@ -241,36 +193,30 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a buggy responder should fail the request, not the server
             self._send_error(500, f"responder raised {type(exc).__name__}: {exc}")
             return
-        if reply.delay > 0 and owner._stopping.wait(reply.delay):
-            return
-        try:
-            if reply.status != 200:
-                self._send_error(reply.status, reply.error_message or "error", reply.headers)
-            elif method == "streamGenerateContent":
-                self._stream(events, reply)
-            else:
-                self._send_json(200, _whole(body, reply, model), reply.headers)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # client gave up (e.g. timed out); nothing to tell it
+        self._deliver(reply.delay, lambda: self._answer(body, reply, method, model, events))
+
+    def _answer(
+        self,
+        body: dict[str, Any],
+        reply: Reply,
+        method: str,
+        model: str,
+        events: list[dict[str, Any]],
+    ) -> None:
+        if reply.status != 200:
+            self._send_error(reply.status, reply.error_message or "error", reply.headers)
+        elif method == "streamGenerateContent":
+            self._stream(events, reply)
+        else:
+            self._send_json(200, _whole(body, reply, model), reply.headers)
 
     def _stream(self, events: list[dict[str, Any]], reply: Reply) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")  # framing that keeps keep-alive intact
-        for key, value in reply.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
-        for n, event in enumerate(events):
-            if reply.drop_stream_after is not None and n >= reply.drop_stream_after:
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: a cut stream
-                self.close_connection = True
-                return
-            self._chunk(f"data: {json.dumps(event)}\r\n\r\n".encode())
-        self._chunk(b"")  # zero-length chunk terminates the body
+        self._begin_chunked("text/event-stream", reply.headers)
+        chunks = (f"data: {json.dumps(event)}\r\n\r\n".encode() for event in events)
+        self._send_chunks(chunks, reply.drop_stream_after)
 
 
-class GeminiWireServer:
+class GeminiWireServer(LoopbackServer[Reply, ReceivedRequest]):
     """A scriptable fake of Gemini's ``generateContent`` / ``streamGenerateContent``.
 
     Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
@@ -287,115 +233,28 @@ class GeminiWireServer:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
-        self._responder = responder or echo_responder
+        super().__init__(_Handler, responder or echo_responder, host, port)
         self.api_key = api_key
         """When set, any other key is refused the way Gemini refuses a bad key."""
-        self._host, self._port = host, port
-        self._lock = threading.Lock()
-        self._received: list[ReceivedRequest] = []
-        self._queue: deque[Reply] = deque()
-        self._conns: set[socket.socket] = set()
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
         """For ``HttpOptions(base_url=...)``; the SDK appends ``{api_version}/models/...``."""
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/"
+        return self._origin() + "/"
 
     @property
     def requests(self) -> list[dict[str, Any]]:
         """The JSON bodies of the generate requests, oldest first (a copy)."""
-        with self._lock:
-            return [r.body for r in self._received if isinstance(r.body, dict)]
+        return [r.body for r in self._snapshot() if isinstance(r.body, dict)]
 
     @property
     def received(self) -> list[ReceivedRequest]:
-        with self._lock:
-            return list(self._received)
-
-    def enqueue(self, *replies: Reply) -> None:
-        with self._lock:
-            self._queue.extend(replies)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._received.clear()
-            self._queue.clear()
-
-    def start(self) -> GeminiWireServer:
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        httpd = _HTTPServer((self._host, self._port), _Handler)
-        httpd.owner = self
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and cut idle keep-alive connections so nothing leaks past a test."""
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()  # wakes handlers sleeping on Reply.delay
-        httpd.shutdown()
-        with self._lock:
-            conns = list(self._conns)
-        for conn in conns:
-            with contextlib.suppress(OSError):  # unblocks handler threads stuck in readline
-                conn.shutdown(socket.SHUT_RDWR)
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> GeminiWireServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- called from handler threads ---------------------------------------------
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            (self._conns.add if add else self._conns.discard)(conn)
-
-    def _record(self, received: ReceivedRequest) -> None:
-        with self._lock:
-            self._received.append(received)
-
-    def _next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            queued = self._queue.popleft() if self._queue else None
-        return queued if queued is not None else self._responder(body)
+        return self._snapshot()
 
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the echo responder until SIGTERM/SIGINT; first stdout line is the base URL."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args(argv)
-
-    def _terminate(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt  # unwind through the finally below, like Ctrl-C
-
-    signal.signal(signal.SIGTERM, _terminate)
-    server = GeminiWireServer(host=args.host, port=args.port).start()
-    try:
-        print(server.base_url, flush=True)
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass  # normal shutdown: exit status 0
-    finally:
-        server.stop()
+    serve_forever_cli(lambda host, port: GeminiWireServer(host=host, port=port), __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -11,21 +11,17 @@ Stdlib only, so it can ship with the library and run as a separate process::
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import itertools
 import json
 import re
-import signal
-import socket
-import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
+from agentworld.testing._loopback import pieces as _pieces
 
 __all__ = ["OpenAIWireServer", "Reply", "Responder", "ToolCallSpec", "echo_responder"]
 
@@ -88,44 +84,7 @@ def echo_responder(body: dict[str, Any]) -> Reply:
     return Reply.text("echo: " + (_text_of(users[-1].get("content")) if users else ""))
 
 
-def _pieces(text: str, size: int) -> list[str]:
-    size = max(1, size)
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-class _HTTPServer(ThreadingHTTPServer):  # daemon handler threads (ThreadingHTTPServer default)
-    owner: OpenAIWireServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, like the real API
-    disable_nagle_algorithm = True  # else each keep-alive response waits ~40 ms on delayed ACK
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # tests should stay quiet
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.owner._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.owner._track(self.connection, add=False)
-
-    # -- plumbing -----------------------------------------------------------------
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
-
+class _Handler(LoopbackHandler["OpenAIWireServer"]):
     def _send_error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
         err = {"message": message, "type": kind, "param": None, "code": kind}
@@ -140,14 +99,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(404, f"Unknown path {self.path}")
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            body = None
-        owner = self.server.owner
+        body = self._read_json()
+        owner = self.owner
         if isinstance(body, dict):
-            owner._record(body, self.path)
+            owner._record((body, self.path))
         path = self.path.split("?")[0].rstrip("/")
         # Azure OpenAI addresses a deployment: .../deployments/<name>/chat/completions?api-version=
         if path != "/v1/chat/completions" and not re.fullmatch(r".*/deployments/[^/]+/chat/completions", path):
@@ -161,17 +116,15 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a buggy responder should fail the request, not the server
             self._send_error(500, f"responder raised {type(exc).__name__}: {exc}")
             return
-        if reply.delay > 0 and owner._stopping.wait(reply.delay):
-            return
-        try:
-            if reply.status != 200:
-                self._send_error(reply.status, reply.error_message or "error", reply.headers)
-            elif body.get("stream"):
-                self._stream(body, reply, owner._call_ids(reply))
-            else:
-                self._complete(body, reply, owner._call_ids(reply))
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # client gave up (e.g. timed out); nothing to tell it
+        self._deliver(reply.delay, lambda: self._answer(body, reply))
+
+    def _answer(self, body: dict[str, Any], reply: Reply) -> None:
+        if reply.status != 200:
+            self._send_error(reply.status, reply.error_message or "error", reply.headers)
+        elif body.get("stream"):
+            self._stream(body, reply, self.owner._call_ids(reply))
+        else:
+            self._complete(body, reply, self.owner._call_ids(reply))
 
     def _complete(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
@@ -185,25 +138,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, payload, reply.headers)
 
     def _stream(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")  # framing that keeps keep-alive intact
-        for key, value in reply.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
-        for n, event in enumerate(_events(body, reply, ids)):
-            if reply.drop_stream_after is not None and n >= reply.drop_stream_after:
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: a cut stream
-                self.close_connection = True
-                return
-            self._chunk(f"data: {event}\n\n".encode())
-        self._chunk(b"")  # zero-length chunk terminates the body
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+        self._begin_chunked("text/event-stream; charset=utf-8", reply.headers, no_cache=True)
+        events = (f"data: {event}\n\n".encode() for event in _events(body, reply, ids))
+        self._send_chunks(events, reply.drop_stream_after)
 
 
 def _envelope(body: dict[str, Any], obj: str) -> dict[str, Any]:
@@ -259,7 +196,7 @@ def _events(body: dict[str, Any], reply: Reply, ids: list[str]) -> Iterator[str]
     yield "[DONE]"
 
 
-class OpenAIWireServer:
+class OpenAIWireServer(LoopbackServer[Reply, tuple[dict[str, Any], str]]):
     """A scriptable fake of ``POST /v1/chat/completions`` on a loopback port.
 
     Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
@@ -270,95 +207,23 @@ class OpenAIWireServer:
     def __init__(
         self, *, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
-        self._responder = responder or echo_responder
-        self._host, self._port = host, port
-        self._lock = threading.Lock()
-        self._requests: list[dict[str, Any]] = []
-        self._paths: list[str] = []
-        self._queue: deque[Reply] = deque()
+        super().__init__(_Handler, responder or echo_responder, host, port)
         self._ids = itertools.count(1)
-        self._conns: set[socket.socket] = set()
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return self._origin() + "/v1"
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._requests)
+        return [body for body, _ in self._snapshot()]
 
     @property
     def paths(self) -> list[str]:
         """The request path (with query) of each recorded request, parallel to ``requests``."""
-        with self._lock:
-            return list(self._paths)
-
-    def enqueue(self, *replies: Reply) -> None:
-        with self._lock:
-            self._queue.extend(replies)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._requests.clear()
-            self._paths.clear()
-            self._queue.clear()
-
-    def start(self) -> OpenAIWireServer:
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        httpd = _HTTPServer((self._host, self._port), _Handler)
-        httpd.owner = self
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and cut idle keep-alive connections so nothing leaks past a test."""
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()  # wakes handlers sleeping on Reply.delay
-        httpd.shutdown()
-        with self._lock:
-            conns = list(self._conns)
-        for conn in conns:
-            with contextlib.suppress(OSError):  # unblocks handler threads stuck in readline
-                conn.shutdown(socket.SHUT_RDWR)
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> OpenAIWireServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return [path for _, path in self._snapshot()]
 
     # -- called from handler threads ---------------------------------------------
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            (self._conns.add if add else self._conns.discard)(conn)
-
-    def _record(self, body: dict[str, Any], path: str) -> None:
-        with self._lock:
-            self._requests.append(body)
-            self._paths.append(path)
-
-    def _next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            queued = self._queue.popleft() if self._queue else None
-        return queued if queued is not None else self._responder(body)
-
     def _call_ids(self, reply: Reply) -> list[str]:
         with self._lock:
             return [t.id or f"call_{next(self._ids)}" for t in reply.tool_calls]
@@ -366,24 +231,7 @@ class OpenAIWireServer:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the echo responder until SIGTERM/SIGINT; first stdout line is the base URL."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args(argv)
-
-    def _terminate(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt  # unwind through the finally below, like Ctrl-C
-
-    signal.signal(signal.SIGTERM, _terminate)
-    server = OpenAIWireServer(host=args.host, port=args.port).start()
-    try:
-        print(server.base_url, flush=True)
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass  # normal shutdown: exit status 0
-    finally:
-        server.stop()
+    serve_forever_cli(lambda host, port: OpenAIWireServer(host=host, port=port), __doc__, argv)
 
 
 if __name__ == "__main__":

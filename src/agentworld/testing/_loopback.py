@@ -1,0 +1,273 @@
+"""Plumbing shared by the loopback wire servers (``openai_wire``, ``anthropic_wire``, ``gemini_wire``).
+
+Each wire server is a :class:`LoopbackServer` (threaded HTTP server on a daemon
+thread, connection tracking so :meth:`~LoopbackServer.stop` can cut idle
+keep-alive connections, a FIFO reply queue in front of a responder, and a log of
+what arrived) plus a :class:`LoopbackHandler` subclass that only knows its
+provider's routes and payload shapes. :func:`serve_forever_cli` is the shared
+``python -m`` entry point. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Generic, Protocol, Self, TypeVar, cast
+
+__all__ = ["LoopbackHandler", "LoopbackServer", "pieces", "serve_forever_cli"]
+
+
+class _Delayed(Protocol):
+    @property
+    def delay(self) -> float: ...
+
+
+ReplyT = TypeVar("ReplyT", bound=_Delayed)
+RecordT = TypeVar("RecordT")
+OwnerT = TypeVar("OwnerT", bound="LoopbackServer[Any, Any]")
+
+
+def pieces(text: str, size: int) -> list[str]:
+    """``text`` in slices of ``size`` characters (at least one), as a stream would send it."""
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class LoopbackHTTPServer(ThreadingHTTPServer):  # daemon handler threads by default
+    owner: LoopbackServer[Any, Any]
+    # socketserver's default backlog is 5: a burst of hundreds of new connections (1,000
+    # concurrent chats) would be refused by the kernel, as no real API server would.
+    request_queue_size = 1024
+
+
+class LoopbackHandler(BaseHTTPRequestHandler, Generic[OwnerT]):
+    """Keep-alive HTTP/1.1 handler with JSON and chunked-transfer helpers."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, like the real API
+    disable_nagle_algorithm = True  # else each keep-alive response waits ~40 ms on delayed ACK
+    json_content_type = "application/json"
+    server: LoopbackHTTPServer
+
+    @property
+    def owner(self) -> OwnerT:
+        return cast(OwnerT, self.server.owner)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # tests should stay quiet
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.owner._track(self.connection, add=False)
+
+    # -- requests -----------------------------------------------------------------
+    def _read_json(self) -> Any:
+        """The request body parsed as JSON; ``None`` when empty or not JSON."""
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            return json.loads(raw or b"null")
+        except ValueError:
+            return None
+
+    def _deliver(self, delay: float, send: Callable[[], None]) -> None:
+        """Wait ``delay`` (unless the server stops first), then ``send`` the answer."""
+        if delay > 0 and self.server.owner._stopping.wait(delay):
+            return
+        try:
+            send()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # client gave up (e.g. timed out); nothing to tell it
+
+    # -- whole responses ----------------------------------------------------------
+    def _json_headers(self, payload: Any) -> dict[str, str]:
+        """Headers sent after Content-Length on every JSON response (hook)."""
+        return {}
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", self.json_content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for group in (self._json_headers(payload), headers or {}):
+            for key, value in group.items():
+                self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    # -- chunked responses ----------------------------------------------------------
+    def _begin_chunked(
+        self, content_type: str, *header_groups: dict[str, str], no_cache: bool = False
+    ) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        if no_cache:
+            self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")  # framing that keeps keep-alive intact
+        for group in header_groups:
+            for key, value in group.items():
+                self.send_header(key, value)
+        self.end_headers()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _end_chunked(self) -> None:
+        self._chunk(b"")  # zero-length chunk terminates the body
+
+    def _cut(self) -> None:
+        """Drop the connection mid-body: no terminating chunk, so the client sees a cut stream."""
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
+
+    def _send_chunks(self, chunks: Iterable[bytes], cut_at: int | None = None) -> None:
+        """Write ``chunks`` and end the body, or :meth:`_cut` instead of writing chunk ``cut_at``."""
+        for n, data in enumerate(chunks):
+            if cut_at is not None and n >= cut_at:
+                self._cut()
+                return
+            self._chunk(data)
+        self._end_chunked()
+
+
+class LoopbackServer(Generic[ReplyT, RecordT]):
+    """A scriptable loopback HTTP server answering with ``handler`` on a daemon thread.
+
+    Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
+    ``responder``. What each request brought is kept as a ``RecordT`` via
+    :meth:`_record`; subclasses expose it through their own properties.
+    """
+
+    def __init__(
+        self,
+        handler: type[LoopbackHandler[Any]],
+        responder: Callable[[dict[str, Any]], ReplyT],
+        host: str,
+        port: int,
+    ) -> None:
+        self._handler = handler
+        self._responder = responder
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._log: list[RecordT] = []
+        self._queue: deque[ReplyT] = deque()
+        self._conns: set[socket.socket] = set()
+        self._stopping = threading.Event()
+        self._httpd: LoopbackHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def _origin(self) -> str:
+        """``http://host:port`` of the running server."""
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        return self._origin()
+
+    def enqueue(self, *replies: ReplyT) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._log.clear()
+            self._queue.clear()
+
+    def start(self) -> Self:
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        httpd = LoopbackHTTPServer((self._host, self._port), self._handler)
+        httpd.owner = self
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and cut idle keep-alive connections so nothing leaks past a test."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()  # wakes handlers sleeping on Reply.delay
+        httpd.shutdown()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):  # unblocks handler threads stuck in readline
+                conn.shutdown(socket.SHUT_RDWR)
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- called from handler threads ---------------------------------------------
+    def _snapshot(self) -> list[RecordT]:
+        with self._lock:
+            return list(self._log)
+
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            (self._conns.add if add else self._conns.discard)(conn)
+
+    def _record(self, record: RecordT) -> None:
+        with self._lock:
+            self._log.append(record)
+
+    def _next_reply(self, body: dict[str, Any]) -> ReplyT:
+        with self._lock:
+            queued = self._queue.popleft() if self._queue else None
+        return queued if queued is not None else self._responder(body)
+
+
+def serve_forever_cli(
+    server_factory: Callable[[str, int], LoopbackServer[Any, Any]],
+    description: str | None,
+    argv: list[str] | None = None,
+) -> None:
+    """Run ``server_factory(host, port)`` until SIGTERM/SIGINT; first stdout line is the base URL.
+
+    ``description`` may be a whole module docstring: its first line is the ``--help`` text.
+    """
+    summary = description.splitlines()[0] if description else None
+    parser = argparse.ArgumentParser(description=summary)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    def _terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # unwind through the finally below, like Ctrl-C
+
+    signal.signal(signal.SIGTERM, _terminate)
+    server = server_factory(args.host, args.port).start()
+    try:
+        print(server.base_url, flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass  # normal shutdown: exit status 0
+    finally:
+        server.stop()
