@@ -8,6 +8,7 @@ concurrent writers), the cache is not used and the memory is read whole.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentworld.models import Agent, Message
@@ -28,15 +29,27 @@ class MemoryCache:
         self._entries: dict[tuple[str, str, str], _Entry] = {}
 
     async def agent_and_memory(
-        self, world: str, agent: str, chat_id: str
+        self, world: str, agent: str, chat_id: str, *, remember: Sequence[Message] = ()
     ) -> tuple[Agent, list[Message]]:
+        """The agent's settings and memory of the chat — after appending ``remember`` to it,
+        in the same transaction, when there is something to append."""
         if not self._storage.commits_in_seq_order:
+            if remember:
+                settings, memory, _ = await self._storage.remember_and_read(
+                    world, agent, chat_id, remember, 0
+                )
+                return settings, memory
             return await self._storage.agent_and_memory(world, agent, chat_id)
         key = (world, agent, chat_id)
         entry = self._entries.pop(key, None) or _Entry()
-        settings, new, last = await self._storage.agent_and_memory_since(
-            world, agent, chat_id, entry.last_seq
-        )
+        if remember:
+            settings, new, last = await self._storage.remember_and_read(
+                world, agent, chat_id, remember, entry.last_seq
+            )
+        else:
+            settings, new, last = await self._storage.agent_and_memory_since(
+                world, agent, chat_id, entry.last_seq
+            )
         entry.messages.extend(new)
         entry.last_seq = last
         self._entries[key] = entry  # re-inserted: the dict keeps the most recently used last

@@ -68,8 +68,13 @@ async def run_agent_loop(
     *,
     answer_to: str,
     reply_to: str | None,
+    incoming: Message | None = None,
 ) -> None:
-    """Iterate model calls and tool calls until a text answer or the iteration cap."""
+    """Iterate model calls and tool calls until a text answer or the iteration cap.
+
+    ``incoming`` (the message that started the turn) joins the agent's memory in the same
+    transaction as the first read of that memory, before the model is asked (SPEC O3).
+    """
     tool_context = ToolContext(
         world=world.name,
         chat_id=chat_id,
@@ -78,7 +83,10 @@ async def run_agent_loop(
         interactive=ctx.interactive and not world.non_interactive,
     )
     for _iteration in range(world.max_iterations):
-        agent, memory = await ctx.memory.agent_and_memory(world.name, agent_name, chat_id)
+        agent, memory = await ctx.memory.agent_and_memory(
+            world.name, agent_name, chat_id, remember=[incoming] if incoming is not None else ()
+        )
+        incoming = None
         registry = await ctx.tools_for(world)
         request = LLMRequest(
             model=agent.model,

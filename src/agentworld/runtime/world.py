@@ -183,10 +183,16 @@ class WorldRuntime:
 
     async def send(self, chat_id: str, content: str, *, sender: str = "human") -> Message:
         """Publish a message from a person (or ``world``) into a chat; agents answer in the background."""
-        if not await self.storage.chat_exists(self.world, chat_id):
-            raise NotFoundError(f"chat {chat_id!r} not found in world {self.world!r}")
         message = Message(chat_id=chat_id, role="user", sender=sender, content=content)
-        await self.publish(message)
+        # One transaction: the chat exists, the message is stored, a human resets turn budgets.
+        await self.storage.post_to_chat(
+            self.world,
+            message,
+            reset_llm_calls=is_human_sender(sender) or sender.lower() == "world",
+        )
+        await self.bus.publish(MessageEvent(world=self.world, message=message, persisted=True))
+        if _is_routable(message):
+            self._queues.put(message.chat_id, message)
         return message
 
     async def publish(

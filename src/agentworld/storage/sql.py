@@ -383,6 +383,47 @@ class SQLStorage:
 
         await self._run(write, write=True)
 
+    async def post_to_chat(self, world: str, message: Message, *, reset_llm_calls: bool) -> None:
+        """Store a message posted into a chat from outside (a person, the world) — refused if
+        the chat does not exist — and, for human and world messages, give every agent a fresh
+        turn budget (SPEC R4); one transaction."""
+        row = message_row(world, None, message)
+        params = {"world_key": world, "chat_key": message.chat_id}
+
+        def write(conn: sa.Connection) -> None:
+            if conn.execute(queries.CHAT_EXISTS, params).first() is None:
+                raise NotFoundError(f"chat {message.chat_id!r} not found in world {world!r}")
+            queries.insert_messages(conn, [row])
+            if reset_llm_calls:
+                conn.execute(queries.RESET_LLM_CALLS, params)
+
+        await self._run(write, write=True)
+
+    async def remember_and_read(
+        self, world: str, agent: str, chat_id: str, messages: Sequence[Message], after_seq: int
+    ) -> tuple[Agent, list[Message], int]:
+        """Append ``messages`` to the agent's memory, then read its settings and its memory of
+        the chat after ``after_seq`` — one transaction: the incoming message is stored before
+        the model is asked (SPEC O3) without a second trip to the database."""
+        rows = [message_row(world, agent, m) for m in messages]
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "agent_key": agent,
+            "after_seq": after_seq,
+        }
+
+        def write(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
+            queries.insert_messages(conn, rows)
+            row = conn.execute(queries.AGENT, params).first()
+            if row is None:
+                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+            found = conn.execute(queries.MEMORY_SINCE, params).all()
+            last = int(found[-1].seq) if found else after_seq
+            return row_agent(row), [row_message(r) for r in found], last
+
+        return await self._run(write, write=True)
+
     async def reset_llm_calls(self, world: str) -> None:
         """Human and world messages give every agent a fresh turn budget (SPEC R4)."""
 
