@@ -36,8 +36,8 @@ def _agent_settings(**options: Any) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
-@app.command("create")
-def agent_create(
+def agent_create_or_update(
+    ctx: typer.Context,
     world: str,
     name: str,
     provider: Provider = None,
@@ -49,29 +49,20 @@ def agent_create(
     max_tokens: MaxTokens = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Create an agent in a world."""
-    if provider is None or model is None:
-        output.fail("agent create needs --provider and --model", code=2)
-    settings = _agent_settings(**{k: v for k, v in locals().items() if k not in ("world", "name", "json_out")})
-    _show_agent(run(lambda aw: aw.create_agent(world, name, **settings)), None, json_out)
+    """`agent create` and `agent update` take the same options; update changes only those given."""
+    options = {k: v for k, v in locals().items() if k not in ("ctx", "world", "name", "json_out")}
+    settings = _agent_settings(**options)
+    if ctx.info_name == "create":
+        if provider is None or model is None:
+            output.fail("agent create needs --provider and --model", code=2)
+        agent = run(lambda aw: aw.create_agent(world, name, **settings))
+    else:
+        agent = run(lambda aw: aw.update_agent(world, name, **settings))
+    _show_agent(agent, None, json_out)
 
 
-@app.command("update")
-def agent_update(
-    world: str,
-    name: str,
-    provider: Provider = None,
-    model: Model = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = None,
-    system_prompt: SystemPrompt = None,
-    temperature: Temperature = None,
-    max_tokens: MaxTokens = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Change an agent's settings (only the options given)."""
-    settings = _agent_settings(**{k: v for k, v in locals().items() if k not in ("world", "name", "json_out")})
-    _show_agent(run(lambda aw: aw.update_agent(world, name, **settings)), None, json_out)
+app.command("create", help="Create an agent in a world.")(agent_create_or_update)
+app.command("update", help="Change an agent's settings (only the options given).")(agent_create_or_update)
 
 
 @app.command("list")

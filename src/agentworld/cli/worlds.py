@@ -93,8 +93,8 @@ Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by
 ClientTools = Annotated[Path | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}].")]
 
 
-@app.command("create")
-def world_create(
+def world_create_or_update(
+    ctx: typer.Context,
     name: str,
     turn_limit: TurnLimit = None,
     description: Description = None,
@@ -112,35 +112,18 @@ def world_create(
     hook: Hook = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Create a world."""
-    settings = _world_settings(**{k: v for k, v in locals().items() if k not in ("name", "json_out")})
-    world = run(lambda aw: aw.create_world(name, **settings))
+    """`world create` and `world update` take the same options; update changes only those given."""
+    options = {k: v for k, v in locals().items() if k not in ("ctx", "name", "json_out")}
+    settings = _world_settings(**options)
+    if ctx.info_name == "create":
+        world = run(lambda aw: aw.create_world(name, **settings))
+    else:
+        world = run(lambda aw: aw.update_world(name, **settings))
     _show_world(world, json_out)
 
 
-@app.command("update")
-def world_update(
-    name: str,
-    turn_limit: TurnLimit = None,
-    description: Description = None,
-    approval_timeout: ApprovalTimeout = None,
-    policy: Policy = None,
-    mcp_config: McpConfig = None,
-    working_dir: WorkingDir = None,
-    main_agent: MainAgent = None,
-    max_iterations: MaxIterations = None,
-    streaming: Streaming = None,
-    client_tools: ClientTools = None,
-    mode: Mode = None,
-    allowed_tool: AllowedTool = None,
-    excluded_tool: ExcludedTool = None,
-    hook: Hook = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Change a world's settings (only the options given)."""
-    settings = _world_settings(**{k: v for k, v in locals().items() if k not in ("name", "json_out")})
-    world = run(lambda aw: aw.update_world(name, **settings))
-    _show_world(world, json_out)
+app.command("create", help="Create a world.")(world_create_or_update)
+app.command("update", help="Change a world's settings (only the options given).")(world_create_or_update)
 
 
 @app.command("list")
