@@ -10,23 +10,27 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from agentworld.approval.decisions import Authorizer
-from agentworld.approval.flow import Decision, Scope
-from agentworld.approval.grants import Grant
 from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingCall
-from agentworld.policy.rules import PolicyRule
-from agentworld.runtime.hooks import OnEvent, load_hook
-from agentworld.runtime.streaming import StreamCallbacks
-from agentworld.runtime.world import ProviderFactory, WorldRuntime
 from agentworld.storage.sql import SQLStorage
-from agentworld.tools.registry import Tool, ToolRegistry, client_tool
+
+if TYPE_CHECKING:
+    # The runtime, tools, policies and hooks load when a world first runs, not for every CLI
+    # command (SPEC §6: `agentworld messages` must start in well under half a second).
+    from agentworld.approval.decisions import Authorizer
+    from agentworld.approval.flow import Decision, Scope
+    from agentworld.approval.grants import Grant
+    from agentworld.policy.rules import PolicyRule
+    from agentworld.runtime.hooks import OnEvent
+    from agentworld.runtime.streaming import StreamCallbacks
+    from agentworld.runtime.world import ProviderFactory, WorldRuntime
+    from agentworld.tools.registry import Tool
 
 
 def _invalid(exc: ValidationError) -> InvalidInputError:
@@ -181,6 +185,8 @@ class AgentWorld:
     async def runtime(self, world: str) -> WorldRuntime:
         runtime = self._runtimes.get(world)
         if runtime is None:
+            from agentworld.runtime.world import WorldRuntime
+
             runtime = WorldRuntime(
                 self.storage,
                 world,
@@ -340,6 +346,8 @@ def _check_settings(world: World) -> None:
     """Refuse settings that would break the world later: client tools that shadow a built-in
     or use the reserved prefix, policy files with any error (named by file and rule)."""
     from agentworld.policy.authorizer import check_policy_files
+    from agentworld.runtime.hooks import load_hook
+    from agentworld.tools.registry import ToolRegistry, client_tool
     from agentworld.tools.world_tools import BUILTIN_TOOLS
 
     ToolRegistry([*BUILTIN_TOOLS, *(client_tool(d) for d in world.client_tools)])

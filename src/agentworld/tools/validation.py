@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 
 class ArgumentError(ValueError):
@@ -30,10 +30,14 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
 
 @lru_cache(maxsize=512)
 def _validator(schema_text: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # imported on first use: ~35 ms
+
     return Draft202012Validator(json.loads(schema_text))
 
 
 def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> None:
+    from jsonschema.exceptions import SchemaError
+
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
