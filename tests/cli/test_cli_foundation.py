@@ -204,3 +204,4 @@ def test_demo_runs_offline(cli: Any) -> None:
     result = cli("demo")
     assert "planner" in result.stdout and "critic" in result.stdout
     assert "rollback" in result.stdout
+    assert "approval needed" in result.stdout and "RELEASED exists: True" in result.stdout
