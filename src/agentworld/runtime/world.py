@@ -190,9 +190,7 @@ class WorldRuntime:
             message,
             reset_llm_calls=is_human_sender(sender) or sender.lower() == "world",
         )
-        await self.bus.publish(MessageEvent(world=self.world, message=message, persisted=True))
-        if _is_routable(message):
-            self._queues.put(message.chat_id, message)
+        await self._announce(message, persisted=True)
         return message
 
     async def publish(
@@ -204,9 +202,11 @@ class WorldRuntime:
             await self.storage.record_step_with_transcript(
                 self.world, memory_of, [message], [message], llm_calls=llm_calls
             )
-        await self.bus.publish(
-            MessageEvent(world=self.world, message=message, persisted=memory_of is not None)
-        )
+        await self._announce(message, persisted=memory_of is not None)
+
+    async def _announce(self, message: Message, *, persisted: bool) -> None:
+        """Subscribers see the (stored) message, then it joins its chat's queue (SPEC E2)."""
+        await self.bus.publish(MessageEvent(world=self.world, message=message, persisted=persisted))
         if _is_routable(message):
             self._queues.put(message.chat_id, message)
 
