@@ -347,11 +347,14 @@ def _check_settings(world: World) -> None:
     or use the reserved prefix, policy files with any error (named by file and rule)."""
     from agentworld.policy.authorizer import check_policy_files
     from agentworld.runtime.hooks import load_hook
+    from agentworld.tools.mcp_config import parse_mcp_config
     from agentworld.tools.registry import ToolRegistry, client_tool
     from agentworld.tools.world_tools import BUILTIN_TOOLS
 
     ToolRegistry([*BUILTIN_TOOLS, *(client_tool(d) for d in world.client_tools)])
     check_policy_files(world.policy_files)
+    if world.mcp_config:
+        parse_mcp_config(world.mcp_config)
     for spec in world.hooks:
         load_hook(spec)
 

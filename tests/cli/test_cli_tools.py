@@ -106,3 +106,12 @@ def test_a_client_tool_call_waits_and_is_answered_from_another_process(
     assert cli("pending", "w1", "--json").json() == {"pendingToolCalls": []}
     replay = cli("respond", "w1", "call_loc", "--result", "{}", check=False)
     assert replay.code == 1 and "already" in replay.stderr
+
+
+def test_a_bad_mcp_config_is_refused_when_the_world_is_configured(cli: Any, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"calc": {"command": "x", "timeout": 5}}}))
+    refused = cli("world", "create", "w1", "--mcp-config", str(config), check=False)
+    assert refused.code == 1 and "unknown key 'timeout'" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert cli("world", "list", "--json").json() == {"worlds": []}

@@ -19,12 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters
@@ -45,18 +43,31 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentworld.errors import AgentWorldError, InvalidInputError
+from agentworld.tools.mcp_config import (
+    SEPARATOR,
+    MCPServerConfig,
+    MCPTransport,
+    check_server_name,
+    parse_mcp_config,
+)
 from agentworld.tools.registry import Tool, ToolContext
+
+__all__ = [
+    "SEPARATOR",
+    "MCPClients",
+    "MCPServerConfig",
+    "MCPServerError",
+    "MCPTransport",
+    "check_server_name",
+    "parse_mcp_config",
+    "tool_result_value",
+]
 
 logger = logging.getLogger(__name__)
 
-MCPTransport = Literal["stdio", "streamable-http"]
 ErrorHandler = Callable[[str, Exception], Awaitable[None]]
-SEPARATOR = "__"
-"""Joins server and tool names: ``github__create_issue``."""
-_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _HINTS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _STDERR_TAIL = 800
 _MAX_TOOL_PAGES = 100
@@ -73,90 +84,6 @@ class MCPServerError(AgentWorldError):
     def __init__(self, message: str, *, server: str) -> None:
         super().__init__(message)
         self.server = server
-
-
-@dataclass(frozen=True)
-class MCPServerConfig:
-    """One entry of ``mcpServers``: a command to run (stdio) or a URL (streamable HTTP)."""
-
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    transport: MCPTransport = "stdio"
-
-
-# -- configuration (pure) ---------------------------------------------------------------------
-
-
-class _StdioEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    command: str = Field(min_length=1)
-    args: list[str] = []
-    env: dict[str, str] = {}
-    cwd: str | None = None
-    transport: Literal["stdio"] = "stdio"
-    type: Literal["stdio"] = "stdio"
-
-
-class _HttpEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    url: str = Field(pattern=r"^https?://")
-    headers: dict[str, str] = {}
-    transport: Literal["streamable-http", "http"] = "streamable-http"
-    type: Literal["streamable-http", "http"] = "streamable-http"
-
-
-def parse_mcp_config(document: Mapping[str, Any]) -> list[MCPServerConfig]:
-    """The servers of a ``{"mcpServers": {name: {...}}}`` document; any doubt is an error."""
-    if not isinstance(document, Mapping) or set(document) - {"mcpServers"}:
-        raise InvalidInputError("the MCP config must be an object with only an 'mcpServers' key")
-    servers = document.get("mcpServers", {})
-    if not isinstance(servers, Mapping):
-        raise InvalidInputError("MCP config: 'mcpServers' must map server names to objects")
-    return [_parse_server(check_server_name(name), entry) for name, entry in servers.items()]
-
-
-def check_server_name(name: object) -> str:
-    """A name that keeps ``server__tool`` unambiguous: the first ``__`` ends the server name."""
-    if not isinstance(name, str) or not _SERVER_NAME.fullmatch(name):
-        raise InvalidInputError(f"MCP server {name!r}: use only letters, digits, _ and - in names")
-    if SEPARATOR in name or name.endswith("_"):
-        raise InvalidInputError(
-            f"MCP server {name!r}: a name may not contain '__' or end with '_' "
-            "(tools are named server__tool)"
-        )
-    return name
-
-
-def _parse_server(name: str, entry: object) -> MCPServerConfig:
-    def problem(text: str) -> InvalidInputError:
-        return InvalidInputError(f"MCP server {name!r}: {text}")
-
-    if not isinstance(entry, Mapping) or ("command" in entry) == ("url" in entry):
-        raise problem("expected an object with either 'command' (stdio) or 'url' (streamable HTTP)")
-    if "sse" in (entry.get("transport"), entry.get("type")):
-        raise problem("the 'sse' transport is not supported; use streamable HTTP")
-    try:
-        if "url" in entry:
-            http = _HttpEntry.model_validate(entry)
-            return MCPServerConfig(
-                name, url=http.url, headers=http.headers, transport="streamable-http"
-            )
-        stdio = _StdioEntry.model_validate(entry)
-    except ValidationError as invalid:
-        reasons = []
-        for error in invalid.errors():
-            where = ".".join(str(part) for part in error["loc"])
-            unknown = error["type"] == "extra_forbidden"
-            reasons.append(f"unknown key {where!r}" if unknown else f"{where}: {error['msg']}")
-        raise problem("; ".join(reasons)) from None
-    return MCPServerConfig(
-        name, command=stdio.command, args=tuple(stdio.args), env=stdio.env, cwd=stdio.cwd
-    )
 
 
 # -- results (pure) ---------------------------------------------------------------------------

@@ -46,7 +46,8 @@ class WorldTools:
         return ToolRegistry(tools)
 
     async def _clients(self, config: dict[str, Any]) -> MCPClients:
-        from agentworld.tools.mcp import MCPClients, parse_mcp_config
+        from agentworld.tools.mcp import MCPClients
+        from agentworld.tools.mcp_config import parse_mcp_config
 
         key = json.dumps(config, sort_keys=True)
         if self._mcp is None or key != self._mcp_key:
