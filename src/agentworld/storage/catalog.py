@@ -1,0 +1,294 @@
+"""Worlds, agents and chats: the catalog part of the SQL store (mixed into ``SQLStorage``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from agentworld.errors import AlreadyExistsError, NotFoundError
+from agentworld.models import Agent, Chat, World, utc_now
+from agentworld.storage import queries, schema
+from agentworld.storage.core import StorageCore
+from agentworld.storage.rows import (
+    agent_config,
+    row_agent,
+    row_world,
+    ts,
+)
+
+_AGENTS = schema.agents
+_CHATS = schema.chats
+_MESSAGES = schema.messages
+_WORLDS = schema.worlds
+
+
+class CatalogStore(StorageCore):
+    async def create_world(self, world: World) -> World:
+        row = {
+            "name": world.name,
+            "config": world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"}),
+            "created_at": ts(world.created_at),
+            "updated_at": ts(world.updated_at),
+        }
+
+        def insert(conn: sa.Connection) -> None:
+            conn.execute(sa.insert(_WORLDS).values(row))
+
+        try:
+            await self._run(insert, write=True)
+        except IntegrityError as exc:
+            raise AlreadyExistsError(f"world {world.name!r} already exists") from exc
+        return world
+
+    async def get_world(self, name: str) -> World:
+        def read(conn: sa.Connection) -> World:
+            row = conn.execute(queries.WORLD, {"world_key": name}).first()
+            if row is None:
+                raise NotFoundError(f"world {name!r} not found")
+            return row_world(row)
+
+        return await self._run(read, write=False)
+
+    async def list_worlds(self) -> list[World]:
+        def read(conn: sa.Connection) -> list[World]:
+            rows = conn.execute(sa.select(_WORLDS).order_by(_WORLDS.c.name))
+            return [row_world(r) for r in rows]
+
+        return await self._run(read, write=False)
+
+    async def update_world(self, world: World) -> World:
+        world = world.model_copy(update={"updated_at": utc_now()})
+        config = world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"})
+
+        def update(conn: sa.Connection) -> None:
+            result = conn.execute(
+                sa.update(_WORLDS)
+                .where(_WORLDS.c.name == world.name)
+                .values(config=config, updated_at=ts(world.updated_at))
+            )
+            if result.rowcount == 0:
+                raise NotFoundError(f"world {world.name!r} not found")
+
+        await self._run(update, write=True)
+        return world
+
+    async def delete_world(self, name: str) -> None:
+        """Delete a world and everything in it, in one transaction."""
+
+        def delete(conn: sa.Connection) -> None:
+            for table in (
+                schema.audit_log,
+                schema.approval_grants,
+                schema.pending_calls,
+                schema.tool_logs,
+                schema.events,
+                _MESSAGES,
+                _CHATS,
+                _AGENTS,
+            ):
+                conn.execute(sa.delete(table).where(table.c.world == name))
+            result = conn.execute(sa.delete(_WORLDS).where(_WORLDS.c.name == name))
+            if result.rowcount == 0:
+                raise NotFoundError(f"world {name!r} not found")
+
+        await self._run(delete, write=True)
+
+    async def create_agent(self, agent: Agent) -> Agent:
+        row = {
+            "world": agent.world,
+            "name": agent.name,
+            "config": agent_config(agent),
+            "llm_call_count": agent.llm_call_count,
+            "last_active": ts(agent.last_active),
+            "created_at": ts(agent.created_at),
+        }
+        taken = f"agent {agent.name!r} already exists in world {agent.world!r}"
+
+        def insert(conn: sa.Connection) -> None:
+            queries.require_world(conn, agent.world)
+            existing = conn.execute(
+                sa.select(_AGENTS.c.name).where(
+                    _AGENTS.c.world == agent.world,
+                    sa.func.lower(_AGENTS.c.name) == agent.name.lower(),
+                )
+            )
+            if existing.first() is not None:
+                raise AlreadyExistsError(taken)
+            conn.execute(sa.insert(_AGENTS).values(row))
+
+        try:
+            await self._run(insert, write=True)
+        except IntegrityError as exc:
+            raise AlreadyExistsError(taken) from exc
+        return agent
+
+    async def get_agent(self, world: str, name: str) -> Agent:
+        """Agent names are matched case-insensitively, like mentions (SPEC R1)."""
+
+        def read(conn: sa.Connection) -> Agent:
+            row = conn.execute(
+                sa.select(_AGENTS).where(
+                    _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
+                )
+            ).first()
+            if row is None:
+                queries.require_world(conn, world)
+                raise NotFoundError(f"agent {name!r} not found in world {world!r}")
+            return row_agent(row)
+
+        return await self._run(read, write=False)
+
+    async def world_and_agents(self, name: str) -> tuple[World, list[Agent]]:
+        """The world's settings and its agents from one read (used for every routed message)."""
+
+        def read(conn: sa.Connection) -> tuple[World, list[Agent]]:
+            row = conn.execute(queries.WORLD, {"world_key": name}).first()
+            if row is None:
+                raise NotFoundError(f"world {name!r} not found")
+            rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": name}).all()
+            return row_world(row), [row_agent(r) for r in rows]
+
+        return await self._run(read, write=False)
+
+    async def list_agents(self, world: str) -> list[Agent]:
+        def read(conn: sa.Connection) -> list[Agent]:
+            rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": world})
+            return [row_agent(r) for r in rows]
+
+        return await self._run(read, write=False)
+
+    async def update_agent(self, agent: Agent) -> Agent:
+        config = agent_config(agent)
+
+        def update(conn: sa.Connection) -> None:
+            result = conn.execute(
+                sa.update(_AGENTS)
+                .where(_AGENTS.c.world == agent.world, _AGENTS.c.name == agent.name)
+                .values(config=config)
+            )
+            if result.rowcount == 0:
+                raise NotFoundError(f"agent {agent.name!r} not found in world {agent.world!r}")
+
+        await self._run(update, write=True)
+        return agent
+
+    async def delete_agent(self, world: str, name: str) -> None:
+        def delete(conn: sa.Connection) -> None:
+            found = conn.execute(
+                sa.select(_AGENTS.c.name).where(
+                    _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
+                )
+            ).scalar()
+            if found is None:
+                queries.require_world(conn, world)
+                raise NotFoundError(f"agent {name!r} not found in world {world!r}")
+            conn.execute(
+                sa.delete(_AGENTS).where(_AGENTS.c.world == world, _AGENTS.c.name == found)
+            )
+
+        await self._run(delete, write=True)
+
+    async def add_llm_call(self, world: str, agent: str) -> int:
+        """Count one LLM call for the agent (SPEC R4) and return the new count."""
+
+        def update(conn: sa.Connection) -> Any:
+            return conn.execute(
+                sa.update(_AGENTS)
+                .where(_AGENTS.c.world == world, _AGENTS.c.name == agent)
+                .values(llm_call_count=_AGENTS.c.llm_call_count + 1, last_active=ts(utc_now()))
+                .returning(_AGENTS.c.llm_call_count)
+            ).scalar()
+
+        count = await self._run(update, write=True)
+        if count is None:
+            raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+        return int(count)
+
+    async def reset_llm_calls(self, world: str) -> None:
+        """Human and world messages give every agent a fresh turn budget (SPEC R4)."""
+
+        def update(conn: sa.Connection) -> None:
+            conn.execute(queries.RESET_LLM_CALLS, {"world_key": world})
+
+        await self._run(update, write=True)
+
+    async def create_chat(self, chat: Chat) -> Chat:
+        row = {
+            "world": chat.world,
+            "chat_id": chat.chat_id,
+            "name": chat.name,
+            "created_at": ts(chat.created_at),
+            "updated_at": ts(chat.updated_at),
+        }
+
+        def insert(conn: sa.Connection) -> None:
+            queries.require_world(conn, chat.world)
+            conn.execute(sa.insert(_CHATS).values(row))
+
+        try:
+            await self._run(insert, write=True)
+        except IntegrityError as exc:
+            raise AlreadyExistsError(
+                f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
+            ) from exc
+        return chat
+
+    async def get_chat(self, world: str, chat_id: str) -> Chat:
+        for chat in await self.list_chats(world, chat_id=chat_id):
+            return chat
+        raise NotFoundError(f"chat {chat_id!r} not found in world {world!r}")
+
+    async def chat_exists(self, world: str, chat_id: str) -> bool:
+        """Whether the world has this chat (one indexed lookup, no message count)."""
+
+        def read(conn: sa.Connection) -> bool:
+            params = {"world_key": world, "chat_key": chat_id}
+            return conn.execute(queries.CHAT_EXISTS, params).first() is not None
+
+        return await self._run(read, write=False)
+
+    async def list_chats(self, world: str, *, chat_id: str | None = None) -> list[Chat]:
+        query = queries.CHATS_OF_WORLD if chat_id is None else queries.CHAT
+        params = {"world_key": world, "chat_key": chat_id}
+
+        def read(conn: sa.Connection) -> list[Chat]:
+            return [
+                Chat(
+                    world=r.world,
+                    chat_id=r.chat_id,
+                    name=r.name,
+                    created_at=datetime.fromisoformat(r.created_at),
+                    updated_at=datetime.fromisoformat(r.updated_at),
+                    message_count=r.message_count,
+                )
+                for r in conn.execute(query, params)
+            ]
+
+        return await self._run(read, write=False)
+
+    async def rename_chat(
+        self, world: str, chat_id: str, name: str, *, titled: bool = True
+    ) -> None:
+        def update(conn: sa.Connection) -> None:
+            conn.execute(
+                sa.update(_CHATS)
+                .where(_CHATS.c.world == world, _CHATS.c.chat_id == chat_id)
+                .values(name=name, titled=titled, updated_at=ts(utc_now()))
+            )
+
+        await self._run(update, write=True)
+
+    async def chat_is_titled(self, world: str, chat_id: str) -> bool:
+        def read(conn: sa.Connection) -> bool:
+            return bool(
+                conn.execute(
+                    sa.select(_CHATS.c.titled).where(
+                        _CHATS.c.world == world, _CHATS.c.chat_id == chat_id
+                    )
+                ).scalar()
+            )
+
+        return await self._run(read, write=False)

@@ -1,0 +1,65 @@
+"""What every part of the SQL store shares: the connection runner and ``_run``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+
+from agentworld.errors import StorageError
+from agentworld.storage.engine import Runner
+from agentworld.storage.url import sqlite_file
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+T = TypeVar("T")
+
+
+class StorageCore:
+    """The runner and the transaction helper; the store's parts build on ``_run``."""
+
+    url: str
+    _runner: Runner | None
+
+    @property
+    def engine(self) -> sa.Engine | AsyncEngine:
+        """The SQLAlchemy engine: a sync ``Engine`` for SQLite, an ``AsyncEngine`` otherwise.
+
+        For inspection and tools; storage work itself goes through the methods, in ``_run``.
+        """
+        if self._runner is None:
+            raise StorageError("storage is not open")
+        return self._runner.engine
+
+    async def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+        """Run one unit of work in one transaction (``BEGIN IMMEDIATE`` for SQLite writes).
+
+        Commits when ``fn`` returns, rolls back when it raises. ``IntegrityError`` reaches the
+        caller, which knows what the duplicate means; other database errors become a one-line
+        ``StorageError`` naming the database.
+        """
+        runner = self._runner
+        if runner is None:
+            raise StorageError("storage is not open")
+        try:
+            return await runner.run(fn, write=write)
+        except IntegrityError:
+            raise
+        except DBAPIError as exc:
+            # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
+            raise StorageError(f"database error ({self._where()}): {exc.orig}") from exc
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database error ({self._where()}): {exc}") from exc
+
+    def _where(self) -> str:
+        path = sqlite_file(self.url)
+        return str(path) if path else self.url.split("@")[-1]
+
+    @property
+    def commits_in_seq_order(self) -> bool:
+        """True when rows become visible in ``seq`` order (SQLite's single writer), so a
+        reader may keep what it has read and ask only for rows after the last seq it saw."""
+        return self.url.startswith("sqlite")

@@ -1,0 +1,295 @@
+"""Messages, memories, usage and events: the conversation part of the SQL store (mixed into
+``SQLStorage``). Rows are only appended; ``replace_content`` is the one exception, for a hook
+that rewrote a message before anything acted on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from agentworld.errors import NotFoundError
+from agentworld.models import Agent, Message, Usage
+from agentworld.models.events import MessageEvent, WorldEvent
+from agentworld.storage import queries, schema
+from agentworld.storage.core import StorageCore
+from agentworld.storage.rows import (
+    MESSAGE_COLUMNS,
+    message_row,
+    row_agent,
+    row_message,
+    ts,
+)
+
+_MESSAGES = schema.messages
+
+
+class MessageStore(StorageCore):
+    async def agent_and_memory(
+        self, world: str, agent: str, chat_id: str
+    ) -> tuple[Agent, list[Message]]:
+        """Fresh agent settings and its memory for one chat, from one consistent read (R5)."""
+
+        def read(conn: sa.Connection) -> tuple[Agent, list[Message]]:
+            row = conn.execute(queries.AGENT, {"world_key": world, "agent_key": agent}).first()
+            if row is None:
+                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+            rows = conn.execute(
+                queries.MEMORY, {"world_key": world, "chat_key": chat_id, "agent_key": agent}
+            ).all()
+            return row_agent(row), [row_message(r) for r in rows]
+
+        return await self._run(read, write=False)
+
+    async def agent_and_memory_since(
+        self, world: str, agent: str, chat_id: str, after_seq: int
+    ) -> tuple[Agent, list[Message], int]:
+        """Fresh agent settings plus its memory of the chat after ``after_seq``, in one read,
+        and the position to ask from next time (for callers that keep the earlier part)."""
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "agent_key": agent,
+            "after_seq": after_seq,
+        }
+
+        def read(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
+            row = conn.execute(queries.AGENT, params).first()
+            if row is None:
+                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+            rows = conn.execute(queries.MEMORY_SINCE, params).all()
+            last = int(rows[-1].seq) if rows else after_seq
+            return row_agent(row), [row_message(r) for r in rows], last
+
+        return await self._run(read, write=False)
+
+    async def record_agent_step(
+        self, world: str, agent: str, messages: Sequence[Message], *, llm_calls: int = 0
+    ) -> None:
+        """Append one loop step to the agent's memory and count its LLM call, atomically (O3)."""
+        await self.record_step_with_transcript(world, agent, messages, (), llm_calls=llm_calls)
+
+    async def record_step_with_transcript(
+        self,
+        world: str,
+        agent: str,
+        memory: Sequence[Message],
+        transcript: Sequence[Message],
+        *,
+        llm_calls: int = 0,
+    ) -> None:
+        """Append a step to the agent's memory and publish messages to the chat transcript,
+        counting the step's LLM calls, all in one transaction (O3): the answer is in the
+        transcript exactly when it is in the memory."""
+        rows = [message_row(world, agent, m) for m in memory]
+        rows += [message_row(world, None, m) for m in transcript]
+        if not rows and not llm_calls:
+            return
+
+        def write(conn: sa.Connection) -> None:
+            queries.insert_messages(conn, rows)
+            if llm_calls:
+                queries.count_llm_calls(conn, world, agent, llm_calls)
+
+        await self._run(write, write=True)
+
+    async def post_to_chat(self, world: str, message: Message, *, reset_llm_calls: bool) -> None:
+        """Store a message posted into a chat from outside (a person, the world) — refused if
+        the chat does not exist — and, for human and world messages, give every agent a fresh
+        turn budget (SPEC R4); one transaction."""
+        row = message_row(world, None, message)
+        params = {"world_key": world, "chat_key": message.chat_id}
+
+        def write(conn: sa.Connection) -> None:
+            if conn.execute(queries.CHAT_EXISTS, params).first() is None:
+                raise NotFoundError(f"chat {message.chat_id!r} not found in world {world!r}")
+            queries.insert_messages(conn, [row])
+            if reset_llm_calls:
+                conn.execute(queries.RESET_LLM_CALLS, params)
+
+        await self._run(write, write=True)
+
+    async def remember_and_read(
+        self, world: str, agent: str, chat_id: str, messages: Sequence[Message], after_seq: int
+    ) -> tuple[Agent, list[Message], int]:
+        """Append ``messages`` to the agent's memory, then read its settings and its memory of
+        the chat after ``after_seq`` — one transaction: the incoming message is stored before
+        the model is asked (SPEC O3) without a second trip to the database."""
+        rows = [message_row(world, agent, m) for m in messages]
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "agent_key": agent,
+            "after_seq": after_seq,
+        }
+
+        def write(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
+            queries.insert_messages(conn, rows)
+            row = conn.execute(queries.AGENT, params).first()
+            if row is None:
+                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+            found = conn.execute(queries.MEMORY_SINCE, params).all()
+            last = int(found[-1].seq) if found else after_seq
+            return row_agent(row), [row_message(r) for r in found], last
+
+        return await self._run(write, write=True)
+
+    async def append_messages(
+        self, world: str, entries: Iterable[tuple[str | None, Message]]
+    ) -> None:
+        """Append messages, each to the transcript (owner None) or an agent's memory.
+
+        One transaction for the batch, so a step's messages land together or not at all.
+        """
+        rows = [message_row(world, owner, message) for owner, message in entries]
+        if not rows:
+            return
+
+        def insert(conn: sa.Connection) -> None:
+            queries.insert_messages(conn, rows)
+
+        await self._run(insert, write=True)
+
+    async def transcript(self, world: str, chat_id: str) -> list[Message]:
+        return await self._messages(world, chat_id, owner=None)
+
+    async def memory(self, world: str, agent: str, chat_id: str | None = None) -> list[Message]:
+        return await self._messages(world, chat_id, owner=agent)
+
+    async def _messages(
+        self, world: str, chat_id: str | None, *, owner: str | None
+    ) -> list[Message]:
+        query = sa.select(*MESSAGE_COLUMNS).where(_MESSAGES.c.world == world)
+        if chat_id is not None:
+            query = query.where(_MESSAGES.c.chat_id == chat_id)
+        query = query.where(
+            _MESSAGES.c.memory_owner.is_(None)
+            if owner is None
+            else _MESSAGES.c.memory_owner == owner
+        ).order_by(_MESSAGES.c.seq)
+
+        def read(conn: sa.Connection) -> list[Message]:
+            return [row_message(r) for r in conn.execute(query).all()]
+
+        return await self._run(read, write=False)
+
+    async def memory_since(
+        self, world: str, agent: str, chat_id: str, after_seq: int
+    ) -> tuple[list[Message], int]:
+        """The agent's memory of the chat appended after position ``after_seq``, in order,
+        and the position to ask from next time (``after_seq`` when nothing is new)."""
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "agent_key": agent,
+            "after_seq": after_seq,
+        }
+
+        def read(conn: sa.Connection) -> tuple[list[Message], int]:
+            rows = conn.execute(queries.MEMORY_SINCE, params).all()
+            last = int(rows[-1].seq) if rows else after_seq
+            return [row_message(r) for r in rows], last
+
+        return await self._run(read, write=False)
+
+    async def replace_content(self, world: str, message_id: str, content: str) -> None:
+        """Replace a stored message's text, in the transcript and in any memory holding it.
+
+        The one exception to append-only: a hook that rewrites an incoming message (SPEC E2)
+        decides what is kept, so the original text must not stay behind anywhere.
+        """
+
+        def update(conn: sa.Connection) -> None:
+            result = conn.execute(
+                sa.update(_MESSAGES)
+                .where(_MESSAGES.c.world == world, _MESSAGES.c.message_id == message_id)
+                .values(content=content)
+            )
+            if result.rowcount == 0:
+                raise NotFoundError(f"message {message_id!r} not found in world {world!r}")
+
+        await self._run(update, write=True)
+
+    async def messages_since(self, world: str, chat_id: str, after_seq: int) -> list[Message]:
+        """Transcript messages appended after a known position (what a command produced)."""
+        params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
+
+        def read(conn: sa.Connection) -> list[Message]:
+            return [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params).all()]
+
+        return await self._run(read, write=False)
+
+    async def last_seq(self) -> int:
+        def read(conn: sa.Connection) -> int:
+            return int(conn.execute(queries.LAST_SEQ).scalar() or 0)
+
+        return await self._run(read, write=False)
+
+    async def usage_by_agent(self, world: str) -> dict[str, Usage]:
+        return await self._usage(world, group=_MESSAGES.c.memory_owner)
+
+    async def usage_by_chat(self, world: str) -> dict[str, Usage]:
+        return await self._usage(world, group=_MESSAGES.c.chat_id)
+
+    async def _usage(self, world: str, *, group: sa.ColumnElement[Any]) -> dict[str, Usage]:
+        query = (
+            sa.select(
+                group,
+                sa.func.coalesce(sa.func.sum(_MESSAGES.c.input_tokens), 0),
+                sa.func.coalesce(sa.func.sum(_MESSAGES.c.output_tokens), 0),
+            )
+            .where(_MESSAGES.c.world == world, _MESSAGES.c.memory_owner.is_not(None))
+            .group_by(group)
+        )
+
+        def read(conn: sa.Connection) -> dict[str, Usage]:
+            return {
+                key: Usage(input_tokens=int(i), output_tokens=int(o))
+                for key, i, o in conn.execute(query)
+            }
+
+        return await self._run(read, write=False)
+
+    async def append_events(self, events: Sequence[WorldEvent]) -> None:
+        """Store events for the event log; message events land in the transcript instead."""
+        if not events:
+            return
+        world = events[0].world
+        transcript = [
+            message_row(world, None, e.message) for e in events if isinstance(e, MessageEvent)
+        ]
+        others = [
+            {
+                "world": e.world,
+                "chat_id": e.chat,
+                "kind": e.kind,
+                "payload": e.model_dump(mode="json", by_alias=True),
+                "created_at": ts(e.created_at),
+            }
+            for e in events
+            if not isinstance(e, MessageEvent)
+        ]
+
+        def insert(conn: sa.Connection) -> None:
+            queries.insert_messages(conn, transcript)
+            if others:
+                conn.execute(queries.INSERT_EVENTS, others)
+
+        await self._run(insert, write=True)
+
+    async def list_events(
+        self, world: str, *, kind: str | None = None, chat_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        table = schema.events
+        query = sa.select(table.c.payload).where(table.c.world == world)
+        if kind is not None:
+            query = query.where(table.c.kind == kind)
+        if chat_id is not None:
+            query = query.where(table.c.chat_id == chat_id)
+        query = query.order_by(table.c.seq)
+
+        def read(conn: sa.Connection) -> list[dict[str, Any]]:
+            return [row.payload for row in conn.execute(query)]
+
+        return await self._run(read, write=False)
