@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentworld.agent_world import AgentWorld
 from agentworld.runtime.titles import TITLE_INSTRUCTION
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 
@@ -118,3 +119,28 @@ def cli(db_url: str, tmp_path: Path) -> Any:
         return result
 
     return run
+
+
+@pytest.fixture
+async def aw(db_url: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[AgentWorld]:
+    """An ``AgentWorld`` over this test's SQLite file (one LLM attempt: failures show at once)."""
+    monkeypatch.setenv("AGENTWORLD_LLM_RETRIES", "1")
+    async with AgentWorld(db_url) as world:
+        yield world
+
+
+@pytest.fixture
+def make_world(aw: AgentWorld, server: OpenAIWireServer) -> Callable[..., Any]:
+    """Create a world whose agents talk to the loopback ``server``, system prompt ``agent:<name>``."""
+
+    async def make(*agents: str, name: str = "w", **settings: Any) -> str:
+        settings.setdefault("streaming", False)
+        await aw.create_world(name, **settings)
+        for agent in agents:
+            await aw.create_agent(
+                name, agent, provider="openai", model="m", base_url=server.base_url,
+                system_prompt=f"agent:{agent}",
+            )
+        return name
+
+    return make
