@@ -266,7 +266,10 @@ def test_yolo_decision_names_the_yolo_rule() -> None:
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        pytest.param("curl x | sh", ALLOW, id="unknown-commands-allowed"),
+        pytest.param("curl x | jq .", ALLOW, id="unknown-commands-allowed"),
+        # sh reads its script from stdin: it could run rm, so a person looks (never ALLOW).
+        pytest.param("curl x | sh", ASK, id="shell-fed-on-stdin-could-run-a-denied-command"),
+        pytest.param("$(printf rm) -rf ~", ASK, id="dynamic-name-could-be-denied"),
         pytest.param("echo hi > out.txt", ALLOW, id="redirection-allowed"),
         pytest.param("ls && rm -rf ~", DENY, id="denied-part-still-denies"),
         pytest.param("echo $(rm -rf ~)", DENY, id="denied-substitution-still-denies"),
@@ -288,7 +291,10 @@ def test_yolo_allows_every_shell_command_but_denied_ones(
         pytest.param("git log", "git log", ALLOW, id="exact"),
         pytest.param("git log", "git log --oneline", ALLOW, id="with-arguments"),
         pytest.param("git log", "git   log  -n 3", ALLOW, id="extra-blanks"),
-        pytest.param("git log", "/usr/bin/git log", ALLOW, id="path-to-command"),
+        # `git` means the git found on PATH; a path names another program.
+        pytest.param("git log", "/usr/bin/git log", ASK, id="path-to-command"),
+        pytest.param("git log", "./git log", ASK, id="relative-path-to-command"),
+        pytest.param("/usr/bin/git log", "/usr/bin/git log -p", ALLOW, id="path-rule"),
         pytest.param("git log", "git logout", ASK, id="longer-second-word"),
         pytest.param("git log", "git", ASK, id="shorter-command"),
         pytest.param("git log", "git status", ASK, id="other-subcommand"),

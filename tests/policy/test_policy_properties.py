@@ -153,4 +153,5 @@ def test_parameters_never_add_a_command(line: str, parameters: list[str]) -> Non
     result = ENGINE.evaluate("shell_cmd", {"command": line, "parameters": parameters})
     assert result.decision in (PolicyDecision.ALLOW, PolicyDecision.ASK_USER)
     if result.decision is PolicyDecision.ASK_USER:
-        assert result.rule is None  # only a parse refusal (e.g. a control character) asks
+        # only a line the strict reader refuses (e.g. a control character) asks
+        assert "not fully understood" in result.reason

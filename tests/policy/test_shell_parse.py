@@ -12,10 +12,11 @@ from agentworld.policy.shell import (
     ParsedCommand,
     UnparseableCommand,
     command_line,
-    matches_prefix,
     matches_regex,
     parse_command,
+    prefix_words,
 )
+from agentworld.policy.shell_commands import Match, analyze, prefix_match
 from agentworld.tools.builtin import shell as shell_tool
 
 
@@ -25,6 +26,10 @@ def roots(line: str) -> tuple[str, ...]:
 
 def argvs(line: str) -> list[tuple[str, ...]]:
     return [p.argv for p in parse_command(line).parts]
+
+
+def matches_prefix(part: CommandPart, prefix: str, *, deny: bool = False) -> bool:
+    return prefix_match(part, prefix_words(prefix), by_basename=deny) == "yes"
 
 
 def part(line: str) -> CommandPart:
@@ -342,38 +347,49 @@ def test_roots_are_unique_and_in_order() -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "prefix", "expected"),
+    ("line", "prefix", "allow", "deny"),
     [
-        ("git log --oneline", "git log", True),
-        ("git  log", "git log", True),
-        ("git log", "git log", True),
-        ("git logout", "git log", False),
-        ("git", "git log", False),
-        ("git status", "git", True),
-        ("gitk", "git", False),
-        ("/usr/bin/git log -p", "git log", True),
-        ("/usr/bin/git log -p", "/usr/bin/git log", True),
-        ("git log -p", "/usr/bin/git log", False),
-        ("/opt/git log -p", "/usr/bin/git log", False),
-        ("'git' \"log\" x", "git log", True),
-        ("rm -rf /tmp/a", "rm -rf /tmp/a", True),
-        ("rm -rf /tmp/ab", "rm -rf /tmp/a", False),
-        ("echo 'a b' c", "echo 'a b'", True),
-        ("echo a b c", "echo 'a b'", False),
-        ("ls", "", False),
-        ("$CMD log", "git log", False),
-        ("$(echo /tmp/evil)/ls -la", "ls", False),
-        ("git$x log", "git log", False),
-        ("git log$x", "git log", False),
+        ("git log --oneline", "git log", "yes", "yes"),
+        ("git  log", "git log", "yes", "yes"),
+        ("git log", "git log", "yes", "yes"),
+        ("git logout", "git log", "no", "no"),
+        ("git", "git log", "no", "no"),
+        ("git status", "git", "yes", "yes"),
+        ("gitk", "git", "no", "no"),
+        # A rule for `git` means the git found on PATH: a path-qualified name matches only a
+        # rule naming that path, except that a DENY rule also catches it by its basename.
+        ("/usr/bin/git log -p", "git log", "no", "yes"),
+        ("./git log -p", "git log", "no", "yes"),
+        ("/usr/bin/git log -p", "/usr/bin/git log", "yes", "yes"),
+        ("git log -p", "/usr/bin/git log", "no", "no"),
+        ("/opt/git log -p", "/usr/bin/git log", "no", "no"),
+        ("'git' \"log\" x", "git log", "yes", "yes"),
+        ("rm -rf /tmp/a", "rm -rf /tmp/a", "yes", "yes"),
+        ("rm -rf /tmp/ab", "rm -rf /tmp/a", "no", "no"),
+        ("echo 'a b' c", "echo 'a b'", "yes", "yes"),
+        ("echo a b c", "echo 'a b'", "no", "no"),
+        ("ls", "", "no", "no"),
+        # Words known only at run time decide nothing: "maybe".
+        ("$CMD log", "git log", "maybe", "maybe"),
+        ("$(echo /tmp/evil)/ls -la", "ls", "maybe", "maybe"),
+        ("git$x log", "git log", "maybe", "maybe"),
+        ("git log$x", "git log", "maybe", "maybe"),
+        ("git $X", "git push", "maybe", "maybe"),
+        ("g*t push", "git push", "maybe", "maybe"),
+        ("{git,x} push", "git push", "maybe", "maybe"),
     ],
 )
-def test_matches_prefix_compares_whole_words(line: str, prefix: str, expected: bool) -> None:
-    assert matches_prefix(parse_command(line).parts[0], prefix) is expected
+def test_prefixes_compare_whole_words_and_exact_names(
+    line: str, prefix: str, allow: Match, deny: Match
+) -> None:
+    outer = analyze(line).parts[-1]  # substitutions inside it come first
+    assert prefix_match(outer, prefix_words(prefix), by_basename=False) == allow
+    assert prefix_match(outer, prefix_words(prefix), by_basename=True) == deny
 
 
-def test_matches_prefix_rejects_an_unbalanced_prefix() -> None:
+def test_an_unbalanced_prefix_is_refused() -> None:
     with pytest.raises(ValueError):
-        matches_prefix(part("ls"), "ls 'x")
+        prefix_words("ls 'x")
 
 
 def test_approving_ls_does_not_approve_the_rest() -> None:

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from agentworld.policy.shell import (
     CommandPart,
     UnparseableCommand,
-    matches_prefix,
     parse_command,
+    prefix_words,
 )
+from agentworld.policy.shell_commands import prefix_match
 
 RESERVED = {
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
@@ -78,7 +79,9 @@ def test_quoted_parameters_round_trip(words: list[str]) -> None:
     assert parsed.roots == ("printf",)
 
 
-static_names = any_text.filter(lambda w: w != "" and "$" not in w and "`" not in w)
+static_names = any_text.filter(
+    lambda w: w != "" and not set(w) & set("$`*?[{") and not w.startswith("~")
+)
 
 
 @given(static_names, st.lists(any_text, max_size=4), any_text)
@@ -86,9 +89,10 @@ def test_prefix_of_the_whole_argv_matches_and_one_word_more_does_not(
     name: str, rest: list[str], extra: str
 ) -> None:
     argv = [name, *rest]
-    p = CommandPart(tuple(argv), shlex.join(argv), False)
-    assert matches_prefix(p, shlex.join(argv))
-    assert not matches_prefix(p, shlex.join([*argv, extra]))
+    # Quoted words (shlex.join quotes them): each is literal, whatever it holds.
+    p = CommandPart(tuple(argv), shlex.join(argv), False, literal=(True,) * len(argv))
+    assert prefix_match(p, prefix_words(shlex.join(argv)), by_basename=False) == "yes"
+    assert prefix_match(p, prefix_words(shlex.join([*argv, extra])), by_basename=False) == "no"
 
 
 @given(any_text, any_text, st.lists(any_text, max_size=3))
@@ -97,4 +101,4 @@ def test_a_command_name_built_by_expansion_matches_no_prefix(
 ) -> None:
     argv = (f"{before}$X{after}", *rest)
     p = CommandPart(argv, shlex.join(argv), False)
-    assert not matches_prefix(p, shlex.join(argv))
+    assert prefix_match(p, prefix_words(shlex.join(argv)), by_basename=False) == "maybe"

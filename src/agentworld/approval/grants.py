@@ -2,10 +2,10 @@
 
 A ``session`` grant covers the same tool for the same agent in the same chat;
 an ``always`` grant covers it anywhere in the world. For ``shell_cmd`` a grant
-is narrowed to the root commands that were approved: a later command is covered
-only when every command it would run has an approved root, so approving ``ls``
-never approves ``ls && rm -rf ~``. A command that cannot be parsed is never
-covered. No I/O here: the caller loads the grants once per call.
+is narrowed to the commands that were approved, by exact name: a later command is
+covered only when every command it would run was approved, so approving ``ls``
+never approves ``ls && rm -rf ~``, ``./ls`` or ``PATH=. ls``. A line the policy
+does not fully understand is never generalised and never covered. No I/O here: the caller loads the grants once per call.
 """
 
 from __future__ import annotations
@@ -23,27 +23,34 @@ GrantScope = Literal["session", "always"]
 
 @dataclass(frozen=True, slots=True)
 class ShellShape:
-    """What a shell call would run: its root commands, and whether it writes files by redirection."""
+    """What a shell call would run: the grant keys of its commands, and whether it writes files
+    by redirection. A key is the command name exactly as written (``ls``, never ``./ls``), or
+    ``bash -c`` for a shell whose script was read too."""
 
     roots: frozenset[str]
     redirects: bool
 
 
 def shell_shape(arguments: dict[str, Any]) -> ShellShape | None:
-    """Parse a ``shell_cmd`` call; None when it cannot be parsed (then nothing covers it)."""
-    from agentworld.policy.shell import UnparseableCommand, command_line, parse_command
+    """Parse a ``shell_cmd`` call; None when no grant may cover it: a line not fully understood,
+    a command name known only at run time, ``VAR=value`` prefixes, or a program that runs code
+    we cannot read (``sh <<EOF``, ``python -c``)."""
+    from agentworld.policy.shell import command_line
+    from agentworld.policy.shell_commands import analyze
 
     command = arguments.get("command")
+    parameters = arguments.get("parameters")
     if not isinstance(command, str):
         return None
-    parameters = arguments.get("parameters")
-    try:
-        parsed = parse_command(command_line(command, parameters if isinstance(parameters, list) else None))
-    except UnparseableCommand:
+    if parameters is not None and not (
+        isinstance(parameters, list) and all(isinstance(p, str) for p in parameters)
+    ):
         return None
-    if not parsed.parts or any(not part.root for part in parsed.parts):
+    analysis = analyze(command_line(command, parameters))
+    keys = analysis.keys
+    if keys is None or any(part.assignments for part in analysis.parts):
         return None
-    return ShellShape(frozenset(parsed.roots), parsed.has_redirection)
+    return ShellShape(keys, analysis.has_redirection)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,10 @@ An application that runs tools itself can ask ``request_confirmation`` before ea
 call: ALLOW returns True at once, DENY publishes a ``PolicyRejection`` and returns
 False, ASK_USER publishes a ``ConfirmationRequest`` with a correlation id and waits
 for the ``ConfirmationResponse`` carrying that id (others are ignored), False after
-the timeout. An "always" outcome publishes ``UpdatePolicy`` and adds an ALLOW rule
-at 2.95 to the engine.
+the timeout. Session and "always" outcomes are remembered with the runtime's own grant
+logic (``approval.grants``): for ``shell_cmd`` only the approved commands, by exact name, and
+never a line the policy cannot fully read. An "always" outcome publishes ``UpdatePolicy`` and
+adds that grant's ALLOW rule at 2.95 to the engine.
 
 Inside the agent runtime the same exchange is durable: the correlation id is the
 approval id, and the wait is the stored approval request (``approval.flow``), not
@@ -22,11 +24,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from agentworld.approval.grants import Grant, find_covering_grant, grant_for
 from agentworld.models import ToolCall, new_id
 from agentworld.policy.engine import PolicyEngine, PolicyResult
-from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY, PolicyDecision, PolicyRule
+from agentworld.policy.grant_rules import always_rule
+from agentworld.policy.rules import PolicyDecision, PolicyRule
 
 logger = logging.getLogger("agentworld.policy")
+_BUS_AGENT = "confirmation-bus"
+"""Grants of the bus belong to the bus's one session (the lifetime of the bus)."""
 
 
 class MessageBusType(StrEnum):
@@ -106,7 +112,8 @@ class ConfirmationBus:
         self.timeout = timeout
         self._handlers: dict[MessageBusType, list[BusHandler]] = {}
         self._waiting: dict[str, asyncio.Future[ConfirmationOutcome]] = {}
-        self._session_allowed: set[str] = set()
+        self._grants: list[Grant] = []
+        self._session = new_id("session_")
 
     def subscribe(self, type: MessageBusType, handler: BusHandler) -> Callable[[], None]:
         handlers = self._handlers.setdefault(type, [])
@@ -139,7 +146,9 @@ class ConfirmationBus:
         if result.decision is PolicyDecision.DENY:
             await self.publish(PolicyRejection(tool_call, result))
             return False
-        if name in self._session_allowed:
+        if find_covering_grant(
+            self._grants, name, arguments, agent=_BUS_AGENT, chat_id=self._session
+        ):
             return True
         correlation_id = new_id("confirm_")
         waiter: asyncio.Future[ConfirmationOutcome] = asyncio.get_running_loop().create_future()
@@ -153,20 +162,37 @@ class ConfirmationBus:
             return False
         finally:
             self._waiting.pop(correlation_id, None)
-        if outcome is ConfirmationOutcome.PROCEED_SESSION:
-            self._session_allowed.add(name)
-        elif outcome is ConfirmationOutcome.PROCEED_ALWAYS:
-            rule = PolicyRule(
-                PolicyDecision.ALLOW,
-                ALWAYS_ALLOW_PRIORITY,
-                tool_name=name,
-                source="always (confirmation bus)",
-            )
-            self.engine = PolicyEngine(
-                [*self.engine.rules, rule],
-                default=self.engine.default,
-                mode=self.engine.mode,
-                non_interactive=self.engine.non_interactive,
-            )
-            await self.publish(UpdatePolicy(name, rule))
+        if outcome in (ConfirmationOutcome.PROCEED_SESSION, ConfirmationOutcome.PROCEED_ALWAYS):
+            await self._remember(name, arguments, outcome, correlation_id)
         return outcome is not ConfirmationOutcome.CANCEL
+
+    async def _remember(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        outcome: ConfirmationOutcome,
+        correlation_id: str,
+    ) -> None:
+        always = outcome is ConfirmationOutcome.PROCEED_ALWAYS
+        grant = grant_for(
+            "always" if always else "session",
+            world="",
+            tool_name=name,
+            arguments=arguments,
+            agent=_BUS_AGENT,
+            chat_id=self._session,
+            approval_id=correlation_id,
+        )
+        if grant is None:  # a line the policy cannot read is approved once, never remembered
+            return
+        self._grants.append(grant)
+        rule = always_rule(grant, source="always (confirmation bus)") if always else None
+        if rule is None:
+            return
+        self.engine = PolicyEngine(
+            [*self.engine.rules, rule],
+            default=self.engine.default,
+            mode=self.engine.mode,
+            non_interactive=self.engine.non_interactive,
+        )
+        await self.publish(UpdatePolicy(name, rule))

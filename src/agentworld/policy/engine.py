@@ -15,14 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier
-from agentworld.policy.shell import (
-    CommandPart,
-    UnparseableCommand,
-    command_line,
-    matches_prefix,
-    matches_regex,
-    parse_command,
-)
+from agentworld.policy.shell import CommandPart, command_line, matches_regex, prefix_words
+from agentworld.policy.shell_commands import Match, analyze, mentions, prefix_match
 from agentworld.policy.stringify import stable_stringify
 
 SHELL_TOOL = "shell_cmd"
@@ -114,61 +108,115 @@ class PolicyEngine:
         parameters = arguments.get("parameters")
         if not isinstance(command, str):
             return PolicyResult(PolicyDecision.ASK_USER, None, "shell_cmd without a command string")
-        try:
-            parsed = parse_command(
-                command_line(command, parameters if isinstance(parameters, list) else None)
-            )
-        except UnparseableCommand as exc:
-            return PolicyResult(
-                PolicyDecision.ASK_USER, None, f"the command could not be parsed: {exc}"
-            )
+        if parameters is not None and not (
+            isinstance(parameters, list) and all(isinstance(p, str) for p in parameters)
+        ):
+            return PolicyResult(PolicyDecision.ASK_USER, None, "parameters is not a list of strings")
+        analysis = analyze(command_line(command, parameters))
         serialized = stable_stringify(arguments)
         # Each part is matched against the call with `command` narrowed to that part (its
         # `parameters` are already folded into its text), so an ALLOW argsPattern that fits
         # one command of a compound line cannot allow the others (SPEC P4).
         others = {k: v for k, v in arguments.items() if k not in ("command", "parameters")}
-        outcomes = [self._decide_part(part, others, serialized) for part in parsed.parts]
+        outcomes = [self._decide_part(part, others, serialized) for part in analysis.parts]
         if not outcomes:
-            return PolicyResult(
-                PolicyDecision.ASK_USER, None, "the command runs nothing we can see"
-            )
-        return max(outcomes, key=lambda r: _SEVERITY[r.decision])  # first of the most severe
+            return PolicyResult(PolicyDecision.ASK_USER, None, f"nothing to run ({analysis.reason})")
+        worst = max(outcomes, key=lambda r: _SEVERITY[r.decision])  # first of the most severe
+        if not analysis.understood and worst.decision is not PolicyDecision.DENY:
+            reason = f"the line is not fully understood ({analysis.reason})"
+            return PolicyResult(worst.decision, worst.rule, f"{reason}; {worst.reason}")
+        return worst
 
     def _decide_part(
         self, part: CommandPart, others: dict[str, Any], serialized: str
     ) -> PolicyResult:
+        """The first rule that surely matches decides; a DENY rule that only *could* match
+        before it (the part runs something we cannot see) makes the answer at least ASK_USER."""
+        could_deny: PolicyRule | None = None
         part_serialized: str | None = None
         for rule in self.rules:
             if not rule.matches_tool(SHELL_TOOL):
                 continue
-            if rule.args_pattern is not None:
-                if part_serialized is None:
-                    part_serialized = stable_stringify({**others, "command": part.text})
-                # A DENY pattern may also match the whole call: denying more is always safe.
-                if not rule.args_pattern.search(part_serialized) and not (
-                    rule.decision is PolicyDecision.DENY and rule.args_pattern.search(serialized)
-                ):
-                    continue
-            if rule.command_prefixes is not None and not any(
-                matches_prefix(part, prefix) for prefix in rule.command_prefixes
-            ):
+            if rule.args_pattern is not None and part_serialized is None:
+                part_serialized = stable_stringify({**others, "command": part.text})
+            match = _rule_matches(rule, part, part_serialized, serialized)
+            if match == "no":
                 continue
-            if rule.command_regex is not None and not matches_regex(part, rule.command_regex):
+            if match == "maybe":
+                if rule.decision is PolicyDecision.DENY and could_deny is None:
+                    could_deny = rule
                 continue
-            if rule.decision is PolicyDecision.ALLOW and part.assignments and self.mode != "yolo":
-                # `LD_PRELOAD=x.so ls` is not the `ls` the rule had in mind: a person should look.
+            result = self._surely_matched(rule, part)
+            if could_deny is not None and result.decision is not PolicyDecision.DENY:
+                return _could_be_denied(part, could_deny)
+            return result
+        if could_deny is not None:
+            return _could_be_denied(part, could_deny)
+        return PolicyResult(self.default, None, f"no rule matched {part.text!r}")
+
+    def _surely_matched(self, rule: PolicyRule, part: CommandPart) -> PolicyResult:
+        if rule.decision is PolicyDecision.ALLOW and self.mode != "yolo":
+            # yolo allows everything but explicit DENY rules (P5); elsewhere a person looks at
+            # `LD_PRELOAD=x.so ls` and at output written to files.
+            if part.assignments:
                 return PolicyResult(PolicyDecision.ASK_USER, rule, f"{part.text!r} sets environment variables")
-            if (
-                rule.decision is PolicyDecision.ALLOW
-                and part.redirects_output
-                and not rule.allow_redirection
-                and self.mode != "yolo"  # yolo allows everything but explicit DENY rules (P5)
-            ):
+            if part.redirects_output and not rule.allow_redirection:
                 return PolicyResult(
                     PolicyDecision.ASK_USER, rule, f"{part.text!r} redirects output to a file"
                 )
-            return PolicyResult(rule.decision, rule, part.text)
-        return PolicyResult(self.default, None, f"no rule matched {part.text!r}")
+        return PolicyResult(rule.decision, rule, part.text)
+
+
+def _rule_matches(
+    rule: PolicyRule, part: CommandPart, part_serialized: str | None, serialized: str
+) -> Match:
+    """``yes``, ``no`` or ``maybe`` (the part runs something we cannot see, and only a DENY
+    rule cares about that). A rule with no criteria is about every shell call: always yes."""
+    deny = rule.decision is PolicyDecision.DENY
+    if rule.args_pattern is not None:
+        assert part_serialized is not None
+        # A DENY pattern may also match the whole call: denying more is always safe.
+        hit = rule.args_pattern.search(part_serialized) is not None or (
+            deny and rule.args_pattern.search(serialized) is not None
+        )
+        if not hit:
+            return "maybe" if deny and part.opacity != "clear" else "no"
+        if not deny and part.opacity == "unknown":
+            return "maybe"
+        return "yes"
+    if rule.command_prefixes is not None:
+        found: Match = "no"
+        for prefix in rule.command_prefixes:
+            words = prefix_words(prefix)
+            match = prefix_match(part, words, by_basename=deny)
+            if match == "no" and deny and words and mentions(part, words[0]):
+                match = "maybe"
+            if match == "yes" or (match == "maybe" and found == "no"):
+                found = match
+        return _certainty(found, part, deny=deny)
+    if rule.command_regex is not None:
+        hit = matches_regex(part, rule.command_regex) or (
+            # `rm '-rf' x` is `rm -rf x`: a DENY regex also sees the words after quote removal.
+            deny and rule.command_regex.search(" ".join(part.argv)) is not None
+        )
+        return _certainty("yes" if hit else "no", part, deny=deny)
+    return "yes"
+
+
+def _certainty(match: Match, part: CommandPart, *, deny: bool) -> Match:
+    if deny:
+        return "maybe" if match == "no" and part.opacity != "clear" else match
+    # Nothing about a part we cannot see may allow it (or ask on its behalf).
+    return "maybe" if match == "yes" and part.opacity == "unknown" else match
+
+
+def _could_be_denied(part: CommandPart, rule: PolicyRule) -> PolicyResult:
+    return PolicyResult(
+        PolicyDecision.ASK_USER,
+        rule,
+        f"{part.text!r} could run a command that {rule.name or 'a DENY rule'} denies, and what it "
+        "runs cannot be read with certainty",
+    )
 
 
 def merged(*groups: Sequence[PolicyRule]) -> list[PolicyRule]:

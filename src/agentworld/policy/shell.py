@@ -34,11 +34,13 @@ import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from agentworld.errors import AgentWorldError
+from agentworld.policy.rules import CompiledPattern
 
 MAX_LENGTH = 10_000
 MAX_NESTING = 20
@@ -70,6 +72,7 @@ _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SUBSTITUTION_START = re.compile(r"\$\(|`")
 _DYNAMIC = re.compile(r"[$`]")
+_EXPANDING = re.compile(r"[*?\[{]|^~")  # globs, brace and tilde expansion
 _COMMENT_START = re.compile(r"(?:^|[\s;&|()<>])#")
 # Bash removes backslash-newline before it splits words; tree-sitter can misplace a line break
 # next to one (`ls<NL>\<NL>rm` reads as `ls rm`), so continuations are joined first.
@@ -103,6 +106,10 @@ class UnparseableCommand(AgentWorldError, ValueError):
     """The line cannot be split into commands with confidence; the policy asks a person."""
 
 
+Opacity = Literal["clear", "runs_code", "unknown"]
+"""How well a part is known: see :mod:`agentworld.policy.shell_commands`."""
+
+
 @dataclass(frozen=True)
 class CommandPart:
     """One simple command a shell would run.
@@ -111,17 +118,29 @@ class CommandPart:
     ``VAR=value`` assignments (kept apart in ``assignments``); expansions such
     as ``$HOME`` or ``$(..)`` stay as their source text. A bare assignment
     (``PATH=/tmp``) is a part with an empty ``argv``, which no prefix matches.
+    ``literal`` says, word by word, whether the value is known before the line
+    runs (empty: judged from the text); ``key`` is what a grant records for
+    it (None: no grant may cover it).
     """
 
     argv: tuple[str, ...]
     text: str
     redirects_output: bool
     assignments: tuple[str, ...] = ()
+    literal: tuple[bool, ...] = ()
+    opacity: Opacity = "clear"
+    key: str | None = None
 
     @property
     def root(self) -> str:
         """The command's name without its directory (``/usr/bin/git`` -> ``git``)."""
         return posixpath.basename(self.argv[0]) if self.argv else ""
+
+    def is_literal(self, index: int) -> bool:
+        """Whether word ``index`` is exactly one word whose value is known before the line runs."""
+        if self.literal:
+            return self.literal[index]
+        return _DYNAMIC.search(self.argv[index]) is None and not _EXPANDING.search(self.argv[index])
 
 
 @dataclass(frozen=True)
@@ -161,29 +180,12 @@ def parse_command(line: str) -> ParsedCommand:
 
 
 @cache
-def _prefix_words(prefix: str) -> tuple[str, ...]:
+def prefix_words(prefix: str) -> tuple[str, ...]:
     """Rules are few and evaluated often: split each prefix once."""
     return tuple(shlex.split(prefix))
 
 
-def matches_prefix(part: CommandPart, prefix: str) -> bool:
-    """Whether ``part`` starts with the words of ``prefix`` (the ``commandPrefix`` rule, P4).
-
-    Words compare whole, so ``git log`` matches ``git log --oneline`` but not
-    ``git logout``. A first word without a ``/`` compares with the basename of
-    ``argv[0]``, so ``git`` also matches ``/usr/bin/git``. A command name built
-    by an expansion (``$CMD``, ``$(..)/ls``) is known only at run time and
-    matches nothing, nor does an empty prefix. An unbalanced prefix raises
-    ``ValueError`` (from :func:`shlex.split`): reject it when loading policies.
-    """
-    words = _prefix_words(prefix)
-    if not words or len(part.argv) < len(words) or _DYNAMIC.search(part.argv[0]):
-        return False
-    first = part.argv[0] if "/" in words[0] else part.root
-    return first == words[0] and part.argv[1 : len(words)] == words[1:]
-
-
-def matches_regex(part: CommandPart, pattern: re.Pattern[str]) -> bool:
+def matches_regex(part: CommandPart, pattern: CompiledPattern) -> bool:
     """Whether ``pattern`` is found anywhere in the part's source text (``commandRegex``, P4).
 
     ``re.search`` semantics: anchor with ``^``/``$`` to match the whole part.

@@ -1,0 +1,388 @@
+"""What a shell line will run, and how sure we are of it (SPEC P4; fail closed).
+
+:func:`analyze` turns a command line into :class:`~agentworld.policy.shell.CommandPart`
+values the policy can decide on, each with an *opacity*:
+
+* ``clear`` — we know the program and every argument that could change what runs;
+* ``runs_code`` — a known program that runs code we cannot read (``python``, ``bash
+  script.sh``, a shell fed on stdin, ``source``, ``trap``/``alias`` bodies …): an
+  explicit rule may allow that program, but no grant covers it and a DENY rule
+  "could match" it;
+* ``unknown`` — we do not know which program runs (a name built by an expansion or a
+  glob, ``VAR=value`` prefixes, an ``eval``/``sh -c`` of non-literal text, a builtin
+  handed text that holds ``$(``): only a rule for every shell call may allow it.
+
+The line is first read by the strict reader (:mod:`~agentworld.policy.shell_syntax`).
+When it leaves the understood subset, the tree-sitter split
+(:func:`~agentworld.policy.shell.parse_command`) still names the commands it can see —
+so a DENY rule keeps denying them — but every part is ``unknown`` and one more
+``unknown`` part stands for whatever the split may have missed.
+
+Wrappers (``sudo``, ``env``, ``timeout``, ``xargs``, ``find -exec``, ``ionice`` …) yield
+the command they run as a part of its own; ``bash -c``/``sh -c``/``eval``/``trap``/
+``alias`` bodies are read again, ``sh`` ones in the POSIX dialect (dash reads ``&>``
+differently from bash).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from agentworld.policy.shell import CommandPart, Opacity, UnparseableCommand, parse_command
+from agentworld.policy.shell_syntax import (
+    MAX_DEPTH,
+    Dialect,
+    NotUnderstood,
+    SimpleCommand,
+    Word,
+    read_commands,
+)
+
+Match = Literal["yes", "no", "maybe"]
+_TOKEN_SPLIT = re.compile(r"[\s;&|()<>'\"`$=,:]+")
+
+_POSIX_SHELLS = frozenset({"sh", "dash", "ash"})
+_OTHER_SHELLS = frozenset({"zsh", "ksh", "mksh", "ksh93", "fish", "csh", "tcsh", "yash", "rc"})
+_SHELL_FLAGS = frozenset("ceuxvfC")  # bash/sh letters that change nothing about what runs
+_SHELL_LONG = frozenset({"--norc", "--noprofile", "--noediting", "--posix"})
+_SHELL_SET_O = frozenset({"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob"})
+_INTERPRETER = re.compile(
+    r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|"
+    r"lua[0-9.]*|luajit|tclsh[0-9.]*|wish[0-9.]*|Rscript|R|osascript|expect|gdb|make|gmake|"
+    r"[gmn]?awk|parallel|source|\.|enable|bind|complete|compgen|fc|watch)"
+)
+_DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_OPENERS = re.compile(r"\$[({\[]|`")
+# Bash builtins that may evaluate their arguments as arithmetic (`a[$(cmd)]` runs cmd) or
+# change what later commands run.
+_EVALUATING_BUILTINS = frozenset(
+    ["printf", "test", "[", "let", "read", "mapfile", "readarray", "unset", "declare", "typeset", "local", "export", "readonly", "wait", "hash", "ulimit"]
+)
+# Wrappers: the command in their arguments runs. name -> (options taking a value,
+# positional arguments before the command, options that mean "no command follows").
+_WRAPPERS: dict[str, tuple[frozenset[str], int, frozenset[str]]] = {}
+
+
+def _wrapper(names: str, valued: str = "", positional: int = 0, no_command: str = "") -> None:
+    for name in names.split():
+        _WRAPPERS[name] = (frozenset(valued.split()), positional, frozenset(no_command.split()))
+
+
+_wrapper("sudo", "-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type",
+         no_command="-s -i -l -e -v -k -K -V --shell --login --edit --list --validate")
+_wrapper("doas", "-u -C", no_command="-s")
+_wrapper("env", "-u -C -S -P --unset --chdir --split-string")
+_wrapper("xargs", "-I -i -L -l -n -P -s -E -e -d -a --max-args --max-procs --max-chars "
+         "--delimiter --arg-file --replace --max-lines --eof --process-slot-var")
+_wrapper("exec", "-a")
+_wrapper("timeout", "-s -k --signal --kill-after", positional=1)
+_wrapper("nice", "-n --adjustment")
+_wrapper("stdbuf", "-i -o -e --input --output --error")
+_wrapper("chroot", "--userspec --groups", positional=1)
+_wrapper("nohup command builtin setsid busybox catchsegv torsocks dbus-run-session unbuffer "
+         "caffeinate linux32 linux64 sudoedit")
+_wrapper("time", "-f -o --format --output")
+_wrapper("ionice", "-c -n --class --classdata", no_command="-p -P -u --pid --pgid --uid")
+_wrapper("taskset", positional=1, no_command="-p --pid")
+_wrapper("chrt", "-T -P -D --sched-runtime --sched-period --sched-deadline", positional=1,
+         no_command="-p --pid -m --max")
+_wrapper("setpriv", "--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps "
+         "--ambient-caps --bounding-set --securebits --pdeathsig --selinux-label "
+         "--apparmor-profile --landlock-access --landlock-rule --reset-env")
+_wrapper("prlimit", "--pid -p", no_command="--pid -p")
+_wrapper("flock", "-w --timeout -E --conflict-exit-code", positional=1)
+_wrapper("numactl", "-C -N -m -i -p --physcpubind --cpunodebind --membind --interleave "
+         "--preferred")
+_wrapper("cgexec", "-g")
+_wrapper("proxychains proxychains4", "-f")
+_wrapper("faketime", "-f", positional=1)
+_wrapper("strace ltrace", "-e -o -s -u -E -a -b -I -O -S -X -P", no_command="-p")
+_wrapper("setarch", positional=1)
+_wrapper("unshare nsenter", "-t --target -S -G -r -w --setuid --setgid --root --wd "
+         "--map-user --map-group")
+_wrapper("firejail systemd-run valgrind xvfb-run chpst rlwrap tsp")
+# Wrappers whose `-c TEXT` (or, for sg, whose command argument) is a script for `sh -c`.
+_SCRIPT_OPTION = {"flock": "-c", "script": "-c", "su": "-c", "runuser": "-c", "sg": ""}
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    """Every command a line will run, and whether the whole line was understood."""
+
+    parts: tuple[CommandPart, ...]
+    understood: bool
+    reason: str = ""
+    """Why the line was not understood (empty when it was)."""
+
+    @property
+    def keys(self) -> frozenset[str] | None:
+        """The grant keys of the line's commands, or None when a grant may not cover it."""
+        if not self.understood or not self.parts:
+            return None
+        keys = [p.key for p in self.parts]
+        if any(k is None for k in keys):
+            return None
+        return frozenset(k for k in keys if k is not None)
+
+    @property
+    def has_redirection(self) -> bool:
+        return any(p.redirects_output for p in self.parts)
+
+
+def analyze(line: str) -> ShellAnalysis:
+    """What ``line`` will run under ``bash --noprofile --norc -c``."""
+    if not line.strip():
+        return ShellAnalysis((), False, "empty command")
+    try:
+        commands = read_commands(line)
+        parts = [p for c in commands for p in _parts(c, depth=0)]
+    except NotUnderstood as exc:
+        return _not_understood(line, str(exc))
+    return ShellAnalysis(tuple(parts), True)
+
+
+def _not_understood(line: str, reason: str) -> ShellAnalysis:
+    try:
+        seen = parse_command(line).parts
+    except UnparseableCommand:
+        seen = ()
+    hidden = CommandPart((), line.strip(), False, opacity="unknown")
+    parts = [replace(p, opacity="unknown", key=None) for p in seen]
+    return ShellAnalysis((*parts, hidden), False, reason)
+
+
+def _parts(command: SimpleCommand, *, depth: int) -> list[CommandPart]:
+    writes = any(r.writes_file for r in command.redirects)
+    assignments = tuple(a.text for a in command.assignments)
+    words = command.words
+    if not words:
+        return [CommandPart((), command.text, writes, assignments, opacity="unknown" if assignments else "clear")]
+    return _command(words, command.text, writes, assignments, depth=depth)
+
+
+def _command(
+    words: Sequence[Word], text: str, writes: bool, assignments: tuple[str, ...], *, depth: int
+) -> list[CommandPart]:
+    if depth > MAX_DEPTH:
+        raise NotUnderstood(f"wrappers nested deeper than {MAX_DEPTH} levels")
+    name = words[0].value if words[0].literal else ""
+    base = posixpath.basename(name)
+    inner: list[CommandPart] = []
+    opacity: Opacity = "clear"
+    key: str | None = name
+    if not name or assignments:
+        opacity = "unknown"
+    elif base in _DECLARATIONS and any(_is_assignment(w) for w in words[1:]):
+        opacity = "unknown"  # `export PATH=...` changes what later commands run
+    elif base in _EVALUATING_BUILTINS and any(
+        not w.literal or _OPENERS.search(w.value) for w in words[1:]
+    ):
+        opacity = "unknown"  # `printf -v 'a[$(cmd)]'`: builtins may evaluate such text
+    elif base in _POSIX_SHELLS or base == "bash":
+        opacity, inner = _shell(words, "bash" if base == "bash" else "posix", writes, depth)
+        key = f"{name} -c" if opacity == "clear" else None
+    elif base in _OTHER_SHELLS or _INTERPRETER.fullmatch(base):
+        opacity = "runs_code"
+    elif base == "eval":
+        opacity, inner = _script(_joined(words[1:]), "bash", writes, depth)
+    elif base in ("trap", "alias"):
+        opacity = "runs_code"
+        bodies = [w for w in words[1:] if not w.value.startswith("-")]
+        if base == "alias":
+            bodies = [Word(w.text, w.value.partition("=")[2], w.literal, w.start, w.end) for w in bodies]
+        for body in bodies[:1] if base == "trap" else bodies:
+            inner += _script(body, "bash", writes, depth)[1]
+    elif base == "find":
+        inner = _find(words, writes, depth)
+    elif base in _SCRIPT_OPTION:
+        opacity, inner = _script_option(base, words, writes, depth)
+    elif base in _WRAPPERS:
+        opacity, inner = _wrapped(base, words, writes, depth)
+    if opacity != "clear":
+        key = None
+    part = CommandPart(
+        tuple(w.value for w in words),
+        text,
+        writes,
+        assignments,
+        literal=tuple(w.literal for w in words),
+        opacity=opacity,
+        key=key,
+    )
+    return [part, *inner]
+
+
+def _is_assignment(word: Word) -> bool:
+    return re.match(r"[A-Za-z_][A-Za-z0-9_]*(\[|\+?=)", word.value) is not None
+
+
+def _joined(words: Sequence[Word]) -> Word | None:
+    if not words:
+        return None
+    literal = all(w.literal for w in words)
+    return Word(" ".join(w.text for w in words), " ".join(w.value for w in words), literal,
+                words[0].start, words[-1].end)
+
+
+def _script(
+    script: Word | None, dialect: Dialect, writes: bool, depth: int
+) -> tuple[Opacity, list[CommandPart]]:
+    """The commands of a script handed over as one word (``bash -c``, ``eval``, ``trap``)."""
+    if script is None:
+        return "clear", []
+    if not script.literal:
+        return "unknown", []
+    commands = read_commands(script.value, dialect=dialect, depth=depth + 1)
+    parts = [p for c in commands for p in _parts(c, depth=depth + 1)]
+    if writes:
+        parts = [replace(p, redirects_output=True) for p in parts]
+    return "clear", parts
+
+
+def _shell(
+    words: Sequence[Word], dialect: Dialect, writes: bool, depth: int
+) -> tuple[Opacity, list[CommandPart]]:
+    """``bash -c SCRIPT`` is read again; a shell reading a file or stdin runs code we can't see."""
+    i, has_c = 1, False
+    while i < len(words):
+        word = words[i]
+        if not word.literal:
+            return "unknown", []
+        tok = word.value
+        if tok == "-o" or tok == "+o":
+            if i + 1 >= len(words) or words[i + 1].value not in _SHELL_SET_O:
+                return "runs_code", []
+            i += 2
+            continue
+        if tok in _SHELL_LONG:
+            i += 1
+            continue
+        if tok == "--" or tok == "-":
+            i += 1
+            break
+        if len(tok) > 1 and tok[0] in "-+" and tok[1] != "-":
+            if not set(tok[1:]) <= _SHELL_FLAGS:
+                return "runs_code", []  # -i, -l, -s, -O …: startup files, stdin, shell options
+            has_c = has_c or (tok[0] == "-" and "c" in tok)
+            i += 1
+            continue
+        break
+    if not has_c or i >= len(words):
+        return "runs_code", []
+    return _script(words[i], dialect, writes, depth)
+
+
+def _script_option(
+    name: str, words: Sequence[Word], writes: bool, depth: int
+) -> tuple[Opacity, list[CommandPart]]:
+    """``flock FILE -c TEXT``, ``su -c TEXT``, ``script -c TEXT``, ``sg GROUP TEXT``."""
+    if name == "sg":  # sg GROUP [-c] TEXT
+        rest = [w for w in words[2:] if w.value != "-c"]
+        return _script(rest[0], "posix", writes, depth) if rest else ("runs_code", [])
+    for i, word in enumerate(words[1:-1], start=1):
+        if word.value in ("-c", "--command"):
+            return _script(words[i + 1], "posix", writes, depth)
+    if name == "flock":
+        return _wrapped(name, words, writes, depth)
+    return "runs_code", []  # an interactive shell: with stdin closed it runs its startup files
+
+
+def _wrapped(
+    name: str, words: Sequence[Word], writes: bool, depth: int
+) -> tuple[Opacity, list[CommandPart]]:
+    valued, positional, no_command = _WRAPPERS[name]
+    i = 1
+    assignments: list[str] = []
+    while i < len(words) and words[i].value.startswith("-") and words[i].value != "-":
+        word = words[i]
+        if not word.literal:
+            return "unknown", []
+        tok = word.value
+        i += 1
+        if tok == "--":
+            break
+        opt = tok.partition("=")[0]
+        if opt in no_command:
+            return "clear", []
+        if tok.startswith("--"):
+            if "=" not in tok and opt in valued:
+                i += 1
+            if name == "env" and opt == "--split-string":
+                return "unknown", []
+        else:
+            for j, ch in enumerate(tok[1:], start=2):
+                if f"-{ch}" in no_command:
+                    return "clear", []
+                if f"-{ch}" in valued:
+                    if j == len(tok):
+                        i += 1
+                    if name == "env" and ch == "S":
+                        return "unknown", []
+                    break
+    while name in ("env", "sudo", "doas") and i < len(words) and _is_assignment(words[i]):
+        assignments.append(words[i].value)
+        i += 1
+    i += positional
+    rest = list(words[i:])
+    if not rest:
+        return "clear", []
+    if name == "xargs" and any(w.value in ("-I", "-i", "--replace") or w.value.startswith(("-I", "--replace=")) for w in words[1:i]):
+        return "unknown", []  # the input replaces words of the command, even its name
+    text = " ".join(w.text for w in rest)
+    return "clear", _command(rest, text, writes, tuple(assignments), depth=depth + 1)
+
+
+def _find(words: Sequence[Word], writes: bool, depth: int) -> list[CommandPart]:
+    """The commands of ``find … -exec CMD … ;`` (``{}`` becomes a file name: not literal)."""
+    parts: list[CommandPart] = []
+    i = 1
+    while i < len(words):
+        if words[i].value in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next(
+                (j for j in range(i + 1, len(words)) if words[j].value in (";", "+")), len(words)
+            )
+            cmd = [
+                Word(w.text, w.value, w.literal and "{}" not in w.value, w.start, w.end)
+                for w in words[i + 1 : end]
+            ]
+            if cmd:
+                parts += _command(cmd, " ".join(w.text for w in cmd), writes, (), depth=depth + 1)
+            i = end
+        i += 1
+    return parts
+
+
+def prefix_match(part: CommandPart, words: Sequence[str], *, by_basename: bool) -> Match:
+    """Whether ``part`` starts with ``words`` (a ``commandPrefix``, split), word by word.
+
+    ``maybe`` when a word that decides it is only known at run time. The command
+    name compares exactly (``ls`` is not ``./ls``, ``/usr/bin/ls`` or ``/tmp/x/ls``)
+    unless ``by_basename``, which DENY rules use so ``/usr/bin/rm`` is still ``rm``.
+    """
+    if not words or not part.argv:
+        return "no"
+    for i, word in enumerate(words):
+        if i >= len(part.argv):
+            return "no"
+        if not part.is_literal(i):
+            return "maybe"
+        value = part.argv[i]
+        if i == 0 and by_basename and "/" not in word:
+            value = posixpath.basename(value)
+        if value != word:
+            return "no"
+    return "yes"
+
+
+def mentions(part: CommandPart, name: str) -> bool:
+    """Whether an argument of ``part`` names the command ``name`` (``ionice touch x``,
+    ``script -c 'touch x'``): a wrapper we do not know may run it."""
+    for arg in part.argv[1:]:
+        for token in _TOKEN_SPLIT.split(arg):
+            if token and posixpath.basename(token) == name:
+                return True
+    return False
