@@ -66,6 +66,24 @@ def test_policy_test_without_a_matching_rule_and_non_interactive(cli: Any) -> No
     assert spoofed["decision"] == "DENY"
 
 
+def test_policy_test_without_a_world_includes_the_admin_tier(cli: Any, tmp_path: Path, policy_file: Path) -> None:
+    admin = tmp_path / "admin.toml"
+    admin.write_text('[[rule]]\ntoolName = "shell_cmd"\ncommandPrefix = "echo"\ndecision = "deny"\npriority = 0\n')
+    args = ("policy", "test", "--tool", "shell_cmd", "--args", '{"command": "echo hi"}', "--policy", str(policy_file), "--json")
+    assert cli(*args).json()["decision"] == "ALLOW"  # the --policy file alone allows echo
+    denied = cli(*args, env={"AGENTWORLD_ADMIN_POLICY": str(admin)}).json()
+    assert (denied["decision"], denied["rule"]["source"], denied["rule"]["priority"]) == ("DENY", str(admin), 3.0)
+    broken = cli(*args, env={"AGENTWORLD_ADMIN_POLICY": str(tmp_path / "missing.toml")}).json()
+    assert (broken["decision"], broken["by"]) == ("DENY", "broken policy")  # as the runtime: fail closed
+
+
+def test_policy_test_options_that_need_a_world(cli: Any) -> None:
+    refused = cli("policy", "test", "--tool", "x", "--agent", "a1", "--chat", "c1", check=False)
+    assert refused.code == 2 and "need WORLD" in refused.stderr
+    unknown = cli("policy", "test", "nowhere", "--tool", "x", check=False)
+    assert unknown.code == 1 and len(unknown.stderr.strip().splitlines()) == 1
+
+
 def test_args_pattern_ignores_key_order(cli: Any, tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('[[rule]]\ntoolName = "deploy"\nargsPattern = \'"env":"prod"\'\ndecision = "deny"\npriority = 5\n')
@@ -81,7 +99,7 @@ def test_args_pattern_ignores_key_order(cli: Any, tmp_path: Path) -> None:
         ('toolName = "x"\ndecision = "allow"\npriority = 1000', "schema_validation"),
         ('toolName = "x"\ndecision = "allow"\npriority = 1\nargsPatern = "y"', "schema_validation"),
         ('toolName = "x"\ndecision = "allow"\npriority = 1\nargsPattern = "(unclosed"', "regex_compilation"),
-        ('toolName = "x"\ndecision = "allow"\npriority = 1\nargsPattern = "(a+)+$"', "regex_compilation"),
+        ("toolName = \"x\"\ndecision = \"allow\"\npriority = 1\nargsPattern = 'rm(?= -rf)'", "regex_compilation"),
     ],
 )
 def test_bad_rules_are_refused_naming_file_and_rule(cli: Any, tmp_path: Path, rule: str, expected: str) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentworld.policy.pattern_set import Matcher, PatternSet
 from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier
 from agentworld.policy.shell import CommandPart, command_line, matches_regex, prefix_words
 from agentworld.policy.shell_commands import Match, analyze, mentions, prefix_match
@@ -63,6 +64,7 @@ class PolicyEngine:
         self.default = default
         self.mode = mode
         self.non_interactive = non_interactive
+        self._patterns = PatternSet(r.args_pattern for r in self.rules if r.args_pattern)
 
     def evaluate(
         self,
@@ -90,15 +92,15 @@ class PolicyEngine:
             )
         if tool_name == SHELL_TOOL:
             return self._decide_shell(arguments)
-        serialized: str | None = None
+        found: Matcher | None = None
         for rule in self.rules:
             if not rule.matches_tool(tool_name) or rule.has_command_criteria:
                 continue
             if rule.args_pattern is not None:
                 if not arguments:
                     continue  # a rule with a pattern never matches a call without arguments
-                serialized = serialized if serialized is not None else stable_stringify(arguments)
-                if not rule.args_pattern.search(serialized):
+                found = found or self._patterns.matcher(stable_stringify(arguments))
+                if not found(rule.args_pattern):
                     continue
             return PolicyResult(rule.decision, rule)
         return PolicyResult(self.default, None, "no rule matched")
@@ -113,12 +115,12 @@ class PolicyEngine:
         ):
             return PolicyResult(PolicyDecision.ASK_USER, None, "parameters is not a list of strings")
         analysis = analyze(command_line(command, parameters))
-        serialized = stable_stringify(arguments)
+        whole = self._patterns.matcher(stable_stringify(arguments))
         # Each part is matched against the call with `command` narrowed to that part (its
         # `parameters` are already folded into its text), so an ALLOW argsPattern that fits
         # one command of a compound line cannot allow the others (SPEC P4).
         others = {k: v for k, v in arguments.items() if k not in ("command", "parameters")}
-        outcomes = [self._decide_part(part, others, serialized) for part in analysis.parts]
+        outcomes = [self._decide_part(part, others, whole) for part in analysis.parts]
         if not outcomes:
             return PolicyResult(PolicyDecision.ASK_USER, None, f"nothing to run ({analysis.reason})")
         worst = max(outcomes, key=lambda r: _SEVERITY[r.decision])  # first of the most severe
@@ -127,19 +129,17 @@ class PolicyEngine:
             return PolicyResult(worst.decision, worst.rule, f"{reason}; {worst.reason}")
         return worst
 
-    def _decide_part(
-        self, part: CommandPart, others: dict[str, Any], serialized: str
-    ) -> PolicyResult:
+    def _decide_part(self, part: CommandPart, others: dict[str, Any], whole: Matcher) -> PolicyResult:
         """The first rule that surely matches decides; a DENY rule that only *could* match
         before it (the part runs something we cannot see) makes the answer at least ASK_USER."""
         could_deny: PolicyRule | None = None
-        part_serialized: str | None = None
+        in_part: Matcher | None = None
         for rule in self.rules:
             if not rule.matches_tool(SHELL_TOOL):
                 continue
-            if rule.args_pattern is not None and part_serialized is None:
-                part_serialized = stable_stringify({**others, "command": part.text})
-            match = _rule_matches(rule, part, part_serialized, serialized)
+            if rule.args_pattern is not None and in_part is None:
+                in_part = self._patterns.matcher(stable_stringify({**others, "command": part.text}))
+            match = _rule_matches(rule, part, in_part, whole)
             if match == "no":
                 continue
             if match == "maybe":
@@ -168,17 +168,15 @@ class PolicyEngine:
 
 
 def _rule_matches(
-    rule: PolicyRule, part: CommandPart, part_serialized: str | None, serialized: str
+    rule: PolicyRule, part: CommandPart, in_part: Matcher | None, whole: Matcher
 ) -> Match:
     """``yes``, ``no`` or ``maybe`` (the part runs something we cannot see, and only a DENY
     rule cares about that). A rule with no criteria is about every shell call: always yes."""
     deny = rule.decision is PolicyDecision.DENY
     if rule.args_pattern is not None:
-        assert part_serialized is not None
+        assert in_part is not None
         # A DENY pattern may also match the whole call: denying more is always safe.
-        hit = rule.args_pattern.search(part_serialized) is not None or (
-            deny and rule.args_pattern.search(serialized) is not None
-        )
+        hit = in_part(rule.args_pattern) or (deny and whole(rule.args_pattern))
         if not hit:
             return "maybe" if deny and part.opacity != "clear" else "no"
         if not deny and part.opacity == "unknown":

@@ -8,7 +8,6 @@ bad rule is reported precisely while the others still load.
 
 from __future__ import annotations
 
-import re
 import shlex
 import tomllib
 from dataclasses import dataclass
@@ -16,23 +15,22 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+import re2
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
-from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier
+from agentworld.policy.rules import (
+    CompiledPattern,
+    PolicyDecision,
+    PolicyRule,
+    Tier,
+    parse_tool_selector,
+)
 
 ErrorType = Literal[
     "file_read", "toml_parse", "schema_validation", "rule_validation", "regex_compilation"
 ]
 MAX_PATTERN = 1024
 SHELL_TOOL = "shell_cmd"
-
-# A quantified group that itself contains a quantifier: (a+)+, (\w*x)*, (.+){2,} — the shapes
-# that backtrack exponentially. A heuristic, on purpose conservative.
-_NESTED_QUANTIFIER = re.compile(
-    r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d+,?\d*\})(?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,?\d*\})"
-)
-_INNERMOST_GROUP = re.compile(r"\((?:[^()\\]|\\.)*\)")
-_QUANTIFIER = re.compile(r"[+*]|\{\d+,?\d*\}")
 
 
 @dataclass(frozen=True)
@@ -70,29 +68,40 @@ class _RuleSchema(BaseModel):
     name: str | None = None
 
 
-def _nests_quantifiers(pattern: str) -> bool:
-    # Fold each innermost group into a stand-in atom ("a+" when it repeats inside, else "a") until
-    # none is left, so groups around groups are checked too: ((a+))+ -> (a+)+ is refused.
-    while not _NESTED_QUANTIFIER.search(pattern):
-        folded = _INNERMOST_GROUP.sub(
-            lambda m: "a+" if _QUANTIFIER.search(re.sub(r"\\.", "", m[0])) else "a", pattern
-        )
-        if folded == pattern:
-            return False
-        pattern = folded
-    return True
+def _re2_options() -> re2.Options:
+    options = re2.Options()
+    # RE2 would also log every refused pattern to stderr; the error we raise says it once.
+    options.log_errors = False
+    return options
 
 
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """Compile a policy regex, refusing the ones that could hang the engine."""
+RE2_OPTIONS = _re2_options()
+_OPTIONS = RE2_OPTIONS
+
+
+def compile_pattern(pattern: str) -> CompiledPattern:
+    """Compile a policy regex with RE2, whose matching time is linear in the text (SPEC P3).
+
+    RE2 has no backtracking, so no pattern can hang the engine — ``(a+)+$`` included — and
+    the price is that backreferences and lookaround, which need backtracking, are refused.
+    """
     if len(pattern) > MAX_PATTERN:
         raise ValueError(f"pattern is {len(pattern)} characters long (limit {MAX_PATTERN})")
-    if _nests_quantifiers(pattern):
-        raise ValueError(f"pattern {pattern!r} nests quantifiers (catastrophic backtracking)")
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"pattern {pattern!r} is not a valid regex: {exc}") from None
+        compiled: CompiledPattern = re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        # RE2 quotes the offending part raw; errors are printed on one line.
+        reason = str(reason).replace("\r", "\\r").replace("\n", "\\n")
+        hint = (
+            " (RE2 has no backreferences or lookaround)"
+            if "invalid perl operator" in reason or "invalid escape sequence" in reason
+            else ""
+        )
+        raise ValueError(f"pattern {pattern!r} is not a valid regex: {reason}{hint}") from None
+    return compiled
 
 
 def _schema_message(exc: ValidationError) -> str:
@@ -103,13 +112,23 @@ def _schema_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _tool_names(rule: _RuleSchema) -> list[str | None]:
+def _tool_selectors(rule: _RuleSchema) -> list[tuple[str | None, str | None]]:
+    """``(tool_name, tool_prefix)`` for each rule the table becomes (one per ``toolName``)."""
+    if rule.mcpName is not None and (not rule.mcpName or "*" in rule.mcpName):
+        raise _RuleProblem(
+            "rule_validation",
+            f"mcpName {rule.mcpName!r} must be a server name (no '*'; leave out toolName "
+            "for every tool of the server)",
+        )
     names: list[str | None] = (
         [rule.toolName] if isinstance(rule.toolName, str) else list(rule.toolName or []) or [None]
     )
     if rule.mcpName is not None:
-        return [f"{rule.mcpName}__{n}" if n else f"{rule.mcpName}__*" for n in names]
-    return names
+        names = [f"{rule.mcpName}__{n if n is not None else '*'}" for n in names]
+    try:
+        return [parse_tool_selector(n) for n in names]
+    except ValueError as exc:
+        raise _RuleProblem("rule_validation", str(exc)) from None
 
 
 def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[PolicyRule]:
@@ -123,14 +142,17 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
     if isinstance(rule.toolName, list) and not rule.toolName:
         # An empty list would otherwise become a rule for every tool.
         raise _RuleProblem("rule_validation", "toolName must not be an empty list")
-    names = _tool_names(rule)
+    selectors = _tool_selectors(rule)
     shell_only = rule.commandPrefix is not None or rule.commandRegex is not None
     if shell_only:
-        if any(n not in (None, SHELL_TOOL) for n in names) or rule.mcpName is not None:
+        # Command criteria read a parsed shell command line; only `shell_cmd` (named, "*" or
+        # left out) has one.
+        every_tool = {(None, None), (None, ""), (SHELL_TOOL, None)}
+        if rule.mcpName is not None or not set(selectors) <= every_tool:
             raise _RuleProblem(
                 "rule_validation", f"commandPrefix/commandRegex apply to {SHELL_TOOL} only"
             )
-        names = [SHELL_TOOL]
+        selectors = [(SHELL_TOOL, None)]
     try:
         args_pattern = compile_pattern(rule.argsPattern) if rule.argsPattern is not None else None
         command_regex = (
@@ -158,7 +180,8 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
         PolicyRule(
             decision=PolicyDecision(rule.decision.upper()),
             priority=tier + rule.priority / 1000,
-            tool_name=name,
+            tool_name=tool,
+            tool_prefix=tool_prefix,
             args_pattern=args_pattern,
             command_prefixes=prefixes,
             command_regex=command_regex,
@@ -169,7 +192,7 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
             source=source,
             index=index,
         )
-        for name in names
+        for tool, tool_prefix in selectors
     ]
 
 
@@ -234,14 +257,17 @@ def builtin_rules() -> list[PolicyRule]:
 
 
 def legacy_rules(*, allowed_tools: list[str], excluded_tools: list[str]) -> list[PolicyRule]:
-    """SPEC P5: allowed tools → ALLOW at 2.3, excluded tools → DENY at 2.4."""
+    """SPEC P5: allowed tools → ALLOW at 2.3, excluded tools → DENY at 2.4.
+
+    Names take the wildcards of ``toolName`` (``*``, ``read_*``); the world settings refuse
+    a misplaced star before they are stored (``models.domain``).
+    """
     return [
-        *(
-            PolicyRule(PolicyDecision.ALLOW, 2.3, tool_name=t, source="allowed tools")
-            for t in allowed_tools
-        ),
-        *(
-            PolicyRule(PolicyDecision.DENY, 2.4, tool_name=t, source="excluded tools")
-            for t in excluded_tools
-        ),
+        *(_legacy(PolicyDecision.ALLOW, 2.3, t, "allowed tools") for t in allowed_tools),
+        *(_legacy(PolicyDecision.DENY, 2.4, t, "excluded tools") for t in excluded_tools),
     ]
+
+
+def _legacy(decision: PolicyDecision, priority: float, tool: str, source: str) -> PolicyRule:
+    name, prefix = parse_tool_selector(tool)
+    return PolicyRule(decision, priority, tool_name=name, tool_prefix=prefix, source=source)

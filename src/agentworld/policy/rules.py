@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 
 class PolicyDecision(StrEnum):
@@ -29,16 +28,50 @@ PolicyMode = str
 MODES = ("default", "auto_edit", "yolo")
 
 
+class CompiledPattern(Protocol):
+    """A compiled policy regex (``argsPattern``, ``commandRegex``).
+
+    The loader compiles them with RE2 (linear time, SPEC P3); anything with a ``search`` that
+    returns a match or None, and the source text as ``pattern``, fits — ``re.Pattern`` too.
+    """
+
+    @property
+    def pattern(self) -> str: ...
+
+    def search(self, text: str, /) -> object | None: ...
+
+
+def parse_tool_selector(name: str | None) -> tuple[str | None, str | None]:
+    """A ``toolName`` as ``(tool_name, tool_prefix)`` for ``PolicyRule``.
+
+    ``read_file`` is that tool; ``*`` every tool; ``read_*`` / ``github__*`` every tool whose
+    name starts with the part before the star. A star anywhere else is refused with
+    ``ValueError``: ``*_file`` or ``git*hub`` would otherwise be an exact name no tool has, a
+    DENY rule that silently denies nothing.
+    """
+    if name is None or "*" not in name:
+        return name, None
+    if name.index("*") != len(name) - 1:
+        raise ValueError(
+            f"toolName {name!r}: '*' is only allowed at the end ('*', 'read_*', 'github__*')"
+        )
+    return None, name[:-1]
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyRule:
     decision: PolicyDecision
     priority: float
     """The effective priority (tier + priority/1000)."""
     tool_name: str | None = None
-    """None matches every tool; ``server__*`` every tool of one MCP server."""
-    args_pattern: re.Pattern[str] | None = None
+    """The one tool the rule is for, compared exactly; None (and no ``tool_prefix``): every tool."""
+    tool_prefix: str | None = None
+    """A wildcard from a policy file: every tool whose name starts with this (``""`` for
+    ``toolName = "*"``, ``"github__"`` for ``github__*``). Only the loader sets it, so a tool
+    whose own name contains ``*`` never turns an exact rule (an "always" grant) into a wildcard."""
+    args_pattern: CompiledPattern | None = None
     command_prefixes: tuple[str, ...] | None = None
-    command_regex: re.Pattern[str] | None = None
+    command_regex: CompiledPattern | None = None
     modes: frozenset[str] | None = None
     allow_redirection: bool = False
     deny_message: str | None = None
@@ -54,11 +87,14 @@ class PolicyRule:
         return self.command_prefixes is not None or self.command_regex is not None
 
     def matches_tool(self, tool_name: str) -> bool:
-        if self.tool_name is None:
-            return True
-        if self.tool_name.endswith("__*"):
-            return tool_name.startswith(self.tool_name[:-1])
-        return self.tool_name == tool_name
+        if self.tool_prefix is not None:
+            return tool_name.startswith(self.tool_prefix)
+        return self.tool_name is None or self.tool_name == tool_name
+
+    @property
+    def tool_selector(self) -> str | None:
+        """The tool names as a policy file writes them: ``read_file``, ``github__*``, ``*``."""
+        return f"{self.tool_prefix}*" if self.tool_prefix is not None else self.tool_name
 
     def applies_in(self, mode: str) -> bool:
         return self.modes is None or mode in self.modes
@@ -69,7 +105,7 @@ class PolicyRule:
             "name": self.name,
             "decision": self.decision.value,
             "priority": round(self.priority, 3),
-            "toolName": self.tool_name,
+            "toolName": self.tool_selector,
             "argsPattern": self.args_pattern.pattern if self.args_pattern else None,
             "commandPrefix": list(self.command_prefixes) if self.command_prefixes else None,
             "commandRegex": self.command_regex.pattern if self.command_regex else None,

@@ -1,0 +1,50 @@
+"""Every ``argsPattern`` of an engine in one RE2 set, searched in one linear pass (SPEC P1).
+
+RE2 keeps policy patterns linear in the text (``loader.py``), but each search from Python
+pays a fixed cost of a few microseconds. An engine with several pattern rules for a tool
+would pay it once per rule; an RE2 ``Set`` answers "which of these patterns occur in this
+text" in one pass instead. Patterns compiled elsewhere (a plain ``re`` pattern built by an
+embedder) are searched one by one, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import re2
+
+from agentworld.policy.loader import RE2_OPTIONS
+from agentworld.policy.rules import CompiledPattern
+
+_RE2_PATTERN = type(re2.compile(""))
+
+Matcher = Callable[[CompiledPattern], bool]
+
+
+class PatternSet:
+    def __init__(self, patterns: Iterable[CompiledPattern]) -> None:
+        self._index: dict[int, int] = {}
+        self._set: re2.Set | None = None
+        together = [p for p in dict.fromkeys(patterns) if isinstance(p, _RE2_PATTERN)]
+        if not together:
+            return
+        searcher = re2.Set.SearchSet(RE2_OPTIONS)
+        for pattern in together:
+            self._index[id(pattern)] = searcher.Add(pattern.pattern)
+        searcher.Compile()
+        self._set = searcher
+
+    def matcher(self, text: str) -> Matcher:
+        """Whether a pattern occurs in ``text``; the set is searched once, on first use."""
+        hits: frozenset[int] | None = None
+
+        def found(pattern: CompiledPattern) -> bool:
+            nonlocal hits
+            index = self._index.get(id(pattern))
+            if index is None or self._set is None:
+                return pattern.search(text) is not None
+            if hits is None:
+                hits = frozenset(self._set.Match(text) or ())  # None when nothing matches
+            return index in hits
+
+        return found
