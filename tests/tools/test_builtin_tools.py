@@ -9,14 +9,9 @@ from pathlib import Path
 import pytest
 
 from agentworld.tools.builtin import shell
-from agentworld.tools.builtin.files import (
-    LIST_CAP,
-    READ_CAP,
-    OutsideWorkingDirectory,
-    list_files,
-    read_file,
-)
+from agentworld.tools.builtin.files import LIST_CAP, READ_CAP, list_files, read_file
 from agentworld.tools.builtin.shell import run_shell
+from agentworld.tools.confinement import OutsideWorkingDirectory
 from agentworld.tools.registry import ToolContext
 
 

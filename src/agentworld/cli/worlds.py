@@ -33,6 +33,7 @@ def _world_settings(
     allowed_tool: list[str] | None,
     excluded_tool: list[str] | None,
     hook: list[str] | None,
+    tool_env: list[str] | None,
 ) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     if hook:
@@ -43,6 +44,8 @@ def _world_settings(
         settings["allowed_tools"] = allowed_tool
     if excluded_tool:
         settings["excluded_tools"] = excluded_tool
+    if tool_env:
+        settings["tool_env"] = tool_env
     if client_tools is not None:
         declared = read_json_file(client_tools, "client tools file")
         if not isinstance(declared, list) or not all(isinstance(d, dict) for d in declared):
@@ -79,7 +82,7 @@ def _world_settings(
 
 TurnLimit = Annotated[int | None, typer.Option("--turn-limit", help="LLM calls per agent before a human must step in (default 5).")]
 Description = Annotated[str | None, typer.Option("--description")]
-ApprovalTimeout = Annotated[float | None, typer.Option("--approval-timeout", help="Seconds before an unanswered approval is denied (default 300).")]
+ApprovalTimeout = Annotated[float | None, typer.Option("--approval-timeout", help="Seconds before an unanswered approval is denied (default 300; above 0, at most 31536000 = a year).")]
 Policy = Annotated[list[Path] | None, typer.Option("--policy", help="Policy TOML file (repeatable).")]
 McpConfig = Annotated[Path | None, typer.Option("--mcp-config", help='JSON file with {"mcpServers": {...}}.')]
 WorkingDir = Annotated[Path | None, typer.Option("--working-dir", help="Directory the world's tools work in.")]
@@ -90,6 +93,7 @@ Mode = Annotated[str | None, typer.Option("--mode", help="Policy mode: default |
 AllowedTool = Annotated[list[str] | None, typer.Option("--allowed-tool", help="Legacy: always allow this tool (repeatable).")]
 ExcludedTool = Annotated[list[str] | None, typer.Option("--excluded-tool", help="Legacy: always deny this tool (repeatable).")]
 Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by import path, module:function (repeatable).")]
+ToolEnv = Annotated[list[str] | None, typer.Option("--tool-env", help="Pass this environment variable to tools (repeatable); API keys only when listed.")]
 ClientTools = Annotated[Path | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}].")]
 
 
@@ -110,6 +114,7 @@ def world_create_or_update(
     allowed_tool: AllowedTool = None,
     excluded_tool: ExcludedTool = None,
     hook: Hook = None,
+    tool_env: ToolEnv = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`world create` and `world update` take the same options; update changes only those given."""

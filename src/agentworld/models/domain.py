@@ -9,6 +9,8 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentworld.models.message import utc_now
+from agentworld.policy.rules import parse_tool_selector
+from agentworld.tools.environment import validate_tool_env
 
 ProviderName = Literal[
     "openai", "anthropic", "google", "azure", "ollama", "xai", "openai-compatible", "scripted"
@@ -16,6 +18,7 @@ ProviderName = Literal[
 PROVIDER_NAMES: tuple[str, ...] = get_args(ProviderName)
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+MAX_APPROVAL_TIMEOUT = 365 * 24 * 3600.0
 
 
 def _check_name(value: str) -> str:
@@ -34,7 +37,11 @@ class World(BaseModel):
     description: str = ""
     turn_limit: int = Field(default=5, ge=1, alias="turnLimit")
     max_iterations: int = Field(default=10, ge=1, alias="maxIterations")
-    approval_timeout: float = Field(default=300.0, gt=0, alias="approvalTimeout")
+    approval_timeout: float = Field(
+        default=300.0, gt=0, le=MAX_APPROVAL_TIMEOUT, allow_inf_nan=False, alias="approvalTimeout"
+    )
+    """Seconds before an unanswered approval is denied (SPEC A7): finite, above zero, at most a
+    year (``inf`` or ``1e400`` would be stored and then break every approval listing)."""
     streaming: bool = True
     non_interactive: bool = Field(default=False, alias="nonInteractive")
     """Nobody answers approvals in this world: calls that need one are denied (SPEC P2)."""
@@ -52,6 +59,9 @@ class World(BaseModel):
     """``on_event`` hooks by import path (``package.module:function``), loaded by any process."""
     client_tools: list[dict[str, Any]] = Field(default_factory=list, alias="clientTools")
     """Declarations of tools the connected client runs (name, description, parameters)."""
+    tool_env: list[str] = Field(default_factory=list, alias="toolEnv")
+    """Environment variables passed to tool processes besides the safe defaults; listing a
+    provider key here is the owner's explicit choice (``tools/environment.py``)."""
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     updated_at: datetime = Field(default_factory=utc_now, alias="updatedAt")
 
@@ -59,6 +69,18 @@ class World(BaseModel):
     @classmethod
     def _valid_name(cls, value: str) -> str:
         return _check_name(value)
+
+    @field_validator("allowed_tools", "excluded_tools")
+    @classmethod
+    def _valid_tool_names(cls, value: list[str]) -> list[str]:
+        for name in value:  # the toolName wildcards: "*", "read_*"; a star elsewhere is refused
+            parse_tool_selector(name)
+        return value
+
+    @field_validator("tool_env")
+    @classmethod
+    def _valid_tool_env(cls, value: list[str]) -> list[str]:
+        return validate_tool_env(value)
 
 
 class Agent(BaseModel):
@@ -69,7 +91,7 @@ class Agent(BaseModel):
     provider: ProviderName
     model: str
     system_prompt: str = Field(default="", alias="systemPrompt")
-    temperature: float | None = Field(default=None, ge=0, le=2)
+    temperature: float | None = Field(default=None, ge=0, le=2, allow_inf_nan=False)
     max_tokens: int | None = Field(default=None, ge=1, alias="maxTokens")
     base_url: str | None = Field(default=None, alias="baseUrl")
     api_key_env: str | None = Field(default=None, alias="apiKeyEnv")

@@ -79,6 +79,8 @@ async def _handle(
         validate_arguments(arguments, tool.parameters)
     except ArgumentError as exc:
         return ToolResult.error(call.id, f"{name}: {exc}")
+    if tool.precheck is not None and (problem := tool.precheck(arguments, context)):
+        return ToolResult.error(call.id, f"{name}: {problem}")
 
     decision = await ctx.authorizer.authorize(tool, arguments, context)
     match decision:

@@ -18,6 +18,7 @@ from agentworld.models import Agent, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import finalize_reply
+from agentworld.runtime.call_ids import with_unique_call_ids
 from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt
@@ -75,12 +76,8 @@ async def run_agent_loop(
     ``incoming`` (the message that started the turn) joins the agent's memory in the same
     transaction as the first read of that memory, before the model is asked (SPEC O3).
     """
-    tool_context = ToolContext(
-        world=world.name,
-        chat_id=chat_id,
-        agent=agent_name,
-        working_dir=world.working_dir,
-        interactive=ctx.interactive and not world.non_interactive,
+    tool_context = ToolContext.for_world(
+        world, chat_id=chat_id, agent=agent_name, interactive=ctx.interactive and not world.non_interactive
     )
     for _iteration in range(world.max_iterations):
         agent, memory = await ctx.memory.agent_and_memory(
@@ -121,6 +118,9 @@ async def run_agent_loop(
             )
             await ctx.publish(answer, memory_of=agent.name, llm_calls=1)
             return
+        # A repeated id would collide with a stored call or approval: rename it before storing.
+        unique = await with_unique_call_ids(ctx.storage, world.name, memory, response.tool_calls)
+        response = response.model_copy(update={"tool_calls": unique})
         request_message = Message(
             message_id=message_id,
             chat_id=chat_id,

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentworld.errors import InvalidInputError
 from agentworld.providers.base import ToolSpec
+
+if TYPE_CHECKING:
+    from agentworld.models import World
 
 ToolLocation = Literal["server", "client"]
 ApprovalScope = Literal["once", "session", "always"]
@@ -24,7 +27,8 @@ CLIENT_PREFIX = "client."
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Where a call runs: which world, chat and agent, and the world's working directory."""
+    """Where a call runs: which world, chat and agent, the world's working directory and the
+    environment variables its tools may see."""
 
     world: str
     chat_id: str
@@ -32,6 +36,21 @@ class ToolContext:
     working_dir: str | None = None
     interactive: bool = True
     """False when nobody can answer an approval request now: ASK_USER becomes DENY (SPEC P2)."""
+    tool_env: tuple[str, ...] = ()
+    """Names of variables passed to tool processes besides the safe defaults (the world's
+    ``tool_env``; see ``tools/environment.py``)."""
+
+    @classmethod
+    def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
+        """The context of a call in ``world``, with every world setting a tool needs."""
+        return cls(
+            world=world.name,
+            chat_id=chat_id,
+            agent=agent,
+            working_dir=world.working_dir,
+            interactive=interactive,
+            tool_env=tuple(world.tool_env),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +78,13 @@ class Tool:
     """MCP hints (readOnlyHint, destructiveHint, ...) when the server gave them."""
     server: str | None = None
     """The MCP server the tool belongs to (its name is ``server__tool``)."""
+    precheck: Callable[[dict[str, Any], ToolContext], str | None] | None = None
+    """Why valid arguments still cannot run here (``shell_cmd``: a directory outside the
+    working directory), checked before the policy so nobody is asked to approve a call
+    that would be refused anyway; None when they can."""
+    trusted: bool = False
+    """Its MCP server is marked ``"trust": true`` by the world's owner: it runs without asking
+    unless a policy rule says otherwise (other MCP tools ask unless they are read-only)."""
     run: ToolRunner | None = None
 
     def spec(self) -> ToolSpec:

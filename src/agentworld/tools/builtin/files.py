@@ -1,16 +1,17 @@
 """Read-only file tools (SPEC T2), confined to the world's working directory.
 
-Confinement is checked on the resolved path, after symlinks: ``..``, absolute
-paths and links that lead outside the directory are all refused the same way.
+Confinement (``tools/confinement.py``, shared with ``shell_cmd``) is checked on
+the resolved path, after symlinks: ``..``, absolute paths elsewhere and links
+that lead outside the directory are all refused the same way.
 Reads are capped so a huge file cannot flood the model's context.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
+from agentworld.tools.confinement import confined_path
 from agentworld.tools.registry import Tool, ToolContext
 
 READ_CAP = 256 * 1024
@@ -24,23 +25,6 @@ _PATH_PARAMETERS: dict[str, Any] = {
     "required": ["path"],
     "additionalProperties": False,
 }
-
-
-class OutsideWorkingDirectory(PermissionError):
-    """The path leads outside the world's working directory."""
-
-
-def confined_path(path: str, working_dir: str | None) -> Path:
-    """Resolve ``path`` inside ``working_dir``; refuse anything that escapes it."""
-    root = Path(working_dir or os.getcwd()).resolve()
-    if Path(path).is_absolute():
-        raise OutsideWorkingDirectory(
-            f"absolute paths are not allowed, only paths inside the working directory: {path!r}"
-        )
-    target = (root / path).resolve()
-    if target != root and root not in target.parents:
-        raise OutsideWorkingDirectory(f"{path!r} is outside the working directory")
-    return target
 
 
 async def read_file(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:

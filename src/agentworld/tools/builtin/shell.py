@@ -1,23 +1,45 @@
 """``shell_cmd`` (SPEC T2): run a command line the way a user would in a terminal.
 
-The command runs under ``/bin/sh -c`` so pipelines, redirections and ``&&``
-work; ``parameters`` are shell-quoted and appended, so they arrive as literal
-arguments. It runs in its own process group: on timeout the whole group is
-killed, not just the shell. Output beyond the cap is cut, with a note saying
-how much was dropped. It requires approval by default.
+The line runs under ``bash --noprofile --norc -c``: bash is the shell the
+policy's parser models (``policy/shell.py``), so the commands a rule judged are
+the commands that run. ``/bin/sh`` is never used, because it may be dash, which
+reads a line such as ``ls &>/dev/null touch P`` as two commands where bash sees
+one. Bash (version 4 or later) is looked up once, by absolute path in trusted
+directories; without it the tool refuses to run.
+
+The process gets a clean environment (``tools/environment.py``): no API keys,
+no ``BASH_ENV`` or exported functions, a sanitized ``PATH``, plus what the
+world lists in ``tool_env``; the values of secret-named variables are masked
+in what it prints. ``directory`` must stay inside the world's working
+directory (``check_directory`` lets the policy refuse a call before anyone is
+asked to approve it). ``parameters`` are shell-quoted and appended, so they
+arrive as literal arguments. The command runs in its own process group: on
+timeout the whole group is killed, not just the shell. Output beyond the cap
+is cut, with a note saying how much was dropped. It requires approval by
+default.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
+import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentworld.policy.shell import command_line
+from agentworld.tools.confinement import OutsideWorkingDirectory, confined_path, working_root
+from agentworld.tools.environment import (
+    DEFAULT_PATH,
+    redact_secrets,
+    secret_values,
+    tool_environment,
+)
 from agentworld.tools.registry import ApprovalSettings, Tool, ToolContext
 
 DEFAULT_TIMEOUT = 60.0
@@ -63,12 +85,104 @@ class _CappedReader:
             self.kept += chunk[:room]
             self.dropped += max(0, len(chunk) - room)
 
+    def text(self) -> str:
+        return self.kept.decode("utf-8", errors="replace")
+
+
+BASH_CANDIDATES: tuple[str, ...] = (
+    "/bin/bash",
+    "/usr/bin/bash",
+    "/usr/local/bin/bash",
+    "/opt/homebrew/bin/bash",
+)
+"""Where bash is looked for, in order; never on the caller's ``PATH``, which a tool could write to."""
+BASH_MIN_VERSION = 4
+
+
+class BashUnavailable(RuntimeError):
+    """No usable bash: ``shell_cmd`` refuses to run rather than fall back to ``/bin/sh``."""
+
+
+@dataclass(frozen=True, slots=True)
+class _BashLookup:
+    path: str | None
+    problem: str = ""
+
+
+def bash_version(path: str) -> int | None:
+    """The major version (``BASH_VERSINFO[0]``) of the bash at ``path``, or None if it is not one."""
+    try:
+        done = subprocess.run(
+            [path, "--noprofile", "--norc", "-c", 'echo "${BASH_VERSINFO[0]}"'],
+            env={"PATH": DEFAULT_PATH},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    answer = done.stdout.strip()
+    return int(answer) if done.returncode == 0 and answer.isdigit() else None
+
+
+@functools.cache
+def _lookup_bash() -> _BashLookup:
+    seen: list[str] = []
+    for candidate in BASH_CANDIDATES:
+        if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+            continue
+        version = bash_version(candidate)
+        if version is not None and version >= BASH_MIN_VERSION:
+            return _BashLookup(candidate)
+        seen.append(f"{candidate} (version {version})" if version is not None else f"{candidate} (not bash)")
+    found = f"; found only {', '.join(seen)}" if seen else ""
+    return _BashLookup(
+        None,
+        f"shell_cmd needs bash {BASH_MIN_VERSION} or later at one of {', '.join(BASH_CANDIDATES)}{found}; "
+        "it never runs commands with /bin/sh",
+    )
+
+
+def find_bash() -> str:
+    """The absolute path of a bash ≥ 4, looked up and version-checked once per process;
+    raise ``BashUnavailable`` when there is none."""
+    lookup = _lookup_bash()
+    if lookup.path is None:
+        raise BashUnavailable(lookup.problem)
+    return lookup.path
+
+
+def _directory(directory: str | None, working_dir: str | None) -> Path:
+    if directory is not None and not isinstance(directory, str):
+        raise OutsideWorkingDirectory(f"directory must be a string, not {type(directory).__name__}")
+    try:
+        return confined_path(directory or ".", working_dir)
+    except OutsideWorkingDirectory as exc:
+        raise OutsideWorkingDirectory(f"directory {exc}") from None
+
+
+def check_directory(directory: str | None, working_dir: str | None) -> str | None:
+    """Why ``shell_cmd`` would refuse ``directory`` in a world working in ``working_dir``
+    (error text), or None when it lies inside.
+
+    Pure apart from resolving symlinks, so authorization can refuse a call before a
+    person is asked to approve it. Whether the directory exists is left to the run:
+    an earlier command may create it.
+    """
+    try:
+        _directory(directory, working_dir)
+    except OutsideWorkingDirectory as exc:
+        return str(exc)
+    return None
+
 
 def _working_directory(directory: str | None, context: ToolContext) -> Path:
-    base = Path(context.working_dir or os.getcwd())
-    target = base / directory if directory else base
+    target = _directory(directory, context.working_dir)
     if not target.is_dir():
-        raise ValueError(f"directory {str(target)!r} does not exist")
+        shown = directory or str(working_root(context.working_dir))
+        raise ValueError(f"directory {shown!r} does not exist")
     return target
 
 
@@ -76,10 +190,13 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
     line = command_line(args["command"], args.get("parameters"))
     cwd = _working_directory(args.get("directory"), context)
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
+    bash = await asyncio.to_thread(find_bash)  # a cached lookup after the first call
+    env = tool_environment(os.environ, shell=bash, passed=context.tool_env)
     started = time.monotonic()
     process = await asyncio.create_subprocess_exec(
-        "/bin/sh", "-c", line,
+        bash, "--noprofile", "--norc", "-c", line,
         cwd=cwd,
+        env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -99,12 +216,15 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
         _kill_group(process.pid)
         await asyncio.gather(readers, return_exceptions=True)
         raise
+    # Secrets are masked even when the world passed them on purpose: the output goes to the
+    # transcript, the event log and the next model request.
+    secrets = secret_values(os.environ)
     result: dict[str, Any] = {
         "command": line,
         "directory": str(cwd),
         "exit_code": process.returncode,
-        "stdout": out.kept.decode("utf-8", errors="replace"),
-        "stderr": err.kept.decode("utf-8", errors="replace"),
+        "stdout": redact_secrets(out.text(), secrets, cut=bool(out.dropped)),
+        "stderr": redact_secrets(err.text(), secrets, cut=bool(err.dropped)),
         "duration_ms": round((time.monotonic() - started) * 1000, 1),
     }
     if timed_out:
@@ -130,5 +250,6 @@ SHELL_TOOL = Tool(
     parameters=PARAMETERS,
     approval=ApprovalSettings(required=True, scope="once", message="Run `{command}`?"),
     annotations={"destructiveHint": True, "openWorldHint": True},
+    precheck=lambda args, context: check_directory(args.get("directory"), context.working_dir),
     run=run_shell,
 )

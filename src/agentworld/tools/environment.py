@@ -1,0 +1,157 @@
+"""The environment a tool's process sees, and the secrets kept out of what it prints.
+
+A tool must not inherit the CLI's environment: it holds the provider API keys,
+and variables such as ``BASH_ENV``, ``BASH_FUNC_*`` or ``LD_PRELOAD`` that make
+a shell run code the policy never saw. So the environment is built from an
+allow-list: a sanitized ``PATH``, the locale and user basics, ``SHELL`` set to
+the bash that runs the line, and the names a world lists in its ``tool_env``
+setting. Variables that change how a shell or the dynamic loader behave are
+never passed, even when listed. Provider keys pass only when the world's owner
+lists them explicitly.
+
+Whatever a tool prints is then scrubbed of the values of secret-named
+variables of this process (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ...), even the
+ones a world passed on purpose, so they reach neither the transcript nor the
+model.
+
+Everything here is a pure function over a mapping; callers pass ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from agentworld.redaction import PROVIDER_KEY_NAMES
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""The ``PATH`` tools get when the process has none (or none that survives sanitizing)."""
+
+PASSED_THROUGH = frozenset({"HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR"})
+"""Passed to every tool when set, with every ``LC_*`` variable."""
+
+NEVER_PASSED = frozenset({
+    "BASH_ENV",
+    "ENV",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "PYTHONSTARTUP",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+})
+"""Variables that make a shell (or the loader) run or read code the policy never saw."""
+NEVER_PASSED_PREFIXES = ("BASH_FUNC_", "LD_", "DYLD_")
+"""Exported bash functions and dynamic-loader settings, by prefix."""
+
+SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+SECRET_MIN_LENGTH = 6
+"""Shorter values are not masked: replacing every ``1`` or ``true`` would garble output."""
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_tool_env_name(name: str) -> str | None:
+    """Why ``name`` cannot be in a world's ``tool_env`` setting, or None when it can."""
+    if not _VARIABLE_NAME.fullmatch(name):
+        return f"tool_env: {name!r} is not a variable name (letters, digits and '_', not starting with a digit)"
+    if name in NEVER_PASSED or name.startswith(NEVER_PASSED_PREFIXES):
+        return f"tool_env: {name} changes how the shell or loader runs code and is never passed to tools"
+    return None
+
+
+def validate_tool_env(names: Iterable[str]) -> list[str]:
+    """The names of a ``tool_env`` setting, deduplicated in order; ValueError on the first bad one."""
+    checked: list[str] = []
+    for name in names:
+        if (problem := check_tool_env_name(name)) is not None:
+            raise ValueError(problem)
+        if name not in checked:
+            checked.append(name)
+    return checked
+
+
+def sanitize_path(value: str | None) -> str:
+    """Keep only the absolute directories of a ``PATH`` (no empty, ``.`` or relative entries),
+    each once; fall back to ``DEFAULT_PATH`` when nothing is left.
+
+    An empty or relative entry makes the shell look up commands in its current
+    directory, which is the agent's working directory: a file the agent wrote
+    there could then stand in for ``ls``.
+    """
+    kept: list[str] = []
+    for entry in (value or "").split(":"):
+        if entry.startswith("/") and entry not in kept:
+            kept.append(entry)
+    return ":".join(kept) or DEFAULT_PATH
+
+
+def _passed_by_default(name: str) -> bool:
+    return name in PASSED_THROUGH or name.startswith("LC_")
+
+
+def tool_environment(
+    environ: Mapping[str, str],
+    *,
+    shell: str,
+    passed: Iterable[str] = (),
+    withheld: Iterable[str] = (),
+) -> dict[str, str]:
+    """The environment for a tool's process, built from ``environ`` (the caller's ``os.environ``).
+
+    ``shell`` becomes ``SHELL``; ``passed`` are the names the world lists in ``tool_env``
+    (passed when set, unless in ``NEVER_PASSED``); ``withheld`` names more variables that
+    must not come through the default allow-list (an agent's ``api_key_env``, say) unless
+    ``passed`` lists them.
+    """
+    listed = set(passed)
+    blocked = PROVIDER_KEY_NAMES | set(withheld)
+    env: dict[str, str] = {}
+    for name, value in environ.items():
+        if check_tool_env_name(name) is not None:
+            continue  # never passed, whatever the lists say
+        if name in listed or (_passed_by_default(name) and name not in blocked):
+            env[name] = value
+    env["PATH"] = sanitize_path(environ.get("PATH"))
+    env["SHELL"] = shell
+    return env
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable's name says it holds a secret (``*KEY*``, ``*TOKEN*``, a provider key...)."""
+    upper = name.upper()
+    return upper in PROVIDER_KEY_NAMES or any(part in upper for part in SECRET_NAME_PARTS)
+
+
+def secret_values(environ: Mapping[str, str], *, names: Iterable[str] = ()) -> dict[str, str]:
+    """Secret value → variable name, for each secret-named variable (or one of ``names``) whose
+    value is at least ``SECRET_MIN_LENGTH`` characters long."""
+    extra = set(names)
+    found: dict[str, str] = {}
+    for name, value in sorted(environ.items()):
+        if len(value) >= SECRET_MIN_LENGTH and (name in extra or is_secret_name(name)):
+            found.setdefault(value, name)
+    return found
+
+
+def redact_secrets(text: str, secrets: Mapping[str, str], *, cut: bool = False) -> str:
+    """Replace every secret value in ``text`` by ``[REDACTED:<NAME>]``.
+
+    Longer values go first, so a secret that contains another is masked whole.
+    With ``cut`` (the text was truncated), a trailing start of a secret is dropped
+    too, so a cap that falls inside a secret does not show its first half.
+    """
+    for value in sorted(secrets, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, f"[REDACTED:{secrets[value]}]")
+    if cut:
+        for value in secrets:
+            for length in range(min(len(value) - 1, len(text)), 0, -1):
+                if text.endswith(value[:length]):
+                    text = text[:-length]
+                    break
+    return text
