@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agentworld.approval.decisions import Authorizer
     from agentworld.approval.flow import Decision, Scope
     from agentworld.approval.grants import Grant
+    from agentworld.policy.authorizer import CallVerdict, PolicyAuthorizer
     from agentworld.policy.rules import PolicyRule
     from agentworld.runtime.hooks import OnEvent
     from agentworld.runtime.streaming import StreamCallbacks
@@ -153,7 +154,12 @@ class AgentWorld:
         return await self.storage.list_agents(world)
 
     async def delete_agent(self, world: str, name: str) -> None:
-        await self.storage.delete_agent(world, name)
+        """Delete an agent with its memory and session grants; its pending approvals and client
+        calls are cancelled (answering them is refused, nothing runs). "Always" grants stay."""
+        stored = await self.storage.delete_agent(world, name)
+        runtime = self._runtimes.get(world)
+        if runtime is not None:
+            runtime.forget_agent(stored)
         await self._announce(CrudEvent(world=world, operation="delete", entity="agent", name=name))
 
     # -- chats -------------------------------------------------------------------
@@ -267,16 +273,57 @@ class AgentWorld:
 
     async def policy_rules(self, world: str) -> list[PolicyRule]:
         """Every rule in force for the world, highest priority first (SPEC P6, P9)."""
-        from agentworld.policy.authorizer import PolicyAuthorizer
-
         settings = await self.storage.get_world(world)
         runtime = await self.runtime(world)
-        engine, errors, _grants = await PolicyAuthorizer(self.storage).engine_for(
+        engine, errors, _grants = await self._policy().engine_for(
             settings, list(await runtime.tools())
         )
         if errors:
             raise InvalidInputError("; ".join(str(e) for e in errors))
         return list(engine.rules)
+
+    async def check_tool_call(
+        self,
+        world: str,
+        tool_name: str,
+        arguments: dict[str, Any],
+        *,
+        server: str | None = None,
+        policy_files: Sequence[str] = (),
+        mode: str | None = None,
+        interactive: bool = True,
+        agent: str | None = None,
+        chat_id: str | None = None,
+    ) -> CallVerdict:
+        """What the runtime would decide for this call in ``world`` now, nothing run (SPEC P9):
+        the world's tools (its MCP servers started to learn their annotations), every policy tier,
+        its mode unless ``mode`` is given, and ``agent``'s session approvals in ``chat_id``.
+        ``policy_files`` are added at tier 2, as if the world listed them."""
+        from agentworld.policy.authorizer import CallVerdict, callable_tool
+
+        settings = await self.storage.get_world(world)
+        found = callable_tool(await (await self.runtime(world)).tools(), tool_name, arguments)
+        if isinstance(found, CallVerdict):
+            return found
+        return await self._policy().evaluate(
+            settings,
+            found,
+            arguments,
+            server=server,
+            extra_files=policy_files,
+            mode=mode,
+            agent=agent,
+            chat_id=chat_id,
+            interactive=interactive and self.interactive,
+        )
+
+    def _policy(self) -> PolicyAuthorizer:
+        """The runtime's policy authorizer (a custom ``Authorizer`` cannot be asked for rules)."""
+        from agentworld.policy.authorizer import PolicyAuthorizer
+
+        if isinstance(self._authorizer, PolicyAuthorizer):
+            return self._authorizer
+        return PolicyAuthorizer(self.storage)
 
     async def audit_log(self, world: str) -> list[dict[str, Any]]:
         await self.storage.get_world(world)

@@ -33,7 +33,7 @@ def test_an_mcp_tool_from_the_world_config_runs_and_a_failing_one_is_an_error_re
     cli: Any, server: OpenAIWireServer, script: Any, tmp_path: Path
 ) -> None:
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"calc": {"command": sys.executable, "args": [MCP_SERVER]}}}))
+    config.write_text(json.dumps({"mcpServers": {"calc": {"command": sys.executable, "args": [MCP_SERVER], "trust": True}}}))
     _world(cli, server, tmp_path, "--mcp-config", str(config))
     offered = {t["name"]: t for t in cli("tools", "w1", "--json").json()["tools"]}
     assert offered["calc__add"]["server"] == "calc"

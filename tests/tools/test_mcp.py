@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from mcp.types import (
 )
 
 from agentworld.errors import InvalidInputError
+from agentworld.policy.authorizer import tool_default_rule
 from agentworld.tools.mcp import (
     MCPClients,
     MCPServerConfig,
@@ -172,6 +174,22 @@ async def test_tools_are_namespaced_with_schema_and_annotations(clients: MCPClie
     assert echo.annotations == {"title": "Echo", "readOnlyHint": True}
     assert tools["test__write_marker"].annotations == {"destructiveHint": True}
     assert tools["test__add"].annotations == {}
+
+
+async def test_mcp_tools_ask_by_default_unless_read_only(clients: MCPClients) -> None:
+    tools = await tools_by_name(clients)
+    defaults = {name: tool_default_rule(tool).decision.value for name, tool in tools.items()}
+    assert defaults["test__echo"] == "ALLOW"  # readOnlyHint
+    assert defaults["test__add"] == "ASK_USER"  # no annotations: MCP says it may be destructive
+    assert defaults["test__write_marker"] == "ASK_USER"
+    assert not any(tool.trusted for tool in tools.values())
+
+
+async def test_a_trusted_servers_tools_are_allowed_by_default(config: MCPServerConfig) -> None:
+    async with MCPClients([replace(config, trust=True)]) as trusted:
+        tools = await tools_by_name(trusted)
+    assert all(tool.trusted for tool in tools.values())
+    assert {tool_default_rule(t).decision.value for t in tools.values()} == {"ALLOW"}
 
 
 async def test_text_and_structured_results(clients: MCPClients) -> None:
@@ -386,6 +404,8 @@ def test_parse_stdio_and_http_servers() -> None:
                 "web": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
                 "web-2": {"url": "http://localhost:9000/mcp", "transport": "http"},
                 "local_1": {"command": "server", "type": "stdio"},
+                "mine": {"command": "server", "trust": True},
+                "mine-web": {"url": "http://localhost:9001/mcp", "trust": True},
             }
         }
     )
@@ -401,7 +421,12 @@ def test_parse_stdio_and_http_servers() -> None:
         ),
         MCPServerConfig("web-2", url="http://localhost:9000/mcp", transport="streamable-http"),
         MCPServerConfig("local_1", command="server"),
+        MCPServerConfig("mine", command="server", trust=True),
+        MCPServerConfig(
+            "mine-web", url="http://localhost:9001/mcp", transport="streamable-http", trust=True
+        ),
     ]
+    assert not any(c.trust for c in configs[:4])  # trust is the owner's explicit choice
     assert parse_mcp_config({}) == []
 
 
@@ -418,6 +443,9 @@ def test_parse_stdio_and_http_servers() -> None:
         ({"s": {"command": ""}}, r"'s': command: String should have at least 1 character"),
         ({"s": {"command": "x", "env": {"A": 1}}}, r"'s': env.A: Input should be a valid string"),
         ({"s": {"url": "ftp://h"}}, r"'s': url: String should match pattern"),
+        ({"s": {"command": "x", "trust": "yes"}}, r"'s': trust: Input should be a valid boolean"),
+        ({"s": {"url": "http://h/mcp", "trust": 1}}, r"'s': trust: Input should be a valid boolean"),
+        ({"s": {"command": "x", "trusted": True}}, r"'s': unknown key 'trusted'"),
         (
             {"s": {"url": "http://h", "transport": "sse"}},
             r"'s': the 'sse' transport is not supported",

@@ -13,6 +13,7 @@ from agentworld.cli.common import JsonOpt, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
+    from agentworld.policy.authorizer import CallVerdict
 
 app = typer.Typer(help="Test tool calls against policies; list and revoke a world's rules.", no_args_is_help=True)
 
@@ -20,49 +21,93 @@ app = typer.Typer(help="Test tool calls against policies; list and revoke a worl
 @app.command("test")
 def policy_test(
     tool: Annotated[str, typer.Option("--tool", help="Tool name, e.g. shell_cmd or server__tool.")],
+    world: Annotated[str | None, typer.Argument(help="Decide as this world's runtime would: its tools, rules, mode and approvals.")] = None,
     args: Annotated[str, typer.Option("--args", help="The call's arguments as a JSON object.")] = "{}",
     server: Annotated[str | None, typer.Option("--server", help="The MCP server the call claims to come from.")] = None,
     policy: Annotated[list[Path] | None, typer.Option("--policy", help="Policy TOML file (repeatable, tier 2).")] = None,
     non_interactive: Annotated[bool, typer.Option("--non-interactive", help="ASK_USER becomes DENY.")] = False,
-    mode: Annotated[str, typer.Option("--mode", help="default | auto_edit | yolo")] = "default",
+    mode: Annotated[str | None, typer.Option("--mode", help="default | auto_edit | yolo (default: the world's, else default).")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="With WORLD and --chat: count this agent's session approvals.")] = None,
+    chat: Annotated[str | None, typer.Option("--chat", help="With WORLD and --agent: the chat of those session approvals.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Print the decision for one tool call and the rule that decided it (SPEC P9)."""
-    from agentworld.policy.engine import PolicyEngine
-    from agentworld.policy.loader import builtin_rules, load_policy_file
+    """Print the decision for one tool call and the rule that decided it (SPEC P9).
+
+    With WORLD: exactly what that world's runtime would decide (its tools, rules, mode, approvals). Without: the shipped defaults, the --policy files and the admin files of $AGENTWORLD_ADMIN_POLICY.
+    """
     from agentworld.policy.rules import MODES
 
-    if mode not in MODES:
+    if mode is not None and mode not in MODES:
         output.fail(f"--mode must be one of {', '.join(MODES)}", code=2)
+    if (agent is None) != (chat is None) or (agent is not None and world is None):
+        output.fail("--agent and --chat go together, and need WORLD", code=2)
     try:
         arguments = json.loads(args)
     except ValueError as exc:
         output.fail(f"--args is not valid JSON: {exc}")
     if not isinstance(arguments, dict):
         output.fail("--args must be a JSON object")
-    rules = builtin_rules()
-    for path in policy or []:
-        loaded = load_policy_file(path)
-        if loaded.errors:
-            output.fail("; ".join(str(e) for e in loaded.errors))
-        rules.extend(loaded.rules)
-    engine = PolicyEngine(rules, mode=mode, non_interactive=non_interactive)
-    result = engine.evaluate(tool, arguments, server)
+    files = [str(path) for path in policy or []]
+    _check_files(files)
+    if world is None:
+        verdict = _decide_without_world(
+            tool, arguments, server=server, files=files, mode=mode or "default",
+            interactive=not non_interactive,
+        )
+    else:
+        world_name = world
+
+        async def decide(aw: AgentWorld) -> CallVerdict:
+            return await aw.check_tool_call(
+                world_name, tool, arguments, server=server, policy_files=files, mode=mode,
+                interactive=not non_interactive, agent=agent, chat_id=chat,
+            )
+
+        verdict = run(decide)
     if json_out:
-        output.print_json(result.to_json())
+        output.print_json(verdict.to_json())
         return
-    rule = result.rule
-    typer.echo(result.decision.value)
+    rule = verdict.rule
+    typer.echo(verdict.decision.value)
     if rule is not None:
         where = rule.source + (f", rule {rule.index}" if rule.index is not None else "")
         typer.echo(f"  by {rule.name or 'rule'} ({where}, priority {rule.priority:.3f})")
-    if result.reason:
-        typer.echo(f"  {result.reason}")
+    if verdict.reason:
+        typer.echo(f"  {verdict.reason}")
+
+
+def _check_files(files: list[str]) -> None:
+    """A broken --policy file is a mistake on the command line: say so, decide nothing."""
+    from agentworld.errors import InvalidInputError
+    from agentworld.policy.authorizer import check_policy_files
+
+    try:
+        check_policy_files(files)
+    except InvalidInputError as exc:
+        output.fail(str(exc))
+
+
+def _decide_without_world(
+    tool: str, arguments: dict[str, Any], *, server: str | None, files: list[str], mode: str,
+    interactive: bool,
+) -> CallVerdict:
+    """Shipped defaults, --policy files (tier 2) and admin files (tier 3): no world, so no tools
+    of its own, no legacy lists and no approvals."""
+    from agentworld.policy.authorizer import PolicyFiles, decide_call, load_rules
+    from agentworld.policy.engine import PolicyEngine
+
+    loaded = load_rules(PolicyFiles(), user_files=files)
+    return decide_call(
+        PolicyEngine(loaded.rules, mode=mode), tool, arguments, server=server,
+        errors=loaded.errors, interactive=interactive,
+    )
 
 
 @app.command("list")
 def policy_list(world: str, json_out: JsonOpt = False) -> None:
-    """Every rule in force for WORLD, highest priority first, with where it comes from."""
+    """Every rule in force for WORLD, highest priority first, with where it comes from: each
+    tool's own default (for MCP tools: asks unless read-only or trusted), the shipped defaults,
+    the world's files, legacy lists, "always" answers and the admin files."""
 
     async def load(aw: AgentWorld) -> Any:
         return await aw.policy_rules(world)
@@ -74,13 +119,14 @@ def policy_list(world: str, json_out: JsonOpt = False) -> None:
         return
     output.print_table(
         f"Policy of {world}",
-        ["priority", "decision", "tool", "match", "source"],
+        ["priority", "decision", "tool", "match", "rule", "source"],
         [
             (
                 f"{d['priority']:.3f}",
                 d["decision"],
                 d["toolName"] or "*",
                 d["commandPrefix"] or d["commandRegex"] or d["argsPattern"] or "",
+                d["name"] or "",
                 d["source"] + (f" #{d['index']}" if d["index"] is not None else ""),
             )
             for d in docs

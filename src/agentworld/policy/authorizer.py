@@ -1,8 +1,9 @@
 """The authorization pipeline of the agent loop: policy first, then remembered approvals.
 
 Rules come from, in load order (which breaks priority ties):
-1. tier 1 — the tools' own settings (``approval.required``, MCP ``destructiveHint``) at
-   priority 0, then the shipped ``defaults.toml``;
+1. tier 1 — the tools' own settings at priority 0 (``tool_default_rule``: built-in tools by
+   ``approval.required``; MCP tools ask unless read-only or their server is trusted), then the
+   shipped ``defaults.toml``;
 2. tier 2 — the world's policy files, its legacy allowed/excluded tool lists (2.3 / 2.4), and
    "approve always" answers as ALLOW rules at 2.95 (SPEC P6);
 3. tier 3 — admin files named by ``$AGENTWORLD_ADMIN_POLICY``.
@@ -10,19 +11,26 @@ Rules come from, in load order (which breaks priority ties):
 ALLOW runs; DENY is an error result the model reads (and an audit entry); ASK_USER is
 first checked against session approvals, then goes to a person — or is denied when
 nobody can be asked (SPEC P2).
+
+``decide_call`` is that whole decision as a pure function, and ``load_rules`` the one place
+the tiers are put together: the runtime (``PolicyAuthorizer.authorize``) and
+``agentworld policy test`` / ``policy list`` both go through them, so what the CLI prints is
+what the runtime does.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
 from agentworld.approval.grants import Grant, find_covering_grant
 from agentworld.errors import InvalidInputError
 from agentworld.policy.engine import PolicyEngine, PolicyResult
+from agentworld.policy.grant_rules import always_rules
 from agentworld.policy.loader import (
     PolicyLoadError,
     PolicySet,
@@ -30,9 +38,10 @@ from agentworld.policy.loader import (
     legacy_rules,
     load_policy_file,
 )
-from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY, PolicyDecision, PolicyRule, Tier
+from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier
 from agentworld.redaction import redact
-from agentworld.tools.registry import Tool, ToolContext
+from agentworld.tools.registry import CLIENT_PREFIX, Tool, ToolContext, ToolRegistry
+from agentworld.tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
     from agentworld.models import World
@@ -43,41 +52,34 @@ SHELL_TOOL = "shell_cmd"
 
 
 def tool_default_rule(tool: Tool) -> PolicyRule:
-    """A tool's own approval setting as the lowest-priority rule for it."""
-    risky = tool.approval.required or (
-        tool.annotations.get("destructiveHint") is True
-        and tool.annotations.get("readOnlyHint") is not True
-    )
+    """A tool's own approval setting as the lowest-priority rule for it.
+
+    A built-in or client tool asks when it says ``approval.required`` (or is destructive). An
+    MCP tool asks unless its server is trusted or its annotations say ``readOnlyHint: true``
+    without ``destructiveHint: true``: annotations come from the server, and MCP itself says a
+    tool without them may be destructive, so silence never means "harmless".
+    """
+    hints = tool.annotations
+    read_only = hints.get("readOnlyHint") is True
+    destructive = hints.get("destructiveHint") is True
+    if tool.server is None:
+        risky = tool.approval.required or (destructive and not read_only)
+        why = "approval required" if risky else "no approval required"
+    elif tool.approval.required:
+        risky, why = True, "approval required"
+    elif tool.trusted:
+        risky, why = False, f"MCP server {tool.server!r} is trusted"
+    elif read_only and not destructive:
+        risky, why = False, "MCP tool annotated readOnlyHint"
+    else:
+        risky, why = True, "MCP tool not annotated read-only"
     return PolicyRule(
         decision=PolicyDecision.ASK_USER if risky else PolicyDecision.ALLOW,
         priority=float(Tier.BUILTIN),
         tool_name=tool.name,
         source="tool settings",
-        name=f"{tool.name} default",
+        name=f"{tool.name} default ({why})",
     )
-
-
-def always_rules(grants: list[Grant]) -> list[PolicyRule]:
-    """ "Approve always" answers as ALLOW rules at 2.95, narrowed to the approved commands."""
-    rules = []
-    for grant in grants:
-        if grant.scope != "always":
-            continue
-        shell = grant.tool_name == SHELL_TOOL
-        if shell and not grant.roots:
-            continue
-        rules.append(
-            PolicyRule(
-                decision=PolicyDecision.ALLOW,
-                priority=ALWAYS_ALLOW_PRIORITY,
-                tool_name=grant.tool_name,
-                command_prefixes=tuple(sorted(grant.roots)) if shell and grant.roots else None,
-                allow_redirection=grant.allow_redirection,
-                source=f"always:{grant.grant_id}",
-                name=f"always allow {grant.tool_name}",
-            )
-        )
-    return rules
 
 
 @dataclass
@@ -110,73 +112,235 @@ def admin_policy_files() -> list[str]:
     return [p for p in os.environ.get(ADMIN_POLICY_ENV, "").split(os.pathsep) if p]
 
 
-def check_policy_files(paths: list[str]) -> None:
+def check_policy_files(paths: Sequence[str | Path]) -> None:
     """Refuse files with any error, naming the file and rule (used when a world is configured)."""
     errors = [e for path in paths for e in load_policy_file(path).errors]
     if errors:
         raise InvalidInputError("; ".join(str(e) for e in errors))
 
 
+def load_rules(
+    files: PolicyFiles,
+    *,
+    tools: Iterable[Tool] = (),
+    builtin: Sequence[PolicyRule] | None = None,
+    user_files: Sequence[str] = (),
+    allowed_tools: Sequence[str] = (),
+    excluded_tools: Sequence[str] = (),
+    grants: Iterable[Grant] = (),
+) -> PolicySet:
+    """Every rule of every tier, in load order, and the errors of the files read — the one place
+    the tiers are put together. Admin files always come from ``$AGENTWORLD_ADMIN_POLICY``."""
+    errors: list[PolicyLoadError] = []
+    user: list[PolicyRule] = []
+    for path in user_files:
+        loaded = files.load(path, Tier.USER)
+        user.extend(loaded.rules)
+        errors.extend(loaded.errors)
+    admin: list[PolicyRule] = []
+    for path in admin_policy_files():
+        loaded = files.load(path, Tier.ADMIN)
+        admin.extend(loaded.rules)
+        errors.extend(loaded.errors)
+    rules = [
+        *(tool_default_rule(t) for t in tools),
+        *(builtin_rules() if builtin is None else builtin),
+        *user,
+        *legacy_rules(allowed_tools=list(allowed_tools), excluded_tools=list(excluded_tools)),
+        *always_rules(grants),
+        *admin,
+    ]
+    return PolicySet(rules, errors)
+
+
+VerdictSource = Literal[
+    "policy", "session approval", "nobody to ask", "broken policy", "not callable"
+]
+"""What settled a call: a rule (or no rule), a session approval covering an ASK_USER, nobody
+to ask (SPEC P2), a policy file that cannot be loaded (fail closed), or a call the runtime
+refuses before any policy (unknown or reserved tool, arguments that do not fit its schema)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallVerdict:
+    """What the runtime does with one tool call: ALLOW runs it, ASK_USER waits for a person,
+    DENY gives the model ``reason`` as an error result."""
+
+    decision: PolicyDecision
+    by: VerdictSource
+    reason: str
+    result: PolicyResult | None = None
+    """The policy engine's answer, when the call got that far."""
+    grant: Grant | None = None
+    """The session approval that covers the call (``by == "session approval"``)."""
+
+    @property
+    def rule(self) -> PolicyRule | None:
+        return self.result.rule if self.result is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"decision", "rule", "reason"}`` as ``policy test --json`` prints it (SPEC §3),
+        with ``by`` when something other than the policy settled the call, and ``grant``."""
+        doc: dict[str, Any] = {
+            "decision": self.decision.value,
+            "rule": self.rule.describe() if self.rule is not None else None,
+            "reason": self.reason,
+        }
+        if self.by != "policy":
+            doc["by"] = self.by
+        if self.grant is not None:
+            doc["grant"] = self.grant.grant_id
+        return doc
+
+
+def decide_call(
+    engine: PolicyEngine,
+    tool_name: str,
+    arguments: dict[str, Any],
+    *,
+    server: str | None = None,
+    errors: Sequence[PolicyLoadError] = (),
+    grants: Iterable[Grant] = (),
+    agent: str | None = None,
+    chat_id: str | None = None,
+    interactive: bool = True,
+) -> CallVerdict:
+    """The decision for one call, pure: the rules, then (for ASK_USER) the session approvals of
+    ``agent`` in ``chat_id``, then whether anybody can be asked. Any load error denies."""
+    if errors:  # fail closed: a broken policy file must not silently drop a deny rule
+        return CallVerdict(
+            PolicyDecision.DENY,
+            "broken policy",
+            f"the policy cannot be loaded ({errors[0]}); fix it before tools can run",
+        )
+    result = engine.evaluate(tool_name, arguments, server, non_interactive=False)
+    match result.decision:
+        case PolicyDecision.ALLOW:
+            return CallVerdict(PolicyDecision.ALLOW, "policy", result.reason, result)
+        case PolicyDecision.DENY:
+            rule = result.rule
+            message = rule.deny_message if rule is not None and rule.deny_message else None
+            reason = message or f"{tool_name} is denied by policy ({_explain(result)})"
+            return CallVerdict(PolicyDecision.DENY, "policy", reason, result)
+    if agent is not None and chat_id is not None:
+        session = [g for g in grants if g.scope == "session"]
+        grant = find_covering_grant(session, tool_name, arguments, agent=agent, chat_id=chat_id)
+        if grant is not None:
+            reason = f"covered by the session approval {grant.grant_id}"
+            return CallVerdict(PolicyDecision.ALLOW, "session approval", reason, result, grant)
+    if not interactive:
+        reason = f"{tool_name} needs a person's approval, and nobody can be asked in this run"
+        return CallVerdict(PolicyDecision.DENY, "nobody to ask", reason, result)
+    return CallVerdict(PolicyDecision.ASK_USER, "policy", result.reason, result)
+
+
+def callable_tool(
+    registry: ToolRegistry, tool_name: str, arguments: dict[str, Any]
+) -> Tool | CallVerdict:
+    """The tool a call names, or the error result the runtime gives it before any policy (as
+    ``runtime/tool_calls.py`` does): a reserved or unknown tool, or arguments that do not fit
+    the tool's schema."""
+    if tool_name.startswith(CLIENT_PREFIX):
+        reason = f"tool {tool_name!r} is reserved for the client and cannot be called"
+    elif (tool := registry.get(tool_name)) is None:
+        reason = f"unknown tool {tool_name!r}"
+    else:
+        try:
+            validate_arguments(arguments, tool.parameters)
+        except ArgumentError as exc:
+            reason = f"{tool_name}: {exc}"
+        else:
+            return tool
+    return CallVerdict(PolicyDecision.DENY, "not callable", reason)
+
+
 class PolicyAuthorizer:
+    """The runtime's ``Authorizer``, and the same evaluation for ``policy test`` / ``policy list``."""
+
     def __init__(self, storage: SQLStorage, *, files: PolicyFiles | None = None) -> None:
         self._storage = storage
         self._files = files or PolicyFiles()
         self._builtin = builtin_rules()
 
     async def engine_for(
-        self, world: World, tools: list[Tool] | None = None
+        self,
+        world: World,
+        tools: Iterable[Tool] | None = None,
+        *,
+        extra_files: Sequence[str] = (),
+        mode: str | None = None,
     ) -> tuple[PolicyEngine, list[PolicyLoadError], list[Grant]]:
+        """The world's engine: defaults of ``tools``, every tier, ``extra_files`` at tier 2
+        after the world's own, and the world's mode unless ``mode`` is given."""
         grants = await self._storage.approvals.grants(world.name)
-        errors: list[PolicyLoadError] = []
-        user: list[PolicyRule] = []
-        for path in world.policy_files:
-            loaded = self._files.load(path, Tier.USER)
-            user.extend(loaded.rules)
-            errors.extend(loaded.errors)
-        admin: list[PolicyRule] = []
-        for path in admin_policy_files():
-            loaded = self._files.load(path, Tier.ADMIN)
-            admin.extend(loaded.rules)
-            errors.extend(loaded.errors)
-        rules = [
-            *(tool_default_rule(t) for t in tools or ()),
-            *self._builtin,
-            *user,
-            *legacy_rules(allowed_tools=world.allowed_tools, excluded_tools=world.excluded_tools),
-            *always_rules(grants),
-            *admin,
-        ]
-        return PolicyEngine(rules, mode=world.policy_mode), errors, grants
+        loaded = load_rules(
+            self._files,
+            tools=tools or (),
+            builtin=self._builtin,
+            user_files=[*world.policy_files, *extra_files],
+            allowed_tools=world.allowed_tools,
+            excluded_tools=world.excluded_tools,
+            grants=grants,
+        )
+        engine = PolicyEngine(loaded.rules, mode=mode or world.policy_mode)
+        return engine, loaded.errors, grants
+
+    async def evaluate(
+        self,
+        world: World,
+        tool: Tool,
+        arguments: dict[str, Any],
+        *,
+        server: str | None = None,
+        extra_files: Sequence[str] = (),
+        mode: str | None = None,
+        agent: str | None = None,
+        chat_id: str | None = None,
+        interactive: bool = True,
+    ) -> CallVerdict:
+        """The decision for a call of ``tool`` in ``world`` — what ``authorize`` acts on.
+
+        ``server`` is the MCP server the call claims (default: the tool's own, as in the
+        runtime); ``agent`` and ``chat_id`` bring in that agent's session approvals there.
+        """
+        engine, errors, grants = await self.engine_for(
+            world, [tool], extra_files=extra_files, mode=mode
+        )
+        return decide_call(
+            engine,
+            tool.name,
+            arguments,
+            server=server or tool.server,
+            errors=errors,
+            grants=grants,
+            agent=agent,
+            chat_id=chat_id,
+            interactive=interactive and not world.non_interactive,
+        )
 
     async def authorize(
         self, tool: Tool, arguments: dict[str, Any], context: ToolContext
     ) -> Decision:
         world = await self._storage.get_world(context.world)
-        engine, errors, grants = await self.engine_for(world, [tool])
-        if errors:  # fail closed: a broken policy file must not silently drop a deny rule
-            return Deny(
-                f"the world's policy cannot be loaded ({errors[0]}); fix it before tools can run"
-            )
-        result = engine.evaluate(tool.name, arguments, tool.server, non_interactive=False)
-        match result.decision:
-            case PolicyDecision.ALLOW:
-                return Allow(_explain(result))
-            case PolicyDecision.DENY:
-                await self._audit_denial(tool, arguments, context, result)
-                rule = result.rule
-                message = rule.deny_message if rule is not None and rule.deny_message else None
-                return Deny(message or f"{tool.name} is denied by policy ({_explain(result)})")
-        session = [g for g in grants if g.scope == "session"]
-        grant = find_covering_grant(
-            session, tool.name, arguments, agent=context.agent, chat_id=context.chat_id
+        verdict = await self.evaluate(
+            world,
+            tool,
+            arguments,
+            agent=context.agent,
+            chat_id=context.chat_id,
+            interactive=context.interactive,
         )
-        if grant is not None:
-            return Allow(f"covered by the session approval {grant.grant_id}")
-        if not context.interactive:
-            return Deny(
-                f"{tool.name} needs a person's approval, and nobody can be asked in this run"
-            )
-        return AskUser(tool.approval.message or "")
+        match verdict.decision:
+            case PolicyDecision.ALLOW:
+                if verdict.result is not None and verdict.by == "policy":
+                    return Allow(_explain(verdict.result))
+                return Allow(verdict.reason)
+            case PolicyDecision.DENY:
+                if verdict.by == "policy" and verdict.result is not None:
+                    await self._audit_denial(tool, arguments, context, verdict.result)
+                return Deny(verdict.reason)
+            case PolicyDecision.ASK_USER:
+                return AskUser(tool.approval.message or "")
 
     async def _audit_denial(
         self, tool: Tool, arguments: dict[str, Any], context: ToolContext, result: PolicyResult

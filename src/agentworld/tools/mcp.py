@@ -6,7 +6,9 @@ once, on the first ``tools()``), keeps one session per server, and offers each
 server tool as ``server__tool``; a tool whose own name claims another
 configured server's prefix is refused (P8). A server that cannot start, or
 dies, is reported through ``on_error`` while the others keep working; a dead
-server is started again on its next call.
+server is started again on its next call. Each tool carries its annotations and
+its server's ``trust`` flag, which decide its default policy (ask unless
+read-only or trusted, ``policy/authorizer.py``).
 
 The SDK's transports and sessions are anyio context managers whose cancel
 scopes belong to the task that entered them. So every session has one owner
@@ -397,5 +399,6 @@ def _registry_tool(server: _Server, spec: MCPTool) -> Tool:
         parameters=spec.input_schema,
         annotations=annotations,
         server=server.name,
+        trusted=server.config.trust,
         run=run,
     )

@@ -2,6 +2,11 @@
 
 Kept apart from the client code so that a world's settings can be validated when they
 are set (``world create --mcp-config``) without importing the ``mcp`` SDK.
+
+Besides the usual keys, an entry may say ``"trust": true``: the world's owner vouches for
+that server, so its tools run without asking unless a policy rule says otherwise (like
+Gemini CLI's ``trust``). Without it, a server's tool asks first unless its annotations say
+it only reads (``policy/authorizer.py``, ``tool_default_rule``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ class MCPServerConfig:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     transport: MCPTransport = "stdio"
+    trust: bool = False
+    """The owner's explicit choice to let this server's tools run without asking by default."""
 
 
 class _StdioEntry(BaseModel):
@@ -43,6 +50,7 @@ class _StdioEntry(BaseModel):
     cwd: str | None = None
     transport: Literal["stdio"] = "stdio"
     type: Literal["stdio"] = "stdio"
+    trust: bool = False
 
 
 class _HttpEntry(BaseModel):
@@ -51,6 +59,7 @@ class _HttpEntry(BaseModel):
     headers: dict[str, str] = {}
     transport: Literal["streamable-http", "http"] = "streamable-http"
     type: Literal["streamable-http", "http"] = "streamable-http"
+    trust: bool = False
 
 
 def parse_mcp_config(document: Mapping[str, Any]) -> list[MCPServerConfig]:
@@ -87,7 +96,11 @@ def _parse_server(name: str, entry: object) -> MCPServerConfig:
         if "url" in entry:
             http = _HttpEntry.model_validate(entry)
             return MCPServerConfig(
-                name, url=http.url, headers=http.headers, transport="streamable-http"
+                name,
+                url=http.url,
+                headers=http.headers,
+                transport="streamable-http",
+                trust=http.trust,
             )
         stdio = _StdioEntry.model_validate(entry)
     except ValidationError as invalid:
@@ -98,5 +111,10 @@ def _parse_server(name: str, entry: object) -> MCPServerConfig:
             reasons.append(f"unknown key {where!r}" if unknown else f"{where}: {error['msg']}")
         raise problem("; ".join(reasons)) from None
     return MCPServerConfig(
-        name, command=stdio.command, args=tuple(stdio.args), env=stdio.env, cwd=stdio.cwd
+        name,
+        command=stdio.command,
+        args=tuple(stdio.args),
+        env=stdio.env,
+        cwd=stdio.cwd,
+        trust=stdio.trust,
     )
