@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from agentworld.approval.grants import Grant
 from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError, StorageError
 from agentworld.events import EventBus, persist_events
 from agentworld.models import Agent, Chat, Message, ToolCall, Usage, World
@@ -22,6 +23,7 @@ from agentworld.models.events import (
     SystemEvent,
     ToolEvent,
 )
+from agentworld.models.pending import PendingCall
 from agentworld.storage import migrations, schema
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.url import DB_ENV_VAR, resolve_database_url
@@ -267,6 +269,81 @@ async def test_delete_agent_by_any_case(storage: SQLStorage) -> None:
     await storage.delete_agent("lab", "ALICE")
 
     assert [a.name for a in await storage.list_agents("lab")] == ["bob"]
+
+
+def waiting(agent: str, call_id: str, kind: str = "approval") -> PendingCall:
+    return PendingCall.model_validate(
+        {
+            "world": "lab",
+            "tool_call_id": call_id,
+            "chat_id": "c1",
+            "agent": agent,
+            "kind": kind,
+            "tool_name": "shell_cmd",
+            "arguments": '{"command": "rm x"}',
+            "batch_id": f"msg_{call_id}",
+            "trigger_sender": "human",
+            "detail": {"toolArgs": {"command": "rm x"}} if kind == "approval" else {},
+        }
+    )
+
+
+def grant(scope: str, agent: str | None, grant_id: str) -> Grant:
+    return Grant(
+        grant_id=grant_id,
+        world="lab",
+        scope=scope,  # type: ignore[arg-type]
+        tool_name="shell_cmd",
+        agent=agent,
+        chat_id="c1" if scope == "session" else None,
+        roots=frozenset({"ls"}),
+    )
+
+
+async def test_deleting_an_agent_cancels_its_waits_and_drops_its_memory_and_session_grants(
+    storage: SQLStorage,
+) -> None:
+    await storage.create_world(World(name="lab"))
+    await storage.create_agent(make_agent("lab", "Alice"))
+    await storage.create_agent(make_agent("lab", "bob"))
+    await storage.pending.add([waiting("Alice", "ap_1"), waiting("Alice", "cl_1", "client")])
+    await storage.pending.add([waiting("bob", "ap_2")])
+    for g in (grant("session", "Alice", "g1"), grant("session", "bob", "g2"), grant("always", None, "g3")):
+        await storage.approvals.add_grant(g)
+    await storage.append_messages(
+        "lab",
+        [
+            ("Alice", user_message("c1", "alice remembers")),
+            ("bob", user_message("c1", "bob remembers")),
+            (None, user_message("c1", "everyone saw this")),
+        ],
+    )
+
+    assert await storage.delete_agent("lab", "ALICE") == "Alice"
+
+    alice_calls = [await storage.pending.get("lab", i) for i in ("ap_1", "cl_1")]
+    assert [(c.status, c.answer) for c in alice_calls if c] == [
+        ("cancelled", {"reason": "agent 'Alice' was deleted", "actor": "human"})
+    ] * 2
+    assert [c.tool_call_id for c in await storage.pending.find("lab")] == ["ap_2"]
+    with pytest.raises(InvalidInputError, match="no longer pending: agent 'Alice' was deleted"):
+        await storage.pending.answer("lab", "ap_1", kind="approval", answer={}, results=[])
+    assert [g.grant_id for g in await storage.approvals.grants("lab")] == ["g2", "g3"]
+    assert await storage.memory("lab", "Alice") == []
+    assert [m.content for m in await storage.memory("lab", "bob")] == ["bob remembers"]
+    assert [m.content for m in await storage.transcript("lab", "c1")] == ["everyone saw this"]
+    audit = await storage.approvals.audit_log("lab")
+    assert [(e["event"], e["approvalId"], e["toolArgs"]) for e in audit] == [
+        ("cancelled", "ap_1", {"command": "rm x"}),
+        ("cancelled", "cl_1", None),
+        ("agent_deleted", None, None),
+    ]
+    assert audit[-1]["detail"] == {"cancelled": ["ap_1", "cl_1"], "sessionGrantsRevoked": 1}
+
+    # A namesake starts from nothing.
+    await storage.create_agent(make_agent("lab", "alice"))
+    assert await storage.memory("lab", "alice") == []
+    assert [g.agent for g in await storage.approvals.grants("lab")] == ["bob", None]
 
 
 # -- chats ---------------------------------------------------------------------
@@ -527,7 +604,7 @@ async def test_record_agent_step_is_all_or_nothing(storage: SQLStorage) -> None:
     # after the first row of the batch has already been inserted.
     broken = reply("c1", "alice", "x").model_copy(update={"chat_id": None})
 
-    with pytest.raises(sa.exc.IntegrityError):
+    with pytest.raises(StorageError, match="refused a row"):
         await storage.record_agent_step("lab", "alice", [good, broken], llm_calls=1)
 
     assert await storage.memory("lab", "alice") == []
@@ -771,6 +848,37 @@ async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url:
         assert {"events", "tool_logs"} <= tables
         await storage.append_events([SystemEvent(world="old", text="after upgrade")])
         assert [p["text"] for p in await storage.list_events("old")] == ["after upgrade"]
+
+
+async def test_worlds_stored_with_an_infinite_approval_timeout_load_after_the_upgrade(
+    db_url: str,
+) -> None:
+    engine = sa.create_engine(sync_url(db_url))
+    stored = {"forever": float("inf"), "huge": 1e15, "broken": float("nan"), "fine": 45.0}
+    try:
+        with engine.begin() as conn:
+            migrations.upgrade(conn, migrations.MIGRATIONS[:4])  # before timeouts were checked
+            for name, timeout in stored.items():
+                conn.execute(
+                    sa.insert(schema.worlds).values(
+                        name=name,
+                        config={"approval_timeout": timeout, "turn_limit": 3},
+                        created_at="2024-01-01T00:00:00+00:00",
+                        updated_at="2024-01-01T00:00:00+00:00",
+                    )
+                )
+    finally:
+        engine.dispose()
+
+    async with SQLStorage(db_url) as storage:
+        loaded = {w.name: (w.approval_timeout, w.turn_limit) for w in await storage.list_worlds()}
+    year = 365 * 24 * 3600.0
+    assert loaded == {
+        "forever": (year, 3),
+        "huge": (year, 3),
+        "broken": (300.0, 3),
+        "fine": (45.0, 3),
+    }
 
 
 async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:

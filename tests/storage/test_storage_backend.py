@@ -152,7 +152,7 @@ async def test_step_with_transcript_is_all_or_nothing(storage: SQLStorage) -> No
     # after the memory rows of the same step were inserted.
     broken = said("c1", "alice", "x").model_copy(update={"chat_id": None})
 
-    with pytest.raises(sa.exc.IntegrityError):
+    with pytest.raises(StorageError, match="refused a row"):
         await storage.record_step_with_transcript(
             "lab", "alice", [said("c1", "alice", "kept?")], [broken], llm_calls=1
         )

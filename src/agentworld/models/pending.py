@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentworld.models.message import utc_now
 
 PendingKind = Literal["client", "approval"]
-PendingStatus = Literal["pending", "answered", "expired", "interrupted"]
+PendingStatus = Literal["pending", "answered", "expired", "interrupted", "cancelled"]
+"""``cancelled``: the agent that made the call was deleted; the call can no longer be answered."""
 
 
 class PendingCall(BaseModel):

@@ -47,6 +47,7 @@ from agentworld.runtime.titles import first_exchange, generate_title
 from agentworld.runtime.turn import publish_responses, run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.runtime.work import Resume, RunApproved, WorkItem
+from agentworld.storage.pending import refuse_closed
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
@@ -283,11 +284,18 @@ class WorldRuntime:
     ) -> PendingCall:
         """Answer an approval request of this world; refused for unknown, foreign, answered or
         expired ids (SPEC A3). The approved call runs, and the loop resumes, on the chat's queue."""
+        pending = await self.storage.pending.get(self.world, approval_id)
+        if pending is not None:
+            refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
         world = await self.storage.get_world(self.world)
         await recover_interrupted(self._turns, world)
         return await answer_approval(
             self._turns, world, approval_id, decision=decision, scope=scope, actor=actor
         )
+
+    def forget_agent(self, agent: str) -> None:
+        """Drop what this process remembers of a deleted agent (its cached memory)."""
+        self._memory.forget(self.world, agent)
 
     async def _schedule_expiry(self, event: WorldEvent) -> None:
         """While this process runs, a request times out on time, not only when next looked at."""

@@ -34,6 +34,23 @@ def _grant(row: sa.Row[Any]) -> Grant:
     )
 
 
+def revoke_session_grants(conn: sa.Connection, world: str, agent: str) -> int:
+    """Revoke the agent's session grants inside the caller's transaction (the agent is being
+    deleted, and a new agent of the same name must not inherit them). "Always" grants belong
+    to the world, not to an agent, and stay. Returns how many were revoked."""
+    result = conn.execute(
+        sa.update(_GRANTS)
+        .where(
+            _GRANTS.c.world == world,
+            _GRANTS.c.scope == "session",
+            sa.func.lower(_GRANTS.c.agent) == agent.lower(),
+            _GRANTS.c.revoked_at.is_(None),
+        )
+        .values(revoked_at=utc_now().isoformat())
+    )
+    return int(result.rowcount or 0)
+
+
 class ApprovalStore:
     def __init__(self, storage: SQLStorage) -> None:
         self._storage = storage

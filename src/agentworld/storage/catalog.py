@@ -6,12 +6,13 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
 
 from agentworld.errors import AlreadyExistsError, NotFoundError
 from agentworld.models import Agent, Chat, World, utc_now
 from agentworld.storage import queries, schema
+from agentworld.storage.approvals import revoke_session_grants
 from agentworld.storage.core import StorageCore
+from agentworld.storage.pending import cancel_agent_calls
 from agentworld.storage.rows import (
     agent_config,
     row_agent,
@@ -37,10 +38,7 @@ class CatalogStore(StorageCore):
         def insert(conn: sa.Connection) -> None:
             conn.execute(sa.insert(_WORLDS).values(row))
 
-        try:
-            await self._run(insert, write=True)
-        except IntegrityError as exc:
-            raise AlreadyExistsError(f"world {world.name!r} already exists") from exc
+        await self._run(insert, write=True, duplicate=f"world {world.name!r} already exists")
         return world
 
     async def get_world(self, name: str) -> World:
@@ -119,10 +117,7 @@ class CatalogStore(StorageCore):
                 raise AlreadyExistsError(taken)
             conn.execute(sa.insert(_AGENTS).values(row))
 
-        try:
-            await self._run(insert, write=True)
-        except IntegrityError as exc:
-            raise AlreadyExistsError(taken) from exc
+        await self._run(insert, write=True, duplicate=taken)
         return agent
 
     async def get_agent(self, world: str, name: str) -> Agent:
@@ -175,8 +170,13 @@ class CatalogStore(StorageCore):
         await self._run(update, write=True)
         return agent
 
-    async def delete_agent(self, world: str, name: str) -> None:
-        def delete(conn: sa.Connection) -> None:
+    async def delete_agent(self, world: str, name: str, *, actor: str = "human") -> str:
+        """Delete an agent and everything that was only its own, in one transaction: its
+        memory, its session grants, and its waiting calls and approvals, which are cancelled
+        (each with an audit entry) so answering one later is refused and nothing runs. A new
+        agent of the same name starts from nothing. Returns the agent's stored name."""
+
+        def delete(conn: sa.Connection) -> str:
             found = conn.execute(
                 sa.select(_AGENTS.c.name).where(
                     _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
@@ -185,11 +185,30 @@ class CatalogStore(StorageCore):
             if found is None:
                 queries.require_world(conn, world)
                 raise NotFoundError(f"agent {name!r} not found in world {world!r}")
+            reason = f"agent {found!r} was deleted"
+            cancelled = cancel_agent_calls(conn, world, found, reason=reason, actor=actor)
+            revoked = revoke_session_grants(conn, world, found)
+            conn.execute(
+                sa.delete(_MESSAGES).where(
+                    _MESSAGES.c.world == world, _MESSAGES.c.memory_owner == found
+                )
+            )
             conn.execute(
                 sa.delete(_AGENTS).where(_AGENTS.c.world == world, _AGENTS.c.name == found)
             )
+            conn.execute(
+                sa.insert(schema.audit_log).values(
+                    world=world,
+                    at=utc_now().isoformat(),
+                    event="agent_deleted",
+                    actor=actor,
+                    agent=found,
+                    detail={"cancelled": cancelled, "sessionGrantsRevoked": revoked},
+                )
+            )
+            return str(found)
 
-        await self._run(delete, write=True)
+        return await self._run(delete, write=True)
 
     async def add_llm_call(self, world: str, agent: str) -> int:
         """Count one LLM call for the agent (SPEC R4) and return the new count."""
@@ -228,12 +247,8 @@ class CatalogStore(StorageCore):
             queries.require_world(conn, chat.world)
             conn.execute(sa.insert(_CHATS).values(row))
 
-        try:
-            await self._run(insert, write=True)
-        except IntegrityError as exc:
-            raise AlreadyExistsError(
-                f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
-            ) from exc
+        taken = f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
+        await self._run(insert, write=True, duplicate=taken)
         return chat
 
     async def get_chat(self, world: str, chat_id: str) -> Chat:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
-from agentworld.errors import StorageError
+from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.storage.engine import Runner
 from agentworld.storage.url import sqlite_file
 
@@ -34,20 +34,25 @@ class StorageCore:
             raise StorageError("storage is not open")
         return self._runner.engine
 
-    async def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+    async def _run(
+        self, fn: Callable[[sa.Connection], T], *, write: bool, duplicate: str | None = None
+    ) -> T:
         """Run one unit of work in one transaction (``BEGIN IMMEDIATE`` for SQLite writes).
 
-        Commits when ``fn`` returns, rolls back when it raises. ``IntegrityError`` reaches the
-        caller, which knows what the duplicate means; other database errors become a one-line
-        ``StorageError`` naming the database.
+        Commits when ``fn`` returns, rolls back when it raises. A refused row (a constraint)
+        becomes ``AlreadyExistsError(duplicate)`` when the caller says what a duplicate means,
+        else, like every other database error, a one-line ``StorageError`` naming the database
+        — never SQLAlchemy's message, which carries the SQL and its parameters.
         """
         runner = self._runner
         if runner is None:
             raise StorageError("storage is not open")
         try:
             return await runner.run(fn, write=write)
-        except IntegrityError:
-            raise
+        except IntegrityError as exc:
+            if duplicate is not None:
+                raise AlreadyExistsError(duplicate) from exc
+            raise StorageError(f"database refused a row ({self._where()}): {exc.orig}") from exc
         except DBAPIError as exc:
             # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
             raise StorageError(f"database error ({self._where()}): {exc.orig}") from exc

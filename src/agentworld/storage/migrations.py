@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import sqlalchemy as sa
 
 from agentworld.errors import StorageError
+from agentworld.models.domain import MAX_APPROVAL_TIMEOUT
 from agentworld.storage import schema
 
 Migration = Callable[[sa.Connection], None]
@@ -41,11 +42,28 @@ def _v4_approvals(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _v5_finite_approval_timeouts(conn: sa.Connection) -> None:
+    """Worlds stored before the approval timeout was checked may hold ``Infinity`` (from
+    ``--approval-timeout inf`` or ``1e400``), which no longer loads: "never time out" becomes
+    the longest wait allowed, anything else unusable the default."""
+    worlds = schema.worlds
+    for row in conn.execute(sa.select(worlds.c.name, worlds.c.config)).all():
+        config = dict(row.config)
+        value = config.get("approval_timeout")
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        if 0 < value <= MAX_APPROVAL_TIMEOUT:
+            continue
+        config["approval_timeout"] = MAX_APPROVAL_TIMEOUT if value > 0 else 300.0  # NaN: default
+        conn.execute(sa.update(worlds).where(worlds.c.name == row.name).values(config=config))
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
     _v3_pending_calls,
     _v4_approvals,
+    _v5_finite_approval_timeouts,
 )
 
 

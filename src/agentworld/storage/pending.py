@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,61 @@ def _call(row: sa.Row[Any]) -> PendingCall:
         answered_at=datetime.fromisoformat(row.answered_at) if row.answered_at else None,
         answer=row.answer,
     )
+
+
+def cancel_agent_calls(
+    conn: sa.Connection, world: str, agent: str, *, reason: str, actor: str
+) -> list[str]:
+    """Cancel the agent's waiting calls and approvals, each with an audit entry, inside the
+    caller's transaction (the agent is being deleted): none can be answered, so none runs.
+    Returns the cancelled ids."""
+    now = utc_now().isoformat()
+    rows = conn.execute(
+        sa.select(_TABLE).where(
+            _TABLE.c.world == world,
+            sa.func.lower(_TABLE.c.agent) == agent.lower(),
+            _TABLE.c.status == "pending",
+        )
+    ).all()
+    if not rows:
+        return []
+    ids = [row.tool_call_id for row in rows]
+    conn.execute(
+        sa.update(_TABLE)
+        .where(
+            _TABLE.c.world == world, _TABLE.c.tool_call_id.in_(ids), _TABLE.c.status == "pending"
+        )
+        .values(status="cancelled", answered_at=now, answer={"reason": reason, "actor": actor})
+    )
+    conn.execute(
+        sa.insert(schema.audit_log),
+        [
+            {
+                "world": world,
+                "at": now,
+                "event": "cancelled",
+                "actor": actor,
+                "approval_id": row.tool_call_id,
+                "agent": row.agent,
+                "chat_id": row.chat_id,
+                "tool_name": row.tool_name,
+                # An approval keeps the redacted arguments it showed; a client call's raw
+                # arguments are not copied into the audit log.
+                "arguments": (row.detail or {}).get("toolArgs"),
+                "detail": {"kind": row.kind, "reason": reason},
+            }
+            for row in rows
+        ],
+    )
+    return ids
+
+
+def refuse_closed(call: PendingCall) -> None:
+    """A call whose wait was cancelled is refused with the reason, before anything else."""
+    if call.status == "cancelled":
+        reason = (call.answer or {}).get("reason") or "it was cancelled"
+        what = "approval" if call.kind == "approval" else "tool call"
+        raise InvalidInputError(f"{what} {call.tool_call_id!r} is no longer pending: {reason}")
 
 
 @dataclass(frozen=True)
@@ -132,6 +187,31 @@ class PendingCallStore:
                 )
             }
             return [i for i in ids if i not in answered]
+
+        return await self._storage._run(read, write=False)
+
+    async def used_call_ids(self, world: str, ids: Collection[str]) -> set[str]:
+        """Which of ``ids`` the world already uses for a tool call: a waiting call or approval
+        (whose table keys on the id), a stored tool result, or a tool execution log. A model
+        may repeat an id; storing it again would break the pairing of calls and results."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return set()
+        messages, logs = schema.messages, schema.tool_logs
+
+        def read(conn: sa.Connection) -> set[str]:
+            query = sa.union(
+                sa.select(_TABLE.c.tool_call_id).where(
+                    _TABLE.c.world == world, _TABLE.c.tool_call_id.in_(wanted)
+                ),
+                sa.select(messages.c.tool_call_id).where(
+                    messages.c.world == world, messages.c.tool_call_id.in_(wanted)
+                ),
+                sa.select(logs.c.tool_call_id).where(
+                    logs.c.world == world, logs.c.tool_call_id.in_(wanted)
+                ),
+            )
+            return {row[0] for row in conn.execute(query)}
 
         return await self._storage._run(read, write=False)
 
@@ -218,6 +298,7 @@ class PendingCallStore:
             if row is None or row.kind != kind:
                 what = "approval request" if kind == "approval" else "pending tool call"
                 raise NotFoundError(f"no {what} {tool_call_id!r} in world {world!r}")
+            refuse_closed(_call(row))
             if row.status != "pending":
                 raise InvalidInputError(
                     f"{tool_call_id!r} was already {row.status}; it cannot be answered again"
