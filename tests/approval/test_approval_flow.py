@@ -216,3 +216,29 @@ async def test_the_audit_log_records_requests_and_decisions_with_redacted_argume
     assert all(e["agent"] == "a1" and e["toolName"] == "shell_cmd" for e in log)
     assert log[1]["actor"] == "human" and log[1]["latencyMs"] is not None
     assert "sk-abcdefghijklmnopqrstuvwx" not in json.dumps(first.detail)
+
+
+async def test_the_request_shows_the_whole_call_and_the_audit_records_it(
+    aw: AgentWorld, world: Path, model: Model
+) -> None:
+    call = {"command": "rm", "parameters": ["-rf", "--", "sub/precious"], "directory": "."}
+    model.plans.append([ToolCallSpec(name="shell_cmd", arguments=json.dumps(call), id="call_rm")])
+    (pending,) = (await aw.send("w", "@a1 clean up")).pending_approvals
+    message = pending.detail["message"]
+    assert "`rm -rf -- sub/precious`" in message and str(world) in message
+    assert pending.detail["shell"]["commands"] == ["rm -rf -- sub/precious"]
+    (request,) = await aw.audit_log("w")
+    assert request["detail"]["shell"]["commandLine"] == "rm -rf -- sub/precious"
+    assert request["detail"]["shell"]["directory"] == str(world)
+
+
+@pytest.mark.parametrize("directory", ["/home", "..", "../elsewhere", "sub/../../x"])
+async def test_a_directory_outside_the_working_directory_is_refused_before_anyone_is_asked(
+    aw: AgentWorld, world: Path, model: Model, directory: str
+) -> None:
+    call = {"command": "touch X", "directory": directory}
+    model.plans.append([ToolCallSpec(name="shell_cmd", arguments=json.dumps(call), id="call_x")])
+    result = await aw.send("w", "@a1 make X")
+    assert result.pending_approvals == []
+    (refused,) = [m for m in result.messages if m.tool_call_id == "call_x"]
+    assert "outside the working directory" in json.loads(refused.content or "{}")["error"]

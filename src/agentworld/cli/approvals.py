@@ -60,7 +60,7 @@ def approvals(
     if json_out:
         output.print_json({"approvals": docs})
         return
-    output.print_approvals(docs)
+    output.print_approvals(pending)
 
 
 def approve(

@@ -82,7 +82,7 @@ def report_run(result: Any, json_out: bool) -> None:
         )
     else:
         output.print_messages(result.messages)
-        output.print_approvals([output.approval_doc(p) for p in result.pending_approvals])
+        output.print_approvals(result.pending_approvals)
     if result.errors:
         output.fail(result.errors[-1])
 

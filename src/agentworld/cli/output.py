@@ -54,15 +54,25 @@ def approval_doc(pending: PendingCall) -> dict[str, Any]:
     }
 
 
-def print_approvals(docs: Sequence[dict[str, Any]]) -> None:
+def print_approvals(pending: Sequence[PendingCall]) -> None:
+    """Each request with, for shell_cmd, its full line, directory and the commands it runs."""
     from rich.markup import escape
 
     console = _console()
-    for doc in docs:
+    for call in pending:
+        doc = {**approval_doc(call), "shell": call.detail.get("shell")}
         console.print(
             f"[bold yellow]approval needed[/bold yellow] {escape(doc['approvalId'])}: "
             f"{escape(str(doc['message']))}"
         )
+        shell = doc.get("shell")
+        if shell:
+            console.print(f"  command line: {escape(shell['commandLine'])}")
+            console.print(f"  directory:    {escape(shell['directory'])}")
+            for command in shell["commands"]:
+                console.print(f"  runs:         {escape(command)}")
+            if shell.get("note"):
+                console.print(f"  [bold red]{escape(shell['note'])}[/bold red]")
         console.print(
             f"  [dim]agentworld approve WORLD {escape(doc['approvalId'])} "
             "--decision approve|deny [--scope once|session|always][/dim]"

@@ -53,8 +53,10 @@ _SHELL_SET_O = frozenset({"errexit", "nounset", "pipefail", "xtrace", "verbose",
 _INTERPRETER = re.compile(
     r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|"
     r"lua[0-9.]*|luajit|tclsh[0-9.]*|wish[0-9.]*|Rscript|R|osascript|expect|gdb|make|gmake|"
-    r"[gmn]?awk|parallel|source|\.|enable|bind|complete|compgen|fc|watch)"
+    r"[gmn]?awk|parallel|source|\.|enable|bind|complete|compgen|fc|watch|mapfile|readarray|"
+    r"shopt)"
 )
+_FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls", "-delete"})
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _OPENERS = re.compile(r"\$[({\[]|`")
 # Bash builtins that may evaluate their arguments as arithmetic (`a[$(cmd)]` runs cmd) or
@@ -196,8 +198,11 @@ def _command(
             bodies = [Word(w.text, w.value.partition("=")[2], w.literal, w.start, w.end) for w in bodies]
         for body in bodies[:1] if base == "trap" else bodies:
             inner += _script(body, "bash", writes, depth)[1]
+    elif base == "set" and any(w.value in ("-o", "+o") for w in words[1:]):
+        opacity = "runs_code"  # `set -o posix` changes how bash reads what follows
     elif base == "find":
         inner = _find(words, writes, depth)
+        writes = writes or any(w.value in _FIND_WRITES for w in words[1:])
     elif base in _SCRIPT_OPTION:
         opacity, inner = _script_option(base, words, writes, depth)
     elif base in _WRAPPERS:

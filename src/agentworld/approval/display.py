@@ -1,0 +1,145 @@
+"""What a person is shown when asked to approve a tool call (SPEC A1, A9; "the person sees
+exactly what runs").
+
+For ``shell_cmd`` the request carries the full command line (``command`` with its
+``parameters`` quoted as they will run), the directory it runs in, and the list of commands
+the policy found in it — or a warning that the line was not fully understood. Secrets are
+masked in place (``[REDACTED:kind]``) by a redaction that never touches shell syntax; if
+masking would still change how the line reads, the warning says so and the parsed commands
+(masked word by word) are what the person judges. Control characters, bidirectional
+overrides and zero-width characters are shown escaped, so terminal escape sequences in an
+argument cannot make the prompt display another command. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from agentworld.policy.shell import command_line
+from agentworld.policy.shell_commands import ShellAnalysis, analyze
+from agentworld.redaction import redact, redact_text
+
+SHELL_TOOL = "shell_cmd"
+# C0/C1 controls, DEL, bidirectional embeddings/overrides/isolates, zero-width characters.
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every invisible or terminal-controlling character shown as an escape."""
+    return _INVISIBLE.sub(lambda m: _NAMED.get(m[0]) or f"\\u{ord(m[0]):04x}", text)
+
+
+def shown(value: Any) -> Any:
+    """JSON-like data as a person may see it: secrets masked, control characters escaped."""
+    masked = redact(value)
+    return _escape_all(masked)
+
+
+def _escape_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_controls(value)
+    if isinstance(value, dict):
+        return {escape_controls(str(k)): _escape_all(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escape_all(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ShellView:
+    """A shell call as the person sees it and the audit log records it."""
+
+    command_line: str
+    directory: str
+    commands: tuple[str, ...]
+    understood: bool
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commandLine": self.command_line,
+            "directory": self.directory,
+            "commands": list(self.commands),
+            "understood": self.understood,
+            "note": self.note,
+        }
+
+    def sentence(self) -> str:
+        commands = "; ".join(f"`{c}`" for c in self.commands) or "nothing we could read"
+        text = f"run `{self.command_line}` in {self.directory} (runs: {commands})"
+        return f"{text}. {self.note}" if self.note else text
+
+
+def shell_view(arguments: dict[str, Any], *, working_dir: str) -> ShellView:
+    """What a ``shell_cmd`` call will run, masked and escaped for display."""
+    command = arguments.get("command")
+    parameters = arguments.get("parameters")
+    line = command_line(command if isinstance(command, str) else "", _strings(parameters))
+    masked = redact_text(line)
+    analysis = analyze(line)
+    note = ""
+    if not analysis.understood:
+        note = f"Not fully understood ({analysis.reason}): read the whole line before approving."
+    elif masked != line and not _same_structure(analysis, analyze(masked)):
+        note = "Masking secrets would change how this line reads: judge the commands listed."
+    commands = tuple(
+        escape_controls(redact_text(part.text))
+        for part in analysis.parts
+        if part.argv or part.assignments or analysis.understood
+    )
+    return ShellView(
+        command_line=escape_controls(masked),
+        directory=escape_controls(_directory(arguments.get("directory"), working_dir)),
+        commands=commands,
+        understood=analysis.understood,
+        note=note,
+    )
+
+
+def approval_message(
+    tool_name: str,
+    template: str | None,
+    agent: str,
+    arguments: dict[str, Any],
+    *,
+    working_dir: str,
+) -> tuple[str, ShellView | None]:
+    """The sentence shown to the person, and for ``shell_cmd`` the view it was made from."""
+    if tool_name == SHELL_TOOL:
+        view = shell_view(arguments, working_dir=working_dir)
+        return f"{agent} wants to {view.sentence()}", view
+    args = shown(arguments)
+    if template:
+        fields = {k: v if isinstance(v, str) else json.dumps(v) for k, v in args.items()}
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        if names <= fields.keys():
+            return f"{agent}: {template.format_map(fields)}", None
+    return f"{agent} wants to run {escape_controls(tool_name)} with {json.dumps(args)}", None
+
+
+def _strings(parameters: Any) -> list[str] | None:
+    if isinstance(parameters, list) and all(isinstance(p, str) for p in parameters):
+        return parameters
+    return None
+
+
+def _directory(directory: Any, working_dir: str) -> str:
+    if not isinstance(directory, str) or not directory:
+        return working_dir
+    return str(PurePosixPath(working_dir) / directory)
+
+
+def _same_structure(a: ShellAnalysis, b: ShellAnalysis) -> bool:
+    """Whether two readings run the same commands: same names, same number of words."""
+    if a.understood != b.understood or len(a.parts) != len(b.parts):
+        return False
+    return all(
+        p.argv[:1] == q.argv[:1] and len(p.argv) == len(q.argv) and p.opacity == q.opacity
+        for p, q in zip(a.parts, b.parts, strict=True)
+    )
