@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from agentworld.agent_world import AgentWorld
-from agentworld.approval.flow import request_approval
 from agentworld.approval.grants import Grant, find_covering_grant
 from agentworld.models import ToolCall, new_id
+from agentworld.runtime.approvals import request_approval
 from agentworld.tools.registry import ToolContext
 
 SHELL_TOOL = "shell_cmd"

@@ -36,8 +36,8 @@ from tree_sitter import Language, Parser
 from agentworld.policy.engine import PolicyEngine
 from agentworld.policy.loader import load_policy_text
 from agentworld.policy.rules import Tier
-from agentworld.policy.shell import parse_command
-from agentworld.policy.shell_commands import analyze
+from agentworld.shell.commands import analyze
+from agentworld.shell.split import parse_command
 
 TARGET_US = 20.0
 SIMPLE_CALL = ("read_file", {"path": "notes/today.md"})

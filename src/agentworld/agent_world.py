@@ -23,11 +23,10 @@ from agentworld.storage.sql import SQLStorage
 if TYPE_CHECKING:
     # The runtime, tools, policies and hooks load when a world first runs, not for every CLI
     # command (SPEC §6: `agentworld messages` must start in well under half a second).
-    from agentworld.approval.decisions import Authorizer
-    from agentworld.approval.flow import Decision, Scope
     from agentworld.approval.grants import Grant
-    from agentworld.policy.authorizer import CallVerdict, PolicyAuthorizer
     from agentworld.policy.rules import PolicyRule
+    from agentworld.runtime.approvals import Decision, Scope
+    from agentworld.runtime.authorizer import Authorizer, CallVerdict, PolicyAuthorizer
     from agentworld.runtime.hooks import OnEvent
     from agentworld.runtime.streaming import StreamCallbacks
     from agentworld.runtime.world import ProviderFactory, WorldRuntime
@@ -299,7 +298,7 @@ class AgentWorld:
         the world's tools (its MCP servers started to learn their annotations), every policy tier,
         its mode unless ``mode`` is given, and ``agent``'s session approvals in ``chat_id``.
         ``policy_files`` are added at tier 2, as if the world listed them."""
-        from agentworld.policy.authorizer import CallVerdict, callable_tool
+        from agentworld.runtime.authorizer import CallVerdict, callable_tool
 
         settings = await self.storage.get_world(world)
         found = callable_tool(await (await self.runtime(world)).tools(), tool_name, arguments)
@@ -319,7 +318,7 @@ class AgentWorld:
 
     def _policy(self) -> PolicyAuthorizer:
         """The runtime's policy authorizer (a custom ``Authorizer`` cannot be asked for rules)."""
-        from agentworld.policy.authorizer import PolicyAuthorizer
+        from agentworld.runtime.authorizer import PolicyAuthorizer
 
         if isinstance(self._authorizer, PolicyAuthorizer):
             return self._authorizer
@@ -392,7 +391,7 @@ class _ErrorCollector:
 def _check_settings(world: World) -> None:
     """Refuse settings that would break the world later: client tools that shadow a built-in
     or use the reserved prefix, policy files with any error (named by file and rule)."""
-    from agentworld.policy.authorizer import check_policy_files
+    from agentworld.runtime.authorizer import check_policy_files
     from agentworld.runtime.hooks import load_hook
     from agentworld.tools.mcp_config import parse_mcp_config
     from agentworld.tools.registry import ToolRegistry, client_tool

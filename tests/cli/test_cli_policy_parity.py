@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentworld.policy.authorizer import ADMIN_POLICY_ENV
+from agentworld.runtime.authorizer import ADMIN_POLICY_ENV
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 MCP_SERVER = str(Path(__file__).parents[1] / "support" / "mcp_test_server.py")

@@ -24,7 +24,7 @@ from mcp.types import (
 )
 
 from agentworld.errors import InvalidInputError
-from agentworld.policy.authorizer import tool_default_rule
+from agentworld.runtime.authorizer import tool_default_rule
 from agentworld.tools.mcp import (
     MCPClients,
     MCPServerConfig,

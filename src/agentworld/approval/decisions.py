@@ -1,17 +1,12 @@
-"""The authorization seam: every tool call gets a decision before it runs.
+"""What authorization decides for a tool call, as values (the seam is ``runtime.authorizer``).
 
 Decisions are values, not exceptions: ``Allow``, ``Deny`` (with the reason the
-model will read) or ``AskUser`` (a person must approve first). The orchestrator
-asks an ``Authorizer``; the default one (``policy.authorizer.PolicyAuthorizer``)
-combines the policy engine and remembered approvals behind that one method.
+model will read) or ``AskUser`` (a person must approve first).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-from agentworld.tools.registry import Tool, ToolContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +26,3 @@ class AskUser:
 
 Decision = Allow | Deny | AskUser
 
-
-class Authorizer(Protocol):
-    async def authorize(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Decision: ...

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from agentworld.policy.shell import command_line
-from agentworld.policy.shell_commands import ShellAnalysis, analyze
 from agentworld.redaction import redact, redact_text
+from agentworld.shell.commands import ShellAnalysis, analyze
+from agentworld.shell.split import command_line
 
 SHELL_TOOL = "shell_cmd"
 # C0/C1 controls, DEL, bidirectional embeddings/overrides/isolates, zero-width characters.

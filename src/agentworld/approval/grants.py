@@ -35,8 +35,8 @@ def shell_shape(arguments: dict[str, Any]) -> ShellShape | None:
     """Parse a ``shell_cmd`` call; None when no grant may cover it: a line not fully understood,
     a command name known only at run time, ``VAR=value`` prefixes, or a program that runs code
     we cannot read (``sh <<EOF``, ``python -c``)."""
-    from agentworld.policy.shell import command_line
-    from agentworld.policy.shell_commands import analyze
+    from agentworld.shell.commands import analyze
+    from agentworld.shell.split import command_line
 
     command = arguments.get("command")
     parameters = arguments.get("parameters")

@@ -13,7 +13,7 @@ from agentworld.cli.common import JsonOpt, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
-    from agentworld.policy.authorizer import CallVerdict
+    from agentworld.runtime.authorizer import CallVerdict
 
 app = typer.Typer(help="Test tool calls against policies; list and revoke a world's rules.", no_args_is_help=True)
 
@@ -79,7 +79,7 @@ def policy_test(
 def _check_files(files: list[str]) -> None:
     """A broken --policy file is a mistake on the command line: say so, decide nothing."""
     from agentworld.errors import InvalidInputError
-    from agentworld.policy.authorizer import check_policy_files
+    from agentworld.runtime.authorizer import check_policy_files
 
     try:
         check_policy_files(files)
@@ -93,8 +93,8 @@ def _decide_without_world(
 ) -> CallVerdict:
     """Shipped defaults, --policy files (tier 2) and admin files (tier 3): no world, so no tools
     of its own, no legacy lists and no approvals."""
-    from agentworld.policy.authorizer import PolicyFiles, decide_call, load_rules
     from agentworld.policy.engine import PolicyEngine
+    from agentworld.runtime.authorizer import PolicyFiles, decide_call, load_rules
 
     loaded = load_rules(PolicyFiles(), user_files=files)
     return decide_call(

@@ -9,8 +9,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentworld.models.message import utc_now
-from agentworld.policy.rules import parse_tool_selector
-from agentworld.tools.environment import validate_tool_env
+from agentworld.models.settings import parse_tool_selector, validate_tool_env
 
 ProviderName = Literal[
     "openai", "anthropic", "google", "azure", "ollama", "xai", "openai-compatible", "scripted"

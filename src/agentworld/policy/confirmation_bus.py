@@ -10,7 +10,7 @@ never a line the policy cannot fully read. An "always" outcome publishes ``Updat
 adds that grant's ALLOW rule at 2.95 to the engine.
 
 Inside the agent runtime the same exchange is durable: the correlation id is the
-approval id, and the wait is the stored approval request (``approval.flow``), not
+approval id, and the wait is the stored approval request (``runtime.approvals``), not
 an in-memory future — so it survives restarts and can be answered elsewhere.
 """
 

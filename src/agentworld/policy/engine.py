@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworld.policy.pattern_set import Matcher, PatternSet
-from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier
-from agentworld.policy.shell import CommandPart, command_line, matches_regex, prefix_words
-from agentworld.policy.shell_commands import Match, analyze, mentions, prefix_match
+from agentworld.policy.rules import CompiledPattern, PolicyDecision, PolicyRule, Tier
 from agentworld.policy.stringify import stable_stringify
+from agentworld.shell.commands import Match, analyze, mentions, prefix_match
+from agentworld.shell.split import CommandPart, command_line, prefix_words
 
 SHELL_TOOL = "shell_cmd"
 SERVER_SEPARATOR = "__"
@@ -215,6 +215,14 @@ def _could_be_denied(part: CommandPart, rule: PolicyRule) -> PolicyResult:
         f"{part.text!r} could run a command that {rule.name or 'a DENY rule'} denies, and what it "
         "runs cannot be read with certainty",
     )
+
+
+def matches_regex(part: CommandPart, pattern: CompiledPattern) -> bool:
+    """Whether ``pattern`` is found anywhere in the part's source text (``commandRegex``, P4).
+
+    ``re.search`` semantics: anchor with ``^``/``$`` to match the whole part.
+    """
+    return pattern.search(part.text) is not None
 
 
 def merged(*groups: Sequence[PolicyRule]) -> list[PolicyRule]:

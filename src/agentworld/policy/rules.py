@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from agentworld.models.settings import parse_tool_selector as parse_tool_selector
+
 
 class PolicyDecision(StrEnum):
     ALLOW = "ALLOW"
@@ -39,23 +41,6 @@ class CompiledPattern(Protocol):
     def pattern(self) -> str: ...
 
     def search(self, text: str, /) -> object | None: ...
-
-
-def parse_tool_selector(name: str | None) -> tuple[str | None, str | None]:
-    """A ``toolName`` as ``(tool_name, tool_prefix)`` for ``PolicyRule``.
-
-    ``read_file`` is that tool; ``*`` every tool; ``read_*`` / ``github__*`` every tool whose
-    name starts with the part before the star. A star anywhere else is refused with
-    ``ValueError``: ``*_file`` or ``git*hub`` would otherwise be an exact name no tool has, a
-    DENY rule that silently denies nothing.
-    """
-    if name is None or "*" not in name:
-        return name, None
-    if name.index("*") != len(name) - 1:
-        raise ValueError(
-            f"toolName {name!r}: '*' is only allowed at the end ('*', 'read_*', 'github__*')"
-        )
-    return None, name[:-1]
 
 
 @dataclass(frozen=True, slots=True)

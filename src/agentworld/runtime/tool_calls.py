@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
-from agentworld.approval.flow import request_approval
 from agentworld.models import Message, ToolCall
 from agentworld.models.events import ToolEvent
 from agentworld.models.pending import PendingCall
 from agentworld.redaction import redact
+from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
 from agentworld.tools.registry import CLIENT_PREFIX, ToolContext, ToolRegistry

@@ -6,10 +6,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentworld.approval.decisions import Authorizer
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
 from agentworld.providers.base import LLMProvider
+from agentworld.runtime.authorizer import Authorizer
 from agentworld.runtime.hooks import OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.streaming import StreamCallbacks

@@ -15,8 +15,20 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentworld.approval.decisions import Authorizer
-from agentworld.approval.flow import (
+from agentworld.errors import AgentWorldError, NotFoundError
+from agentworld.events.bus import EventBus
+from agentworld.events.persistence import persist_events
+from agentworld.models import Agent, Chat, Message, World, new_id
+from agentworld.models.events import ApprovalEvent, MessageEvent, SystemEvent, WorldEvent
+from agentworld.models.pending import PendingCall
+from agentworld.providers.base import LLMProvider
+from agentworld.providers.registry import build_provider, provider_cache_key
+from agentworld.routing.mentions import (
+    extract_paragraph_mentions,
+    is_human_sender,
+    should_agent_respond,
+)
+from agentworld.runtime.approvals import (
     Decision,
     Scope,
     answer_approval,
@@ -25,20 +37,7 @@ from agentworld.approval.flow import (
     recover_interrupted,
     run_approved,
 )
-from agentworld.errors import AgentWorldError, NotFoundError
-from agentworld.events.bus import EventBus
-from agentworld.events.persistence import persist_events
-from agentworld.models import Agent, Chat, Message, World, new_id
-from agentworld.models.events import ApprovalEvent, MessageEvent, SystemEvent, WorldEvent
-from agentworld.models.pending import PendingCall
-from agentworld.policy.authorizer import PolicyAuthorizer
-from agentworld.providers.base import LLMProvider
-from agentworld.providers.registry import build_provider, provider_cache_key
-from agentworld.routing.mentions import (
-    extract_paragraph_mentions,
-    is_human_sender,
-    should_agent_respond,
-)
+from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
 from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.queues import ChatQueues

@@ -19,9 +19,12 @@ Everything here is a pure function over a mapping; callers pass ``os.environ``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
+from agentworld.models.settings import NEVER_PASSED as NEVER_PASSED
+from agentworld.models.settings import NEVER_PASSED_PREFIXES as NEVER_PASSED_PREFIXES
+from agentworld.models.settings import check_tool_env_name as check_tool_env_name
+from agentworld.models.settings import validate_tool_env as validate_tool_env
 from agentworld.redaction import PROVIDER_KEY_NAMES
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -30,50 +33,9 @@ DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PASSED_THROUGH = frozenset({"HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR"})
 """Passed to every tool when set, with every ``LC_*`` variable."""
 
-NEVER_PASSED = frozenset({
-    "BASH_ENV",
-    "ENV",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "PYTHONSTARTUP",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS4",
-    "IFS",
-    "CDPATH",
-    "GLOBIGNORE",
-})
-"""Variables that make a shell (or the loader) run or read code the policy never saw."""
-NEVER_PASSED_PREFIXES = ("BASH_FUNC_", "LD_", "DYLD_")
-"""Exported bash functions and dynamic-loader settings, by prefix."""
-
 SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 SECRET_MIN_LENGTH = 6
 """Shorter values are not masked: replacing every ``1`` or ``true`` would garble output."""
-
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def check_tool_env_name(name: str) -> str | None:
-    """Why ``name`` cannot be in a world's ``tool_env`` setting, or None when it can."""
-    if not _VARIABLE_NAME.fullmatch(name):
-        return f"tool_env: {name!r} is not a variable name (letters, digits and '_', not starting with a digit)"
-    if name in NEVER_PASSED or name.startswith(NEVER_PASSED_PREFIXES):
-        return f"tool_env: {name} changes how the shell or loader runs code and is never passed to tools"
-    return None
-
-
-def validate_tool_env(names: Iterable[str]) -> list[str]:
-    """The names of a ``tool_env`` setting, deduplicated in order; ValueError on the first bad one."""
-    checked: list[str] = []
-    for name in names:
-        if (problem := check_tool_env_name(name)) is not None:
-            raise ValueError(problem)
-        if name not in checked:
-            checked.append(name)
-    return checked
-
 
 def sanitize_path(value: str | None) -> str:
     """Keep only the absolute directories of a ``PATH`` (no empty, ``.`` or relative entries),

@@ -8,7 +8,7 @@ configured server's prefix is refused (P8). A server that cannot start, or
 dies, is reported through ``on_error`` while the others keep working; a dead
 server is started again on its next call. Each tool carries its annotations and
 its server's ``trust`` flag, which decide its default policy (ask unless
-read-only or trusted, ``policy/authorizer.py``).
+read-only or trusted, ``runtime/authorizer.py``).
 
 The SDK's transports and sessions are anyio context managers whose cancel
 scopes belong to the task that entered them. So every session has one owner

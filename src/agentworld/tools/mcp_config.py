@@ -6,7 +6,7 @@ are set (``world create --mcp-config``) without importing the ``mcp`` SDK.
 Besides the usual keys, an entry may say ``"trust": true``: the world's owner vouches for
 that server, so its tools run without asking unless a policy rule says otherwise (like
 Gemini CLI's ``trust``). Without it, a server's tool asks first unless its annotations say
-it only reads (``policy/authorizer.py``, ``tool_default_rule``).
+it only reads (``runtime/authorizer.py``, ``tool_default_rule``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``shell_cmd`` (SPEC T2): run a command line the way a user would in a terminal.
 
 The line runs under ``bash --noprofile --norc -c``: bash is the shell the
-policy's parser models (``policy/shell.py``), so the commands a rule judged are
+policy's parser models (``agentworld.shell``), so the commands a rule judged are
 the commands that run. ``/bin/sh`` is never used, because it may be dash, which
 reads a line such as ``ls &>/dev/null touch P`` as two commands where bash sees
 one. Bash (version 4 or later) is looked up once, by absolute path in trusted
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentworld.policy.shell import command_line
+from agentworld.shell.split import command_line
 from agentworld.tools.confinement import OutsideWorkingDirectory, confined_path, working_root
 from agentworld.tools.environment import (
     DEFAULT_PATH,

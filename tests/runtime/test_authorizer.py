@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 
 from agentworld.approval.grants import Grant
-from agentworld.policy.authorizer import (
+from agentworld.policy.engine import PolicyEngine
+from agentworld.policy.loader import PolicyLoadError
+from agentworld.policy.rules import PolicyDecision
+from agentworld.runtime.authorizer import (
     ADMIN_POLICY_ENV,
     CallVerdict,
     PolicyFiles,
@@ -18,9 +21,6 @@ from agentworld.policy.authorizer import (
     load_rules,
     tool_default_rule,
 )
-from agentworld.policy.engine import PolicyEngine
-from agentworld.policy.loader import PolicyLoadError
-from agentworld.policy.rules import PolicyDecision
 from agentworld.tools.registry import ApprovalSettings, Tool, ToolRegistry
 
 ALLOW, DENY, ASK = PolicyDecision.ALLOW, PolicyDecision.DENY, PolicyDecision.ASK_USER

@@ -1,6 +1,6 @@
 """What a shell line will run, and how sure we are of it (SPEC P4; fail closed).
 
-:func:`analyze` turns a command line into :class:`~agentworld.policy.shell.CommandPart`
+:func:`analyze` turns a command line into :class:`~agentworld.shell.split.CommandPart`
 values the policy can decide on, each with an *opacity*:
 
 * ``clear`` — we know the program and every argument that could change what runs;
@@ -12,9 +12,9 @@ values the policy can decide on, each with an *opacity*:
   glob, ``VAR=value`` prefixes, an ``eval``/``sh -c`` of non-literal text, a builtin
   handed text that holds ``$(``): only a rule for every shell call may allow it.
 
-The line is first read by the strict reader (:mod:`~agentworld.policy.shell_syntax`).
+The line is first read by the strict reader (:mod:`~agentworld.shell.syntax`).
 When it leaves the understood subset, the tree-sitter split
-(:func:`~agentworld.policy.shell.parse_command`) still names the commands it can see —
+(:func:`~agentworld.shell.split.parse_command`) still names the commands it can see —
 so a DENY rule keeps denying them — but every part is ``unknown`` and one more
 ``unknown`` part stands for whatever the split may have missed.
 
@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agentworld.policy.shell import CommandPart, Opacity, UnparseableCommand, parse_command
-from agentworld.policy.shell_syntax import (
+from agentworld.shell.split import CommandPart, Opacity, UnparseableCommand, parse_command
+from agentworld.shell.syntax import (
     MAX_DEPTH,
     Dialect,
     NotUnderstood,

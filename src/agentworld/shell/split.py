@@ -40,7 +40,6 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from agentworld.errors import AgentWorldError
-from agentworld.policy.rules import CompiledPattern
 
 MAX_LENGTH = 10_000
 MAX_NESTING = 20
@@ -107,7 +106,7 @@ class UnparseableCommand(AgentWorldError, ValueError):
 
 
 Opacity = Literal["clear", "runs_code", "unknown"]
-"""How well a part is known: see :mod:`agentworld.policy.shell_commands`."""
+"""How well a part is known: see :mod:`agentworld.shell.commands`."""
 
 
 @dataclass(frozen=True)
@@ -183,14 +182,6 @@ def parse_command(line: str) -> ParsedCommand:
 def prefix_words(prefix: str) -> tuple[str, ...]:
     """Rules are few and evaluated often: split each prefix once."""
     return tuple(shlex.split(prefix))
-
-
-def matches_regex(part: CommandPart, pattern: CompiledPattern) -> bool:
-    """Whether ``pattern`` is found anywhere in the part's source text (``commandRegex``, P4).
-
-    ``re.search`` semantics: anchor with ``^``/``$`` to match the whole part.
-    """
-    return pattern.search(part.text) is not None
 
 
 # --- parsing -----------------------------------------------------------------

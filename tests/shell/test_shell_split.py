@@ -6,17 +6,17 @@ import re
 
 import pytest
 
-from agentworld.policy.shell import (
+from agentworld.policy.engine import matches_regex
+from agentworld.shell.commands import Match, analyze, prefix_match
+from agentworld.shell.split import (
     MAX_LENGTH,
     CommandPart,
     ParsedCommand,
     UnparseableCommand,
     command_line,
-    matches_regex,
     parse_command,
     prefix_words,
 )
-from agentworld.policy.shell_commands import Match, analyze, prefix_match
 from agentworld.tools.builtin import shell as shell_tool
 
 

@@ -8,13 +8,13 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentworld.policy.shell import (
+from agentworld.shell.commands import prefix_match
+from agentworld.shell.split import (
     CommandPart,
     UnparseableCommand,
     parse_command,
     prefix_words,
 )
-from agentworld.policy.shell_commands import prefix_match
 
 RESERVED = {
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",

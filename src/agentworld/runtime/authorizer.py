@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
 from agentworld.approval.grants import Grant, find_covering_grant
@@ -80,6 +80,13 @@ def tool_default_rule(tool: Tool) -> PolicyRule:
         source="tool settings",
         name=f"{tool.name} default ({why})",
     )
+
+
+class Authorizer(Protocol):
+    """The authorization seam: every tool call gets a decision before it runs. The default,
+    :class:`PolicyAuthorizer`, combines the policy engine and remembered approvals."""
+
+    async def authorize(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Decision: ...
 
 
 @dataclass
