@@ -21,10 +21,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agentworld.redaction import redact, redact_text
+from agentworld.shell import SHELL_TOOL
 from agentworld.shell.commands import ShellAnalysis, analyze
 from agentworld.shell.split import command_line
 
-SHELL_TOOL = "shell_cmd"
 # C0/C1 controls, DEL, bidirectional embeddings/overrides/isolates, zero-width characters.
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}

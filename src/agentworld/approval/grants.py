@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from agentworld.models import new_id, utc_now
+from agentworld.shell import SHELL_TOOL
 
-SHELL_TOOL = "shell_cmd"
 GrantScope = Literal["session", "always"]
 
 

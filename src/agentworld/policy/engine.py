@@ -17,10 +17,10 @@ from typing import Any
 from agentworld.policy.pattern_set import Matcher, PatternSet
 from agentworld.policy.rules import CompiledPattern, PolicyDecision, PolicyRule, Tier
 from agentworld.policy.stringify import stable_stringify
+from agentworld.shell import SHELL_TOOL
 from agentworld.shell.commands import Match, analyze, mentions, prefix_match
 from agentworld.shell.split import CommandPart, command_line, prefix_words
 
-SHELL_TOOL = "shell_cmd"
 SERVER_SEPARATOR = "__"
 YOLO_RULE = PolicyRule(
     decision=PolicyDecision.ALLOW, priority=Tier.BUILTIN + 0.999, source="yolo", name="yolo mode"

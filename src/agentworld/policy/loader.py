@@ -25,12 +25,12 @@ from agentworld.policy.rules import (
     Tier,
     parse_tool_selector,
 )
+from agentworld.shell import SHELL_TOOL
 
 ErrorType = Literal[
     "file_read", "toml_parse", "schema_validation", "rule_validation", "regex_compilation"
 ]
 MAX_PATTERN = 1024
-SHELL_TOOL = "shell_cmd"
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
 
 ADMIN_POLICY_ENV = "AGENTWORLD_ADMIN_POLICY"
-SHELL_TOOL = "shell_cmd"
 
 
 def tool_default_rule(tool: Tool) -> PolicyRule:

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Sequence
 from agentworld.models import Agent, Message
 from agentworld.providers.base import PromptMessage
 from agentworld.routing.mentions import is_human_sender
-
-CLIENT_TOOL_PREFIX = "client."
+from agentworld.tools.registry import CLIENT_PREFIX as CLIENT_TOOL_PREFIX
 
 
 def is_client_tool(name: str) -> bool:

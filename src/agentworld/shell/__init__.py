@@ -6,7 +6,10 @@ a line into the commands it runs (wrappers and scripts unwrapped, each with how 
 reader refuses. No I/O, nothing above ``models``/``errors`` imported.
 """
 
-from agentworld.shell.commands import ShellAnalysis, analyze
-from agentworld.shell.split import CommandPart, command_line
+SHELL_TOOL = "shell_cmd"
+"""The one tool that runs shell lines; the policy, grants and approval display single it out."""
 
-__all__ = ["CommandPart", "ShellAnalysis", "analyze", "command_line"]
+from agentworld.shell.commands import ShellAnalysis, analyze  # noqa: E402
+from agentworld.shell.split import CommandPart, command_line  # noqa: E402
+
+__all__ = ["SHELL_TOOL", "CommandPart", "ShellAnalysis", "analyze", "command_line"]

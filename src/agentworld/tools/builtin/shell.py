@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentworld.shell import SHELL_TOOL as SHELL_TOOL_NAME
 from agentworld.shell.split import command_line
 from agentworld.tools.confinement import OutsideWorkingDirectory, confined_path, working_root
 from agentworld.tools.environment import (
@@ -242,7 +243,7 @@ def _kill_group(pid: int) -> None:
 
 
 SHELL_TOOL = Tool(
-    name="shell_cmd",
+    name=SHELL_TOOL_NAME,
     description=(
         "Run a shell command line in the world's working directory and return its stdout, "
         "stderr and exit code. Pipelines and && work. Requires the user's approval."
