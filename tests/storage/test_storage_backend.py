@@ -7,7 +7,7 @@ import asyncio
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from agentworld.models import Agent, Chat, Message, ToolCall, World
 from agentworld.storage import schema
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.url import sqlite_file
+from agentworld.testing.postgres import postgres_cluster
 
 
 @pytest.fixture
@@ -354,13 +355,19 @@ async def _names(storage: SQLStorage) -> list[str]:
 
 # -- PostgreSQL ------------------------------------------------------------------------
 
-POSTGRES_URL = os.environ.get("AGENTWORLD_TEST_POSTGRES_URL")
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server: $AGENTWORLD_TEST_POSTGRES_URL, or a throwaway cluster."""
+    given = os.environ.get("AGENTWORLD_TEST_POSTGRES_URL")
+    if given:
+        yield given
+        return
+    with postgres_cluster() as url:
+        yield url
 
 
-@pytest.mark.skipif(not POSTGRES_URL, reason="set AGENTWORLD_TEST_POSTGRES_URL to run")
-async def test_postgres_runs_the_same_units() -> None:
-    assert POSTGRES_URL is not None
-    async with SQLStorage(POSTGRES_URL) as storage:
+async def test_postgres_runs_the_same_units(postgres_url: str) -> None:
+    async with SQLStorage(postgres_url) as storage:
         name = f"pg{os.getpid()}"
         await storage.create_world(World(name=name))
         try:

@@ -1,0 +1,67 @@
+"""A throwaway PostgreSQL cluster on loopback, for tests (the server binaries come from
+Debian's ``postgresql`` package, installed by ``scripts/test``).
+
+``initdb`` refuses to run as root, so as root the cluster belongs to the ``postgres`` user
+the Debian package creates. The cluster trusts loopback connections, listens on a free port
+of 127.0.0.1 only, and is stopped and deleted when the context ends.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server binaries on this machine (``scripts/test`` installs them)."""
+
+
+def _binary(name: str) -> str:
+    found = shutil.which(name) or next(
+        iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None
+    )
+    if found is None:
+        raise PostgresUnavailable(
+            f"{name} not found: install Debian's postgresql package (scripts/test does)"
+        )
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def postgres_cluster() -> Iterator[str]:
+    """Start a cluster and yield its ``postgresql://`` URL (database ``postgres``)."""
+    initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
+    root = Path(tempfile.mkdtemp(prefix="agentworld-pg-"))
+    data, port = root / "data", _free_port()
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        as_user = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(root, "postgres")
+
+    def run(*argv: str) -> None:
+        subprocess.run([*as_user, *argv], check=True, capture_output=True, timeout=120)
+
+    try:
+        run(initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        options = f"-p {port} -c listen_addresses=127.0.0.1 -k {root} -c fsync=off"
+        run(pg_ctl, "-D", str(data), "-o", options, "-w", "-l", str(root / "log"), "start")
+        try:
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        finally:
+            subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
+                           check=False, capture_output=True, timeout=60)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
