@@ -13,9 +13,16 @@ import json
 import tempfile
 from pathlib import Path
 
-from agentworld import AgentWorld, LLMRequest, LLMResponse, ScriptedProvider, ToolCall
-from agentworld.models.events import ToolCallEvent
-from agentworld.runtime.hooks import HookEvent, Respond
+from agentworld import (
+    AgentWorld,
+    HookEvent,
+    LLMRequest,
+    LLMResponse,
+    Respond,
+    ScriptedProvider,
+    ToolCall,
+    ToolCallEvent,
+)
 
 
 def cleaner(request: LLMRequest) -> LLMResponse:

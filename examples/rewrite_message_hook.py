@@ -13,8 +13,15 @@ import re
 import tempfile
 from pathlib import Path
 
-from agentworld import AgentWorld, LLMRequest, LLMResponse, MessageEvent, ScriptedProvider
-from agentworld.runtime.hooks import HookEvent, Respond
+from agentworld import (
+    AgentWorld,
+    HookEvent,
+    LLMRequest,
+    LLMResponse,
+    MessageEvent,
+    Respond,
+    ScriptedProvider,
+)
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 seen_by_model: list[str] = []

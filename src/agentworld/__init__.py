@@ -50,10 +50,19 @@ _EXPORTS: dict[str, str] = {
     ),
     "ScriptedProvider": "agentworld.providers.scripted",
     "WorldRuntime": "agentworld.runtime.world",
+    "ProviderFactory": "agentworld.runtime.world",
+    **dict.fromkeys(["Tool", "ToolContext", "ApprovalSettings"], "agentworld.tools.registry"),
+    "Authorizer": "agentworld.runtime.authorizer",
+    **dict.fromkeys(["Allow", "Deny", "AskUser", "Decision"], "agentworld.approval.decisions"),
+    **dict.fromkeys(["OnEvent", "HookEvent", "Respond"], "agentworld.runtime.hooks"),
+    "StreamCallbacks": "agentworld.runtime.streaming",
+    "ToolCallEvent": "agentworld.models.events",
+    "PendingCall": "agentworld.models.pending",
 }
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld, SendResult
+    from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
     from agentworld.errors import (
         AgentWorldError,
         AlreadyExistsError,
@@ -74,17 +83,38 @@ if TYPE_CHECKING:
         MessageEvent,
         SSEEvent,
         SystemEvent,
+        ToolCallEvent,
         ToolEvent,
         WorldEvent,
     )
+    from agentworld.models.pending import PendingCall
     from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage, ToolSpec
     from agentworld.providers.scripted import ScriptedProvider
-    from agentworld.runtime.world import WorldRuntime
+    from agentworld.runtime.authorizer import Authorizer
+    from agentworld.runtime.hooks import HookEvent, OnEvent, Respond
+    from agentworld.runtime.streaming import StreamCallbacks
+    from agentworld.runtime.world import ProviderFactory, WorldRuntime
+    from agentworld.tools.registry import ApprovalSettings, Tool, ToolContext
 
 
 __all__ = [
     "Agent",
     "AgentWorld",
+    "Allow",
+    "ApprovalSettings",
+    "AskUser",
+    "Authorizer",
+    "Decision",
+    "Deny",
+    "HookEvent",
+    "OnEvent",
+    "PendingCall",
+    "ProviderFactory",
+    "Respond",
+    "StreamCallbacks",
+    "Tool",
+    "ToolCallEvent",
+    "ToolContext",
     "AgentWorldError",
     "AlreadyExistsError",
     "ApprovalEvent",
