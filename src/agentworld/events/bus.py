@@ -9,11 +9,11 @@ run. Nothing is fire-and-forget, so no error can vanish.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+from agentworld.callbacks import maybe_await
 from agentworld.models.events import EventKind, SystemEvent, WorldEvent
 
 logger = logging.getLogger("agentworld.events")
@@ -55,9 +55,7 @@ class EventBus:
             if subscription.kinds is not None and event.kind not in subscription.kinds:
                 continue
             try:
-                result = subscription.handler(event)
-                if inspect.isawaitable(result):
-                    await result
+                await maybe_await(subscription.handler(event))
             except Exception as exc:
                 await self._report_failure(subscription, event, exc)
 

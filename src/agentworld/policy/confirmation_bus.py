@@ -17,7 +17,6 @@ an in-memory future — so it survives restarts and can be answered elsewhere.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentworld.approval.grants import Grant, find_covering_grant, grant_for
+from agentworld.callbacks import maybe_await
 from agentworld.models import ToolCall, new_id
 from agentworld.policy.engine import PolicyEngine, PolicyResult
 from agentworld.policy.grant_rules import always_rule
@@ -127,9 +127,7 @@ class ConfirmationBus:
                 waiter.set_result(message.outcome)
         for handler in tuple(self._handlers.get(message.type, ())):
             try:
-                result = handler(message)
-                if inspect.isawaitable(result):
-                    await result
+                await maybe_await(handler(message))
             except Exception:
                 logger.exception("confirmation bus handler failed on %s", message.type)
 

@@ -18,11 +18,11 @@ As for OpenAI, the SDK's own retries are off: ``RetryingProvider`` retries.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentworld.callbacks import maybe_await
 from agentworld.errors import ProviderConnectionError, ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.anthropic_stream import (
@@ -233,9 +233,7 @@ class AnthropicProvider:
             async for event in events:
                 text = assembler.feed(event.to_dict())
                 if text and on_text is not None:
-                    result = on_text(text)
-                    if inspect.isawaitable(result):
-                        await result
+                    await maybe_await(on_text(text))
         if not assembler.finished:
             raise ProviderConnectionError(
                 f"{self.base_url} ended the stream before message_stop", url=self.base_url

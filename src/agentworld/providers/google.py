@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import inspect
 from typing import TYPE_CHECKING, Any
 
+from agentworld.callbacks import maybe_await
 from agentworld.errors import ProviderConnectionError, ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMRequest, TextCallback
@@ -115,9 +115,7 @@ class GoogleProvider:
                     async for chunk in chunks:
                         for text in assembler.add(chunk):
                             if on_text is not None:
-                                result = on_text(text)
-                                if inspect.isawaitable(result):
-                                    await result
+                                await maybe_await(on_text(text))
                 finally:  # a failing callback must not leave the response open
                     aclose = getattr(chunks, "aclose", None)
                     if aclose is not None:

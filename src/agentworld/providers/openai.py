@@ -12,10 +12,10 @@ is the job of ``RetryingProvider``, so every provider retries the same way.
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
+from agentworld.callbacks import maybe_await
 from agentworld.errors import (
     ProviderConnectionError,
     ProviderError,
@@ -162,9 +162,7 @@ class OpenAIProvider:
                     if delta.content:
                         assembler.add_text(delta.content)
                         if on_text is not None:
-                            result = on_text(delta.content)
-                            if inspect.isawaitable(result):
-                                await result
+                            await maybe_await(on_text(delta.content))
                     for fragment in delta.tool_calls or []:
                         function = fragment.function
                         assembler.add_tool_fragment(

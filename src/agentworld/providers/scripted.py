@@ -12,12 +12,12 @@ the command line, by the model string:
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentworld.callbacks import maybe_await
 from agentworld.errors import InvalidInputError
 from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.base import LLMRequest, TextCallback
@@ -100,9 +100,7 @@ class ScriptedProvider:
         if stream and on_text is not None and response.content:
             text = response.content
             for start in range(0, len(text), self._chunk_size):
-                result = on_text(text[start : start + self._chunk_size])
-                if inspect.isawaitable(result):
-                    await result
+                await maybe_await(on_text(text[start : start + self._chunk_size]))
         return response
 
     async def aclose(self) -> None:

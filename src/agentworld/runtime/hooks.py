@@ -18,12 +18,12 @@ Hooks are plain functions or coroutines; several run in registration order.
 from __future__ import annotations
 
 import importlib
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentworld.callbacks import maybe_await
 from agentworld.errors import InvalidInputError
 from agentworld.events.bus import EventBus
 from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
@@ -97,9 +97,7 @@ async def dispatch(
     respond = Respond(default_sender)
     for hook in hooks:
         try:
-            result = hook(current, respond)
-            if inspect.isawaitable(result):
-                result = await result
+            result = await maybe_await(hook(current, respond))
         except Exception as exc:
             name = getattr(hook, "__qualname__", repr(hook))
             logger.error("on_event hook %s failed on %s", name, current.kind, exc_info=exc)

@@ -8,12 +8,12 @@ callback that raises is logged and does not disturb the turn.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from agentworld.callbacks import maybe_await
 from agentworld.models import ToolCall
 
 logger = logging.getLogger("agentworld.runtime")
@@ -48,8 +48,6 @@ async def call_safely(callback: Callable[[T], object] | None, value: T) -> None:
     if callback is None:
         return
     try:
-        result = callback(value)
-        if inspect.isawaitable(result):
-            await result
+        await maybe_await(callback(value))
     except Exception:
         logger.exception("streaming callback %r failed", callback)
