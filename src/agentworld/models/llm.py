@@ -30,6 +30,22 @@ class LLMResponse(BaseModel):
     model: str | None = None
 
     @classmethod
+    def of(
+        cls,
+        content: str,
+        tool_calls: list[ToolCall],
+        *,
+        usage: Usage | None = None,
+        model: str | None = None,
+    ) -> LLMResponse:
+        """What a provider got back: tool calls when there are any (with any text next to
+        them), else text. Every provider ends its response here, so all agree (SPEC L2)."""
+        kind: Literal["text", "tool_calls"] = "tool_calls" if tool_calls else "text"
+        return cls(
+            type=kind, content=content, tool_calls=tool_calls, usage=usage or Usage(), model=model
+        )
+
+    @classmethod
     def text(cls, content: str, *, usage: Usage | None = None) -> LLMResponse:
         return cls(type="text", content=content, usage=usage or Usage())
 

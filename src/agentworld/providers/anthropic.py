@@ -130,11 +130,7 @@ def from_anthropic_message(message: anthropic.types.Message) -> LLMResponse:
         output_tokens=message.usage.output_tokens,
     )
     content = "".join(texts)
-    if calls:
-        return LLMResponse(
-            type="tool_calls", content=content, tool_calls=calls, usage=usage, model=message.model
-        )
-    return LLMResponse(type="text", content=content, usage=usage, model=message.model)
+    return LLMResponse.of(content, calls, usage=usage, model=message.model)
 
 
 def _error_text(exc: anthropic.APIStatusError) -> str:

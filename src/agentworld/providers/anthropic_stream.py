@@ -105,15 +105,7 @@ class AnthropicStreamAssembler:
             for b in ordered
             if b.type == "tool_use"
         ]
-        if calls:
-            return LLMResponse(
-                type="tool_calls",
-                content=content,
-                tool_calls=calls,
-                usage=self.usage,
-                model=self.model,
-            )
-        return LLMResponse(type="text", content=content, usage=self.usage, model=self.model)
+        return LLMResponse.of(content, calls, usage=self.usage, model=self.model)
 
 
 def _joined_input(fragments: list[str]) -> str:

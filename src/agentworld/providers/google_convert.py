@@ -242,12 +242,4 @@ class ResponseAssembler:
 
     def response(self) -> LLMResponse:
         content = "".join(self.text)
-        if self.calls:
-            return LLMResponse(
-                type="tool_calls",
-                content=content,
-                tool_calls=list(self.calls),
-                usage=self.usage,
-                model=self.model,
-            )
-        return LLMResponse(type="text", content=content, usage=self.usage, model=self.model)
+        return LLMResponse.of(content, list(self.calls), usage=self.usage, model=self.model)

@@ -137,11 +137,8 @@ class OpenAIProvider:
             if call.type == "function"
         ]
         content = message.content or ""
-        if calls:  # the model name is kept as in the streamed path, so both modes agree (L2)
-            return LLMResponse(
-                type="tool_calls", content=content, tool_calls=calls, usage=usage, model=completion.model
-            )
-        return LLMResponse(type="text", content=content, usage=usage, model=completion.model)
+        # The model name is kept as in the streamed path, so both modes agree (L2).
+        return LLMResponse.of(content, calls, usage=usage, model=completion.model)
 
     async def _stream(self, params: dict[str, Any], on_text: TextCallback | None) -> LLMResponse:
         assembler = StreamAssembler()

@@ -45,15 +45,8 @@ class StreamAssembler:
         self.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
 
     def response(self) -> LLMResponse:
-        content = "".join(self.text)
-        if self.calls:
-            calls = [
-                ToolCall.of(
-                    call.id or f"call_{index}", call.name, "".join(call.arguments) or "{}"
-                )
-                for index, call in sorted(self.calls.items())
-            ]
-            return LLMResponse(
-                type="tool_calls", content=content, tool_calls=calls, usage=self.usage, model=self.model
-            )
-        return LLMResponse(type="text", content=content, usage=self.usage, model=self.model)
+        calls = [
+            ToolCall.of(call.id or f"call_{index}", call.name, "".join(call.arguments) or "{}")
+            for index, call in sorted(self.calls.items())
+        ]
+        return LLMResponse.of("".join(self.text), calls, usage=self.usage, model=self.model)
