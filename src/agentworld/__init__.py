@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     ),
     "ScriptedProvider": "agentworld.providers.scripted",
     "WorldRuntime": "agentworld.runtime.world",
-    "ProviderFactory": "agentworld.runtime.world",
+    "ProviderFactory": "agentworld.runtime.provider_pool",
     **dict.fromkeys(["Tool", "ToolContext", "ApprovalSettings"], "agentworld.tools.registry"),
     "Authorizer": "agentworld.runtime.authorizer",
     **dict.fromkeys(["Allow", "Deny", "AskUser", "Decision"], "agentworld.approval.decisions"),
@@ -92,8 +92,9 @@ if TYPE_CHECKING:
     from agentworld.providers.scripted import ScriptedProvider
     from agentworld.runtime.authorizer import Authorizer
     from agentworld.runtime.hooks import HookEvent, OnEvent, Respond
+    from agentworld.runtime.provider_pool import ProviderFactory
     from agentworld.runtime.streaming import StreamCallbacks
-    from agentworld.runtime.world import ProviderFactory, WorldRuntime
+    from agentworld.runtime.world import WorldRuntime
     from agentworld.tools.registry import ApprovalSettings, Tool, ToolContext
 
 

@@ -12,22 +12,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from agentworld.errors import AgentWorldError, NotFoundError
+from agentworld.errors import NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
-from agentworld.models import Agent, Chat, Message, World, new_id
-from agentworld.models.events import ApprovalEvent, MessageEvent, SystemEvent, WorldEvent
+from agentworld.models import Chat, Message, World, new_id
+from agentworld.models.events import ApprovalEvent, MessageEvent, WorldEvent
 from agentworld.models.pending import PendingCall
 from agentworld.providers.base import LLMProvider
-from agentworld.providers.registry import build_provider, provider_cache_key
-from agentworld.routing.mentions import (
-    extract_paragraph_mentions,
-    is_human_sender,
-    should_agent_respond,
-)
+from agentworld.providers.registry import build_provider
+from agentworld.routing.mentions import is_human_sender, should_agent_respond
+from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.approvals import (
     Decision,
     Scope,
@@ -38,8 +35,10 @@ from agentworld.runtime.approvals import (
     run_approved,
 )
 from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
+from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_failed
 from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
 from agentworld.runtime.memory_cache import MemoryCache
+from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
 from agentworld.runtime.queues import ChatQueues
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import first_exchange, generate_title
@@ -52,48 +51,6 @@ from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
 
 logger = logging.getLogger("agentworld.runtime")
-
-ProviderFactory = Callable[[Agent], LLMProvider]
-
-
-class ProviderPool:
-    """One provider client per endpoint, reused across turns so connections stay warm."""
-
-    def __init__(self, factory: ProviderFactory = build_provider) -> None:
-        self._factory = factory
-        self._providers: dict[tuple[str, ...], LLMProvider] = {}
-
-    def get(self, agent: Agent) -> LLMProvider:
-        key = (agent.name,) if self._factory is not build_provider else provider_cache_key(agent)
-        provider = self._providers.get(key)
-        if provider is None:
-            provider = self._providers[key] = self._factory(agent)
-        return provider
-
-    async def aclose(self) -> None:
-        providers, self._providers = list(self._providers.values()), {}
-        for provider in providers:
-            await provider.aclose()
-
-
-def _may_address_anyone(message: Message) -> bool:
-    """A cheap pre-check of SPEC R2: an agent's message reaches nobody unless it mentions
-    someone at the start of a line (world messages always do; system messages never)."""
-    sender = message.sender.lower()
-    if is_human_sender(sender) or sender == "world":
-        return True
-    return bool(extract_paragraph_mentions(message.content or ""))
-
-
-def _is_routable(message: Message) -> bool:
-    """Only spoken messages are offered to agents; tool traffic and system notes are not."""
-    return (
-        message.role in ("user", "assistant")
-        and not message.tool_calls
-        and bool(message.content)
-        and message.sender.lower() != "system"
-    )
-
 
 class WorldRuntime:
     """Runs one world until closed. Use as an async context manager."""
@@ -207,7 +164,7 @@ class WorldRuntime:
     async def _announce(self, message: Message, *, persisted: bool) -> None:
         """Subscribers see the (stored) message, then it joins its chat's queue (SPEC E2)."""
         await self.bus.publish(MessageEvent(world=self.world, message=message, persisted=persisted))
-        if _is_routable(message):
+        if is_routable(message):
             self._queues.put(message.chat_id, message)
 
     def is_idle(self, chat_id: str | None = None) -> bool:
@@ -384,7 +341,7 @@ class WorldRuntime:
 
     async def _route(self, chat_id: str, message: Message) -> None:
         sender = message.sender
-        if not _may_address_anyone(message):
+        if not may_address_anyone(message):
             return  # decided without touching storage: the common case for agent answers
         world, agents = await self.storage.world_and_agents(self.world)
         self._world_has_hooks = bool(world.hooks)
@@ -407,51 +364,15 @@ class WorldRuntime:
                 await self._report_agent_error(chat_id, agent.name, exc)
 
     async def _report_agent_error(self, chat_id: str, agent: str, exc: Exception) -> None:
-        """A failed turn is visible in the chat and as a system event; other agents go on (O6)."""
-        expected = isinstance(exc, AgentWorldError)  # a provider or config failure, not a bug
-        logger.warning(
-            "agent %s failed in chat %s: %s",
-            agent,
-            chat_id,
-            exc,
-            exc_info=None if expected else exc,
-        )
-        text = f"Error from {agent}: {exc}"
-        await self.bus.publish(
-            SystemEvent(
-                world=self.world,
-                level="error",
-                text=text,
-                chat_id=chat_id,
-                context={"agent": agent, "error_type": type(exc).__name__},
-            )
-        )
-        await self.publish(Message(chat_id=chat_id, role="system", sender="system", content=text))
+        event, line = agent_failed(self.world, chat_id, agent, exc)
+        await self.bus.publish(event)
+        await self.publish(line)
 
     async def _report_routing_error(self, chat_id: str, item: WorkItem, exc: Exception) -> None:
-        what = f"message {item.message_id}" if isinstance(item, Message) else type(item).__name__
-        logger.error("%s failed in chat %s", what, chat_id, exc_info=exc)
-        await self.bus.publish(
-            SystemEvent(
-                world=self.world,
-                level="error",
-                text=f"{what} failed: {exc}",
-                chat_id=chat_id,
-                context={"error_type": type(exc).__name__},
-            )
-        )
+        await self.bus.publish(work_failed(self.world, chat_id, item, exc))
 
     async def _report_mcp_error(self, server: str, exc: Exception) -> None:
-        """An MCP server that fails is reported; the world keeps working without it (SPEC T3)."""
-        logger.warning("MCP server %s: %s", server, exc)
-        await self.bus.publish(
-            SystemEvent(
-                world=self.world,
-                level="error",
-                text=f"MCP server {server!r} is unavailable: {exc}",
-                context={"mcp_server": server, "error_type": type(exc).__name__},
-            )
-        )
+        await self.bus.publish(mcp_server_failed(self.world, server, exc))
 
     async def _title_chat(self, chat_id: str) -> None:
         """Name the chat after its first exchange, once (SPEC O5)."""

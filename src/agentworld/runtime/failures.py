@@ -1,0 +1,54 @@
+"""What the world says when something fails: system events (and a visible chat line) as
+values, so the runtime only publishes them (SPEC O6: no handler error is silent)."""
+
+from __future__ import annotations
+
+import logging
+
+from agentworld.errors import AgentWorldError
+from agentworld.models import Message
+from agentworld.models.events import SystemEvent
+from agentworld.runtime.work import WorkItem
+
+logger = logging.getLogger("agentworld.runtime")
+
+
+def agent_failed(world: str, chat_id: str, agent: str, exc: Exception) -> tuple[SystemEvent, Message]:
+    """A failed turn: a system event and a system line in the chat; other agents go on."""
+    expected = isinstance(exc, AgentWorldError)  # a provider or config failure, not a bug
+    logger.warning(
+        "agent %s failed in chat %s: %s", agent, chat_id, exc, exc_info=None if expected else exc
+    )
+    text = f"Error from {agent}: {exc}"
+    event = SystemEvent(
+        world=world,
+        level="error",
+        text=text,
+        chat_id=chat_id,
+        context={"agent": agent, "error_type": type(exc).__name__},
+    )
+    return event, Message(chat_id=chat_id, role="system", sender="system", content=text)
+
+
+def work_failed(world: str, chat_id: str, item: WorkItem, exc: Exception) -> SystemEvent:
+    """A queue item that could not be handled (routing, resuming, running an approved call)."""
+    what = f"message {item.message_id}" if isinstance(item, Message) else type(item).__name__
+    logger.error("%s failed in chat %s", what, chat_id, exc_info=exc)
+    return SystemEvent(
+        world=world,
+        level="error",
+        text=f"{what} failed: {exc}",
+        chat_id=chat_id,
+        context={"error_type": type(exc).__name__},
+    )
+
+
+def mcp_server_failed(world: str, server: str, exc: Exception) -> SystemEvent:
+    """An MCP server that fails is reported; the world keeps working without it (SPEC T3)."""
+    logger.warning("MCP server %s: %s", server, exc)
+    return SystemEvent(
+        world=world,
+        level="error",
+        text=f"MCP server {server!r} is unavailable: {exc}",
+        context={"mcp_server": server, "error_type": type(exc).__name__},
+    )
