@@ -25,11 +25,8 @@ from typing import TYPE_CHECKING, Any
 from agentworld.callbacks import maybe_await
 from agentworld.errors import ProviderConnectionError, ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse, ToolCall, Usage
-from agentworld.providers.anthropic_stream import (
-    AnthropicStreamAssembler,
-    arguments_text,
-    input_tokens_of,
-)
+from agentworld.providers.anthropic_stream import AnthropicStreamAssembler, input_tokens_of
+from agentworld.providers.assembly import arguments_text
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
 from agentworld.providers.errors import response_error
 

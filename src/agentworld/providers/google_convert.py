@@ -1,7 +1,8 @@
 """Pure conversions between our provider types and Gemini's (``google-genai``) types.
 
-No I/O here: request building and response assembly are plain functions and a
-small state machine, so every rule below is tested without a server.
+No I/O here: request building is plain functions, and response assembly a thin
+translation into the shared :mod:`agentworld.providers.assembly` state machine, so
+every rule below is tested without a server.
 
 Two Gemini habits shape this module:
 
@@ -26,11 +27,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from google.genai import types
 
-from agentworld.models import LLMResponse, ToolCall, Usage
+from agentworld.models import LLMResponse, ToolCall
+from agentworld.providers.assembly import TEXT_KEY, PartsAssembler, arguments_text
 from agentworld.providers.base import LLMRequest, PromptMessage, ToolSpec
 
 SYNTHETIC_ID_PREFIX = "call_gemini_"
@@ -192,20 +195,24 @@ def synthetic_id(seed: str, index: int, name: str, arguments: str) -> str:
 class ResponseAssembler:
     """Feed it every ``GenerateContentResponse`` (one, or each chunk of a stream) in order.
 
-    ``add`` returns the new text so a stream can be echoed; ``response`` gives the one
-    unified answer, identical for both modes.
+    A thin translation into the shared :class:`~agentworld.providers.assembly.PartsAssembler`:
+    text is one running part; each function call arrives whole and is keyed by its
+    position among the calls, which also seeds the id of a call Gemini sent without
+    one. ``add`` returns the new text so a stream can be echoed; ``response`` gives
+    the one unified answer, identical for both modes.
     """
 
     seed: str
-    text: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    model: str | None = None
     blocked: str | None = None
     """Why Gemini refused the prompt itself (``promptFeedback.blockReason``), if it did."""
+    _parts: PartsAssembler = field(init=False, repr=False)
+    _calls: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._parts = PartsAssembler(fallback_id=partial(synthetic_id, self.seed))
 
     def add(self, chunk: types.GenerateContentResponse) -> list[str]:
-        self.model = chunk.model_version or self.model
+        self._parts.model = chunk.model_version or self._parts.model
         self._add_usage(chunk.usage_metadata)
         feedback = chunk.prompt_feedback
         if feedback is not None and feedback.block_reason is not None:
@@ -217,29 +224,22 @@ class ResponseAssembler:
             if part.function_call is not None:
                 self._add_call(part.function_call)
             elif part.text and not part.thought:  # thought summaries are not the answer
-                fresh.append(part.text)
-        self.text.extend(fresh)
+                fresh.append(self._parts.add_text(TEXT_KEY, part.text))
         return fresh
 
     def _add_call(self, call: types.FunctionCall) -> None:
-        name = call.name or ""
-        arguments = json.dumps(call.args or {}, ensure_ascii=False)
-        call_id = call.id or synthetic_id(self.seed, len(self.calls), name, arguments)
-        self.calls.append(ToolCall.of(call_id, name, arguments))
+        arguments = arguments_text(call.args or {})
+        self._parts.add_tool_call(self._calls, id=call.id, name=call.name, arguments=arguments)
+        self._calls += 1
 
     def _add_usage(self, usage: types.GenerateContentResponseUsageMetadata | None) -> None:
         # Every chunk repeats the prompt count; the output count is final in the last one.
         if usage is None:
             return
-        prompt = usage.prompt_token_count
         output = usage.candidates_token_count
         if output is not None and usage.thoughts_token_count:
             output += usage.thoughts_token_count  # thinking is billed as output
-        self.usage = Usage(
-            input_tokens=prompt if prompt is not None else self.usage.input_tokens,
-            output_tokens=output if output is not None else self.usage.output_tokens,
-        )
+        self._parts.set_usage(input_tokens=usage.prompt_token_count, output_tokens=output)
 
     def response(self) -> LLMResponse:
-        content = "".join(self.text)
-        return LLMResponse.of(content, list(self.calls), usage=self.usage, model=self.model)
+        return self._parts.response()

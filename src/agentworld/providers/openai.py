@@ -151,21 +151,7 @@ class OpenAIProvider:
         )
         async with stream:
             async for chunk in stream:
-                assembler.model = assembler.model or chunk.model
-                if chunk.usage is not None:
-                    assembler.set_usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta.content:
-                        assembler.add_text(delta.content)
-                        if on_text is not None:
-                            await maybe_await(on_text(delta.content))
-                    for fragment in delta.tool_calls or []:
-                        function = fragment.function
-                        assembler.add_tool_fragment(
-                            fragment.index,
-                            id=fragment.id,
-                            name=function.name if function else None,
-                            arguments=function.arguments if function else None,
-                        )
+                for text in assembler.feed(chunk):
+                    if on_text is not None:
+                        await maybe_await(on_text(text))
         return assembler.response()
