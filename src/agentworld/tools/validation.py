@@ -32,19 +32,23 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
 def _validator(schema_text: str) -> Draft202012Validator:
     from jsonschema import Draft202012Validator  # imported on first use: ~35 ms
 
-    return Draft202012Validator(json.loads(schema_text))
+    schema = json.loads(schema_text)
+    Draft202012Validator.check_schema(schema)  # SchemaError for a schema that is not one
+    return Draft202012Validator(schema)
 
 
 def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> None:
-    from jsonschema.exceptions import SchemaError
-
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    except SchemaError:
-        return  # a broken schema from a server is its problem; the tool itself will complain
+    except Exception:
+        # A schema the validator cannot use (not a schema, or a $ref that points nowhere) is
+        # the server's problem, not the model's: the call goes on and the tool itself will
+        # complain. Letting it escape would fail every turn that calls the tool.
+        return
     if errors:
         first = errors[0]
         where = ".".join(str(p) for p in first.absolute_path)
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        extra = len(errors) - 1
+        more = f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else ""
         raise ArgumentError(f"arguments{'.' + where if where else ''}: {first.message}{more}")

@@ -1,0 +1,207 @@
+"""Schema migrations on real SQLite files: a database left by an older version is brought up to
+date when opened, in one transaction; a newer one is refused untouched.
+
+Complements the migration tests in ``test_sql_storage.py`` (fresh database, version 1 upgraded,
+infinite approval timeouts, a newer version refused)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from agentworld.errors import StorageError
+from agentworld.storage import migrations, schema
+from agentworld.storage.sql import SQLStorage
+
+LATEST = len(migrations.MIGRATIONS)
+CREATED = "2024-01-01T00:00:00+00:00"
+
+# tool_logs as versions 2 and 3 created it: no ``runner`` column yet.
+PRE_V4_TOOL_LOGS = """
+CREATE TABLE tool_logs (
+    seq INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    world VARCHAR(64) NOT NULL,
+    chat_id VARCHAR(64) NOT NULL,
+    agent VARCHAR(64) NOT NULL,
+    tool_call_id VARCHAR(128) NOT NULL,
+    tool_name VARCHAR(200) NOT NULL,
+    input JSON,
+    output JSON,
+    status VARCHAR(16) NOT NULL,
+    started_at VARCHAR(40) NOT NULL,
+    finished_at VARCHAR(40),
+    duration_ms FLOAT
+)
+"""
+
+
+def sync_url(db_url: str) -> str:
+    return db_url.replace("sqlite+aiosqlite://", "sqlite://")
+
+
+def set_version(conn: sa.Connection, version: int) -> None:
+    conn.execute(sa.delete(schema.schema_version))
+    conn.execute(sa.insert(schema.schema_version).values(version=version))
+
+
+def insert_world(conn: sa.Connection, name: str, config: object) -> None:
+    conn.execute(
+        sa.insert(schema.worlds).values(
+            name=name, config=config, created_at=CREATED, updated_at=CREATED
+        )
+    )
+
+
+def inspect_file(db_url: str) -> tuple[int, set[str], list[int]]:
+    """The version, the tables and the raw schema_version rows, read without agentworld."""
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.select(schema.schema_version.c.version)).scalars().all()
+            return (
+                migrations.current_version(conn),
+                set(sa.inspect(conn).get_table_names()),
+                list(rows),
+            )
+    finally:
+        engine.dispose()
+
+
+def make_old_database(db_url: str, version: int) -> None:
+    """A file exactly as agentworld at ``version`` left it, with a world in it."""
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn, migrations.MIGRATIONS[:version]) == version
+            insert_world(conn, "old", {"description": f"made by v{version}", "turn_limit": 4})
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("version", range(2, LATEST))
+async def test_a_database_at_any_older_version_is_upgraded_on_open_and_keeps_its_data(
+    db_url: str, version: int
+) -> None:
+    make_old_database(db_url, version)
+
+    async with SQLStorage(db_url) as storage:
+        world = await storage.get_world("old")
+
+    assert (world.description, world.turn_limit) == (f"made by v{version}", 4)
+    found_version, tables, rows = inspect_file(db_url)
+    assert found_version == LATEST
+    assert rows == [LATEST]  # one row: the version is replaced, not appended
+    assert set(schema.metadata.tables) <= tables
+
+
+async def test_tool_logs_from_before_version_4_gain_the_runner_column_and_keep_their_rows(
+    db_url: str,
+) -> None:
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            migrations.upgrade(conn, migrations.MIGRATIONS[:1])
+            schema.events.create(conn)
+            conn.exec_driver_sql(PRE_V4_TOOL_LOGS)
+            schema.pending_calls.create(conn)
+            set_version(conn, 3)
+            insert_world(conn, "old", {})
+            conn.exec_driver_sql(
+                "INSERT INTO tool_logs (world, chat_id, agent, tool_call_id, tool_name, input, "
+                "output, status, started_at) VALUES ('old', 'c1', 'a1', 'call_old', 'shell_cmd', "
+                "'{\"command\": \"ls\"}', '\"listing\"', 'done', ?)",
+                (CREATED,),
+            )
+            columns = {c["name"] for c in sa.inspect(conn).get_columns("tool_logs")}
+            assert "runner" not in columns
+    finally:
+        engine.dispose()
+
+    async with SQLStorage(db_url) as storage:
+        seq = await storage.tool_logs.start(
+            world="old", chat_id="c1", agent="a1", tool_call_id="call_new",
+            tool_name="shell_cmd", arguments={"command": "pwd"},
+        )
+        running = await storage.tool_logs.running("old")
+        logs = await storage.tool_logs.find("old")
+
+    assert [(e["toolCallId"], e["status"], e["input"]) for e in logs] == [
+        ("call_old", "done", {"command": "ls"}),
+        ("call_new", "running", {"command": "pwd"}),
+    ]
+    assert [(r["seq"], r["toolCallId"]) for r in running] == [(seq, "call_new")]
+    assert running[0]["runner"]  # the new column is written by this version
+    version, tables, _ = inspect_file(db_url)
+    assert version == LATEST
+    assert {"approval_grants", "audit_log"} <= tables
+
+
+async def test_a_failed_upgrade_leaves_the_database_at_its_old_version_with_no_new_tables(
+    db_url: str,
+) -> None:
+    # Version 5 rewrites world settings; one that is not a JSON object makes it fail after
+    # versions 2 to 4 have already created their tables in the same transaction.
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            migrations.upgrade(conn, migrations.MIGRATIONS[:1])
+            insert_world(conn, "corrupt", "not an object")
+    finally:
+        engine.dispose()
+    before = inspect_file(db_url)
+
+    with pytest.raises((ValueError, StorageError)):
+        await SQLStorage(db_url).open()
+
+    assert inspect_file(db_url) == before
+    version, tables, _ = before
+    assert version == 1
+    assert not {"events", "tool_logs", "pending_calls", "approval_grants"} & tables
+
+
+@pytest.mark.parametrize(("stored", "loaded"), [(-5, 300.0), (0, 300.0), (0.5, 0.5), (600, 600)])
+def test_version_5_replaces_approval_timeouts_that_are_not_positive(
+    db_url: str, stored: float, loaded: float
+) -> None:
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            migrations.upgrade(conn, migrations.MIGRATIONS[:4])
+            insert_world(conn, "w", {"approval_timeout": stored, "description": "kept"})
+            insert_world(conn, "unset", {"description": "no timeout stored"})
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn) == LATEST
+            rows = conn.execute(sa.select(schema.worlds.c.name, schema.worlds.c.config)).all()
+            configs: dict[str, Any] = {row.name: row.config for row in rows}
+    finally:
+        engine.dispose()
+
+    assert configs["w"] == {"approval_timeout": loaded, "description": "kept"}
+    assert configs["unset"] == {"description": "no timeout stored"}
+
+
+async def test_a_refused_newer_database_is_left_exactly_as_it_was(db_url: str) -> None:
+    newer = LATEST + 3
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            migrations.upgrade(conn)
+            insert_world(conn, "future", {"description": "from a newer agentworld"})
+            set_version(conn, newer)
+    finally:
+        engine.dispose()
+    before = inspect_file(db_url)
+
+    with pytest.raises(StorageError, match="upgrade agentworld"):
+        await SQLStorage(db_url).open()
+
+    assert inspect_file(db_url) == before == (newer, before[1], [newer])
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.connect() as conn:
+            names = conn.execute(sa.select(schema.worlds.c.name)).scalars().all()
+    finally:
+        engine.dispose()
+    assert names == ["future"]
