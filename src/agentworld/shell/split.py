@@ -24,6 +24,9 @@ Only an operator that opens a file for writing (``>``, ``>>``, ``>|``, ``&>``,
 descriptor (``2>&1``, ``>&-``), input (``<``, here-docs) and the sinks
 ``/dev/null``, ``/dev/stdout``, ``/dev/stderr`` do not. A redirection of a
 group or loop marks every part inside it.
+
+Reading single nodes (words, redirects) is in ``_split_nodes``; finding where a
+wrapper's command starts in its words, in ``_split_wrappers``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -40,6 +43,21 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from agentworld.errors import AgentWorldError
+from agentworld.shell._split_nodes import (
+    extra_destinations,
+    group_words,
+    node_text,
+    node_word,
+    redirects_of,
+    writes_file,
+)
+from agentworld.shell._split_wrappers import (
+    SHELLS,
+    WRAPPERS,
+    find_commands,
+    shell_script,
+    skip_options,
+)
 
 MAX_LENGTH = 10_000
 MAX_NESTING = 20
@@ -66,9 +84,6 @@ _MULTILINE_LEAVES = {
 }
 _OPAQUE = {"string", "heredoc_body"}  # literal text between their children is content
 _ASSIGNMENT_HOSTS = {"command", "declaration_command", "variable_assignments"}
-_HARMLESS_SINKS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
-_SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"}
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SUBSTITUTION_START = re.compile(r"\$\(|`")
 _DYNAMIC = re.compile(r"[$`]")
 _EXPANDING = re.compile(r"[*?\[{]|^~")  # globs, brace and tilde expansion
@@ -78,27 +93,6 @@ _COMMENT_START = re.compile(r"(?:^|[\s;&|()<>])#")
 _CONTINUATION = re.compile(rb"(?<!\\)((?:\\\\)*)\\\n")
 # Bash treats these as word characters; tree-sitter as blanks (`ls\rrm` is one word to bash).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# Commands that run the command in their arguments -> their options that take a value.
-_WRAPPERS = {
-    "sudo": "-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type",
-    "doas": "-u -C",
-    "env": "-u -C -S -P --unset --chdir --split-string",
-    "xargs": "-I -L -n -P -s -E -d -a --max-args --max-procs --max-chars --delimiter --arg-file",
-    "exec": "-a",
-    "timeout": "-s -k --signal --kill-after",
-    "nice": "-n --adjustment",
-    "stdbuf": "-i -o -e --input --output --error",
-    "chroot": "--userspec --groups",
-    "watch": "-n -q --interval --equexit",
-    **dict.fromkeys(("nohup", "command", "builtin", "time", "setsid", "busybox", "coproc"), ""),
-}
-_POSITIONAL = {"timeout": 1, "chroot": 1}  # arguments between a wrapper's options and its command
-_TAKES_ASSIGNMENTS = {"sudo", "doas", "env"}
-_FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
-_ANSI_C = re.compile(
-    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S
-)
-_ANSI_C_SIMPLE = dict(zip("abeEfnrtv\\'\"?", "\a\b\x1b\x1b\f\n\r\t\v\\'\"?", strict=True))
 
 
 class UnparseableCommand(AgentWorldError, ValueError):
@@ -218,7 +212,7 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
             if level > MAX_NESTING:
                 raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
         stmt = owners.get(node.id)
-        red = red or (stmt is not None and any(map(_writes, _redirects(stmt))))
+        red = red or (stmt is not None and any(map(writes_file, redirects_of(stmt))))
         if node.type == "redirected_statement":
             target = node.child_by_field_name("body")
             # The grammar reads `a && b >f x` as `(a && b) >f x`; bash gives `>f x` to b alone.
@@ -227,20 +221,22 @@ def _parse(line: str, *, depth: int, redirected: bool) -> list[CommandPart]:
             if target is not None:
                 owners[target.id] = node
             else:  # `> file` truncates a file; `>f cmd` may read as one redirect
-                extra = [d for r in _redirects(node) for d in _extra_destinations(r)]
-                words, spans = _group_words(extra)
-                writes = red or any(map(_writes, _redirects(node)))
-                part = CommandPart(tuple(words), _text(node), writes)
+                extra = [d for r in redirects_of(node) for d in extra_destinations(r)]
+                words, spans = group_words(extra)
+                writes = red or any(map(writes_file, redirects_of(node)))
+                part = CommandPart(tuple(words), node_text(node), writes)
                 parts += [part, *_unwrap(src, part.argv, spans, writes, level)]
         elif node.type == "command":
             parts.extend(_command_parts(src, node, stmt, red, level))
         elif node.type in _OTHER_COMMANDS:
-            parts.append(CommandPart(tuple(_word(c) for c in node.children), _text(node), red))
+            parts.append(
+                CommandPart(tuple(node_word(c) for c in node.children), node_text(node), red)
+            )
         elif node.type in ("variable_assignment", "variable_assignments") and (
             node.parent is None or node.parent.type not in _ASSIGNMENT_HOSTS
         ):
             pieces = node.named_children if node.type == "variable_assignments" else [node]
-            parts.append(CommandPart((), _text(node), red, tuple(_text(c) for c in pieces)))
+            parts.append(CommandPart((), node_text(node), red, tuple(node_text(c) for c in pieces)))
         stack.extend((child, red, level) for child in reversed(node.children))
         if len(parts) > MAX_PARTS:  # bounds the work re-parsing nested `bash -c "$(..)"` can do
             raise UnparseableCommand(f"more than {MAX_PARTS} commands")
@@ -325,11 +321,11 @@ def _check_literal(src: bytes, node: Node) -> None:
     if node.type == "heredoc_body":
         siblings = node.parent.children if node.parent else []
         start = next((c for c in siblings if c.type == "heredoc_start"), None)
-        if node.named_child_count or (start and any(q in _text(start) for q in "'\"\\")):
+        if node.named_child_count or (start and any(q in node_text(start) for q in "'\"\\")):
             return
     elif node.type not in ("word", "string_content", "heredoc_content"):
         return
-    if _SUBSTITUTION_START.search(re.sub(r"\\.", "", _text(node, strip=False), flags=re.S)):
+    if _SUBSTITUTION_START.search(re.sub(r"\\.", "", node_text(node, strip=False), flags=re.S)):
         raise UnparseableCommand("command substitution the parser did not recognise")
 
 
@@ -341,65 +337,22 @@ def _command_parts(
     for i, child in enumerate(cmd.children):
         field = cmd.field_name_for_child(i)
         if child.type == "variable_assignment":
-            assignments.append(_text(child))
+            assignments.append(node_text(child))
         elif field in ("name", "argument"):
             items.append(child)
         elif field == "redirect":
-            red = red or _writes(child)
-            items.extend(_extra_destinations(child))
+            red = red or writes_file(child)
+            items.extend(extra_destinations(child))
         elif child.is_named and child.type != "comment":
             raise UnparseableCommand(f"unexpected {child.type} in a command")
     end = cmd.end_byte
     if stmt is not None:
-        items.extend(d for r in _redirects(stmt) for d in _extra_destinations(r))
+        items.extend(d for r in redirects_of(stmt) for d in extra_destinations(r))
         end = stmt.end_byte
-    words, spans = _group_words(items)
+    words, spans = group_words(items)
     text = src[cmd.start_byte : end].decode("utf-8", "replace").strip()
     part = CommandPart(tuple(words), text, red, tuple(assignments))
     return [part, *_unwrap(src, part.argv, spans, red, level)]
-
-
-def _redirects(stmt: Node) -> list[Node]:
-    return list(stmt.children_by_field_name("redirect"))
-
-
-def _extra_destinations(redirect: Node) -> list[Node]:
-    # tree-sitter hangs the words after `cmd >file` on the redirect; the shell passes them to cmd.
-    if redirect.type != "file_redirect":
-        return []
-    return list(redirect.children_by_field_name("destination"))[1:]
-
-
-def _group_words(items: list[Node]) -> tuple[list[str], list[tuple[int, int]]]:
-    """Join nodes that touch (no blank between them) into words."""
-    words: list[str] = []
-    spans: list[tuple[int, int]] = []
-    prev: Node | None = None
-    for node in items:
-        piece = _word(node)
-        if prev is not None and node.start_byte == prev.end_byte:
-            words[-1] += piece
-            spans[-1] = (spans[-1][0], node.end_byte)
-        else:
-            words.append(piece)
-            spans.append((node.start_byte, node.end_byte))
-        prev = node
-    return words, spans
-
-
-def _writes(redirect: Node) -> bool:
-    if redirect.type != "file_redirect":
-        return False  # here-docs and here-strings feed input
-    op = next((_text(c) for c in redirect.children if not c.is_named), "")
-    if (op.startswith("<") and op != "<>") or op.endswith("&-"):
-        return False
-    dests = redirect.children_by_field_name("destination")
-    if not dests:
-        return True
-    target = _word(dests[0])
-    if op.endswith("&") and (target.isdigit() or target == "-"):
-        return False  # descriptor duplication such as 2>&1
-    return target not in _HARMLESS_SINKS
 
 
 # --- wrappers ----------------------------------------------------------------
@@ -410,17 +363,17 @@ def _unwrap(
 ) -> list[CommandPart]:
     """The commands that a wrapper such as ``sudo`` or ``bash -c`` runs, as parts of their own."""
     name = posixpath.basename(argv[0]) if argv else ""
-    if name in _SHELLS:
-        script = _shell_script(argv)
+    if name in SHELLS:
+        script = shell_script(argv)
         return [] if script is None else _parse(script, depth=level + 1, redirected=red)
     if name == "eval":
         return _parse(" ".join(argv[1:]), depth=level + 1, redirected=red)
     if name == "find":
-        ranges = _find_commands(argv)
+        ranges = find_commands(argv)
         return [p for a, b in ranges for p in _inner(src, argv[a:b], spans[a:b], red, level)]
-    if name not in _WRAPPERS:
+    if name not in WRAPPERS:
         return []
-    start, split_string = _skip_options(name, argv)
+    start, split_string = skip_options(name, argv)
     if split_string is not None:  # env -S 'cmd args': the string is split into words and run
         rest = " ".join(shlex.quote(a) for a in argv[start:])
         return _parse(f"{split_string} {rest}", depth=level + 1, redirected=red)
@@ -436,120 +389,3 @@ def _inner(
         raise UnparseableCommand(f"nested deeper than {MAX_NESTING} levels")
     text = src[spans[0][0] : spans[-1][1]].decode("utf-8", "replace").strip()
     return [CommandPart(argv, text, red), *_unwrap(src, argv, spans, red, level + 1)]
-
-
-def _shell_script(argv: tuple[str, ...]) -> str | None:
-    """The script of ``bash -c SCRIPT``, or None when the shell reads a file or stdin."""
-    has_c, i = False, 1
-    while i < len(argv):
-        tok = argv[i]
-        if tok in ("-", "--"):
-            i += 1
-            break
-        if tok.startswith("--"):
-            i += 2 if tok in ("--rcfile", "--init-file") else 1
-        elif len(tok) > 1 and tok[0] in "-+":
-            has_c = has_c or (tok[0] == "-" and "c" in tok)
-            i += 2 if ("o" in tok or "O" in tok) else 1
-        else:
-            break
-    return argv[i] if has_c and i < len(argv) else None
-
-
-def _skip_options(name: str, argv: tuple[str, ...]) -> tuple[int, str | None]:
-    """Index of the wrapped command in ``argv``, and the value of ``env -S`` if given."""
-    takes_value = _WRAPPERS[name].split()
-    split_string: str | None = None
-    i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        tok, value = argv[i], None
-        i += 1
-        if tok == "--":
-            break
-        if tok.startswith("--"):
-            opt, eq, value = tok.partition("=")
-            if not eq and opt in takes_value and i < len(argv):
-                value, i = argv[i], i + 1
-        else:
-            opt = tok
-            for j, ch in enumerate(tok[1:], start=2):
-                if f"-{ch}" in takes_value:
-                    opt, value = f"-{ch}", tok[j:]
-                    if not value and i < len(argv):
-                        value, i = argv[i], i + 1
-                    break
-        if name == "env" and opt in ("-S", "--split-string") and value is not None:
-            split_string = value
-    while name in _TAKES_ASSIGNMENTS and i < len(argv) and _ASSIGNMENT.match(argv[i]):
-        i += 1
-    return i + _POSITIONAL.get(name, 0), split_string
-
-
-def _find_commands(argv: tuple[str, ...]) -> Iterator[tuple[int, int]]:
-    """The ``[start, end)`` ranges of the commands in ``find ... -exec CMD ... ;``."""
-    i = 1
-    while i < len(argv):
-        if argv[i] in _FIND_EXEC:
-            end = next((j for j in range(i + 1, len(argv)) if argv[j] in (";", "+")), len(argv))
-            yield i + 1, end
-            i = end
-        i += 1
-
-
-# --- words -------------------------------------------------------------------
-
-
-def _text(node: Node, *, strip: bool = True) -> str:
-    text = (node.text or b"").decode("utf-8", "replace")
-    return text.strip() if strip else text
-
-
-def _word(node: Node) -> str:
-    """The word a node stands for after quote removal; expansions keep their source text."""
-    text = _text(node, strip=False)
-    match node.type:
-        case "word":
-            return re.sub(r"\\(.)", r"\1", text, flags=re.S)
-        case "raw_string":
-            return text[1:-1]
-        case "ansi_c_string":
-            return _ANSI_C.sub(_ansi_c_escape, text[2:-1])
-        case "string":
-            return _join(node, _unescape_dquoted, inner=True)
-        case "$":  # `$"text"` is a translated "text"; the grammar gives the `$` a node of its own
-            nxt = node.next_sibling
-            if nxt is not None and nxt.type == "string" and nxt.start_byte == node.end_byte:
-                return text[:-1]
-        case "command_name" | "concatenation":
-            return _join(node, lambda s: s, inner=False)
-    return text
-
-
-def _join(node: Node, literal: Callable[[str], str], *, inner: bool) -> str:
-    """Concatenate a node's pieces; text between child nodes counts as literal text."""
-    text, base = node.text or b"", node.start_byte
-    children = list(node.children)
-    pos, end = 0, len(text)
-    if inner:  # drop the quotes of "..."
-        pos, end, children = 1, end - 1, children[1:-1]
-    out: list[str] = []
-    for child in children:
-        out.append(literal(text[pos : child.start_byte - base].decode("utf-8", "replace")))
-        is_content = inner and child.type == "string_content"
-        out.append(literal(_text(child, strip=False)) if is_content else _word(child))
-        pos = child.end_byte - base
-    out.append(literal(text[pos:end].decode("utf-8", "replace")))
-    return "".join(out)
-
-
-def _unescape_dquoted(text: str) -> str:
-    return re.sub(r'\\([$`"\\])', r"\1", text)
-
-
-def _ansi_c_escape(m: re.Match[str]) -> str:
-    esc = m[1]
-    if esc[0] in "xuU" and len(esc) > 1:
-        return chr(min(int(esc[1:], 16), 0x10FFFF))
-    if esc[0] in "01234567":
-        return chr(int(esc, 8))
-    return _ANSI_C_SIMPLE.get(esc, "\\" + esc)
