@@ -36,7 +36,7 @@ async def main() -> None:
 
             first = await aw.send("reports", "@reporter prepare the report file")
             (request,) = await aw.approvals("reports")
-            print("waiting for approval:", request.detail["message"])
+            print("waiting for approval:", request.message)
             assert request.tool_name == "shell_cmd" and not (work / "report.txt").exists()
 
             done = await aw.approve("reports", request.tool_call_id, decision="approve", scope="once")

@@ -57,7 +57,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["OnEvent", "HookEvent", "Respond"], "agentworld.runtime.hooks"),
     "StreamCallbacks": "agentworld.runtime.streaming",
     "ToolCallEvent": "agentworld.models.events",
-    "PendingCall": "agentworld.models.pending",
+    **dict.fromkeys(
+        ["PendingCall", "PendingApproval", "PendingClientCall", "ShellDisplay"],
+        "agentworld.models.pending",
+    ),
 }
 
 if TYPE_CHECKING:
@@ -87,7 +90,12 @@ if TYPE_CHECKING:
         ToolEvent,
         WorldEvent,
     )
-    from agentworld.models.pending import PendingCall
+    from agentworld.models.pending import (
+        PendingApproval,
+        PendingCall,
+        PendingClientCall,
+        ShellDisplay,
+    )
     from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage, ToolSpec
     from agentworld.providers.scripted import ScriptedProvider
     from agentworld.runtime.authorizer import Authorizer
@@ -109,7 +117,9 @@ __all__ = [
     "Deny",
     "HookEvent",
     "OnEvent",
+    "PendingApproval",
     "PendingCall",
+    "PendingClientCall",
     "ProviderFactory",
     "Respond",
     "StreamCallbacks",
@@ -137,6 +147,7 @@ __all__ = [
     "SSEEvent",
     "ScriptedProvider",
     "SendResult",
+    "ShellDisplay",
     "StorageError",
     "SystemEvent",
     "ToolCall",

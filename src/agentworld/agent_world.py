@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
-from agentworld.models.pending import PendingCall
+from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class SendResult:
     chat_id: str
     messages: list[Message]
     errors: list[str] = field(default_factory=list)
-    pending_approvals: list[PendingCall] = field(default_factory=list)
+    pending_approvals: list[PendingApproval] = field(default_factory=list)
     """Approval requests of the chat still waiting for a person after the run."""
 
 
@@ -232,7 +232,7 @@ class AgentWorld:
         waiting = await self.storage.pending.find(world, chat_id=chat, kind="approval")
         return SendResult(chat_id=chat, messages=messages, errors=errors, pending_approvals=waiting)
 
-    async def approvals(self, world: str, *, chat_id: str | None = None) -> list[PendingCall]:
+    async def approvals(self, world: str, *, chat_id: str | None = None) -> list[PendingApproval]:
         """Approval requests waiting for a person (overdue ones are expired first, SPEC A7)."""
         runtime = await self.runtime(world)
         await runtime.approvals(chat_id)
@@ -328,7 +328,9 @@ class AgentWorld:
         await self.storage.get_world(world)
         return await self.storage.approvals.audit_log(world)
 
-    async def pending_calls(self, world: str, *, chat_id: str | None = None) -> list[PendingCall]:
+    async def pending_calls(
+        self, world: str, *, chat_id: str | None = None
+    ) -> list[PendingClientCall]:
         """Client-side tool calls waiting for their results."""
         await self.storage.get_world(world)
         return await self.storage.pending.find(world, chat_id=chat_id, kind="client")

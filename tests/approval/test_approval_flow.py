@@ -67,7 +67,7 @@ async def test_a_risky_call_waits_for_approval_and_is_recorded_as_data(
 
     assert not (world / "X").exists()
     (pending,) = result.pending_approvals
-    assert (pending.tool_name, pending.detail["toolArgs"]) == ("shell_cmd", {"command": "touch X"})
+    assert (pending.tool_name, pending.tool_args) == ("shell_cmd", {"command": "touch X"})
     assert await aw.approvals("w") == [pending]
     memory = await aw.storage.memory("w", "a1", result.chat_id)
     original, request = memory[-2], memory[-1]
@@ -137,7 +137,7 @@ async def test_parallel_calls_are_asked_separately_and_the_loop_waits_for_both(
     model.plans.append([shell("touch A", "call_a"), shell("touch B", "call_b")])
     result = await aw.send("w", "@a1 make A and B")
     first, second = result.pending_approvals
-    assert {first.detail["originalCallId"], second.detail["originalCallId"]} == {"call_a", "call_b"}
+    assert {first.original_call_id, second.original_call_id} == {"call_a", "call_b"}
 
     partial = await aw.approve("w", second.tool_call_id, decision="approve")
     assert [m.content for m in partial.messages if m.role == "assistant" and not m.tool_calls] == []
@@ -224,9 +224,9 @@ async def test_the_request_shows_the_whole_call_and_the_audit_records_it(
     call = {"command": "rm", "parameters": ["-rf", "--", "sub/precious"], "directory": "."}
     model.plans.append([ToolCallSpec(name="shell_cmd", arguments=json.dumps(call), id="call_rm")])
     (pending,) = (await aw.send("w", "@a1 clean up")).pending_approvals
-    message = pending.detail["message"]
+    message = pending.message
     assert "`rm -rf -- sub/precious`" in message and str(world) in message
-    assert pending.detail["shell"]["commands"] == ["rm -rf -- sub/precious"]
+    assert pending.shell is not None and pending.shell.commands == ["rm -rf -- sub/precious"]
     (request,) = await aw.audit_log("w")
     assert request["detail"]["shell"]["commandLine"] == "rm -rf -- sub/precious"
     assert request["detail"]["shell"]["directory"] == str(world)

@@ -161,7 +161,7 @@ async def test_two_risky_calls_with_one_id_get_two_approvals_answered_independen
 
     await aw.send("w", "@a1 make two files")
     first, second = await aw.approvals("w")
-    originals = [p.detail["originalCallId"] for p in (first, second)]
+    originals = [p.original_call_id for p in (first, second)]
     assert originals[0] == "same" and originals[1].startswith("same-")
 
     await aw.approve("w", first.tool_call_id, decision="approve")

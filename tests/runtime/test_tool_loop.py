@@ -153,7 +153,7 @@ async def test_shell_cmd_waits_for_approval_and_does_not_run_before_it(
     assert not (tmp_path / "X").exists()
     assert [m.role for m in result.messages if m.role == "tool"] == []
     (waiting,) = result.pending_approvals
-    assert (waiting.tool_name, waiting.detail["toolArgs"]) == ("shell_cmd", {"command": "touch X"})
+    assert (waiting.tool_name, waiting.tool_args) == ("shell_cmd", {"command": "touch X"})
 
 
 async def test_tool_logs_record_every_execution_with_status_and_duration(

@@ -23,7 +23,7 @@ from agentworld.models.events import (
     SystemEvent,
     ToolEvent,
 )
-from agentworld.models.pending import PendingCall
+from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.storage import migrations, schema
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.url import DB_ENV_VAR, resolve_database_url
@@ -272,18 +272,25 @@ async def test_delete_agent_by_any_case(storage: SQLStorage) -> None:
 
 
 def waiting(agent: str, call_id: str, kind: str = "approval") -> PendingCall:
-    return PendingCall.model_validate(
+    call = {
+        "world": "lab",
+        "tool_call_id": call_id,
+        "chat_id": "c1",
+        "agent": agent,
+        "tool_name": "shell_cmd",
+        "arguments": '{"command": "rm x"}',
+        "batch_id": f"msg_{call_id}",
+        "trigger_sender": "human",
+    }
+    if kind == "client":
+        return PendingClientCall.model_validate(call)
+    return PendingApproval.model_validate(
         {
-            "world": "lab",
-            "tool_call_id": call_id,
-            "chat_id": "c1",
-            "agent": agent,
-            "kind": kind,
-            "tool_name": "shell_cmd",
-            "arguments": '{"command": "rm x"}',
-            "batch_id": f"msg_{call_id}",
-            "trigger_sender": "human",
-            "detail": {"toolArgs": {"command": "rm x"}} if kind == "approval" else {},
+            **call,
+            "original_call_id": f"orig_{call_id}",
+            "request_message_id": f"msg_{call_id}",
+            "message": "run `rm x`?",
+            "tool_args": {"command": "rm x"},
         }
     )
 

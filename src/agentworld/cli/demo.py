@@ -109,7 +109,7 @@ async def run_demo(console: Console | None = None) -> None:
             console.rule("Act 2: tools, policy and a human approval")
             result = await aw.send("demo", "@ops read the release notes and mark the release")
             (request,) = result.pending_approvals
-            console.print(f"[bold yellow]approval needed[/bold yellow]: {escape(request.detail['message'])}")
+            console.print(f"[bold yellow]approval needed[/bold yellow]: {escape(request.message)}")
             console.print(
                 f"[dim]  (from a terminal: agentworld approve demo {request.tool_call_id} "
                 "--decision approve)[/dim]"

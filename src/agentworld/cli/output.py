@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentworld.models import Agent, Chat, Message, Usage, World
-    from agentworld.models.pending import PendingCall
+    from agentworld.models.pending import PendingApproval
 
 
 def print_json(document: Any) -> None:
@@ -41,40 +41,39 @@ def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
     return doc
 
 
-def approval_doc(pending: PendingCall) -> dict[str, Any]:
+def approval_doc(pending: PendingApproval) -> dict[str, Any]:
     """The approval document of SPEC §3."""
     return {
         "approvalId": pending.tool_call_id,
         "agent": pending.agent,
         "chatId": pending.chat_id,
         "toolName": pending.tool_name,
-        "toolArgs": pending.detail.get("toolArgs"),
-        "message": pending.detail.get("message"),
+        "toolArgs": pending.tool_args,
+        "message": pending.message,
         "createdAt": pending.created_at.isoformat(),
     }
 
 
-def print_approvals(pending: Sequence[PendingCall]) -> None:
+def print_approvals(pending: Sequence[PendingApproval]) -> None:
     """Each request with, for shell_cmd, its full line, directory and the commands it runs."""
     from rich.markup import escape
 
     console = _console()
     for call in pending:
-        doc = {**approval_doc(call), "shell": call.detail.get("shell")}
         console.print(
-            f"[bold yellow]approval needed[/bold yellow] {escape(doc['approvalId'])}: "
-            f"{escape(str(doc['message']))}"
+            f"[bold yellow]approval needed[/bold yellow] {escape(call.tool_call_id)}: "
+            f"{escape(call.message)}"
         )
-        shell = doc.get("shell")
-        if shell:
-            console.print(f"  command line: {escape(shell['commandLine'])}")
-            console.print(f"  directory:    {escape(shell['directory'])}")
-            for command in shell["commands"]:
+        shell = call.shell
+        if shell is not None:
+            console.print(f"  command line: {escape(shell.command_line)}")
+            console.print(f"  directory:    {escape(shell.directory)}")
+            for command in shell.commands:
                 console.print(f"  runs:         {escape(command)}")
-            if shell.get("note"):
-                console.print(f"  [bold red]{escape(shell['note'])}[/bold red]")
+            if shell.note:
+                console.print(f"  [bold red]{escape(shell.note)}[/bold red]")
         console.print(
-            f"  [dim]agentworld approve WORLD {escape(doc['approvalId'])} "
+            f"  [dim]agentworld approve WORLD {escape(call.tool_call_id)} "
             "--decision approve|deny [--scope once|session|always][/dim]"
         )
 

@@ -1,9 +1,24 @@
-"""Tool calls that wait for something outside the agent loop (SPEC T4, A1)."""
+"""Tool calls that wait for something outside the agent loop (SPEC T4, A1).
+
+A waiting call is one of two cases, told apart by ``kind``:
+
+- ``PendingClientCall``: a call of a client-side tool, waiting for the client to post its
+  result (SPEC T4). It carries nothing beyond the call itself.
+- ``PendingApproval``: a call waiting for a person's answer (SPEC A1). Its id is the approval
+  id, and it carries what the person was shown: the original call's id, the message that
+  asked, the redacted arguments and, for ``shell_cmd``, the command line in full.
+
+``PendingCall`` is their discriminated union. The two cases are separate classes, not one
+model with optional fields, so code that needs the approval fields must first establish that
+it holds an approval (``match``/``isinstance``) and then reads them without a ``None`` check.
+Storage keeps both in one table: the approval's own fields are its ``detail`` JSON column, in
+the form ``PendingApproval.detail`` gives and the field aliases read back.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,9 +29,9 @@ PendingStatus = Literal["pending", "answered", "expired", "interrupted", "cancel
 """``cancelled``: the agent that made the call was deleted; the call can no longer be answered."""
 
 
-class PendingCall(BaseModel):
-    """One waiting call. ``batch_id`` is the assistant message that made it: the loop resumes
-    once every waiting call of that message has its answer."""
+class _WaitingCall(BaseModel):
+    """What every waiting call has. ``batch_id`` is the assistant message that made it: the
+    loop resumes once every waiting call of that message has its answer."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -24,7 +39,6 @@ class PendingCall(BaseModel):
     tool_call_id: str = Field(alias="toolCallId")
     chat_id: str = Field(alias="chatId")
     agent: str
-    kind: PendingKind
     tool_name: str = Field(alias="toolName")
     arguments: str
     """The call's arguments as the model wrote them (JSON text)."""
@@ -32,8 +46,68 @@ class PendingCall(BaseModel):
     trigger_sender: str = Field(alias="triggerSender")
     """Who the agent was answering, so the resumed loop addresses its reply the same way."""
     reply_to: str | None = Field(default=None, alias="replyTo")
-    detail: dict[str, Any] = Field(default_factory=dict)
     status: PendingStatus = "pending"
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     answered_at: datetime | None = Field(default=None, alias="answeredAt")
     answer: dict[str, Any] | None = None
+
+
+class PendingClientCall(_WaitingCall):
+    """A client-side tool call waiting for the client to post its result (SPEC T4)."""
+
+    kind: Literal["client"] = "client"
+
+
+class ShellDisplay(BaseModel):
+    """A ``shell_cmd`` call as the approval request showed it: the stored form of
+    ``approval.display.ShellView`` (the models layer cannot import the approval package)."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    command_line: str = Field(alias="commandLine")
+    directory: str
+    commands: list[str]
+    """Each command the line runs, masked and escaped."""
+    understood: bool
+    note: str = ""
+    """Why the person should read the whole line (empty when the line was fully understood)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form stored, audited and shown: the same keys as ``ShellView.to_json``."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class PendingApproval(_WaitingCall):
+    """A call waiting for a person's answer (SPEC A1).
+
+    ``tool_call_id`` is the approval id: the id of the injected ``client.requestApproval`` call
+    in message ``request_message_id``. The call that runs once approved is
+    ``original_call_id`` (with ``tool_name`` and ``arguments``); ``message``, ``tool_args``
+    (redacted) and ``shell`` are what the person was shown."""
+
+    kind: Literal["approval"] = "approval"
+    original_call_id: str = Field(alias="originalCallId")
+    request_message_id: str = Field(alias="requestMessageId")
+    message: str
+    tool_args: dict[str, Any] = Field(alias="toolArgs")
+    """The call's arguments as shown: secrets masked, control characters escaped."""
+    shell: ShellDisplay | None = None
+    """For ``shell_cmd``: the full command line, its directory and the commands it runs."""
+
+    @property
+    def detail(self) -> dict[str, Any]:
+        """The approval's own fields in their stored JSON form (the ``detail`` column of the
+        pending table; the field aliases read it back). Derived, read-only: use the fields."""
+        detail: dict[str, Any] = {
+            "originalCallId": self.original_call_id,
+            "requestMessageId": self.request_message_id,
+            "message": self.message,
+            "toolArgs": self.tool_args,
+        }
+        if self.shell is not None:
+            detail["shell"] = self.shell.to_json()
+        return detail
+
+
+PendingCall: TypeAlias = Annotated[PendingClientCall | PendingApproval, Field(discriminator="kind")]
+"""A waiting call: dispatch with ``match`` on the class (or ``kind``) and ``assert_never``."""

@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 import os
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from agentworld.approval.display import approval_message, shown
 from agentworld.approval.grants import GrantScope, grant_for
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
-from agentworld.models.pending import PendingCall
+from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
 from agentworld.redaction import redact
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.runtime.work import Resume, RunApproved
@@ -45,7 +45,7 @@ async def request_approval(
     batch_id: str,
     trigger_sender: str,
     reply_to: str | None,
-) -> PendingCall:
+) -> PendingApproval:
     """Inject and store the approval request for ``call``; the loop then waits (SPEC A1).
 
     The request shows exactly what will run (``approval.display``); the same view goes to
@@ -83,24 +83,21 @@ async def request_approval(
         ],
         reply_to_message_id=batch_id,
     )
-    pending = PendingCall(
+    pending = PendingApproval(
         world=context.world,
         tool_call_id=approval_id,
         chat_id=context.chat_id,
         agent=context.agent,
-        kind="approval",
         tool_name=tool.name,
         arguments=call.function.arguments or "{}",
         batch_id=batch_id,
         trigger_sender=trigger_sender,
         reply_to=reply_to,
-        detail={
-            "originalCallId": call.id,
-            "requestMessageId": request.message_id,
-            "message": prompt,
-            "toolArgs": args_shown,
-            **extra,
-        },
+        original_call_id=call.id,
+        request_message_id=request.message_id,
+        message=prompt,
+        tool_args=args_shown,
+        shell=ShellDisplay.model_validate(view.to_json()) if view is not None else None,
     )
     await ctx.storage.pending.add([pending], memory=[request])
     await ctx.storage.approvals.audit(
@@ -129,13 +126,15 @@ async def answer_approval(
     decision: Decision,
     scope: Scope = "once",
     actor: str = "human",
-) -> PendingCall:
+) -> PendingApproval:
     """Record a person's answer, exactly once; the queue then runs or skips the call (A2–A5)."""
     pending = await ctx.storage.pending.get(world.name, approval_id)
-    if pending is None or pending.kind != "approval":
+    if not isinstance(pending, PendingApproval):
         raise NotFoundError(f"no approval request {approval_id!r} in world {world.name!r}")
-    request_message = str(pending.detail.get("requestMessageId", ""))
-    if not await ctx.storage.pending.holds_call(world.name, pending.agent, request_message, approval_id):
+    held = await ctx.storage.pending.holds_call(
+        world.name, pending.agent, pending.request_message_id, approval_id
+    )
+    if not held:
         raise NotFoundError(f"approval {approval_id!r} is not held by agent {pending.agent!r}")
     if pending.status == "pending" and _overdue(pending, world):
         await expire(ctx, world, pending)
@@ -143,7 +142,7 @@ async def answer_approval(
     if decision == "deny":
         scope = "once"
     context = ToolContext.for_world(world, chat_id=pending.chat_id, agent=pending.agent)
-    original = str(pending.detail["originalCallId"])
+    original = pending.original_call_id
     results = [_answer_message(pending, {"decision": decision, "scope": scope})]
     start_log = None
     if decision == "deny":
@@ -156,7 +155,7 @@ async def answer_approval(
             agent=pending.agent,
             tool_call_id=original,
             tool_name=pending.tool_name,
-            arguments=pending.detail.get("toolArgs"),
+            arguments=pending.tool_args,
         )
     answered = await ctx.storage.pending.answer(
         world.name,
@@ -174,11 +173,11 @@ async def answer_approval(
         agent=pending.agent,
         chat_id=pending.chat_id,
         tool_name=pending.tool_name,
-        arguments=pending.detail.get("toolArgs"),
+        arguments=pending.tool_args,
         decision=decision,
         scope=scope,
         latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
-        detail={k: pending.detail[k] for k in ("message", "shell") if k in pending.detail},
+        detail=_shown(pending),
     )
     for message in results:
         await ctx.publish(message)
@@ -196,7 +195,7 @@ async def answer_approval(
 async def run_approved(ctx: TurnContext, world: World, item: RunApproved, tool: Tool | None) -> None:
     """Run the approved call (its start is already recorded) and store its real result."""
     call = item.call
-    original = str(call.detail["originalCallId"])
+    original = call.original_call_id
     context = ToolContext.for_world(world, chat_id=call.chat_id, agent=call.agent)
     started = utc_now()
     if tool is None:
@@ -223,9 +222,24 @@ def _overdue(pending: PendingCall, world: World) -> bool:
     return utc_now() - pending.created_at > timedelta(seconds=world.approval_timeout)
 
 
+def _shown(pending: PendingApproval) -> dict[str, Any]:
+    """What the person was shown, as the audit log records it with the decision."""
+    if pending.shell is None:
+        return {"message": pending.message}
+    return {"message": pending.message, "shell": pending.shell.to_json()}
+
+
 async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
-    """Deny an unanswered request whose time is up; the model is told (SPEC A7)."""
-    original = str(pending.detail["originalCallId"])
+    """Deny an unanswered request whose time is up; the model is told (SPEC A7).
+
+    Only an approval request has a time limit: a client call waits for its result (false)."""
+    match pending:
+        case PendingApproval():
+            original = pending.original_call_id
+        case PendingClientCall():
+            return False
+        case _:
+            assert_never(pending)
     reason = (
         f"Approval request for {pending.tool_name} timed out after {world.approval_timeout:g} s; "
         "the tool was not run"
@@ -253,7 +267,7 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
         agent=pending.agent,
         chat_id=pending.chat_id,
         tool_name=pending.tool_name,
-        arguments=pending.detail.get("toolArgs"),
+        arguments=pending.tool_args,
         decision="deny",
         scope="once",
         latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
@@ -284,7 +298,7 @@ async def recover_interrupted(ctx: TurnContext, world: World) -> int:
         answered = [
             p
             for p in await ctx.storage.pending.find(world.name, kind="approval", status="answered")
-            if p.detail.get("originalCallId") == entry["toolCallId"]
+            if p.original_call_id == entry["toolCallId"]
         ]
         if not answered:  # an ordinary call cut short: log it honestly, nothing to resume
             await ctx.storage.tool_logs.finish(

@@ -16,7 +16,7 @@ from typing import Literal
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.models import Message, ToolCall
 from agentworld.models.events import ToolEvent
-from agentworld.models.pending import PendingCall
+from agentworld.models.pending import PendingClientCall
 from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.turn_context import TurnContext
@@ -104,12 +104,11 @@ async def _handle(
     if tool.location == "client":
         await ctx.storage.pending.add(
             [
-                PendingCall(
+                PendingClientCall(
                     world=context.world,
                     tool_call_id=call.id,
                     chat_id=context.chat_id,
                     agent=context.agent,
-                    kind="client",
                     tool_name=name,
                     arguments=call.function.arguments or "{}",
                     batch_id=batch.message_id,

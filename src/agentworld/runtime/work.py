@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentworld.models import Message
-from agentworld.models.pending import PendingCall
+from agentworld.models.pending import PendingApproval, PendingCall
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Resume:
 class RunApproved:
     """Run a call a person approved, store its result against the original call id, resume."""
 
-    call: PendingCall
+    call: PendingApproval
     log_id: int
 
 

@@ -20,7 +20,7 @@ from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
 from agentworld.models.events import ApprovalEvent, MessageEvent, WorldEvent
-from agentworld.models.pending import PendingCall
+from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.registry import build_provider
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
@@ -184,7 +184,7 @@ class WorldRuntime:
     async def tools(self) -> ToolRegistry:
         return await self._tools.registry(await self.storage.get_world(self.world))
 
-    async def pending_calls(self, chat_id: str | None = None) -> list[PendingCall]:
+    async def pending_calls(self, chat_id: str | None = None) -> list[PendingClientCall]:
         """Client-side tool calls waiting for their results (SPEC T4)."""
         return await self.storage.pending.find(self.world, chat_id=chat_id, kind="client")
 
@@ -223,7 +223,7 @@ class WorldRuntime:
         self._queues.put(pending.chat_id, Resume.of(pending))
         return answered.call
 
-    async def approvals(self, chat_id: str | None = None) -> list[PendingCall]:
+    async def approvals(self, chat_id: str | None = None) -> list[PendingApproval]:
         """Pending approval requests (after expiring overdue ones, SPEC A7)."""
         world = await self.storage.get_world(self.world)
         await recover_interrupted(self._turns, world)

@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, assert_never, overload
 
 import sqlalchemy as sa
+from pydantic import TypeAdapter
 
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, utc_now
-from agentworld.models.pending import PendingCall, PendingKind
+from agentworld.models.pending import (
+    PendingApproval,
+    PendingCall,
+    PendingClientCall,
+    PendingKind,
+)
 from agentworld.storage import schema
 from agentworld.storage.rows import message_row
 
@@ -19,6 +25,7 @@ if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
 
 _TABLE = schema.pending_calls
+_PENDING_CALL: TypeAdapter[PendingCall] = TypeAdapter(PendingCall)
 
 
 def _row(call: PendingCall) -> dict[str, Any]:
@@ -33,7 +40,7 @@ def _row(call: PendingCall) -> dict[str, Any]:
         "batch_id": call.batch_id,
         "trigger_sender": call.trigger_sender,
         "reply_to": call.reply_to,
-        "detail": call.detail,
+        "detail": _detail(call),
         "status": call.status,
         "created_at": call.created_at.isoformat(),
         "answered_at": call.answered_at.isoformat() if call.answered_at else None,
@@ -41,24 +48,51 @@ def _row(call: PendingCall) -> dict[str, Any]:
     }
 
 
+def _detail(call: PendingCall) -> dict[str, Any]:
+    """The ``detail`` column: the case's own fields as JSON (a client call has none)."""
+    match call:
+        case PendingApproval():
+            return call.detail
+        case PendingClientCall():
+            return {}
+        case _:
+            assert_never(call)
+
+
 def _call(row: sa.Row[Any]) -> PendingCall:
-    return PendingCall(
-        world=row.world,
-        tool_call_id=row.tool_call_id,
-        chat_id=row.chat_id,
-        agent=row.agent,
-        kind=row.kind,
-        tool_name=row.tool_name,
-        arguments=row.arguments,
-        batch_id=row.batch_id,
-        trigger_sender=row.trigger_sender,
-        reply_to=row.reply_to,
-        detail=row.detail or {},
-        status=row.status,
-        created_at=datetime.fromisoformat(row.created_at),
-        answered_at=datetime.fromisoformat(row.answered_at) if row.answered_at else None,
-        answer=row.answer,
+    """A stored row as its typed case, validated like any stored JSON: ``kind`` picks the
+    class, and an approval's fields come from the ``detail`` column (by their aliases)."""
+    return _PENDING_CALL.validate_python(
+        {
+            **(row.detail or {}),
+            "world": row.world,
+            "tool_call_id": row.tool_call_id,
+            "chat_id": row.chat_id,
+            "agent": row.agent,
+            "kind": row.kind,
+            "tool_name": row.tool_name,
+            "arguments": row.arguments,
+            "batch_id": row.batch_id,
+            "trigger_sender": row.trigger_sender,
+            "reply_to": row.reply_to,
+            "status": row.status,
+            "created_at": datetime.fromisoformat(row.created_at),
+            "answered_at": datetime.fromisoformat(row.answered_at) if row.answered_at else None,
+            "answer": row.answer,
+        }
     )
+
+
+def _audited_arguments(call: PendingCall) -> dict[str, Any] | None:
+    """An approval keeps the redacted arguments it showed; a client call's raw arguments are
+    not copied into the audit log."""
+    match call:
+        case PendingApproval():
+            return call.tool_args
+        case PendingClientCall():
+            return None
+        case _:
+            assert_never(call)
 
 
 def cancel_agent_calls(
@@ -93,16 +127,14 @@ def cancel_agent_calls(
                 "at": now,
                 "event": "cancelled",
                 "actor": actor,
-                "approval_id": row.tool_call_id,
-                "agent": row.agent,
-                "chat_id": row.chat_id,
-                "tool_name": row.tool_name,
-                # An approval keeps the redacted arguments it showed; a client call's raw
-                # arguments are not copied into the audit log.
-                "arguments": (row.detail or {}).get("toolArgs"),
-                "detail": {"kind": row.kind, "reason": reason},
+                "approval_id": call.tool_call_id,
+                "agent": call.agent,
+                "chat_id": call.chat_id,
+                "tool_name": call.tool_name,
+                "arguments": _audited_arguments(call),
+                "detail": {"kind": call.kind, "reason": reason},
             }
-            for row in rows
+            for call in map(_call, rows)
         ],
     )
     return ids
@@ -112,13 +144,27 @@ def refuse_closed(call: PendingCall) -> None:
     """A call whose wait was cancelled is refused with the reason, before anything else."""
     if call.status == "cancelled":
         reason = (call.answer or {}).get("reason") or "it was cancelled"
-        what = "approval" if call.kind == "approval" else "tool call"
-        raise InvalidInputError(f"{what} {call.tool_call_id!r} is no longer pending: {reason}")
+        raise InvalidInputError(f"{_noun(call)} {call.tool_call_id!r} is no longer pending: {reason}")
+
+
+def _noun(call: PendingCall) -> str:
+    match call:
+        case PendingApproval():
+            return "approval"
+        case PendingClientCall():
+            return "tool call"
+        case _:
+            assert_never(call)
+
+
+_Call = TypeVar("_Call", bound=PendingClientCall | PendingApproval, covariant=True)
 
 
 @dataclass(frozen=True)
-class Answered:
-    call: PendingCall
+class Answered(Generic[_Call]):
+    """The outcome of ``PendingCallStore.answer``: the call as now stored, of the kind asked."""
+
+    call: _Call
     remaining: int
     """How many calls of the same batch still wait; the loop resumes at zero."""
     log_id: int | None = None
@@ -245,6 +291,39 @@ class PendingCallStore:
 
         return await self._storage._run(read, write=False)
 
+    @overload
+    async def find(
+        self,
+        world: str,
+        *,
+        chat_id: str | None = None,
+        kind: Literal["client"],
+        status: str | None = "pending",
+        batch_id: str | None = None,
+    ) -> list[PendingClientCall]: ...
+
+    @overload
+    async def find(
+        self,
+        world: str,
+        *,
+        chat_id: str | None = None,
+        kind: Literal["approval"],
+        status: str | None = "pending",
+        batch_id: str | None = None,
+    ) -> list[PendingApproval]: ...
+
+    @overload
+    async def find(
+        self,
+        world: str,
+        *,
+        chat_id: str | None = None,
+        kind: None = None,
+        status: str | None = "pending",
+        batch_id: str | None = None,
+    ) -> list[PendingCall]: ...
+
     async def find(
         self,
         world: str,
@@ -253,7 +332,9 @@ class PendingCallStore:
         kind: PendingKind | None = None,
         status: str | None = "pending",
         batch_id: str | None = None,
-    ) -> list[PendingCall]:
+    ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
+        """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
+        (the query filters on the same column that picks each row's class)."""
         query = sa.select(_TABLE).where(_TABLE.c.world == world)
         if chat_id is not None:
             query = query.where(_TABLE.c.chat_id == chat_id)
@@ -270,6 +351,32 @@ class PendingCallStore:
 
         return await self._storage._run(read, write=False)
 
+    @overload
+    async def answer(
+        self,
+        world: str,
+        tool_call_id: str,
+        *,
+        kind: Literal["client"],
+        answer: dict[str, Any],
+        results: list[Message],
+        status: str = "answered",
+        start_log: dict[str, Any] | None = None,
+    ) -> Answered[PendingClientCall]: ...
+
+    @overload
+    async def answer(
+        self,
+        world: str,
+        tool_call_id: str,
+        *,
+        kind: Literal["approval"],
+        answer: dict[str, Any],
+        results: list[Message],
+        status: str = "answered",
+        start_log: dict[str, Any] | None = None,
+    ) -> Answered[PendingApproval]: ...
+
     async def answer(
         self,
         world: str,
@@ -280,7 +387,7 @@ class PendingCallStore:
         results: list[Message],
         status: str = "answered",
         start_log: dict[str, Any] | None = None,
-    ) -> Answered:
+    ) -> Answered[PendingCall]:
         """Mark the call answered, store its result messages in the agent's memory and (for an
         approved call) record the start of the tool's execution — all in one transaction, so
         "approved" never exists without "started" (SPEC A6: a crash cannot run it twice).
@@ -289,7 +396,7 @@ class PendingCallStore:
         only one succeeds; the other gets a clear refusal (SPEC A3).
         """
 
-        def write(conn: sa.Connection) -> Answered:
+        def write(conn: sa.Connection) -> Answered[PendingCall]:
             row = conn.execute(
                 sa.select(_TABLE).where(
                     _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
