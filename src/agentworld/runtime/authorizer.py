@@ -246,18 +246,31 @@ def callable_tool(
     """The tool a call names, or the error result the runtime gives it before any policy (as
     ``runtime/tool_calls.py`` does): a reserved or unknown tool, or arguments that do not fit
     the tool's schema."""
-    if tool_name.startswith(CLIENT_PREFIX):
-        reason = f"tool {tool_name!r} is reserved for the client and cannot be called"
-    elif (tool := registry.get(tool_name)) is None:
-        reason = f"unknown tool {tool_name!r}"
-    else:
-        try:
-            validate_arguments(arguments, tool.parameters)
-        except ArgumentError as exc:
-            reason = f"{tool_name}: {exc}"
-        else:
+    tool = named_tool(registry, tool_name)
+    if isinstance(tool, Tool):
+        problem = schema_problem(tool, arguments)
+        if problem is None:
             return tool
-    return CallVerdict(PolicyDecision.DENY, "not callable", reason)
+        return CallVerdict(PolicyDecision.DENY, "not callable", problem)
+    return CallVerdict(PolicyDecision.DENY, "not callable", tool)
+
+
+def named_tool(registry: ToolRegistry, tool_name: str) -> Tool | str:
+    """The tool a call names, or why there is none: only the system injects ``client.*``
+    calls (SPEC A8), and a name the registry does not hold is unknown."""
+    if tool_name.startswith(CLIENT_PREFIX):
+        return f"tool {tool_name!r} is reserved for the client and cannot be called"
+    tool = registry.get(tool_name)
+    return tool if tool is not None else f"unknown tool {tool_name!r}"
+
+
+def schema_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
+    """What the model must fix in its arguments for ``tool``, or None when they fit."""
+    try:
+        validate_arguments(arguments, tool.parameters)
+    except ArgumentError as exc:
+        return f"{tool.name}: {exc}"
+    return None
 
 
 class PolicyAuthorizer:

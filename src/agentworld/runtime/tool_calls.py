@@ -19,10 +19,11 @@ from agentworld.models.events import ToolEvent
 from agentworld.models.pending import PendingClientCall
 from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
+from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
-from agentworld.tools.registry import CLIENT_PREFIX, ToolContext, ToolRegistry
-from agentworld.tools.validation import ArgumentError, parse_arguments, validate_arguments
+from agentworld.tools.registry import CLIENT_PREFIX, Tool, ToolContext, ToolRegistry
+from agentworld.tools.validation import ArgumentError, parse_arguments
 
 
 @dataclass(frozen=True)
@@ -67,18 +68,15 @@ async def _handle(
     ctx: TurnContext, registry: ToolRegistry, call: ToolCall, context: ToolContext, batch: Batch
 ) -> ToolResult | None:
     name = call.function.name
-    if name.startswith(CLIENT_PREFIX):  # SPEC A8: only the system injects client.* calls
-        return ToolResult.error(
-            call.id, f"tool {name!r} is reserved for the client and cannot be called"
-        )
-    tool = registry.get(name)
-    if tool is None:
-        return ToolResult.error(call.id, f"unknown tool {name!r}")
+    tool = named_tool(registry, name)  # the same checks `policy test WORLD` makes
+    if not isinstance(tool, Tool):
+        return ToolResult.error(call.id, tool)
     try:
         arguments = parse_arguments(call.function.arguments)
-        validate_arguments(arguments, tool.parameters)
     except ArgumentError as exc:
         return ToolResult.error(call.id, f"{name}: {exc}")
+    if (problem := schema_problem(tool, arguments)) is not None:
+        return ToolResult.error(call.id, problem)
     if tool.precheck is not None and (problem := tool.precheck(arguments, context)):
         return ToolResult.error(call.id, f"{name}: {problem}")
 
