@@ -165,20 +165,7 @@ async def answer_approval(
         results=results,
         start_log=start_log,
     )
-    await ctx.storage.approvals.audit(
-        world.name,
-        event="decision",
-        actor=actor,
-        approval_id=approval_id,
-        agent=pending.agent,
-        chat_id=pending.chat_id,
-        tool_name=pending.tool_name,
-        arguments=pending.tool_args,
-        decision=decision,
-        scope=scope,
-        latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
-        detail=_shown(pending),
-    )
+    await _audit_decision(ctx, pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending))
     for message in results:
         await ctx.publish(message)
     await _approval_event(ctx, pending, "answered", {"decision": decision, "scope": scope, "actor": actor})
@@ -222,6 +209,32 @@ def _overdue(pending: PendingCall, world: World) -> bool:
     return utc_now() - pending.created_at > timedelta(seconds=world.approval_timeout)
 
 
+async def _audit_decision(
+    ctx: TurnContext,
+    pending: PendingApproval,
+    *,
+    actor: str,
+    decision: Decision,
+    scope: Scope,
+    detail: dict[str, Any],
+) -> None:
+    """Every answer to a request — a person's or the timeout's — in the audit log (SPEC A9)."""
+    await ctx.storage.approvals.audit(
+        pending.world,
+        event="decision",
+        actor=actor,
+        approval_id=pending.tool_call_id,
+        agent=pending.agent,
+        chat_id=pending.chat_id,
+        tool_name=pending.tool_name,
+        arguments=pending.tool_args,
+        decision=decision,
+        scope=scope,
+        latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
+        detail=detail,
+    )
+
+
 def _shown(pending: PendingApproval) -> dict[str, Any]:
     """What the person was shown, as the audit log records it with the decision."""
     if pending.shell is None:
@@ -259,19 +272,8 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
         )
     except InvalidInputError:
         return False  # answered (or expired) by someone else meanwhile
-    await ctx.storage.approvals.audit(
-        world.name,
-        event="decision",
-        actor="timeout",
-        approval_id=pending.tool_call_id,
-        agent=pending.agent,
-        chat_id=pending.chat_id,
-        tool_name=pending.tool_name,
-        arguments=pending.tool_args,
-        decision="deny",
-        scope="once",
-        latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
-        detail={"reason": "timeout"},
+    await _audit_decision(
+        ctx, pending, actor="timeout", decision="deny", scope="once", detail={"reason": "timeout"}
     )
     for message in results:
         await ctx.publish(message)
