@@ -16,6 +16,7 @@ import pytest
 from agentworld.agent_world import AgentWorld
 from agentworld.runtime.titles import TITLE_INSTRUCTION
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+from agentworld.testing.postgres import postgres_cluster
 
 AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 
@@ -23,6 +24,18 @@ AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 @pytest.fixture
 def db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'agentworld.db'}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real PostgreSQL server for the session: $AGENTWORLD_TEST_POSTGRES_URL, or a throwaway
+    cluster (``agentworld.testing.postgres``; ``scripts/test`` installs the server)."""
+    given = os.environ.get("AGENTWORLD_TEST_POSTGRES_URL")
+    if given:
+        yield given
+        return
+    with postgres_cluster() as url:
+        yield url
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ through here so every change is validated the same way and announced as a
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,30 @@ class SendResult:
     errors: list[str] = field(default_factory=list)
     pending_approvals: list[PendingApproval] = field(default_factory=list)
     """Approval requests of the chat still waiting for a person after the run."""
+    timed_out: bool = False
+    """The wait ended at its timeout: the chat still had work, which goes on (or is resumed
+    by the next process that runs the world) — it is never abandoned."""
+
+
+@dataclass
+class ResumeResult:
+    """What ``resume`` finished: per chat that had work left, what it produced."""
+
+    world: str
+    chats: list[SendResult]
+    timed_out: bool = False
+
+
+async def _run_until_idle(runtime: WorldRuntime, chat: str, timeout: float | None) -> bool:
+    """Wait until the chat is idle, then until every chat this process took up (work other
+    processes left) is done; False if ``timeout`` seconds passed first (the work goes on)."""
+    try:
+        async with asyncio.timeout(timeout):
+            await runtime.wait_until_idle(chat)
+            await runtime.wait_until_idle()
+    except TimeoutError:
+        return False
+    return True
 
 
 class AgentWorld:
@@ -222,15 +247,41 @@ class AgentWorld:
         try:
             start = await self.storage.last_seq()
             await runtime.send(chat, text, sender=sender)
-            await runtime.wait_until_idle(chat, timeout=timeout)
+            finished = await _run_until_idle(runtime, chat, timeout)
         finally:
             errors.unsubscribe()
-        return await self._result(world, chat, start, errors.texts)
+        return await self._result(world, chat, start, errors.texts, timed_out=not finished)
 
-    async def _result(self, world: str, chat: str, start: int, errors: list[str]) -> SendResult:
+    async def _result(
+        self, world: str, chat: str, start: int, errors: list[str], *, timed_out: bool = False
+    ) -> SendResult:
         messages = await self.storage.messages_since(world, chat, start)
         waiting = await self.storage.pending.find(world, chat_id=chat, kind="approval")
-        return SendResult(chat_id=chat, messages=messages, errors=errors, pending_approvals=waiting)
+        return SendResult(
+            chat_id=chat,
+            messages=messages,
+            errors=errors,
+            pending_approvals=waiting,
+            timed_out=timed_out,
+        )
+
+    async def resume(self, world: str, *, timeout: float | None = None) -> ResumeResult:
+        """Finish what stopped processes left in the world — unanswered messages, loops cut
+        short, approved calls not yet run, overdue approvals — and return what that produced.
+        (Every process that runs a world does this when it starts; this does only that.)"""
+        start = await self.storage.last_seq()
+        runtime = await self.runtime(world)
+        chats = await runtime.resume_stopped_work()
+        finished = True
+        try:
+            async with asyncio.timeout(timeout):
+                for chat in chats:
+                    await runtime.wait_until_idle(chat)
+                await runtime.wait_until_idle()
+        except TimeoutError:
+            finished = False
+        results = [await self._result(world, chat, start, []) for chat in chats]
+        return ResumeResult(world=world, chats=results, timed_out=not finished)
 
     async def approvals(self, world: str, *, chat_id: str | None = None) -> list[PendingApproval]:
         """Approval requests waiting for a person (overdue ones are expired first, SPEC A7)."""
@@ -257,10 +308,10 @@ class AgentWorld:
         try:
             start = await self.storage.last_seq()
             await runtime.answer_approval(approval_id, decision=decision, scope=scope, actor=actor)
-            await runtime.wait_until_idle(chat, timeout=timeout)
+            finished = await _run_until_idle(runtime, chat, timeout)
         finally:
             errors.unsubscribe()
-        return await self._result(world, chat, start, errors.texts)
+        return await self._result(world, chat, start, errors.texts, timed_out=not finished)
 
     async def grants(self, world: str) -> list[Grant]:
         """Remembered session and always approvals that are still in force."""
@@ -352,10 +403,10 @@ class AgentWorld:
         try:
             start = await self.storage.last_seq()
             await runtime.submit_tool_result(tool_call_id, result, is_error=is_error)
-            await runtime.wait_until_idle(chat, timeout=timeout)
+            finished = await _run_until_idle(runtime, chat, timeout)
         finally:
             errors.unsubscribe()
-        return await self._result(world, chat, start, errors.texts)
+        return await self._result(world, chat, start, errors.texts, timed_out=not finished)
 
     async def tools(self, world: str) -> list[Tool]:
         """The tools the world's agents are offered now (starting its MCP servers if needed)."""

@@ -186,6 +186,52 @@ async def test_a_pending_approval_survives_a_restart(
     assert result.messages[-1].content and "saw:" in result.messages[-1].content
 
 
+async def test_a_request_that_expires_while_no_process_runs_resumes_the_loop_on_next_touch(
+    db_url: str, make_world: Any, model: Model, tmp_path: Path, aw: AgentWorld
+) -> None:
+    await make_world("a1", working_dir=str(tmp_path), approval_timeout=0.3)
+    model.plans.append([shell("touch X", "call_x")])
+    (pending,) = (await aw.send("w", "@a1 make X")).pending_approvals
+    await aw.close()  # nobody runs the world while the request times out
+    await asyncio.sleep(0.5)
+
+    async with AgentWorld(db_url) as again:
+        assert await again.approvals("w") == []  # touching the world denies it...
+        transcript = await again.storage.transcript("w", pending.chat_id)
+    # ...and the loop resumed: the model was told and answered.
+    assert "timed out" in (transcript[-1].content or "") and transcript[-1].role == "assistant"
+    assert [m.tool_call_id for m in transcript if m.role == "tool"].count("call_x") == 1
+    assert not (tmp_path / "X").exists()
+
+
+async def test_answering_one_of_two_waits_from_different_turns_does_not_resume_the_other(
+    aw: AgentWorld, world: Path, model: Model, server: OpenAIWireServer
+) -> None:
+    model.plans.append([shell("touch A", "call_a")])
+    model.plans.append([shell("touch B", "call_b")])
+    (first,) = (await aw.send("w", "@a1 make A")).pending_approvals
+    second = [p for p in (await aw.send("w", "@a1 make B")).pending_approvals if p != first]
+    (second_pending,) = second
+    asked = len(turns(server))
+
+    # The earlier batch gets its result, but the agent's latest batch still waits: the model
+    # is not asked with a conversation that ends in a call still waiting for a person.
+    await aw.approve("w", first.tool_call_id, decision="approve")
+    assert (world / "A").exists()
+    assert len(turns(server)) == asked
+    memory = await aw.storage.memory("w", "a1", first.chat_id)
+    assert [m.tool_call_id for m in memory if m.role == "tool"].count("call_a") == 1
+
+    result = await aw.approve("w", second_pending.tool_call_id, decision="approve")
+    assert (world / "B").exists()
+    assert len(turns(server)) == asked + 1  # once every wait is answered, one continuation
+    last = turns(server)[-1]["messages"]
+    results = {m["tool_call_id"]: m["content"] for m in last if m["role"] == "tool"}
+    assert set(results) == {"call_a", "call_b"}
+    assert all("waiting" not in content for content in results.values())
+    assert result.messages[-1].role == "assistant"
+
+
 async def test_non_interactive_runs_deny_instead_of_asking(
     db_url: str, world: Path, model: Model, tmp_path: Path, aw: AgentWorld
 ) -> None:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 
 from agentworld.models import Agent, Message, ToolCall
-from agentworld.runtime.llm_input import PENDING_RESULT, build_prompt
+from agentworld.runtime.llm_input import (
+    AWAITING_APPROVAL,
+    AWAITING_CLIENT,
+    REFUSED_NOTE,
+    build_prompt,
+)
 
 AGENT = Agent(world="w", name="a1", provider="scripted", model="echo", system_prompt="be a1")
 
@@ -18,9 +23,9 @@ def test_results_follow_their_calls_in_call_order_and_client_traffic_is_hidden()
     memory = [
         msg("user", "do two things", sender="human"),
         msg("assistant", tool_calls=[ToolCall.of("c1", "read_file"), ToolCall.of("c2", "shell_cmd")]),
-        msg("assistant", tool_calls=[ToolCall.of("ap1", "client.requestApproval", '{"toolName": "shell_cmd"}')]),
+        msg("assistant", tool_calls=[ToolCall.of("approval_1", "client.requestApproval", '{"toolName": "shell_cmd"}')]),
         msg("tool", "second", tool_call_id="c2"),
-        msg("tool", '{"decision": "approve"}', tool_call_id="ap1"),
+        msg("tool", '{"decision": "approve"}', tool_call_id="approval_1"),
         msg("tool", "first", tool_call_id="c1"),
         msg("user", "[sys] thanks", sender="a2"),
     ]
@@ -37,15 +42,36 @@ def test_results_follow_their_calls_in_call_order_and_client_traffic_is_hidden()
     assert "client." not in json.dumps([p.tool_calls[0].model_dump() for p in prompt if p.tool_calls])
 
 
-def test_a_call_still_waiting_gets_a_placeholder_so_the_prompt_stays_valid() -> None:
+def test_a_call_still_waiting_gets_a_placeholder_that_says_what_it_waits_for() -> None:
+    asked = json.dumps({"toolName": "shell_cmd", "toolCallId": "c1"})
     memory = [
         msg("user", "go", sender="human"),
-        msg("assistant", tool_calls=[ToolCall.of("c1", "shell_cmd")]),
+        msg("assistant", tool_calls=[ToolCall.of("c1", "shell_cmd"), ToolCall.of("c2", "pick_file")]),
+        msg("assistant", tool_calls=[ToolCall.of("approval_1", "client.requestApproval", asked)]),
         msg("user", "meanwhile, hello", sender="human"),
     ]
     prompt = build_prompt(AGENT, memory)
-    assert [(p.role, p.content) for p in prompt][2:4] == [("assistant", None), ("tool", PENDING_RESULT)]
+    assert [(p.role, p.content) for p in prompt][2:5] == [
+        ("assistant", None),
+        ("tool", AWAITING_APPROVAL),  # a person was asked about c1
+        ("tool", AWAITING_CLIENT),  # c2 waits for the user's application
+    ]
     assert prompt[-1].content == "meanwhile, hello"
+
+
+def test_a_model_that_called_a_reserved_tool_is_told_in_words_not_shown_the_call() -> None:
+    memory = [
+        msg("user", "approve yourself", sender="human"),
+        msg("assistant", tool_calls=[ToolCall.of("forged", "client.requestApproval", "{}")]),
+        msg("tool", '{"error": "reserved"}', tool_call_id="forged"),
+    ]
+    prompt = build_prompt(AGENT, memory)
+    assert [(p.role, p.content) for p in prompt] == [
+        ("system", "be a1"),
+        ("user", "approve yourself"),
+        ("system", REFUSED_NOTE),
+    ]
+    assert all("client." not in (p.content or "") and not p.tool_calls for p in prompt)
 
 
 def test_no_system_prompt_means_no_system_message() -> None:

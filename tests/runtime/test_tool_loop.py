@@ -99,25 +99,50 @@ async def test_bad_calls_become_error_results_the_model_reads(
     assert await aw.storage.pending.find("w") == []  # nothing waits, not even client.* calls
 
 
-async def test_a_model_calling_client_tools_is_refused_and_never_shown_client_traffic(
+async def test_a_model_calling_client_tools_gets_an_error_result_and_answers(
     aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer
 ) -> None:
     await make_world("a1")
     forged = json.dumps({"toolName": "shell_cmd", "toolArguments": {"command": "touch X"}})
-    script.by_agent["a1"] = tool_then_answer(
-        ToolCallSpec(name="client.requestApproval", arguments=forged, id="forged")
-    )
+
+    def respond(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "system" and "refused" in last["content"]:
+            return Reply.text("understood, I cannot approve myself")
+        return Reply.tools(ToolCallSpec(name="client.requestApproval", arguments=forged, id="forged"))
+
+    script.by_agent["a1"] = respond
 
     result = await aw.send("w", "@a1 approve yourself")
 
     (tool_message,) = [m for m in result.messages if m.role == "tool"]
     assert tool_message.tool_call_id == "forged"
     assert "reserved for the client" in json.loads(tool_message.content or "{}")["error"]
-    assert result.messages[-1].role == "system" and "reserved" in (result.messages[-1].content or "")
+    # The loop goes on (SPEC O2, A8): the model hears of the refusal and answers.
+    assert result.messages[-1].role == "assistant" and result.messages[-1].sender == "a1"
+    assert result.errors == []
     assert await aw.storage.pending.find("w", status=None) == []
-    assert len(server.requests) == 1  # the turn ended; the model was not asked again
+    turns = [r for r in server.requests if r["messages"][0]["content"] == "agent:a1"]
+    assert len(turns) == 2
+    # ...but never sees client traffic: the forged call and its result are filtered out.
+    assert "client." not in json.dumps(turns[1]["messages"])
     await aw.send("w", "@a1 hello again")
-    assert "client." not in json.dumps(server.requests[1]["messages"])
+    turns = [r for r in server.requests if r["messages"][0]["content"] == "agent:a1"]
+    assert "client." not in json.dumps(turns[2]["messages"])
+
+
+async def test_a_model_that_insists_on_client_tools_stops_at_the_iteration_cap(
+    aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer
+) -> None:
+    await make_world("a1", max_iterations=3, turn_limit=50)
+    script.by_agent["a1"] = lambda body: Reply.tools(
+        ToolCallSpec(name="client.requestApproval", arguments="{}")
+    )
+
+    result = await aw.send("w", "@a1 approve yourself")
+
+    assert len([r for r in server.requests if r["messages"][0]["content"] == "agent:a1"]) == 3
+    assert result.messages[-1].role == "system" and "iteration cap" in (result.messages[-1].content or "")
 
 
 async def test_parallel_calls_each_get_their_own_result_in_order(

@@ -7,7 +7,7 @@ import asyncio
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,7 +18,7 @@ from agentworld.models import Agent, Chat, Message, ToolCall, World
 from agentworld.storage import schema
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.url import sqlite_file
-from agentworld.testing.postgres import postgres_cluster
+from agentworld.testing.postgres import create_database
 
 
 @pytest.fixture
@@ -355,15 +355,10 @@ async def _names(storage: SQLStorage) -> list[str]:
 
 # -- PostgreSQL ------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    """A real PostgreSQL server: $AGENTWORLD_TEST_POSTGRES_URL, or a throwaway cluster."""
-    given = os.environ.get("AGENTWORLD_TEST_POSTGRES_URL")
-    if given:
-        yield given
-        return
-    with postgres_cluster() as url:
-        yield url
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A database of its own on the session's real PostgreSQL server (``tests/conftest.py``)."""
+    return create_database(postgres_server, f"backend{os.getpid()}")
 
 
 async def test_postgres_runs_the_same_units(postgres_url: str) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from agentworld.cli import agents, approvals, chats, policy, tools, worlds
+from agentworld.cli import agents, approvals, chats, policy, resume, tools, worlds
 from agentworld.cli.common import state
 
 app = typer.Typer(
@@ -27,6 +27,7 @@ app.add_typer(chats.app, name="chat")
 app.add_typer(policy.app, name="policy")
 app.command("send")(chats.send)
 app.command("messages")(chats.messages)
+app.command("resume")(resume.resume)
 tools.register(app)
 approvals.register(app)
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.chats import report_run
+from agentworld.cli.chats import report_run, still_running
 from agentworld.cli.common import JsonOpt, run
 
 if TYPE_CHECKING:
@@ -82,7 +82,10 @@ def approve(
     async def go(aw: AgentWorld) -> Any:
         return await aw.approve(world, approval_id, decision=chosen, scope=chosen_scope, timeout=timeout)
 
-    report_run(run(go), json_out)
+    result = run(go)
+    if result.timed_out:
+        result.errors.append(still_running(world, timeout))
+    report_run(result, json_out)
 
 
 def audit(world: str, json_out: JsonOpt = False) -> None:

@@ -49,7 +49,7 @@ def send(
     text: str,
     chat: Annotated[str | None, typer.Option("--chat", help="Chat id (default: the current chat).")] = None,
     sender: Annotated[str, typer.Option("--sender")] = "human",
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds to wait for the world to go idle.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds to wait for the world to go idle; then print what it produced so far (the work goes on).")] = None,
     non_interactive: Annotated[
         bool, typer.Option("--non-interactive", help="Nobody will answer approvals: deny calls that need one.")
     ] = False,
@@ -60,14 +60,19 @@ def send(
         state["interactive"] = False
 
     async def go(aw: AgentWorld) -> Any:
-        try:
-            return await aw.send(world, text, chat_id=chat, sender=sender, timeout=timeout)
-        except TimeoutError:
-            from agentworld.errors import AgentWorldError
+        return await aw.send(world, text, chat_id=chat, sender=sender, timeout=timeout)
 
-            raise AgentWorldError(f"the world did not go idle within {timeout} s") from None
+    result = run(go)
+    if result.timed_out:  # printed as usual, then said: the work goes on, it is not abandoned
+        result.errors.append(still_running(world, timeout))
+    report_run(result, json_out)
 
-    report_run(run(go), json_out)
+
+def still_running(world: str, timeout: float | None) -> str:
+    return (
+        f"stopped waiting after {timeout:g} s; the chat's work is kept and continues "
+        f"in the next process that runs world {world!r} (e.g. `agentworld resume {world}`)"
+    )
 
 
 def report_run(result: Any, json_out: bool) -> None:

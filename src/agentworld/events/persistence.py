@@ -1,4 +1,5 @@
-"""The subscriber that writes events to storage: everything except streaming chunks."""
+"""The subscriber that writes events to storage: everything except streaming chunks and
+messages (a message is stored by whoever publishes it, before the event)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ def persist_events(bus: EventBus, storage: SQLStorage) -> None:
     async def persist(event: WorldEvent) -> None:
         if isinstance(event, SSEEvent) and event.phase == "chunk":
             return
-        if isinstance(event, MessageEvent) and event.persisted:
-            return
+        if isinstance(event, MessageEvent):
+            return  # stored by its publisher, in the transcript, with what it causes
         await storage.append_events([event])
 
     bus.subscribe(persist, name="persistence")

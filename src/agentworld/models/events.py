@@ -34,9 +34,8 @@ class MessageEvent(_Event):
 
     kind: Literal["message"] = "message"
     message: Message
-    persisted: bool = Field(default=False, exclude=True)
-    """Already stored by the runtime (with the agent's memory, in one transaction), so the
-    persistence subscriber leaves it alone."""
+    """Stored already: whoever publishes a message stores it first (with the work it causes),
+    so the event log never holds a second copy."""
 
     @property
     def chat(self) -> str | None:

@@ -21,15 +21,15 @@ from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
+from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.redaction import redact
+from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.turn_context import TurnContext
-from agentworld.runtime.work import Resume, RunApproved
-from agentworld.storage.tool_logs import log_start_row, runner_alive
-from agentworld.tools.executor import ToolResult, run_tool
-from agentworld.tools.registry import Tool, ToolContext
+from agentworld.storage.tool_logs import runner_alive
+from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
+from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, parse_arguments
 
-APPROVAL_TOOL = "client.requestApproval"
 APPROVAL_OPTIONS = ("deny", "once", "session", "always")
 Decision = Literal["approve", "deny"]
 Scope = Literal["once", "session", "always"]
@@ -59,7 +59,7 @@ async def request_approval(
         working_dir=context.working_dir or os.getcwd(),
     )
     extra = {"shell": view.to_json()} if view is not None else {}
-    approval_id = new_id("approval_")
+    approval_id = new_id(APPROVAL_ID_PREFIX)
     request = Message(
         chat_id=context.chat_id,
         role="assistant",
@@ -144,45 +144,71 @@ async def answer_approval(
     context = ToolContext.for_world(world, chat_id=pending.chat_id, agent=pending.agent)
     original = pending.original_call_id
     results = [_answer_message(pending, {"decision": decision, "scope": scope})]
-    start_log = None
     if decision == "deny":
         denial = ToolResult.error(original, f"User denied approval for {pending.tool_name}")
         results.append(_result_message(pending, original, denial.content))
-    else:
-        start_log = log_start_row(
-            world=world.name,
-            chat_id=pending.chat_id,
-            agent=pending.agent,
-            tool_call_id=original,
-            tool_name=pending.tool_name,
-            arguments=pending.tool_args,
-        )
+    next_work = RunApproved(approval_id=approval_id) if decision == "approve" else resume_for(pending)
     answered = await ctx.storage.pending.answer(
         world.name,
         approval_id,
         kind="approval",
         answer={"decision": decision, "scope": scope, "actor": actor},
         results=results,
-        start_log=start_log,
+        inbox=InboxChange(pending.chat_id, append=(next_work,)),
     )
     await _audit_decision(ctx, pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending))
     for message in results:
         await ctx.publish(message)
     await _approval_event(ctx, pending, "answered", {"decision": decision, "scope": scope, "actor": actor})
-    if decision == "approve":
-        if scope in ("session", "always"):
-            await _remember(ctx, pending, scope, context)
-        assert answered.log_id is not None
-        ctx.enqueue(pending.chat_id, RunApproved(answered.call, answered.log_id))
-    else:
-        ctx.enqueue(pending.chat_id, Resume.of(pending))
+    if decision == "approve" and scope in ("session", "always"):
+        await _remember(ctx, pending, scope, context)
+    ctx.kick(pending.chat_id)
     return answered.call
 
 
-async def run_approved(ctx: TurnContext, world: World, item: RunApproved, tool: Tool | None) -> None:
-    """Run the approved call (its start is already recorded) and store its real result."""
-    call = item.call
+def resume_for(call: PendingCall) -> Resume:
+    """The work that continues ``call``'s loop once its batch has every result."""
+    return Resume(
+        agent=call.agent, batch_id=call.batch_id, answer_to=call.trigger_sender, reply_to=call.reply_to
+    )
+
+
+async def run_approved(
+    ctx: TurnContext, world: World, queued: QueuedWork, item: RunApproved, registry: ToolRegistry
+) -> None:
+    """Run the approved call and store its real result against the original call id; its
+    start is committed first, so a process that finds it started reports it interrupted."""
+    call = await ctx.storage.pending.get(world.name, item.approval_id)
+    if not isinstance(call, PendingApproval):
+        await ctx.settle(InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
+        return
     original = call.original_call_id
+    if item.started:
+        await ctx.storage.tool_logs.interrupt(world.name, original, reason=INTERRUPTED)
+        result = ToolResult.interrupted(original)
+    else:
+        result = await _run_once(ctx, world, queued, call, registry.get(call.tool_name))
+    message = _result_message(call, original, result.content)
+    await ctx.publish(message, memory_of=call.agent, settles=queued.item_id, then=(resume_for(call),))
+
+
+async def _run_once(
+    ctx: TurnContext, world: World, queued: QueuedWork, call: PendingApproval, tool: Tool | None
+) -> ToolResult:
+    original = call.original_call_id
+    log_id = await ctx.storage.tool_logs.start(
+        world=world.name,
+        chat_id=call.chat_id,
+        agent=call.agent,
+        tool_call_id=original,
+        tool_name=call.tool_name,
+        arguments=call.tool_args,
+        inbox=InboxChange(
+            queued.chat_id,
+            current=queued.item_id,
+            becomes=(RunApproved(approval_id=call.tool_call_id, started=True),),
+        ),
+    )
     context = ToolContext.for_world(world, chat_id=call.chat_id, agent=call.agent)
     started = utc_now()
     if tool is None:
@@ -195,14 +221,12 @@ async def run_approved(ctx: TurnContext, world: World, item: RunApproved, tool: 
         else:
             result = await run_tool(tool, original, arguments, context)
     await ctx.storage.tool_logs.finish(
-        item.log_id,
+        log_id,
         status="error" if result.is_error else "ok",
         output=redact(result.content),
         duration_ms=(utc_now() - started).total_seconds() * 1000,
     )
-    message = _result_message(call, original, result.content)
-    await ctx.publish(message, memory_of=call.agent)
-    ctx.enqueue(call.chat_id, Resume.of(call))
+    return result
 
 
 def _overdue(pending: PendingCall, world: World) -> bool:
@@ -269,6 +293,7 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
             answer={"decision": "deny", "reason": "timeout", "actor": "timeout"},
             results=results,
             status="expired",
+            inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
         )
     except InvalidInputError:
         return False  # answered (or expired) by someone else meanwhile
@@ -278,7 +303,7 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
     for message in results:
         await ctx.publish(message)
     await _approval_event(ctx, pending, "answered", {"decision": "deny", "reason": "timeout"})
-    ctx.enqueue(pending.chat_id, Resume.of(pending))
+    ctx.kick(pending.chat_id)
     return True
 
 
@@ -292,35 +317,16 @@ async def expire_overdue(ctx: TurnContext, world: World) -> int:
 
 
 async def recover_interrupted(ctx: TurnContext, world: World) -> int:
-    """Approved calls whose process died mid-run are reported, never run twice (SPEC A6)."""
+    """Tool runs whose process died are logged as interrupted (SPEC A6). The loop they
+    belong to is still in its chat's inbox: whoever runs the chat next gives the call an
+    "interrupted" result (``tool_calls.run_tool_calls``), never runs it again."""
     recovered = 0
     for entry in await ctx.storage.tool_logs.running(world.name):
         if runner_alive(entry["runner"]):
             continue
-        answered = [
-            p
-            for p in await ctx.storage.pending.find(world.name, kind="approval", status="answered")
-            if p.original_call_id == entry["toolCallId"]
-        ]
-        if not answered:  # an ordinary call cut short: log it honestly, nothing to resume
-            await ctx.storage.tool_logs.finish(
-                entry["seq"], status="interrupted", output=None, duration_ms=0.0
-            )
-            continue
-        call = answered[0]
-        original = entry["toolCallId"]
-        if original not in await ctx.storage.pending.missing_results(world.name, call.agent, call.batch_id):
-            continue
-        reason = (
-            f"{call.tool_name} was interrupted: the process running it stopped. It was not run "
-            "again; check its effects before retrying."
-        )
         await ctx.storage.tool_logs.finish(
-            entry["seq"], status="interrupted", output={"error": reason}, duration_ms=0.0
+            entry["seq"], status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
         )
-        message = _result_message(call, original, json.dumps({"error": reason}))
-        await ctx.publish(message, memory_of=call.agent)
-        ctx.enqueue(call.chat_id, Resume.of(call))
         recovered += 1
     return recovered
 

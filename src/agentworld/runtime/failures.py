@@ -8,7 +8,7 @@ import logging
 from agentworld.errors import AgentWorldError
 from agentworld.models import Message
 from agentworld.models.events import SystemEvent
-from agentworld.runtime.work import WorkItem
+from agentworld.models.work import Route, WorkItem
 
 logger = logging.getLogger("agentworld.runtime")
 
@@ -32,7 +32,7 @@ def agent_failed(world: str, chat_id: str, agent: str, exc: Exception) -> tuple[
 
 def work_failed(world: str, chat_id: str, item: WorkItem, exc: Exception) -> SystemEvent:
     """A queue item that could not be handled (routing, resuming, running an approved call)."""
-    what = f"message {item.message_id}" if isinstance(item, Message) else type(item).__name__
+    what = f"message {item.message.message_id}" if isinstance(item, Route) else f"{item.kind} item"
     logger.error("%s failed in chat %s", what, chat_id, exc_info=exc)
     return SystemEvent(
         world=world,

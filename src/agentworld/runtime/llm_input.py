@@ -8,6 +8,7 @@ in from another chat or another agent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from agentworld.models import Agent, Message
@@ -30,6 +31,22 @@ def _client_call_ids(memory: Iterable[Message]) -> set[str]:
     }
 
 
+def _calls_awaiting_approval(memory: Iterable[Message]) -> set[str]:
+    """Ids of the calls an injected approval request asks about (its ``toolCallId``)."""
+    ids: set[str] = set()
+    for message in memory:
+        for call in message.tool_calls or ():
+            if call.function.name != APPROVAL_TOOL:
+                continue
+            try:
+                asked = json.loads(call.function.arguments or "{}").get("toolCallId")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(asked, str):
+                ids.add(asked)
+    return ids
+
+
 def _incoming_text(message: Message, agent_name: str) -> str:
     """Messages from other agents are labelled so the model knows who spoke."""
     content = message.content or ""
@@ -39,20 +56,34 @@ def _incoming_text(message: Message, agent_name: str) -> str:
     return f"[{sender}]: {content}"
 
 
-PENDING_RESULT = '{"status": "pending", "note": "this call is still waiting for its result"}'
+AWAITING_APPROVAL = (
+    '{"status": "pending", "note": "this call waits for a person\'s approval; it has not run"}'
+)
+AWAITING_CLIENT = '{"status": "pending", "note": "this call waits for the user\'s application"}'
+APPROVAL_TOOL = "client.requestApproval"
+APPROVAL_ID_PREFIX = "approval_"
+"""Approval ids (the ids of the injected ``client.requestApproval`` calls) start with this."""
+REFUSED_NOTE = (
+    "Your previous tool call was refused: that tool is reserved for the user's application "
+    "and cannot be called by a model. Continue without it."
+)
+"""What the model is told in place of its own ``client.*`` calls, which it never sees (A8)."""
 
 
 def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]:
     """System prompt, then the memory in order, with every tool result placed right after the
     assistant message that made the call, in call order (providers reject anything else).
 
-    A call whose result is not there yet (waiting for a person or a client while the agent
-    answers something else) gets a placeholder result, so the prompt stays well-formed.
+    A call whose result is not there yet — it waits for a person's approval or for the
+    user's application, while the agent answers something else — gets a placeholder that says
+    which, so the prompt stays well-formed and truthful. (A call cut short by a process that
+    stopped never gets here: the loop gives it its "interrupted" result first.)
     """
     prompt: list[PromptMessage] = []
     if agent.system_prompt:
         prompt.append(PromptMessage(role="system", content=agent.system_prompt))
     hidden = _client_call_ids(memory)
+    awaiting_approval = _calls_awaiting_approval(memory)
     results = {
         m.tool_call_id: m.content or ""
         for m in memory
@@ -62,6 +93,12 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
         match message.role:
             case "assistant":
                 calls = tuple(c for c in message.tool_calls or () if c.id not in hidden)
+                if any(
+                    c.id in hidden and not c.id.startswith(APPROVAL_ID_PREFIX)
+                    for c in message.tool_calls or ()
+                ):
+                    # The model itself called a reserved tool: it hears of the refusal, in words.
+                    prompt.append(PromptMessage(role="system", content=REFUSED_NOTE))
                 if not calls and message.tool_calls and not message.content:
                     continue  # only client traffic in it
                 prompt.append(
@@ -69,7 +106,12 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
                 )
                 prompt.extend(
                     PromptMessage(
-                        role="tool", content=results.get(c.id, PENDING_RESULT), tool_call_id=c.id
+                        role="tool",
+                        content=results.get(
+                            c.id,
+                            AWAITING_APPROVAL if c.id in awaiting_approval else AWAITING_CLIENT,
+                        ),
+                        tool_call_id=c.id,
                     )
                     for c in calls
                 )

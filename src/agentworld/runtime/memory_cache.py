@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentworld.models import Agent, Message
+from agentworld.models.work import InboxChange
 from agentworld.storage.sql import SQLStorage
 
 MAX_ENTRIES = 2048
@@ -29,14 +30,20 @@ class MemoryCache:
         self._entries: dict[tuple[str, str, str], _Entry] = {}
 
     async def agent_and_memory(
-        self, world: str, agent: str, chat_id: str, *, remember: Sequence[Message] = ()
+        self,
+        world: str,
+        agent: str,
+        chat_id: str,
+        *,
+        remember: Sequence[Message] = (),
+        inbox: InboxChange | None = None,
     ) -> tuple[Agent, list[Message]]:
-        """The agent's settings and memory of the chat — after appending ``remember`` to it,
-        in the same transaction, when there is something to append."""
+        """The agent's settings and memory of the chat — after appending ``remember`` to it
+        (and applying ``inbox``), in the same transaction, when there is something to append."""
         if not self._storage.commits_in_seq_order:
             if remember:
                 settings, memory, _ = await self._storage.remember_and_read(
-                    world, agent, chat_id, remember, 0
+                    world, agent, chat_id, remember, 0, inbox=inbox
                 )
                 return settings, memory
             return await self._storage.agent_and_memory(world, agent, chat_id)
@@ -44,7 +51,7 @@ class MemoryCache:
         entry = self._entries.pop(key, None) or _Entry()
         if remember:
             settings, new, last = await self._storage.remember_and_read(
-                world, agent, chat_id, remember, entry.last_seq
+                world, agent, chat_id, remember, entry.last_seq, inbox=inbox
             )
         else:
             settings, new, last = await self._storage.agent_and_memory_since(

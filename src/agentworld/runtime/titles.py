@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 
-from agentworld.models import Message
+from agentworld.errors import NotFoundError
+from agentworld.models import Agent, Message
 from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage
 from agentworld.routing.mentions import is_human_sender
+from agentworld.storage.sql import SQLStorage
 
 logger = logging.getLogger("agentworld.runtime")
 
@@ -75,3 +78,28 @@ async def generate_title(
         logger.info("title generation failed, using the fallback: %s", exc)
         return fallback_title(question)
     return clean_title(response.content) or fallback_title(question)
+
+
+async def title_chat(
+    storage: SQLStorage, provider_for: Callable[[Agent], LLMProvider], world: str, chat_id: str
+) -> bool:
+    """Name the chat after its first exchange unless it has its title already (titles are given
+    once, never taken back); true when the chat has a title now. Run by the process that holds
+    the chat's lease, so one process asks for it."""
+    if await storage.chat_is_titled(world, chat_id):
+        return True
+    exchange = first_exchange(await storage.transcript(world, chat_id))
+    if exchange is None:
+        return False
+    question, answer = exchange
+    provider: LLMProvider | None = None
+    model = ""
+    try:
+        agent = await storage.get_agent(world, answer.sender)
+        if agent.provider != "scripted":
+            provider, model = provider_for(agent), agent.model
+    except NotFoundError:
+        pass
+    title = await generate_title(provider, model, question.content or "", answer.content or "")
+    await storage.rename_chat(world, chat_id, title)
+    return True

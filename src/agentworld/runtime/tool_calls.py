@@ -21,8 +21,8 @@ from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.turn_context import TurnContext
-from agentworld.tools.executor import ToolResult, run_tool
-from agentworld.tools.registry import CLIENT_PREFIX, Tool, ToolContext, ToolRegistry
+from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
+from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, parse_arguments
 
 
@@ -35,12 +35,11 @@ class Batch:
     reply_to: str | None
 
 
-BatchOutcome = Literal["continue", "wait", "refused"]
+BatchOutcome = Literal["continue", "wait"]
 """``continue``: ask the model again; ``wait``: a call waits outside the loop (a client tool or
-a person's approval); ``refused``: the
-model only tried to call reserved ``client.*`` tools, so the turn ends (asking it again would
-loop, since it never sees client traffic, SPEC A8)."""
-
+a person's approval). A call the model may not make (``client.*``, unknown, malformed) gets an
+error result like any failed call, and the loop goes on: the iteration cap bounds a model that
+insists (SPEC O2, A8)."""
 
 async def run_tool_calls(
     ctx: TurnContext,
@@ -48,20 +47,24 @@ async def run_tool_calls(
     calls: Sequence[ToolCall],
     context: ToolContext,
     batch: Batch,
+    *,
+    resumed: bool = False,
 ) -> BatchOutcome:
-    """Handle every call of the batch in order, each with its own outcome."""
+    """Handle every call of the batch in order, each with its own outcome.
+
+    ``resumed``: the batch was cut short by a process that stopped; a call that had started
+    gets an "interrupted" error result instead of running again."""
     waiting = False
     for call in calls:
-        result = await _handle(ctx, registry, call, context, batch)
+        if resumed and await ctx.storage.tool_logs.interrupt(context.world, call.id, reason=INTERRUPTED):
+            result: ToolResult | None = ToolResult.interrupted(call.id)
+        else:
+            result = await _handle(ctx, registry, call, context, batch)
         if result is None:
             waiting = True
             continue
         await _store_result(ctx, call, result, context, batch)
-    if waiting:
-        return "wait"
-    if all(call.function.name.startswith(CLIENT_PREFIX) for call in calls):
-        return "refused"
-    return "continue"
+    return "wait" if waiting else "continue"
 
 
 async def _handle(

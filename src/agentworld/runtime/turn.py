@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 
 from agentworld.models import Agent, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
+from agentworld.models.work import InboxChange, Loop
 from agentworld.providers.base import LLMRequest
-from agentworld.routing.mentions import finalize_reply
+from agentworld.routing.mentions import finalize_reply, is_human_sender
 from agentworld.runtime.call_ids import with_unique_call_ids
 from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
-from agentworld.runtime.llm_input import build_prompt
+from agentworld.runtime.llm_input import build_prompt, is_client_tool
 from agentworld.runtime.tool_calls import Batch, run_tool_calls
 from agentworld.runtime.turn_context import TurnContext
+from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
 
 logger = logging.getLogger("agentworld.runtime")
@@ -33,58 +36,98 @@ TURN_LIMIT_TEXT = (
 )
 
 
-async def run_agent_turn(ctx: TurnContext, world: World, agent: Agent, trigger: Message) -> None:
-    """The agent answers ``trigger``: check the turn limit, remember the message, run the loop."""
-    if agent.llm_call_count >= world.turn_limit:
-        await ctx.publish(
-            Message(
-                chat_id=trigger.chat_id,
-                role="assistant",
-                sender=agent.name,
-                agent_id=agent.name,
-                content=TURN_LIMIT_TEXT.format(count=agent.llm_call_count),
-                reply_to_message_id=trigger.message_id,
-            )
-        )
+async def run_agent_turn(
+    ctx: TurnContext, world: World, agent: Agent, trigger: Message, item_id: int
+) -> None:
+    """The agent answers ``trigger`` (its ``turn`` item is ``item_id``): check the turn
+    limit, then run the loop, which takes the message into memory as its first step."""
+    # A person's (or the world's) message gives every agent a fresh budget (R4): its first
+    # call is always allowed, however many calls other chats made since the reset.
+    fresh = is_human_sender(trigger.sender) or trigger.sender.lower() == "world"
+    if not fresh and agent.llm_call_count >= world.turn_limit:
+        await _hand_back(ctx, agent, trigger.chat_id, trigger.message_id, item_id)
         return
-    incoming = trigger.model_copy(
-        update={"role": "user", "agent_id": agent.name, "tool_calls": None, "tool_call_id": None}
-    )
-    await ctx.storage.record_agent_step(world.name, agent.name, [incoming])
+    loop = Loop(agent=agent.name, answer_to=trigger.sender, reply_to=trigger.message_id, fresh=fresh)
     await run_agent_loop(
-        ctx,
-        world,
-        agent.name,
-        trigger.chat_id,
-        answer_to=trigger.sender,
-        reply_to=trigger.message_id,
+        ctx, world, trigger.chat_id, loop, item_id, incoming=incoming_copy(trigger, agent.name)
+    )
+
+
+def incoming_copy(message: Message, agent: str) -> Message:
+    """A message as it joins ``agent``'s memory: something said to it."""
+    return message.model_copy(
+        update={"role": "user", "agent_id": agent, "tool_calls": None, "tool_call_id": None}
+    )
+
+
+async def _hand_back(
+    ctx: TurnContext, agent: Agent, chat_id: str, reply_to: str | None, item_id: int
+) -> None:
+    """The agent used its LLM calls (R4): control goes back to the people, and the turn ends."""
+    await ctx.publish(
+        Message(
+            chat_id=chat_id,
+            role="assistant",
+            sender=agent.name,
+            agent_id=agent.name,
+            content=TURN_LIMIT_TEXT.format(count=agent.llm_call_count),
+            reply_to_message_id=reply_to,
+        ),
+        settles=item_id,
     )
 
 
 async def run_agent_loop(
     ctx: TurnContext,
     world: World,
-    agent_name: str,
     chat_id: str,
+    loop: Loop,
+    item_id: int,
     *,
-    answer_to: str,
-    reply_to: str | None,
     incoming: Message | None = None,
 ) -> None:
     """Iterate model calls and tool calls until a text answer or the iteration cap.
 
-    ``incoming`` (the message that started the turn) joins the agent's memory in the same
+    The loop lives in the chat's inbox as item ``item_id``. ``incoming`` (the message that
+    started the turn) joins the agent's memory, and the item becomes ``loop``, in the same
     transaction as the first read of that memory, before the model is asked (SPEC O3).
+    Every step is committed before the next begins, and the step that ends the loop
+    removes the item, so a loop whose process stopped is continued — from its memory — by
+    whoever runs the chat next: a batch of calls cut short is finished first (calls that
+    had started are reported interrupted, never run again). A loop that answers a person
+    (``loop.fresh``) makes its first call whatever the turn limit: the person's message
+    gave the agent a fresh budget.
     """
+    agent_name = loop.agent
     tool_context = ToolContext.for_world(
         world, chat_id=chat_id, agent=agent_name, interactive=ctx.interactive and not world.non_interactive
     )
-    for _iteration in range(world.max_iterations):
+    done = InboxChange(chat_id, current=item_id, becomes=())
+    model_calls = 0
+    while model_calls < world.max_iterations:
+        remember = [incoming] if incoming is not None else []
         agent, memory = await ctx.memory.agent_and_memory(
-            world.name, agent_name, chat_id, remember=[incoming] if incoming is not None else ()
+            world.name,
+            agent_name,
+            chat_id,
+            remember=remember,
+            inbox=InboxChange(chat_id, current=item_id, becomes=(loop,)) if remember else None,
         )
         incoming = None
         registry = await ctx.tools_for(world)
+        cut_short = await _unfinished_batch(ctx, world.name, agent_name, memory)
+        if cut_short is not None:
+            batch_id, calls = cut_short
+            batch = Batch(message_id=batch_id, trigger_sender=loop.answer_to, reply_to=loop.reply_to)
+            outcome = await run_tool_calls(ctx, registry, calls, tool_context, batch, resumed=True)
+            if outcome == "wait":
+                await ctx.settle(done)
+                return
+            continue
+        # Every LLM call counts against the turn limit (R4), those of a tool loop too.
+        if agent.llm_call_count >= world.turn_limit and not (loop.fresh and model_calls == 0):
+            await _hand_back(ctx, agent, chat_id, loop.reply_to, item_id)
+            return
         request = LLMRequest(
             model=agent.model,
             messages=build_prompt(agent, memory),
@@ -103,6 +146,7 @@ async def run_agent_loop(
             stream=world.streaming,
             callbacks=ctx.streaming,
         )
+        model_calls += 1
         usage = response.usage
         if response.type == "text":
             answer = Message(
@@ -111,12 +155,12 @@ async def run_agent_loop(
                 role="assistant",
                 sender=agent.name,
                 agent_id=agent.name,
-                content=finalize_reply(response.content, agent_name=agent.name, sender=answer_to),
-                reply_to_message_id=reply_to,
+                content=finalize_reply(response.content, agent_name=agent.name, sender=loop.answer_to),
+                reply_to_message_id=loop.reply_to,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
             )
-            await ctx.publish(answer, memory_of=agent.name, llm_calls=1)
+            await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id)
             return
         # A repeated id would collide with a stored call or approval: rename it before storing.
         unique = await with_unique_call_ids(ctx.storage, world.name, memory, response.tool_calls)
@@ -129,12 +173,12 @@ async def run_agent_loop(
             agent_id=agent.name,
             content=response.content or None,
             tool_calls=response.tool_calls,
-            reply_to_message_id=reply_to,
+            reply_to_message_id=loop.reply_to,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
         )
         await ctx.publish(request_message, memory_of=agent.name, llm_calls=1)
-        batch = Batch(message_id=message_id, trigger_sender=answer_to, reply_to=reply_to)
+        batch = Batch(message_id=message_id, trigger_sender=loop.answer_to, reply_to=loop.reply_to)
         hooked = await dispatch(
             ctx.hooks_for(world),
             ToolCallEvent(
@@ -153,26 +197,18 @@ async def run_agent_loop(
             await publish_responses(
                 ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id
             )
+            await ctx.settle(done)
             return
         outcome = await run_tool_calls(ctx, registry, calls, tool_context, batch)
         if hooked.responded:  # enqueue_after="tool_results": the results are stored; now the reply
             await publish_responses(
                 ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id
             )
+            await ctx.settle(done)
             return
         if outcome == "wait":
+            await ctx.settle(done)
             return  # a call waits for the client (or a person); the answer resumes the loop
-        if outcome == "refused":
-            await _report_stop(
-                ctx,
-                world,
-                agent_name,
-                chat_id,
-                "reserved_tool",
-                f"{agent_name} tried to call tools reserved for the client; the calls were refused "
-                "and the turn ended.",
-            )
-            return
     await _report_stop(
         ctx,
         world,
@@ -181,7 +217,52 @@ async def run_agent_loop(
         "iteration_cap",
         f"{agent_name} stopped after {world.max_iterations} LLM iterations without a final answer "
         "(the per-message iteration cap).",
+        settles=item_id,
     )
+
+
+def unfinished_calls(memory: Sequence[Message]) -> tuple[str, list[ToolCall]] | None:
+    """The agent's latest batch of tool calls, if some of its calls have no result yet.
+
+    Approval requests injected after a batch (assistant messages with only ``client.*``
+    calls) and tool results are looked past; anything else said since means the batch is
+    not the latest."""
+    answered = {m.tool_call_id for m in memory if m.role == "tool"}
+    for message in reversed(memory):
+        if message.role == "tool":
+            continue
+        if message.role != "assistant" or not message.tool_calls:
+            return None
+        if all(is_client_tool(c.function.name) for c in message.tool_calls):
+            continue
+        open_calls = [c for c in message.tool_calls if c.id not in answered]
+        return (message.message_id, open_calls) if open_calls else None
+    return None
+
+
+async def _unfinished_batch(
+    ctx: TurnContext, world: str, agent: str, memory: Sequence[Message]
+) -> tuple[str, list[ToolCall]] | None:
+    """Calls of the latest batch with no result that nobody outside the loop is answering:
+    the loop's process stopped while handling them, so they are handled now."""
+    found = unfinished_calls(memory)
+    if found is None:
+        return None
+    batch_id, calls = found
+    waited = await ctx.storage.pending.waited_for(world, batch_id)
+    calls = [c for c in calls if c.id not in waited]
+    return (batch_id, calls) if calls else None
+
+
+async def later_batch_waits(
+    storage: SQLStorage, world: str, agent: str, chat_id: str, batch_id: str
+) -> bool:
+    """Whether the agent made another batch of calls after ``batch_id`` that still waits
+    (SPEC A10): resuming the earlier one now would show the model a conversation whose
+    end is still waiting; the later batch's own resume continues it instead."""
+    memory = await storage.memory(world, agent, chat_id)
+    latest = unfinished_calls(memory)
+    return latest is not None and latest[0] != batch_id
 
 
 def _calls_to_run(original: list[ToolCall], hooked: object) -> list[ToolCall]:
@@ -233,7 +314,14 @@ async def publish_responses(
 
 
 async def _report_stop(
-    ctx: TurnContext, world: World, agent: str, chat_id: str, reason: str, text: str
+    ctx: TurnContext,
+    world: World,
+    agent: str,
+    chat_id: str,
+    reason: str,
+    text: str,
+    *,
+    settles: int,
 ) -> None:
     """The loop ended without an answer: tell the people watching (event + transcript)."""
     await ctx.bus.publish(
@@ -245,4 +333,6 @@ async def _report_stop(
             context={"agent": agent, "reason": reason},
         )
     )
-    await ctx.publish(Message(chat_id=chat_id, role="system", sender="system", content=text))
+    await ctx.publish(
+        Message(chat_id=chat_id, role="system", sender="system", content=text), settles=settles
+    )

@@ -8,22 +8,29 @@ from typing import Protocol
 
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
+from agentworld.models.work import InboxChange, WorkItem
 from agentworld.providers.base import LLMProvider
 from agentworld.runtime.authorizer import Authorizer
 from agentworld.runtime.hooks import OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.streaming import StreamCallbacks
-from agentworld.runtime.work import WorkItem
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolRegistry
 
 
 class Publish(Protocol):
     async def __call__(
-        self, message: Message, *, memory_of: str | None = None, llm_calls: int = 0
+        self,
+        message: Message,
+        *,
+        memory_of: str | None = None,
+        llm_calls: int = 0,
+        settles: int | None = None,
+        then: tuple[WorkItem, ...] = (),
     ) -> None:
         """Store ``message`` in the transcript — and, with ``memory_of``, in that agent's memory
-        with its LLM call count, in the same transaction — then publish and route it."""
+        with its LLM call count; its routing queued; the inbox item it ``settles`` replaced by
+        ``then`` — in one transaction, then publish it and run what it queued."""
         ...
 
 
@@ -38,8 +45,10 @@ class TurnContext:
     authorizer: Authorizer
     publish: Publish
     """Persist, run subscribers and route a message (SPEC E2)."""
-    enqueue: Callable[[str, WorkItem], None]
-    """Put an item on a chat's queue."""
+    settle: Callable[[InboxChange], Awaitable[None]]
+    """Commit an inbox change that no message goes with, and run what it queued."""
+    kick: Callable[[str], None]
+    """Make sure a chat whose inbox just got work (in a commit of its own) is run."""
     interactive: bool = True
     """Whether a person can answer approval requests from this runtime."""
     hooks_for: Callable[[World], Sequence[OnEvent]] = lambda world: ()

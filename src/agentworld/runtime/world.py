@@ -1,30 +1,41 @@
-"""The runtime of one world: publish, route, queue, answer.
+"""The runtime of one world: publish, route, run each chat's inbox, answer.
 
-Every message published into a chat goes through ``publish``: the event bus
-persists it and lets subscribers see it (SPEC E2), then the message is put on
-its chat's queue. The queue worker offers it to every agent of the world
-(SPEC R1–R2) and runs the turn of each agent that should answer; their
-answers are published the same way, so agents hear each other.
+Every message published into a chat is stored with the work it causes (a ``route``
+item in the chat's persisted inbox, ``models.work``) in one transaction; then
+subscribers see it (SPEC E2) and the chat's runner is started. The runner
+(``runners``) holds the chat's lease — one process at a time, across processes —
+and does the inbox in order: a ``route`` item offers the message to every agent
+(SPEC R1–R2) and becomes one ``turn`` per agent that answers; their answers are
+published the same way, so agents hear each other. A process that stops leaves its
+items in the inbox, and whoever runs the chat next finishes them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, assert_never
 
-from agentworld.errors import NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
-from agentworld.models.events import ApprovalEvent, MessageEvent, WorldEvent
+from agentworld.models.events import MessageEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
-from agentworld.providers.base import LLMProvider
+from agentworld.models.work import (
+    InboxChange,
+    Loop,
+    QueuedWork,
+    Resume,
+    Route,
+    RunApproved,
+    Turn,
+    WorkItem,
+)
 from agentworld.providers.registry import build_provider
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
 from agentworld.routing.messages import is_routable, may_address_anyone
+from agentworld.runtime.approval_timers import ApprovalTimers
 from agentworld.runtime.approvals import (
     Decision,
     Scope,
@@ -35,16 +46,22 @@ from agentworld.runtime.approvals import (
     run_approved,
 )
 from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
+from agentworld.runtime.client_calls import submit_client_result
 from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_failed
 from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
-from agentworld.runtime.queues import ChatQueues
+from agentworld.runtime.runners import ChatRunners
 from agentworld.runtime.streaming import StreamCallbacks
-from agentworld.runtime.titles import first_exchange, generate_title
-from agentworld.runtime.turn import publish_responses, run_agent_loop, run_agent_turn
+from agentworld.runtime.titles import title_chat
+from agentworld.runtime.turn import (
+    incoming_copy,
+    later_batch_waits,
+    publish_responses,
+    run_agent_loop,
+    run_agent_turn,
+)
 from agentworld.runtime.turn_context import TurnContext
-from agentworld.runtime.work import Resume, RunApproved, WorkItem
 from agentworld.storage.pending import refuse_closed
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
@@ -73,8 +90,12 @@ class WorldRuntime:
         persist_events(self.bus, storage)
         self._providers = ProviderPool(provider_factory or build_provider)
         self._tools = WorldTools(extra=tools, on_mcp_error=self._report_mcp_error)
-        self._queues: ChatQueues[WorkItem] = ChatQueues(
-            self._process, on_error=self._report_routing_error, on_drained=self._title_chat
+        self._runners = ChatRunners(
+            storage,
+            world,
+            self._process,
+            on_error=self._report_work_error,
+            on_drained=self._title_chat,
         )
         self._memory = MemoryCache(storage)
         self._turns = TurnContext(
@@ -85,7 +106,8 @@ class WorldRuntime:
             tools_for=self._tools.registry,
             authorizer=authorizer or PolicyAuthorizer(storage),
             publish=self.publish,
-            enqueue=self._queues.put,
+            settle=self._settle,
+            kick=self._runners.kick,
             interactive=interactive,
             hooks_for=self._hooks_for,
             streaming=streaming,
@@ -94,10 +116,12 @@ class WorldRuntime:
         self._loaded_hooks: dict[str, OnEvent] = {}
         self._world_has_hooks = False
         """Whether the world's settings name hooks; refreshed whenever the world is read."""
-        self._timers: set[asyncio.Task[None]] = set()
+        self._timers = ApprovalTimers(storage, world, expire=lambda w, p: expire(self._turns, w, p))
+        self._routed_world: tuple[int, World] | None = None
+        """The world a route just read, for the loop that continues it at once."""
         self._titled: set[str] = set()
         """Chats known to have their title already (titles are given once, never taken back)."""
-        self.bus.subscribe(self._schedule_expiry, kinds=["approval"], name="approval-timer")
+        self.bus.subscribe(self._timers.on_approval, kinds=["approval"], name="approval-timer")
 
     def on_event(self, hook: OnEvent) -> OnEvent:
         """Register an ``on_event(event, respond)`` hook (SPEC E3); usable as a decorator."""
@@ -116,18 +140,28 @@ class WorldRuntime:
     async def __aenter__(self) -> WorldRuntime:
         world = await self.storage.get_world(self.world)  # fail early on an unknown world
         self._world_has_hooks = bool(world.hooks)
+        await self.resume_stopped_work(world)
+        return self
+
+    async def resume_stopped_work(self, world: World | None = None) -> list[str]:
+        """Take up what stopped processes left in this world: overdue approvals are denied,
+        tool runs whose process died are logged as interrupted, and every chat with work
+        in its inbox gets a runner (which gives way if a live process holds the chat).
+        Returns those chats."""
+        world = world or await self.storage.get_world(self.world)
         await recover_interrupted(self._turns, world)
         await expire_overdue(self._turns, world)
-        return self
+        chats = await self.storage.inbox.chats_with_work(self.world)
+        for chat_id in chats:
+            self._runners.kick(chat_id)
+        return chats
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
-        for timer in self._timers:
-            timer.cancel()
-        await asyncio.gather(*self._timers, return_exceptions=True)
-        await self._queues.aclose()
+        await self._timers.aclose()
+        await self._runners.aclose()
         await self._tools.aclose()
         await self._providers.aclose()
 
@@ -141,45 +175,75 @@ class WorldRuntime:
     async def send(self, chat_id: str, content: str, *, sender: str = "human") -> Message:
         """Publish a message from a person (or ``world``) into a chat; agents answer in the background."""
         message = Message(chat_id=chat_id, role="user", sender=sender, content=content)
-        # One transaction: the chat exists, the message is stored, a human resets turn budgets.
+        # One transaction: the chat exists, the message is stored with its routing queued, and
+        # a human resets the turn budgets.
+        routed = is_routable(message)
         await self.storage.post_to_chat(
             self.world,
             message,
             reset_llm_calls=is_human_sender(sender) or sender.lower() == "world",
+            inbox=InboxChange(chat_id, append=(Route(message=message),)) if routed else None,
         )
-        await self._announce(message, persisted=True)
+        await self.bus.publish(MessageEvent(world=self.world, message=message))
+        if routed:
+            self._runners.kick(chat_id)
         return message
 
     async def publish(
-        self, message: Message, *, memory_of: str | None = None, llm_calls: int = 0
+        self,
+        message: Message,
+        *,
+        memory_of: str | None = None,
+        llm_calls: int = 0,
+        settles: int | None = None,
+        then: tuple[WorkItem, ...] = (),
     ) -> None:
-        """Persist → subscribers → route (SPEC E2). The message is stored before anyone acts on it;
-        with ``memory_of`` it also joins that agent's memory, in the same transaction."""
-        if memory_of is not None:
-            await self.storage.record_step_with_transcript(
-                self.world, memory_of, [message], [message], llm_calls=llm_calls
-            )
-        await self._announce(message, persisted=memory_of is not None)
+        """Store → subscribers → route (SPEC E2), the storing in one transaction: the message
+        in the transcript (and, with ``memory_of``, in that agent's memory with its LLM call
+        count), its routing queued when it is spoken, and the inbox item it ``settles``
+        replaced by ``then`` (removed when ``then`` is empty)."""
+        routed = is_routable(message) and (
+            bool(self._hooks) or self._world_has_hooks or may_address_anyone(message)
+        )  # an answer that addresses nobody needs no routing, unless hooks are to see it
+        change = InboxChange(
+            message.chat_id,
+            append=(Route(message=message),) if routed else (),
+            current=settles,
+            becomes=then if settles is not None else None,
+        )
+        await self.storage.record_step_with_transcript(
+            self.world,
+            memory_of,
+            [message] if memory_of is not None else [],
+            [message],
+            llm_calls=llm_calls,
+            inbox=change if change.append or settles is not None else None,
+        )
+        await self.bus.publish(MessageEvent(world=self.world, message=message))
+        if change.adds_work:
+            self._runners.kick(message.chat_id)
 
-    async def _announce(self, message: Message, *, persisted: bool) -> None:
-        """Subscribers see the (stored) message, then it joins its chat's queue (SPEC E2)."""
-        await self.bus.publish(MessageEvent(world=self.world, message=message, persisted=persisted))
-        if is_routable(message):
-            self._queues.put(message.chat_id, message)
+    async def _settle(self, change: InboxChange) -> None:
+        """Commit an inbox change that has no message with it, and run what it queued."""
+        await self.storage.inbox.change(self.world, change)
+        if change.adds_work:
+            self._runners.kick(change.chat_id)
 
     def is_idle(self, chat_id: str | None = None) -> bool:
-        return self._queues.is_idle(chat_id)
+        """Whether this process is running nothing for the chat (or for any chat)."""
+        return not self._runners.is_running(chat_id)
 
     async def wait_until_idle(
         self, chat_id: str | None = None, *, timeout: float | None = None
     ) -> None:
-        """Wait until the chat (or every chat) has nothing queued or in flight.
+        """Wait until the chat's inbox is empty, whichever process runs it — or, without a
+        chat, until this process runs no chat.
 
-        Pending approvals do not count as work: a chat waiting for a person is idle.
+        Pending approvals are not work: a chat waiting for a person is idle.
         Raises ``TimeoutError`` after ``timeout`` seconds; the work carries on.
         """
         async with asyncio.timeout(timeout):
-            await self._queues.wait_idle(chat_id)
+            await self._runners.wait_idle(chat_id)
 
     async def tools(self) -> ToolRegistry:
         return await self._tools.registry(await self.storage.get_world(self.world))
@@ -197,31 +261,7 @@ class WorldRuntime:
         Refused (``NotFoundError`` / ``InvalidInputError``) for an id that is not a pending
         client call of this world, or that was already answered; nothing is stored then.
         """
-        pending = await self.storage.pending.get(self.world, tool_call_id)
-        if pending is None or pending.kind != "client":
-            raise NotFoundError(f"no pending tool call {tool_call_id!r} in world {self.world!r}")
-        content = (
-            json.dumps({"error": str(result)})
-            if is_error
-            else (result if isinstance(result, str) else json.dumps(result, default=str))
-        )
-        message = Message.tool_result(
-            chat_id=pending.chat_id,
-            agent=pending.agent,
-            tool_call_id=tool_call_id,
-            content=content,
-            batch_id=pending.batch_id,
-        )
-        answered = await self.storage.pending.answer(
-            self.world,
-            tool_call_id,
-            kind="client",
-            answer={"result": content, "isError": is_error},
-            results=[message],
-        )
-        await self.publish(message)
-        self._queues.put(pending.chat_id, Resume.of(pending))
-        return answered.call
+        return await submit_client_result(self._turns, self.world, tool_call_id, result, is_error=is_error)
 
     async def approvals(self, chat_id: str | None = None) -> list[PendingApproval]:
         """Pending approval requests (after expiring overdue ones, SPEC A7)."""
@@ -239,7 +279,7 @@ class WorldRuntime:
         actor: str = "human",
     ) -> PendingCall:
         """Answer an approval request of this world; refused for unknown, foreign, answered or
-        expired ids (SPEC A3). The approved call runs, and the loop resumes, on the chat's queue."""
+        expired ids (SPEC A3). The approved call runs, and the loop resumes, in the chat's inbox."""
         pending = await self.storage.pending.get(self.world, approval_id)
         if pending is not None:
             refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
@@ -253,61 +293,64 @@ class WorldRuntime:
         """Drop what this process remembers of a deleted agent (its cached memory)."""
         self._memory.forget(self.world, agent)
 
-    async def _schedule_expiry(self, event: WorldEvent) -> None:
-        """While this process runs, a request times out on time, not only when next looked at."""
-        if not isinstance(event, ApprovalEvent) or event.phase != "requested":
-            return
-        world = await self.storage.get_world(self.world)
+    # -- the chat's inbox, one item at a time (under the chat's lease) -------------
 
-        async def expire_later() -> None:
-            await asyncio.sleep(world.approval_timeout)
-            pending = await self.storage.pending.get(self.world, event.approval_id)
-            if pending is not None and pending.status == "pending":
-                await expire(self._turns, await self.storage.get_world(self.world), pending)
-
-        timer = asyncio.create_task(expire_later(), name=f"expire:{event.approval_id}")
-        self._timers.add(timer)
-        timer.add_done_callback(self._timer_done)
-
-    def _timer_done(self, timer: asyncio.Task[None]) -> None:
-        self._timers.discard(timer)
-        if not timer.cancelled() and timer.exception() is not None:
-            logger.error("approval timer failed", exc_info=timer.exception())
-
-    # -- queue workers ----------------------------------------------------------
-
-    async def _process(self, chat_id: str, item: WorkItem) -> None:
-        match item:
-            case Message():
-                await self._hook_then_route(chat_id, item)
+    async def _process(self, queued: QueuedWork) -> QueuedWork | None:
+        """Do one inbox item; return its continuation when that is to be done at once."""
+        work = queued.work
+        match work:
+            case Route():
+                return await self._hook_then_route(queued, work.message)
+            case Turn():
+                world = self._world_for(queued)
+                agent = await self.storage.get_agent(self.world, work.agent)
+                await run_agent_turn(self._turns, await world, agent, work.message, queued.item_id)
+            case Loop():
+                world = self._world_for(queued)
+                await run_agent_loop(self._turns, await world, queued.chat_id, work, queued.item_id)
             case Resume():
-                await self._resume(item)
+                await self._resume(queued, work)
             case RunApproved():
-                world = await self.storage.get_world(self.world)
-                registry = await self._tools.registry(world)
-                await run_approved(self._turns, world, item, registry.get(item.call.tool_name))
+                world_now = await self.storage.get_world(self.world)
+                registry = await self._tools.registry(world_now)
+                await run_approved(self._turns, world_now, queued, work, registry)
+            case _:
+                assert_never(work)
+        return None
 
-    async def _resume(self, item: Resume) -> None:
-        """Continue the loop once every call of the batch has its result — exactly once."""
+    async def _world_for(self, queued: QueuedWork) -> World:
+        """The world's settings: those a route just read, for the loop that continues it at
+        once; read fresh otherwise."""
+        routed, self._routed_world = self._routed_world, None
+        if routed is not None and routed[0] == queued.item_id:
+            return routed[1]
+        return await self.storage.get_world(self.world)
+
+    async def _resume(self, queued: QueuedWork, item: Resume) -> None:
+        """Continue the loop once every call of the batch has its result — exactly once, and
+        only when no later batch of the agent is still waiting (that one's resume goes on)."""
+        done = InboxChange(queued.chat_id, current=queued.item_id, becomes=())
         if await self.storage.pending.missing_results(self.world, item.agent, item.batch_id):
+            await self._settle(done)
             return
-        if not await self.storage.pending.claim_resume(self.world, item.batch_id):
+        if await later_batch_waits(self.storage, self.world, item.agent, queued.chat_id, item.batch_id):
+            await self._settle(done)
+            return
+        loop = Loop(agent=item.agent, answer_to=item.answer_to, reply_to=item.reply_to)
+        claimed = await self.storage.pending.claim_resume(
+            self.world,
+            item.batch_id,
+            inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=(loop,)),
+        )
+        if not claimed:
+            await self._settle(done)
             return
         world = await self.storage.get_world(self.world)
-        try:
-            await run_agent_loop(
-                self._turns,
-                world,
-                item.agent,
-                item.chat_id,
-                answer_to=item.trigger_sender,
-                reply_to=item.reply_to,
-            )
-        except Exception as exc:
-            await self._report_agent_error(item.chat_id, item.agent, exc)
+        await run_agent_loop(self._turns, world, queued.chat_id, loop, queued.item_id)
 
-    async def _hook_then_route(self, chat_id: str, message: Message) -> None:
+    async def _hook_then_route(self, queued: QueuedWork, message: Message) -> QueuedWork | None:
         """Persisted already; now the hooks (SPEC E2), then the default step or their responses."""
+        chat_id = queued.chat_id
         world = (
             await self.storage.get_world(self.world)
             if self._hooks or self._world_has_hooks
@@ -317,8 +360,7 @@ class WorldRuntime:
             self._world_has_hooks = bool(world.hooks)
         hooks = self._hooks_for(world) if world is not None else []
         if not hooks:
-            await self._route(chat_id, message)
-            return
+            return await self._route(queued, message)
         assert world is not None
         dispatched = await dispatch(
             hooks,
@@ -330,69 +372,70 @@ class WorldRuntime:
             await publish_responses(
                 self._turns, world, None, chat_id, dispatched.responses, reply_to=message.message_id
             )
-            return
+            await self._settle(InboxChange(chat_id, current=queued.item_id, becomes=()))
+            return None
         final = dispatched.event.message if isinstance(dispatched.event, MessageEvent) else message
         if final.content != message.content:
             # The hook rewrote the message: the stored transcript entry becomes what is processed.
             final = final.model_copy(update={"message_id": message.message_id, "chat_id": chat_id})
             await self.storage.replace_content(self.world, message.message_id, final.content or "")
             self._memory.forget(self.world)
-        await self._route(chat_id, final)
+        return await self._route(queued, final)
 
-    async def _route(self, chat_id: str, message: Message) -> None:
-        sender = message.sender
-        if not may_address_anyone(message):
-            return  # decided without touching storage: the common case for agent answers
-        world, agents = await self.storage.world_and_agents(self.world)
-        self._world_has_hooks = bool(world.hooks)
-        if (is_human_sender(sender) or sender.lower() == "world") and any(
-            a.llm_call_count for a in agents
-        ):
-            await self.storage.reset_llm_calls(self.world)
-            agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
-        for agent in agents:
-            if agent.status != "active" or not should_agent_respond(
-                agent.name,
-                sender=sender,
-                content=message.content or "",
-                main_agent=world.main_agent,
-            ):
-                continue
-            try:
-                await run_agent_turn(self._turns, world, agent, message)
-            except Exception as exc:
-                await self._report_agent_error(chat_id, agent.name, exc)
+    async def _route(self, queued: QueuedWork, message: Message) -> QueuedWork | None:
+        """The route item becomes, in its place, a loop for each agent that answers — with the
+        message in each one's memory, in the same transaction — or a turn for one whose
+        budget is spent (it hands back when its turn comes)."""
+        starts: list[WorkItem] = []
+        remembered: list[tuple[str | None, Message]] = []
+        if may_address_anyone(message):  # decided without touching storage: the common case
+            world, agents = await self.storage.world_and_agents(self.world)
+            self._world_has_hooks = bool(world.hooks)
+            sender = message.sender
+            fresh = is_human_sender(sender) or sender.lower() == "world"
+            if fresh and any(a.llm_call_count for a in agents):
+                await self.storage.reset_llm_calls(self.world)
+                agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
+            for agent in agents:
+                if agent.status != "active" or not should_agent_respond(
+                    agent.name, sender=sender, content=message.content or "", main_agent=world.main_agent
+                ):
+                    continue
+                if not fresh and agent.llm_call_count >= world.turn_limit:
+                    starts.append(Turn(agent=agent.name, message=message))
+                    continue
+                remembered.append((agent.name, incoming_copy(message, agent.name)))
+                starts.append(
+                    Loop(agent=agent.name, answer_to=sender, reply_to=message.message_id, fresh=fresh)
+                )
+        await self.storage.append_messages(
+            self.world,
+            remembered,
+            inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=tuple(starts)),
+        )
+        if not starts:
+            return None
+        self._routed_world = (queued.item_id, world)
+        return QueuedWork(queued.item_id, queued.chat_id, starts[0])  # in the route's place
 
-    async def _report_agent_error(self, chat_id: str, agent: str, exc: Exception) -> None:
-        event, line = agent_failed(self.world, chat_id, agent, exc)
-        await self.bus.publish(event)
-        await self.publish(line)
-
-    async def _report_routing_error(self, chat_id: str, item: WorkItem, exc: Exception) -> None:
-        await self.bus.publish(work_failed(self.world, chat_id, item, exc))
+    async def _report_work_error(self, queued: QueuedWork, exc: Exception) -> None:
+        """A failed turn is an agent's error (event + a line in the chat); other work, a system event."""
+        work = queued.work
+        match work:
+            case Turn() | Loop() | Resume():
+                event, line = agent_failed(self.world, queued.chat_id, work.agent, exc)
+                await self.bus.publish(event)
+                await self.publish(line)
+            case _:
+                await self.bus.publish(work_failed(self.world, queued.chat_id, work, exc))
 
     async def _report_mcp_error(self, server: str, exc: Exception) -> None:
         await self.bus.publish(mcp_server_failed(self.world, server, exc))
 
     async def _title_chat(self, chat_id: str) -> None:
-        """Name the chat after its first exchange, once (SPEC O5)."""
-        if chat_id in self._titled:
-            return
-        if await self.storage.chat_is_titled(self.world, chat_id):
+        """Name the chat after its first exchange, once (SPEC O5) — under the chat's lease, so
+        one process does it, whichever runs the chat."""
+        if chat_id not in self._titled and await title_chat(
+            self.storage, self._providers.get, self.world, chat_id
+        ):
             self._titled.add(chat_id)
-            return
-        exchange = first_exchange(await self.storage.transcript(self.world, chat_id))
-        if exchange is None:
-            return
-        question, answer = exchange
-        provider: LLMProvider | None = None
-        model = ""
-        try:
-            agent = await self.storage.get_agent(self.world, answer.sender)
-            if agent.provider != "scripted":
-                provider, model = self._providers.get(agent), agent.model
-        except NotFoundError:
-            pass
-        title = await generate_title(provider, model, question.content or "", answer.content or "")
-        await self.storage.rename_chat(self.world, chat_id, title)
-        self._titled.add(chat_id)

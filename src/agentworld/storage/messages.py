@@ -12,8 +12,10 @@ import sqlalchemy as sa
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
+from agentworld.models.work import InboxChange
 from agentworld.storage import queries, schema
 from agentworld.storage.core import StorageCore
+from agentworld.storage.inbox import apply_change
 from agentworld.storage.rows import (
     MESSAGE_COLUMNS,
     message_row,
@@ -65,39 +67,57 @@ class MessageStore(StorageCore):
         return await self._run(read, write=False)
 
     async def record_agent_step(
-        self, world: str, agent: str, messages: Sequence[Message], *, llm_calls: int = 0
+        self,
+        world: str,
+        agent: str,
+        messages: Sequence[Message],
+        *,
+        llm_calls: int = 0,
+        inbox: InboxChange | None = None,
     ) -> None:
         """Append one loop step to the agent's memory and count its LLM call, atomically (O3)."""
-        await self.record_step_with_transcript(world, agent, messages, (), llm_calls=llm_calls)
+        await self.record_step_with_transcript(
+            world, agent, messages, (), llm_calls=llm_calls, inbox=inbox
+        )
 
     async def record_step_with_transcript(
         self,
         world: str,
-        agent: str,
+        agent: str | None,
         memory: Sequence[Message],
         transcript: Sequence[Message],
         *,
         llm_calls: int = 0,
+        inbox: InboxChange | None = None,
     ) -> None:
         """Append a step to the agent's memory and publish messages to the chat transcript,
-        counting the step's LLM calls, all in one transaction (O3): the answer is in the
-        transcript exactly when it is in the memory."""
-        rows = [message_row(world, agent, m) for m in memory]
+        counting the step's LLM calls and queueing the work it causes, all in one
+        transaction: the answer is in the transcript exactly when it is in the memory, and
+        the step is finished exactly when its inbox item says so."""
+        rows = [message_row(world, agent, m) for m in memory] if agent is not None else []
         rows += [message_row(world, None, m) for m in transcript]
-        if not rows and not llm_calls:
+        if not rows and not llm_calls and inbox is None:
             return
 
         def write(conn: sa.Connection) -> None:
             queries.insert_messages(conn, rows)
-            if llm_calls:
+            if llm_calls and agent is not None:
                 queries.count_llm_calls(conn, world, agent, llm_calls)
+            apply_change(conn, world, inbox)
 
         await self._run(write, write=True)
 
-    async def post_to_chat(self, world: str, message: Message, *, reset_llm_calls: bool) -> None:
+    async def post_to_chat(
+        self,
+        world: str,
+        message: Message,
+        *,
+        reset_llm_calls: bool,
+        inbox: InboxChange | None = None,
+    ) -> None:
         """Store a message posted into a chat from outside (a person, the world) — refused if
         the chat does not exist — and, for human and world messages, give every agent a fresh
-        turn budget (SPEC R4); one transaction."""
+        turn budget (SPEC R4), queueing its routing; one transaction."""
         row = message_row(world, None, message)
         params = {"world_key": world, "chat_key": message.chat_id}
 
@@ -107,11 +127,19 @@ class MessageStore(StorageCore):
             queries.insert_messages(conn, [row])
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
+            apply_change(conn, world, inbox)
 
         await self._run(write, write=True)
 
     async def remember_and_read(
-        self, world: str, agent: str, chat_id: str, messages: Sequence[Message], after_seq: int
+        self,
+        world: str,
+        agent: str,
+        chat_id: str,
+        messages: Sequence[Message],
+        after_seq: int,
+        *,
+        inbox: InboxChange | None = None,
     ) -> tuple[Agent, list[Message], int]:
         """Append ``messages`` to the agent's memory, then read its settings and its memory of
         the chat after ``after_seq`` — one transaction: the incoming message is stored before
@@ -126,6 +154,7 @@ class MessageStore(StorageCore):
 
         def write(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
             queries.insert_messages(conn, rows)
+            apply_change(conn, world, inbox)
             row = conn.execute(queries.AGENT, params).first()
             if row is None:
                 raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
@@ -136,18 +165,24 @@ class MessageStore(StorageCore):
         return await self._run(write, write=True)
 
     async def append_messages(
-        self, world: str, entries: Iterable[tuple[str | None, Message]]
+        self,
+        world: str,
+        entries: Iterable[tuple[str | None, Message]],
+        *,
+        inbox: InboxChange | None = None,
     ) -> None:
-        """Append messages, each to the transcript (owner None) or an agent's memory.
+        """Append messages, each to the transcript (owner None) or an agent's memory, and apply
+        ``inbox`` (the work they cause or finish).
 
         One transaction for the batch, so a step's messages land together or not at all.
         """
         rows = [message_row(world, owner, message) for owner, message in entries]
-        if not rows:
+        if not rows and inbox is None:
             return
 
         def insert(conn: sa.Connection) -> None:
             queries.insert_messages(conn, rows)
+            apply_change(conn, world, inbox)
 
         await self._run(insert, write=True)
 

@@ -58,12 +58,18 @@ def _v5_finite_approval_timeouts(conn: sa.Connection) -> None:
         conn.execute(sa.update(worlds).where(worlds.c.name == row.name).values(config=config))
 
 
+def _v6_chat_inbox_and_leases(conn: sa.Connection) -> None:
+    for table in (schema.chat_inbox, schema.chat_leases):
+        table.create(conn, checkfirst=True)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
     _v3_pending_calls,
     _v4_approvals,
     _v5_finite_approval_timeouts,
+    _v6_chat_inbox_and_leases,
 )
 
 

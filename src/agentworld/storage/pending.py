@@ -18,7 +18,9 @@ from agentworld.models.pending import (
     PendingClientCall,
     PendingKind,
 )
+from agentworld.models.work import InboxChange
 from agentworld.storage import schema
+from agentworld.storage.inbox import apply_change
 from agentworld.storage.rows import message_row
 
 if TYPE_CHECKING:
@@ -189,8 +191,11 @@ class PendingCallStore:
 
         await self._storage._run(insert, write=True)
 
-    async def claim_resume(self, world: str, batch_id: str) -> bool:
-        """Atomically claim the right to resume a batch's loop: true for exactly one caller."""
+    async def claim_resume(
+        self, world: str, batch_id: str, *, inbox: InboxChange | None = None
+    ) -> bool:
+        """Atomically claim the right to resume a batch's loop: true for exactly one caller,
+        whose ``inbox`` change (the loop that continues) is committed with the claim."""
 
         def claim(conn: sa.Connection) -> bool:
             result = conn.execute(
@@ -202,6 +207,8 @@ class PendingCallStore:
                 )
                 .values(resumed_at=utc_now().isoformat())
             )
+            if result.rowcount:
+                apply_change(conn, world, inbox)
             return bool(result.rowcount)
 
         return await self._storage._run(claim, write=True)
@@ -233,6 +240,26 @@ class PendingCallStore:
                 )
             }
             return [i for i in ids if i not in answered]
+
+        return await self._storage._run(read, write=False)
+
+    async def waited_for(self, world: str, batch_id: str) -> set[str]:
+        """Ids of the batch's calls that someone outside the loop is responsible for: a
+        person's approval (asked, or given and about to run) or a client's result."""
+        query = sa.select(_TABLE).where(_TABLE.c.world == world, _TABLE.c.batch_id == batch_id)
+
+        def read(conn: sa.Connection) -> set[str]:
+            ids: set[str] = set()
+            for row in conn.execute(query):
+                call = _call(row)
+                match call:
+                    case PendingApproval():
+                        ids.add(call.original_call_id)
+                    case PendingClientCall():
+                        ids.add(call.tool_call_id)
+                    case _:
+                        assert_never(call)
+            return ids
 
         return await self._storage._run(read, write=False)
 
@@ -362,6 +389,7 @@ class PendingCallStore:
         results: list[Message],
         status: str = "answered",
         start_log: dict[str, Any] | None = None,
+        inbox: InboxChange | None = None,
     ) -> Answered[PendingClientCall]: ...
 
     @overload
@@ -375,6 +403,7 @@ class PendingCallStore:
         results: list[Message],
         status: str = "answered",
         start_log: dict[str, Any] | None = None,
+        inbox: InboxChange | None = None,
     ) -> Answered[PendingApproval]: ...
 
     async def answer(
@@ -387,6 +416,7 @@ class PendingCallStore:
         results: list[Message],
         status: str = "answered",
         start_log: dict[str, Any] | None = None,
+        inbox: InboxChange | None = None,
     ) -> Answered[PendingCall]:
         """Mark the call answered, store its result messages in the agent's memory and (for an
         approved call) record the start of the tool's execution — all in one transaction, so
@@ -433,6 +463,7 @@ class PendingCallStore:
                     sa.insert(schema.tool_logs).values(start_log).returning(schema.tool_logs.c.seq)
                 )
                 log_id = int(inserted.scalar_one())
+            apply_change(conn, world, inbox)
             remaining = conn.execute(
                 sa.select(sa.func.count()).where(
                     _TABLE.c.world == world,

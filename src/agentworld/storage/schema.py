@@ -189,3 +189,34 @@ audit_log = sa.Table(
     sa.Index("ix_audit_world", "world", "seq"),
 )
 """Every approval request and decision: who, when, which tool with which (redacted) arguments."""
+
+chat_inbox = sa.Table(
+    "chat_inbox",
+    metadata,
+    sa.Column(
+        "item_id",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column("world", sa.String(64), nullable=False),
+    sa.Column("chat_id", sa.String(64), nullable=False),
+    sa.Column("position", sa.BigInteger, nullable=False),
+    sa.Column("work", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Index("ix_inbox_chat", "world", "chat_id", "position", "item_id"),
+)
+"""Work a chat still has to do (``models.work``), in order of ``position`` then ``item_id``:
+an item replaced by several continuations keeps its position, so they come before anything
+queued after it. A row is deleted in the transaction of the step that finishes it."""
+
+chat_leases = sa.Table(
+    "chat_leases",
+    metadata,
+    sa.Column("world", sa.String(64), primary_key=True),
+    sa.Column("chat_id", sa.String(64), primary_key=True),
+    sa.Column("owner", sa.String(200), nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+)
+"""Which process runs a chat's work right now: ``host:pid:start`` and when the claim lapses
+unless renewed (seconds since the epoch). One row per chat being run; none when idle."""

@@ -2,7 +2,8 @@
 
 ``SQLStorage`` is assembled from its parts: ``core`` (the runner and ``_run``),
 ``catalog`` (worlds, agents, chats) and ``messages`` (memories, transcripts, usage,
-events), plus the sub-stores ``pending``, ``approvals`` and ``tool_logs``.
+events), plus the sub-stores ``pending``, ``approvals``, ``tool_logs``, ``inbox`` (each chat's
+queued work) and ``leases`` (which process runs a chat).
 
 Each public method does its whole job as one synchronous function of a
 ``sqlalchemy.Connection``, run in one transaction by ``_run`` (see ``engine``:
@@ -18,6 +19,8 @@ from agentworld.storage import migrations
 from agentworld.storage.approvals import ApprovalStore
 from agentworld.storage.catalog import CatalogStore
 from agentworld.storage.engine import Runner, open_runner
+from agentworld.storage.inbox import InboxStore
+from agentworld.storage.leases import LeaseStore
 from agentworld.storage.messages import MessageStore
 from agentworld.storage.pending import PendingCallStore
 from agentworld.storage.tool_logs import ToolLogStore
@@ -34,6 +37,8 @@ class SQLStorage(CatalogStore, MessageStore):
         self.pending = PendingCallStore(self)
         self.approvals = ApprovalStore(self)
         self.tool_logs = ToolLogStore(self)
+        self.inbox = InboxStore(self)
+        self.leases = LeaseStore(self)
 
     async def open(self) -> SQLStorage:
         """Connect and bring the schema up to date (SPEC: older databases are upgraded)."""

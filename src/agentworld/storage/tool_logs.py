@@ -2,7 +2,7 @@
 
 The start is written before the tool runs, so a crash mid-run leaves a
 ``running`` row behind: evidence that the call may have had effects, which the
-approval flow uses to report it as interrupted instead of running it twice.
+process that resumes the chat reports as interrupted instead of running it twice.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from agentworld.models import utc_now
+from agentworld.models.work import InboxChange
 from agentworld.storage import schema
+from agentworld.storage.inbox import apply_change
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
@@ -76,7 +78,10 @@ class ToolLogStore:
         tool_call_id: str,
         tool_name: str,
         arguments: Any,
+        inbox: InboxChange | None = None,
     ) -> int:
+        """Record that a call starts running — with ``inbox`` marking its work item started,
+        in the same transaction — and return the log's id."""
         row = log_start_row(
             world=world,
             chat_id=chat_id,
@@ -88,6 +93,7 @@ class ToolLogStore:
 
         def insert(conn: sa.Connection) -> int:
             result = conn.execute(sa.insert(_TABLE).values(row).returning(_TABLE.c.seq))
+            apply_change(conn, world, inbox)
             return int(result.scalar_one())
 
         return await self._storage._run(insert, write=True)
@@ -104,6 +110,23 @@ class ToolLogStore:
             return [{"seq": r.seq, "toolCallId": r.tool_call_id, "runner": r.runner} for r in rows]
 
         return await self._storage._run(read, write=False)
+
+    async def interrupt(self, world: str, tool_call_id: str, *, reason: str) -> bool:
+        """Mark a call's unfinished executions interrupted (their process stopped); true when
+        the call had started at all — it may or may not have had its effect."""
+        where = sa.and_(_TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id)
+        values = {
+            "status": "interrupted",
+            "output": {"error": reason},
+            "finished_at": utc_now().isoformat(),
+        }
+
+        def update(conn: sa.Connection) -> bool:
+            started = conn.execute(sa.select(_TABLE.c.seq).where(where).limit(1)).first()
+            conn.execute(sa.update(_TABLE).where(where, _TABLE.c.status == "running").values(values))
+            return started is not None
+
+        return await self._storage._run(update, write=True)
 
     async def finish(self, seq: int, *, status: str, output: Any, duration_ms: float) -> None:
         values = {

@@ -65,3 +65,19 @@ def postgres_cluster() -> Iterator[str]:
                            check=False, capture_output=True, timeout=60)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def create_database(server_url: str, name: str) -> str:
+    """Create database ``name`` on the cluster at ``server_url``; return its URL (one fresh
+    database per test keeps tests apart on one cluster)."""
+    if not name.isidentifier():
+        raise ValueError(f"not a plain database name: {name!r}")
+    prefix, _, _ = server_url.rpartition("/")
+    host_port = prefix.rsplit("@", 1)[-1]
+    host, _, port = host_port.partition(":")
+    subprocess.run(
+        [_binary("psql"), "-h", host, "-p", port or "5432", "-U", "postgres", "-d", "postgres",
+         "-v", "ON_ERROR_STOP=1", "-c", f"CREATE DATABASE {name}"],
+        check=True, capture_output=True, timeout=60,
+    )
+    return f"{prefix}/{name}"

@@ -12,6 +12,12 @@ from typing import Any
 
 from agentworld.tools.registry import Tool, ToolContext
 
+INTERRUPTED = (
+    "interrupted: the process running this tool stopped; it may or may not have completed. "
+    "It was not run again; check its effects before retrying."
+)
+"""What the model is told about a call whose process stopped while running it."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
@@ -23,6 +29,10 @@ class ToolResult:
     @classmethod
     def error(cls, tool_call_id: str, message: str) -> ToolResult:
         return cls(tool_call_id, json.dumps({"error": message}), is_error=True)
+
+    @classmethod
+    def interrupted(cls, tool_call_id: str) -> ToolResult:
+        return cls.error(tool_call_id, INTERRUPTED)
 
     @classmethod
     def ok(cls, tool_call_id: str, value: Any) -> ToolResult:

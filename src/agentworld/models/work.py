@@ -1,0 +1,116 @@
+"""The work a chat must do, as stored in its inbox.
+
+Every unit of work is a row in the chat's persisted inbox, written in the same
+transaction as the message or answer that causes it, so work survives the
+process that was doing it: whoever next runs the chat finds it there. A chat's
+items are done one at a time, in order, by the one process holding the chat's
+lease. An item is removed (or replaced by what comes next) in the same
+transaction as the step that finishes it, so it is done exactly once.
+
+The kinds, in the order a message usually moves through them:
+
+* ``route``: offer a published message to the world's agents (hooks first); it
+  becomes, in its place, one ``loop`` per agent that answers — the message joins each
+  one's memory in the same transaction — or a ``turn`` for an agent whose turn budget
+  is spent (it hands back to the people when its turn comes).
+* ``turn``: an agent takes a message into its memory and starts answering it;
+  it becomes a ``loop`` in the same transaction.
+* ``loop``: an agent's answering loop, resumable from its last committed step.
+* ``resume``: a waiting batch got a result (approval answer, client result);
+  it becomes a ``loop`` once every call of the batch has its result.
+* ``run_approved``: run a call a person approved, then ``resume``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from agentworld.models.message import Message
+
+
+class _Work(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Route(_Work):
+    """Offer ``message`` to the agents of its world."""
+
+    kind: Literal["route"] = "route"
+    message: Message
+
+
+class Turn(_Work):
+    """``agent`` answers ``message`` (not started: its memory does not hold it yet)."""
+
+    kind: Literal["turn"] = "turn"
+    agent: str
+    message: Message
+
+
+class Loop(_Work):
+    """``agent``'s loop in the chat, started: it continues from what its memory holds."""
+
+    kind: Literal["loop"] = "loop"
+    agent: str
+    answer_to: str
+    """Who the agent is answering (a reply without a mention goes back to them)."""
+    reply_to: str | None
+    fresh: bool = False
+    """It answers a person (or the world), whose message gave every agent a fresh turn budget:
+    its first model call is within the turn limit by definition."""
+
+
+class Resume(_Work):
+    """Continue ``agent``'s loop once every call of batch ``batch_id`` has its result."""
+
+    kind: Literal["resume"] = "resume"
+    agent: str
+    batch_id: str
+    answer_to: str
+    reply_to: str | None
+
+
+class RunApproved(_Work):
+    """Run the call approved in ``approval_id``; ``started`` is committed (with the tool log's
+    start) before it runs, so a process that finds it started knows the call was
+    interrupted and never runs it again."""
+
+    kind: Literal["run_approved"] = "run_approved"
+    approval_id: str
+    started: bool = False
+
+
+WorkItem = Annotated[Route | Turn | Loop | Resume | RunApproved, Field(discriminator="kind")]
+WORK_ITEM: TypeAdapter[WorkItem] = TypeAdapter(WorkItem)
+
+
+@dataclass(frozen=True)
+class QueuedWork:
+    """An item as it sits in a chat's inbox: its row id names it in later changes."""
+
+    item_id: int
+    chat_id: str
+    work: WorkItem
+
+
+@dataclass(frozen=True)
+class InboxChange:
+    """What one step does to its chat's inbox, committed with the step's own writes.
+
+    ``append`` goes to the end of the chat's inbox. ``current`` is the item the step
+    belongs to; ``becomes`` says what happens to it: ``None`` leaves it, ``()`` removes it
+    (done), ``(x,)`` replaces it by ``x`` in place, more items follow ``x`` in its place,
+    before anything queued after it.
+    """
+
+    chat_id: str
+    append: tuple[WorkItem, ...] = ()
+    current: int | None = None
+    becomes: tuple[WorkItem, ...] | None = None
+
+    @property
+    def adds_work(self) -> bool:
+        return bool(self.append) or bool(self.becomes)

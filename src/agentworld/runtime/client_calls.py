@@ -1,0 +1,51 @@
+"""Results of client-side tool calls (SPEC T4), posted from any process.
+
+The result is stored against the call, and the loop's ``resume`` queued, in the one
+transaction that marks the call answered — so a result is taken once, even when two
+processes post it, and the loop continues whichever process runs the chat.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentworld.errors import NotFoundError
+from agentworld.models import Message
+from agentworld.models.pending import PendingCall
+from agentworld.models.work import InboxChange
+from agentworld.runtime.approvals import resume_for
+from agentworld.runtime.turn_context import TurnContext
+
+
+async def submit_client_result(
+    ctx: TurnContext, world: str, tool_call_id: str, result: Any, *, is_error: bool = False
+) -> PendingCall:
+    """Store a client tool's result (text as given, anything else as JSON; an error as
+    ``{"error": …}``); refused for an id that is not a pending client call of ``world``."""
+    pending = await ctx.storage.pending.get(world, tool_call_id)
+    if pending is None or pending.kind != "client":
+        raise NotFoundError(f"no pending tool call {tool_call_id!r} in world {world!r}")
+    content = (
+        json.dumps({"error": str(result)})
+        if is_error
+        else (result if isinstance(result, str) else json.dumps(result, default=str))
+    )
+    message = Message.tool_result(
+        chat_id=pending.chat_id,
+        agent=pending.agent,
+        tool_call_id=tool_call_id,
+        content=content,
+        batch_id=pending.batch_id,
+    )
+    answered = await ctx.storage.pending.answer(
+        world,
+        tool_call_id,
+        kind="client",
+        answer={"result": content, "isError": is_error},
+        results=[message],
+        inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
+    )
+    await ctx.publish(message)
+    ctx.kick(pending.chat_id)
+    return answered.call

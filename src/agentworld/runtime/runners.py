@@ -1,0 +1,199 @@
+"""One runner per chat, across processes: claim the chat, do its inbox in order, let go.
+
+A chat's work lives in its persisted inbox (``models.work``). To do it, a process
+claims the chat's lease (``storage.leases``), renews it while it works, takes the
+items one at a time in order, and releases the lease when the inbox is empty. A
+process that finds the chat claimed by another live process leaves the work to it
+and only waits: its ``wait_idle`` polls the inbox and tries the lease again, so
+work is never stranded — if the holder dies, the next try takes the chat over
+(at once on this host, after the lease lapses elsewhere) and finishes what it left.
+
+Inside one process the chats run concurrently, each with at most one task, and
+waiting for a chat this process runs costs no polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentworld.models.work import InboxChange, QueuedWork
+from agentworld.storage.leases import process_identity
+from agentworld.storage.sql import SQLStorage
+
+logger = logging.getLogger("agentworld.runtime")
+
+LEASE_SECONDS = 20.0
+"""How long a claim holds without renewal (another host's dead runner is taken over then)."""
+RENEW_EVERY = LEASE_SECONDS / 4
+POLL_SECONDS = 0.05
+"""How often a process waiting on a chat another process runs looks again."""
+
+Process = Callable[[QueuedWork], Awaitable[QueuedWork | None]]
+"""Do one item; return the item that now stands in its place when it is to be done next."""
+OnError = Callable[[QueuedWork, Exception], Awaitable[None]]
+
+
+class ChatRunners:
+    """This process's runners for the chats of one world."""
+
+    def __init__(
+        self,
+        storage: SQLStorage,
+        world: str,
+        process: Process,
+        *,
+        on_error: OnError,
+        on_claimed: Callable[[str], None] | None = None,
+        on_drained: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
+        self._storage = storage
+        self._world = world
+        self._process = process
+        self._on_error = on_error
+        self._on_claimed = on_claimed
+        self._on_drained = on_drained
+        self._owner = process_identity()
+        self._tasks: dict[str, asyncio.Task[bool]] = {}
+        self._held: set[str] = set()
+        """Chats whose lease this process holds."""
+        self._renewer: asyncio.Task[None] | None = None
+        self._kicked: set[str] = set()
+        """Chats given new work while their runner was finishing: it looks again."""
+        self._closed = False
+
+    def kick(self, chat_id: str) -> None:
+        """Make sure the chat's work gets done: start this process's runner for it if none
+        is running (it gives way at once if another process holds the chat)."""
+        if self._closed:
+            return
+        running = self._tasks.get(chat_id)
+        if running is not None and not running.done():
+            self._kicked.add(chat_id)
+            return
+        task = asyncio.create_task(self._run(chat_id), name=f"chat:{chat_id}")
+        self._tasks[chat_id] = task
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[bool]) -> None:
+        for chat_id, current in list(self._tasks.items()):
+            if current is task:
+                del self._tasks[chat_id]
+
+    def is_running(self, chat_id: str | None = None) -> bool:
+        return bool(self._tasks) if chat_id is None else chat_id in self._tasks
+
+    async def wait_idle(self, chat_id: str | None = None) -> None:
+        """Until the chat's inbox is empty (whoever runs it), or — without a chat — until
+        this process runs no chat. Pending approvals are not work: a chat waiting for a
+        person is idle."""
+        if chat_id is None:
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
+            return
+        while True:
+            task = self._tasks.get(chat_id)
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
+            if not await self._storage.inbox.has_work(self._world, chat_id):
+                return
+            self.kick(chat_id)
+            task = self._tasks.get(chat_id)
+            if task is None:  # closed
+                return
+            ran = await asyncio.gather(task, return_exceptions=True)
+            if ran[0] is not True:
+                await asyncio.sleep(POLL_SECONDS)  # another process runs the chat: look again
+
+    async def _run(self, chat_id: str) -> bool:
+        """Run the chat while this process can claim it; False if another process holds it."""
+        leases = self._storage.leases
+        while True:
+            claimed, item = await leases.claim_next(
+                self._world, chat_id, self._owner, ttl=LEASE_SECONDS
+            )
+            if not claimed:
+                return False
+            self._held.add(chat_id)
+            self._ensure_renewer()
+            if self._on_claimed is not None:
+                self._on_claimed(chat_id)
+            held = True
+            try:
+                while held:
+                    await self._drain(chat_id, item)
+                    if self._on_drained is not None:
+                        try:
+                            await self._on_drained(chat_id)
+                        except Exception:
+                            logger.exception("after-drain work failed for chat %s", chat_id)
+                    # Let go only if the inbox is empty, in the same transaction as the look:
+                    # work posted by another process meanwhile is never left waiting for a
+                    # claim nobody makes.
+                    held, item = await leases.release_or_next(self._world, chat_id, self._owner)
+            finally:
+                self._held.discard(chat_id)
+                if held:  # cancelled or failed: let another process take over at once
+                    await asyncio.shield(leases.release(self._world, chat_id, self._owner))
+            self._kicked.discard(chat_id)
+            if chat_id not in self._kicked:
+                return True
+
+    async def _drain(self, chat_id: str, item: QueuedWork | None) -> None:
+        """Do the chat's items in order, starting with ``item``, until none is left."""
+        inbox = self._storage.inbox
+        while item is not None:
+            try:
+                follow = await self._process(item)
+            except Exception as exc:
+                await self._fail(item, exc)
+                follow = None
+            # An item that became its own continuation (a route → the first agent's loop) is
+            # taken on at once, without asking the inbox what comes next.
+            item = follow if follow is not None else await inbox.first(self._world, chat_id)
+
+    async def _fail(self, item: QueuedWork, exc: Exception) -> None:
+        """An item that raised is reported and dropped, so one bad item cannot stop a chat."""
+        try:
+            await self._on_error(item, exc)
+        except Exception:
+            logger.exception("error reporting failed for chat %s (original: %r)", item.chat_id, exc)
+        await self._storage.inbox.change(
+            self._world, InboxChange(item.chat_id, current=item.item_id, becomes=())
+        )
+
+    def _ensure_renewer(self) -> None:
+        if self._renewer is None or self._renewer.done():
+            self._renewer = asyncio.create_task(self._renew(), name=f"leases:{self._world}")
+
+    async def _renew(self) -> None:
+        """Keep this process's claims alive — one statement for all its chats of the world —
+        while it holds any; a chat whose claim was lost (this process stalled past the lease
+        and another took over) stops being worked on at once."""
+        while self._held:
+            await asyncio.sleep(RENEW_EVERY)
+            try:
+                held = await self._storage.leases.renew_all(
+                    self._world, self._owner, ttl=LEASE_SECONDS
+                )
+            except Exception:
+                logger.exception("renewing the leases of world %s failed", self._world)
+                continue
+            for chat_id in self._held - held:
+                logger.error("lost the lease of chat %s; another process runs it now", chat_id)
+                task = self._tasks.get(chat_id)
+                if task is not None:
+                    task.cancel()
+
+    async def aclose(self) -> None:
+        """Stop: cancel this process's runners (their chats' leases are released; what they
+        were doing is finished by whoever runs the chat next)."""
+        self._closed = True
+        tasks: list[asyncio.Task[Any]] = list(self._tasks.values())
+        if self._renewer is not None:
+            tasks.append(self._renewer)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

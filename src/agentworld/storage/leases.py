@@ -1,0 +1,190 @@
+"""Chat leases: one process at a time runs a chat's work, across processes and hosts.
+
+A process claims a chat before doing its work and renews the claim while it works.
+The claim names its owner as ``host:pid:start`` (``start``: when the process started,
+so a recycled pid is not mistaken for the owner). Another process takes a chat over
+at once when its owner is provably gone (same host, process gone) and otherwise only
+when the claim has lapsed. Every change is a conditional write inside one
+transaction — SQLite serialises write transactions, PostgreSQL's row update is a
+compare-and-set on the owner read — so two processes never both hold a chat.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import time
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from agentworld.models.work import QueuedWork
+from agentworld.storage import schema
+from agentworld.storage.inbox import next_item
+
+if TYPE_CHECKING:
+    from agentworld.storage.core import StorageCore
+
+_TABLE = schema.chat_leases
+
+
+def _start_ticks(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (Linux), or None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: fields restart after ")".
+    fields = text[text.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+@functools.cache
+def process_identity() -> str:
+    """This process as a lease owner: ``host:pid:start``."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_ticks(pid) or '0'}"
+
+
+def owner_gone(owner: str) -> bool:
+    """Whether the process named by ``owner`` has provably stopped.
+
+    Only a process on this host can be checked; one elsewhere is assumed alive (its claim
+    is taken over when it lapses instead)."""
+    host, _, rest = owner.partition(":")
+    pid_text, _, start = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # a process of another user holds that pid: compare start times below
+    now_start = _start_ticks(pid)
+    return now_start is not None and start not in ("", "0") and now_start != start
+
+
+class LeaseStore:
+    def __init__(self, storage: StorageCore) -> None:
+        self._storage = storage
+
+    async def claim(self, world: str, chat_id: str, owner: str, *, ttl: float) -> bool:
+        """Claim (or renew) the chat for ``owner``; false while another live owner holds it."""
+
+        def write(conn: sa.Connection) -> bool:
+            return _claim(conn, world, chat_id, owner, ttl)
+
+        return await self._storage._run(write, write=True)
+
+    async def claim_next(
+        self, world: str, chat_id: str, owner: str, *, ttl: float
+    ) -> tuple[bool, QueuedWork | None]:
+        """``claim``, and the chat's next item, in one transaction: (claimed, next item)."""
+
+        def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
+            if not _claim(conn, world, chat_id, owner, ttl):
+                return False, None
+            return True, next_item(conn, world, chat_id)
+
+        return await self._storage._run(write, write=True)
+
+    async def renew(self, world: str, chat_id: str, owner: str, *, ttl: float) -> bool:
+        """Extend ``owner``'s claim; false when it no longer holds the chat."""
+        query = (
+            sa.update(_TABLE)
+            .where(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id, _TABLE.c.owner == owner)
+        )
+
+        def write(conn: sa.Connection) -> bool:
+            return bool(conn.execute(query.values(expires_at=time.time() + ttl)).rowcount)
+
+        return await self._storage._run(write, write=True)
+
+    async def renew_all(self, world: str, owner: str, *, ttl: float) -> set[str]:
+        """Extend every claim ``owner`` holds in ``world``; return the chats it still holds."""
+        where = sa.and_(_TABLE.c.world == world, _TABLE.c.owner == owner)
+
+        def write(conn: sa.Connection) -> set[str]:
+            conn.execute(sa.update(_TABLE).where(where).values(expires_at=time.time() + ttl))
+            return {str(r.chat_id) for r in conn.execute(sa.select(_TABLE.c.chat_id).where(where))}
+
+        return await self._storage._run(write, write=True)
+
+    async def release_or_next(
+        self, world: str, chat_id: str, owner: str
+    ) -> tuple[bool, QueuedWork | None]:
+        """Let the chat go if its inbox is empty, else hand back its next item — one
+        transaction, so work queued by another process is never stranded. Returns
+        (still held, next item): ``(True, item)`` while there is work, ``(False, None)``
+        once let go (or when the chat is not ``owner``'s any more)."""
+        key = sa.and_(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id)
+
+        def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
+            holder = conn.execute(sa.select(_TABLE.c.owner).where(key)).scalar()
+            if holder != owner:
+                return False, None
+            item = next_item(conn, world, chat_id)
+            if item is None:
+                conn.execute(sa.delete(_TABLE).where(key, _TABLE.c.owner == owner))
+                return False, None
+            return True, item
+
+        return await self._storage._run(write, write=True)
+
+    async def release(self, world: str, chat_id: str, owner: str) -> None:
+        query = sa.delete(_TABLE).where(
+            _TABLE.c.world == world, _TABLE.c.chat_id == chat_id, _TABLE.c.owner == owner
+        )
+
+        def write(conn: sa.Connection) -> None:
+            conn.execute(query)
+
+        await self._storage._run(write, write=True)
+
+    async def holder(self, world: str, chat_id: str) -> str | None:
+        """Who holds the chat now (None: nobody), whether or not the claim has lapsed."""
+        query = sa.select(_TABLE.c.owner).where(
+            _TABLE.c.world == world, _TABLE.c.chat_id == chat_id
+        )
+
+        def read(conn: sa.Connection) -> str | None:
+            return conn.execute(query).scalar()
+
+        return await self._storage._run(read, write=False)
+
+
+def _claim(conn: sa.Connection, world: str, chat_id: str, owner: str, ttl: float) -> bool:
+    key = sa.and_(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id)
+    now = time.time()
+    row = conn.execute(sa.select(_TABLE.c.owner, _TABLE.c.expires_at).where(key)).first()
+    if row is None:
+        inserted = conn.execute(
+            _insert_if_absent(conn).values(
+                world=world, chat_id=chat_id, owner=owner, expires_at=now + ttl
+            )
+        )
+        return bool(inserted.rowcount)
+    if row.owner != owner and row.expires_at > now and not owner_gone(row.owner):
+        return False
+    taken = conn.execute(
+        sa.update(_TABLE)
+        .where(key, _TABLE.c.owner == row.owner, _TABLE.c.expires_at == row.expires_at)
+        .values(owner=owner, expires_at=now + ttl)
+    )
+    return bool(taken.rowcount)
+
+
+def _insert_if_absent(conn: sa.Connection) -> sa.Insert:
+    """``INSERT … ON CONFLICT DO NOTHING`` in the connection's dialect: two processes
+    claiming a free chat at once both try to insert; one row wins, the other claims nothing."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(_TABLE).on_conflict_do_nothing()
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(_TABLE).on_conflict_do_nothing()
