@@ -15,18 +15,26 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 
-from agentworld.agent_world import AgentWorld
-from agentworld.runtime.world import WorldRuntime
+from agentworld import AgentWorld
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec, echo_responder
+
+if TYPE_CHECKING:
+    from agentworld import WorldRuntime
 
 WORLD = "bench"
 PLAIN_MODEL = "bench-plain"
 TOOL_MODEL = "bench-tool"
-TURN_LIMIT = 1_000_000  # high enough that the per-trigger turn limit never interferes
+TURN_LIMIT = 10_000  # the highest a world accepts; every human message resets the count anyway
+NOTE_FILE = "note.txt"
+NOTE_TEXT = "bench-note-7f3a: the answer is 42\n"
+"""A small file in every bench world's working directory, for the real ``read_file`` tool
+(allowed without approval by the shipped policy). The marker proves the result reached the
+model."""
+READ_NOTE_ARGUMENTS = '{"path": "note.txt"}'
 _REQUEST_KEYS = ("model", "messages", "tools", "temperature", "max_tokens")
 
 
@@ -74,17 +82,33 @@ def ratio(numerator: float, denominator: float) -> float:
 # -- the loopback model ------------------------------------------------------------
 
 
+def wants_tool_call(body: dict[str, Any]) -> bool:
+    """``TOOL_MODEL`` asks for a tool after a user message (title requests excepted)."""
+    messages = body.get("messages") or []
+    last_role = messages[-1].get("role") if messages and isinstance(messages[-1], dict) else None
+    return body.get("model") == TOOL_MODEL and last_role == "user" and not is_title_request(body)
+
+
 def tool_then_text(body: dict[str, Any]) -> Reply:
-    """``TOOL_MODEL`` asks for one ``lookup`` call after a user message, then answers text.
+    """``TOOL_MODEL`` asks for one real, allowed ``read_file`` call after a user message, then
+    answers text.
 
     Every other model (and every tool-result round) gets the default echo, so one
     server serves plain turns, tool turns and the raw calls alike.
     """
-    messages = body.get("messages") or []
-    last_role = messages[-1].get("role") if messages and isinstance(messages[-1], dict) else None
-    if body.get("model") == TOOL_MODEL and last_role == "user":
-        return Reply.tools(ToolCallSpec(name="lookup", arguments="{}"))
+    if wants_tool_call(body):
+        return Reply.tools(ToolCallSpec(name="read_file", arguments=READ_NOTE_ARGUMENTS))
     return echo_responder(body)
+
+
+def tool_result_seen(body: dict[str, Any]) -> bool:
+    """Whether the request carries a tool result holding the note (the tool really ran)."""
+    return any(
+        isinstance(m, dict)
+        and m.get("role") == "tool"
+        and "bench-note-7f3a" in str(m.get("content"))
+        for m in body.get("messages") or ()
+    )
 
 
 def request_params(body: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +138,9 @@ class RawClient:
         if self._low_level and not self._stream:
             from openai.types.chat import ChatCompletion
 
-            completion = await self._client.post("/chat/completions", body=params, cast_to=ChatCompletion)
+            completion = await self._client.post(
+                "/chat/completions", body=params, cast_to=ChatCompletion
+            )
             return completion.choices[0].message.content or ""
         if not self._stream:
             completion = await self._client.chat.completions.create(**params)
@@ -163,15 +189,25 @@ async def bench_world(
     *,
     stream: bool,
     agents: Sequence[tuple[str, str]] = (("a1", PLAIN_MODEL),),
+    system_prompt: str = "",
 ) -> AsyncIterator[BenchWorld]:
-    """A world with ``agents`` (name, model) on ``server``, in a temp dir removed afterwards."""
+    """A world with ``agents`` (name, model) on ``server``, in a temp dir removed afterwards.
+
+    The temp dir is the world's working directory and holds ``NOTE_FILE``.
+    """
     with tempfile.TemporaryDirectory(prefix="agentworld-bench-") as tmp:
         db_path = Path(tmp) / "bench.db"
+        (Path(tmp) / NOTE_FILE).write_text(NOTE_TEXT)
         async with AgentWorld(f"sqlite:///{db_path}") as aw:
-            await aw.create_world(WORLD, streaming=stream, turn_limit=TURN_LIMIT)
+            await aw.create_world(WORLD, streaming=stream, turn_limit=TURN_LIMIT, working_dir=tmp)
             for name, model in agents:
                 await aw.create_agent(
-                    WORLD, name, provider="openai", model=model, base_url=server.base_url
+                    WORLD,
+                    name,
+                    provider="openai",
+                    model=model,
+                    base_url=server.base_url,
+                    system_prompt=system_prompt,
                 )
             runtime = await aw.runtime(WORLD)
             yield BenchWorld(aw=aw, runtime=runtime, server=server, db_path=db_path)

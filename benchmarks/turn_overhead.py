@@ -2,31 +2,34 @@
 
 What is measured, against one instant loopback ``OpenAIWireServer``:
 
-* raw SDK call -- ``AsyncOpenAI(...).chat.completions.create`` straight at the
-  server, twice: replaying exactly the messages the agent sent in the turn just
-  measured ("same messages"), and with a one-message list ("1 message");
-* plain turn -- ``runtime.send(chat, "@a1 hi")`` then ``wait_until_idle(chat)``:
-  message in, stored, routed, model called, answer stored and published;
-* tool turn -- the same for ``@a2``, whose model asks for one ``lookup`` call
-  (unknown to the world, so it gets an error result) and then answers: two
-  model calls, compared with both calls replayed raw and with 2 x the
-  one-message raw call.
+* plain turn -- ``AgentWorld.send(world, "@a1 hi", chat_id=...)``: message in, stored,
+  routed, model called, answer stored and published, the ``SendResult`` read back;
+* tool turn -- the same for ``@a2``, whose model asks for the built-in ``read_file`` of a
+  small file in the world's working directory. The shipped policy allows it without
+  approval, so the call is authorized, run, logged and its result stored, and the model
+  answers: two model calls;
+* raw SDK call -- right after each turn, the request the agent's first model call sent
+  (same messages, same tools) is replayed with ``chat.completions.create``, the way anyone
+  calls the SDK: the baseline of every ratio, for the tool turn too (SPEC §6 compares a
+  turn with one tool call, two model calls, to one raw call). The same request is also
+  sent with the SDK's low-level ``client.post``, which skips the SDK's per-message request
+  transform, as Agent World's provider does: the stricter floor.
 
-Why: SPEC §6 asks for turn / raw <= 1.8 (plain) and <= 4.0 (one tool call).
-The replay baseline is the honest one: the SDK's own cost grows with the
-prompt (it walks every message in ``maybe_transform``), so a turn deep into a
-chat must be compared with a raw call of the same size. Measurements are
-interleaved round-robin so machine noise hits every series alike. Each chat
-is replaced every ``--turns-per-chat`` turns so memory growth stays bounded;
-the first turn of every chat also asks the model for the chat title (SPEC O5)
-and is reported on its own, outside the steady-state figures.
+Why: SPEC §6 asks for turn / raw <= 1.8 (plain) and <= 4.0 (one tool call); issue 18 for
+<= 1.4 and <= 3.0. Every measured turn is turn ``--depth`` (default 2) of a fresh chat: a
+deep chat would mostly measure the SDK's request transform (0.2-1 ms per message), which
+the raw call pays and Agent World's provider skips, and that flatters us. The chat's first
+turn also names it (an extra model call, SPEC O5); it is reported on its own, outside the
+figures. Turns and raw calls are interleaved round-robin so machine noise hits every series
+alike, and every tool turn is checked: two model calls, the second carrying the file.
+
+Run: python benchmarks/turn_overhead.py [--turns 100] [--depth 2] [--stream]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -35,6 +38,7 @@ from typing import Any
 from _harness import (
     PLAIN_MODEL,
     TOOL_MODEL,
+    WORLD,
     BenchWorld,
     RawClient,
     Stats,
@@ -43,7 +47,7 @@ from _harness import (
     is_title_request,
     ratio,
     request_params,
-    small_request,
+    tool_result_seen,
     tool_then_text,
 )
 
@@ -51,201 +55,163 @@ from agentworld.testing.openai_wire import OpenAIWireServer
 
 
 @dataclass
-class ChatRotation:
-    """Hands out a chat for the next turn, opening a fresh one every ``every`` turns."""
+class Series:
+    """One kind of turn: its agent, its samples, and the chats' opening turns."""
 
-    bw: BenchWorld
     text: str
-    every: int
+    calls: int
+    samples: defaultdict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     opening_turns: list[float] = field(default_factory=list)
-    chats: int = 0
-    _chat: str = ""
-    _turns: int = 0
-
-    async def next_chat(self) -> str:
-        if not self._chat or self._turns >= self.every:
-            self._chat = await self.bw.new_chat()
-            self.chats += 1
-            start = time.perf_counter()
-            await self.bw.turn(self._chat, self.text)  # includes the one-off title call
-            self.opening_turns.append(time.perf_counter() - start)
-            self._turns = 1
-        self._turns += 1
-        return self._chat
+    prompt_sizes: list[int] = field(default_factory=list)
+    failed_checks: list[str] = field(default_factory=list)
 
 
-async def timed_turn(bw: BenchWorld, chat: str, text: str) -> tuple[float, list[dict[str, Any]]]:
-    """Run one turn; return its wall time and the model requests it made."""
-    bw.server.clear()
-    start = time.perf_counter()
-    await bw.turn(chat, text)
-    elapsed = time.perf_counter() - start
-    bodies = [b for b in bw.server.requests if not is_title_request(b)]
-    return elapsed, bodies
-
-
-async def replay(raw: RawClient, bodies: list[dict[str, Any]]) -> float:
-    """The same model requests made directly with the SDK; total wall time."""
-    total = 0.0
-    for body in bodies:
+async def fresh_chat(bw: BenchWorld, series: Series, depth: int) -> str:
+    """A new chat with ``depth - 1`` exchanges in it; the first (which names it) is timed."""
+    chat = (await bw.aw.new_chat(WORLD)).chat_id
+    for n in range(depth - 1):
         start = time.perf_counter()
-        await raw.call(request_params(body))
-        total += time.perf_counter() - start
-    return total
+        await send(bw, chat, series.text)
+        if n == 0:
+            series.opening_turns.append(time.perf_counter() - start)
+    return chat
+
+
+async def send(bw: BenchWorld, chat: str, text: str) -> None:
+    result = await bw.aw.send(WORLD, text, chat_id=chat, timeout=60)
+    if result.errors or result.pending_approvals:
+        raise RuntimeError(f"turn failed: {result.errors or result.pending_approvals}")
+
+
+async def timed(coro: Any) -> float:
+    start = time.perf_counter()
+    await coro
+    return time.perf_counter() - start
+
+
+async def step(
+    bw: BenchWorld,
+    raw: RawClient,
+    post: RawClient | None,
+    series: Series,
+    depth: int,
+    record: bool,
+) -> None:
+    """One measured turn in a fresh chat, then its first model request replayed raw."""
+    chat = await fresh_chat(bw, series, depth)
+    bw.server.clear()
+    turn = await timed(send(bw, chat, series.text))
+    bodies = [b for b in bw.server.requests if not is_title_request(b)]
+    params = request_params(bodies[0])
+    replay = await timed(raw.call(params))
+    replay_post = await timed(post.call(params)) if post is not None else None
+    if not record:
+        return
+    series.samples["turn"].append(turn)
+    series.samples["raw"].append(replay)
+    if replay_post is not None:
+        series.samples["raw post"].append(replay_post)
+    series.samples["turn - raw"].append(turn - replay)
+    series.prompt_sizes.extend(len(b["messages"]) for b in bodies)
+    if len(bodies) != series.calls:
+        series.failed_checks.append(f"{len(bodies)} model calls, expected {series.calls}")
+    elif series.calls == 2 and not tool_result_seen(bodies[-1]):
+        series.failed_checks.append("the second model call carried no read_file result")
 
 
 async def run(args: argparse.Namespace) -> None:
-    samples: defaultdict[str, list[float]] = defaultdict(list)
-    prompt_sizes: defaultdict[str, list[int]] = defaultdict(list)
+    depth = max(2, args.depth)
     agents = (("a1", PLAIN_MODEL), ("a2", TOOL_MODEL))
+    plain, tool = Series("@a1 hi", 1), Series("@a2 hi", 2)
     with OpenAIWireServer(responder=tool_then_text) as server:
         raw = RawClient(server.base_url, stream=args.stream)
-        raw_post = RawClient(server.base_url, stream=args.stream, low_level=True)
+        # client.post has no streaming form in the SDK: streaming runs compare with create only.
+        post = None if args.stream else RawClient(server.base_url, stream=False, low_level=True)
         async with bench_world(server, stream=args.stream, agents=agents) as bw:
-            plain = ChatRotation(bw, "@a1 hi", args.turns_per_chat)
-            tool = ChatRotation(bw, "@a2 hi", args.turns_per_chat)
-
-            async def plain_step(record: bool) -> None:
-                chat = await plain.next_chat()
-                turn, bodies = await timed_turn(bw, chat, "@a1 hi")
-                base = await replay(raw, bodies)
-                low = await replay(raw_post, bodies)
-                if record:
-                    samples["turn"].append(turn)
-                    samples["raw"].append(base)
-                    samples["raw post"].append(low)
-                    samples["turn-raw"].append(turn - base)
-                    prompt_sizes["plain"].extend(len(b["messages"]) for b in bodies)
-
-            async def tool_step(record: bool) -> None:
-                chat = await tool.next_chat()
-                turn, bodies = await timed_turn(bw, chat, "@a2 hi")
-                base = await replay(raw, bodies)
-                low = await replay(raw_post, bodies)
-                if record:
-                    samples["tool turn"].append(turn)
-                    samples["tool raw"].append(base)
-                    samples["tool raw post"].append(low)
-                    samples["tool turn-raw"].append(turn - base)
-                    samples["tool calls"].append(len(bodies))
-                    prompt_sizes["tool"].extend(len(b["messages"]) for b in bodies)
-
-            async def small_step(record: bool) -> None:
-                start = time.perf_counter()
-                await raw.call(small_request())
-                if record:
-                    samples["raw small"].append(time.perf_counter() - start)
-
-            steps = [plain_step, tool_step, small_step]
             started = time.perf_counter()
             for i in range(args.warmup + args.turns):
-                record = i >= args.warmup
-                shift = i % len(steps)  # rotate the order so no series always runs first
-                for step in steps[shift:] + steps[:shift]:
-                    await step(record)
+                order = (plain, tool) if i % 2 == 0 else (tool, plain)
+                for series in order:
+                    await step(bw, raw, post, series, depth, record=i >= args.warmup)
             wall = time.perf_counter() - started
         await raw.aclose()
-        await raw_post.aclose()
+        if post is not None:
+            await post.aclose()
+    report(args, depth, plain, tool, wall)
 
-    report(args, samples, prompt_sizes, plain, tool, wall)
 
-
-def report(
-    args: argparse.Namespace,
-    samples: dict[str, list[float]],
-    prompt_sizes: dict[str, list[int]],
-    plain: ChatRotation,
-    tool: ChatRotation,
-    wall: float,
-) -> None:
-    s = defaultdict(lambda: Stats.of([]), {key: Stats.of(values) for key, values in samples.items()})
+def report(args: argparse.Namespace, depth: int, plain: Series, tool: Series, wall: float) -> None:
     header(
         "Agent World turn overhead (SPEC §6)",
         mode="streaming" if args.stream else "non-streaming",
         measured_turns=f"{args.turns} of each kind after {args.warmup} warm-up rounds",
-        chats=(
-            f"fresh chat every {args.turns_per_chat} turns "
-            f"({plain.chats} plain + {tool.chats} tool chats)"
-        ),
-        prompt_messages_per_call=(
-            f"plain {_size_range(prompt_sizes['plain'])}, tool {_size_range(prompt_sizes['tool'])}"
-        ),
+        every_turn=f"turn {depth} of a fresh chat (its first turn, which names it, not measured)",
+        prompt_messages_per_call=f"plain {_sizes(plain)}, tool {_sizes(tool)}",
         wall_time=f"{wall:.1f} s",
     )
+    p = defaultdict(lambda: Stats.of([]), {k: Stats.of(v) for k, v in plain.samples.items()})
+    t = defaultdict(lambda: Stats.of([]), {k: Stats.of(v) for k, v in tool.samples.items()})
+    raw = p["raw"].median
+    post_runs = p["raw post"].n > 0  # none when streaming: client.post has no streaming form
     print("Plain turn (one model call)")
-    print(s["raw"].line("raw SDK call, same messages as the agent"))
-    print(s["raw small"].line("raw SDK call, 1 message"))
-    if s["raw post"].n:
-        print(s["raw post"].line("raw SDK client.post, same messages"))
+    print(p["raw"].line("raw SDK create, the turn's request (baseline)"))
+    if post_runs:
+        print(p["raw post"].line("raw SDK client.post, the turn's request"))
+    print(p["turn"].line("agent turn (AgentWorld.send)"))
+    print(
+        f"  ratio turn / raw create ................. {ratio(p['turn'].median, raw):5.2f}"
+        "   (SPEC <= 1.8, issue 18 <= 1.4)"
+    )
+    if post_runs:
         print(
-            f"  ratio turn / raw client.post (same msgs)  {ratio(s['turn'].median, s['raw post'].median):5.2f}"
-            "   <- our cost alone: same request, same SDK path"
+            f"  ratio turn / raw client.post ............ "
+            f"{ratio(p['turn'].median, p['raw post'].median):5.2f}"
         )
-    print(s["turn"].line("agent turn"))
     print(
-        f"  ratio turn / raw (same messages) ........ {ratio(s['turn'].median, s['raw'].median):5.2f}"
-        "   (target <= 1.8)"
-    )
-    print(
-        f"  ratio turn / raw (1 message) ............ "
-        f"{ratio(s['turn'].median, s['raw small'].median):5.2f}"
-    )
-    print(f"  p90 ratio turn / raw (same messages) .... {ratio(s['turn'].p90, s['raw'].p90):5.2f}")
-    print(
-        f"  overhead ms, median of (turn - raw same messages) per turn: "
-        f"{s['turn-raw'].median:.2f} ms (p90 {s['turn-raw'].p90:.2f} ms)"
-    )
-    print(
-        f"  overhead ms, turn median - raw 1-message median: "
-        f"{s['turn'].median - s['raw small'].median:.2f} ms"
+        f"  overhead, median of (turn - raw create) .. {p['turn - raw'].median:6.2f} ms"
+        f"   p90 {p['turn - raw'].p90:6.2f} ms"
     )
     print()
-    calls = statistics.mean(samples["tool calls"]) if samples["tool calls"] else 0.0
-    print(f"Tool turn (one tool call, {calls:.1f} model calls per turn)")
-    print(s["tool raw"].line("raw SDK, both calls replayed (sum)"))
-    if s["tool raw post"].n:
-        print(s["tool raw post"].line("raw SDK client.post, both calls (sum)"))
+    print("Tool turn (read_file, allowed by policy: two model calls and one real tool run)")
+    print(t["turn"].line("agent tool turn (AgentWorld.send)"))
+    print(
+        f"  ratio tool turn / raw create (one call) . {ratio(t['turn'].median, raw):5.2f}"
+        "   (SPEC <= 4.0, issue 18 <= 3.0)"
+    )
+    if post_runs:
         print(
             f"  ratio tool turn / raw client.post ....... "
-            f"{ratio(s['tool turn'].median, s['tool raw post'].median):5.2f}   <- our cost alone"
+            f"{ratio(t['turn'].median, p['raw post'].median):5.2f}"
         )
-    two_small = 2 * s["raw small"].median
-    print(f"  {'2 x raw SDK call, 1 message':<44} median {two_small:8.2f} ms")
-    print(s["tool turn"].line("agent tool turn"))
     print(
-        f"  ratio tool turn / raw (same messages) ... "
-        f"{ratio(s['tool turn'].median, s['tool raw'].median):5.2f}   (target <= 4.0)"
+        f"  overhead, tool turn median - 2 x raw create median: "
+        f"{t['turn'].median - 2 * raw:6.2f} ms"
     )
-    print(
-        f"  ratio tool turn / (2 x raw 1 message) ... "
-        f"{ratio(s['tool turn'].median, two_small):5.2f}"
-    )
-    print(
-        f"  p90 ratio tool turn / raw (same msgs) ... "
-        f"{ratio(s['tool turn'].p90, s['tool raw'].p90):5.2f}"
-    )
-    print(
-        f"  overhead ms, median of (tool turn - raw replay) per turn: "
-        f"{s['tool turn-raw'].median:.2f} ms (p90 {s['tool turn-raw'].p90:.2f} ms)"
-    )
+    print()
+    for series in (plain, tool):
+        for failure in series.failed_checks[:3]:
+            print(f"  CHECK FAILED ({series.text}): {failure}")
+    if not plain.failed_checks and not tool.failed_checks:
+        print(
+            "  Checks: every turn made its model calls; every tool turn's second carried the file."
+        )
     print()
     opening = Stats.of(plain.opening_turns + tool.opening_turns)
     print("Not in the figures above")
     print(opening.line("first turn of a chat (+ title model call)"))
 
 
-def _size_range(sizes: list[int]) -> str:
-    if not sizes:
-        return "-"
-    return f"{min(sizes)}..{max(sizes)} (mean {statistics.mean(sizes):.0f})"
+def _sizes(series: Series) -> str:
+    sizes = series.prompt_sizes
+    return f"{min(sizes)}..{max(sizes)}" if sizes else "-"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--turns", type=int, default=300, help="measured turns of each kind")
-    parser.add_argument("--warmup", type=int, default=20, help="unmeasured rounds first")
+    parser.add_argument("--turns", type=int, default=100, help="measured turns of each kind")
+    parser.add_argument("--warmup", type=int, default=10, help="unmeasured rounds first")
     parser.add_argument(
-        "--turns-per-chat", type=int, default=50, help="open a fresh chat after this many turns"
+        "--depth", type=int, default=2, help="measure turn N (>= 2) of a fresh chat"
     )
     parser.add_argument("--stream", action="store_true", help="streaming world and raw calls")
     asyncio.run(run(parser.parse_args()))

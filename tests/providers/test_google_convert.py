@@ -237,3 +237,18 @@ def test_assembler_records_a_blocked_prompt() -> None:
     )
     assert assembler.blocked == "SAFETY"
     assert assembler.response().content == ""
+    assert not assembler.finished  # no candidate: a refusal, which the provider tells apart
+
+
+def test_assembler_is_finished_only_once_a_candidate_carries_its_finish_reason() -> None:
+    assembler = ResponseAssembler(seed="s")
+    assembler.add(chunk({"text": "Hello wor"}))
+    assert not assembler.finished
+    assembler.add(
+        types.GenerateContentResponse.model_validate(
+            {"candidates": [{"content": {"parts": [{"text": "ld"}]}, "finishReason": "STOP"}]}
+        )
+    )
+    assert assembler.finished
+    assembler.add(types.GenerateContentResponse())  # a trailing chunk does not undo it
+    assert assembler.finished

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from openai.types.chat import ChatCompletionChunk
 
 from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.openai_stream import StreamAssembler
@@ -172,3 +173,25 @@ def test_any_split_of_text_reassembles_exactly(case: tuple[str, list[str]]) -> N
         assembler.add_text(fragment)
 
     assert assembler.response().content == text
+
+
+def test_stream_is_finished_only_once_a_choice_carries_its_finish_reason() -> None:
+    def chunk(delta: dict[str, object], finish: str | None = None) -> ChatCompletionChunk:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return ChatCompletionChunk.model_validate(
+            {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [choice],
+            }
+        )
+
+    assembler = StreamAssembler()
+    assert assembler.feed(chunk({"role": "assistant", "content": "Hello wor"})) == ["Hello wor"]
+    assert not assembler.finished
+    assembler.feed(chunk({"content": "ld"}, "stop"))
+
+    assert assembler.finished
+    assert assembler.response().content == "Hello world"

@@ -12,7 +12,7 @@ import anthropic
 import httpx2
 import pytest
 
-from agentworld.testing.anthropic_wire import AnthropicWireServer, Reply, ToolCallSpec
+from agentworld.testing.anthropic_wire import AnthropicWireServer, DropMode, Reply, ToolCallSpec
 
 MODEL = "claude-wire-test"
 MSGS: Any = [{"role": "user", "content": "hello there world"}]
@@ -272,6 +272,39 @@ async def test_dropped_stream_raises_and_client_recovers(
 
     assert seen == 5  # six events written, one of them the ping
     assert (await create(client)).content[0].text == "echo: hello there world"
+
+
+@pytest.mark.parametrize("mode", ["end", "end_mid_event"])
+async def test_stream_ended_early_closes_cleanly_without_message_stop(
+    server: AnthropicWireServer, client: anthropic.AsyncAnthropic, mode: DropMode
+) -> None:
+    server.enqueue(Reply.text("x" * 100, chunk_size=2, drop_stream_after=6, drop_mode=mode))
+    raw = await client.messages.with_raw_response.create(
+        model=MODEL, max_tokens=256, messages=MSGS, stream=True
+    )
+    assert raw.headers["connection"] == "close"
+    stream = await raw.parse()
+
+    async with stream:
+        events = [event async for event in stream]  # no error: the body ended properly
+
+    # Six events written, one of them the ping; the stream ends inside the text block.
+    assert [e.type for e in events] == ["message_start", "content_block_start"] + [
+        "content_block_delta"
+    ] * 3
+    assert (await create(client)).content[0].text == "echo: hello there world"
+
+
+async def test_error_reply_with_a_drop_still_sends_the_error_event(
+    server: AnthropicWireServer, client: anthropic.AsyncAnthropic
+) -> None:
+    server.enqueue(Reply.error(529, "Overloaded", drop_stream_after=2, drop_mode="end"))
+    stream = await create(client, stream=True)
+
+    with pytest.raises(anthropic.APIStatusError, match="Overloaded"):
+        async with stream:
+            async for _ in stream:
+                pass
 
 
 async def test_delay_triggers_sdk_timeout(server: AnthropicWireServer) -> None:

@@ -251,6 +251,35 @@ async def test_dropped_stream_raises_a_transport_error(
     assert (await generate(client)).text == "echo: hello there world"
 
 
+async def test_stream_ended_early_closes_cleanly_without_finish_reason(
+    server: GeminiWireServer, client: genai.Client
+) -> None:
+    server.enqueue(Reply.text("x" * 100, chunk_size=2, drop_stream_after=5, drop_mode="end"))
+
+    chunks = await stream(client)  # no error: only the missing finishReason tells
+
+    assert len(chunks) == 5
+    assert all(c.candidates[0].finish_reason is None for c in chunks)
+    assert (await generate(client)).text == "echo: hello there world"
+
+
+async def test_stream_ended_mid_event_leaves_the_sdk_a_half_event_it_cannot_parse(
+    server: GeminiWireServer, client: genai.Client
+) -> None:
+    server.enqueue(
+        Reply.text("x" * 100, chunk_size=2, drop_stream_after=5, drop_mode="end_mid_event")
+    )
+    chunks = await client.aio.models.generate_content_stream(model="gemini-test", contents="hi")
+    seen = 0
+
+    with pytest.raises(errors.UnknownApiResponseError):
+        async for _ in chunks:
+            seen += 1
+
+    assert seen == 5
+    assert (await generate(client)).text == "echo: hello there world"
+
+
 async def test_delay_triggers_the_sdk_timeout(server: GeminiWireServer) -> None:
     server.enqueue(Reply.text("late", delay=2.0))
     c = make_client(server.base_url, timeout=200)  # milliseconds

@@ -252,6 +252,36 @@ async def test_dropped_stream_raises(server: OpenAIWireServer, client: openai.As
     assert resp.choices[0].message.content == "echo: hello there world"
 
 
+async def test_stream_ended_early_closes_cleanly_without_finish_reason(
+    server: OpenAIWireServer, client: openai.AsyncOpenAI
+) -> None:
+    server.enqueue(Reply.text("x" * 100, chunk_size=2, drop_stream_after=5, drop_mode="end"))
+    async with client.chat.completions.with_streaming_response.create(
+        model="m", messages=MSGS, stream=True
+    ) as raw:
+        assert raw.headers["connection"] == "close"
+        chunks = [chunk async for chunk in await raw.parse()]
+
+    assert len(chunks) == 5  # no error: only the missing finish_reason tells
+    assert all(choice.finish_reason is None for chunk in chunks for choice in chunk.choices)
+    resp = await client.chat.completions.create(model="m", messages=MSGS)
+    assert resp.choices[0].message.content == "echo: hello there world"
+
+
+async def test_stream_ended_mid_event_drops_the_half_event_without_error(
+    server: OpenAIWireServer, client: openai.AsyncOpenAI
+) -> None:
+    server.enqueue(
+        Reply.text("x" * 100, chunk_size=2, drop_stream_after=5, drop_mode="end_mid_event")
+    )
+    stream = await client.chat.completions.create(model="m", messages=MSGS, stream=True)
+
+    chunks = [chunk async for chunk in stream]
+
+    assert len(chunks) == 5  # the SDK discards the half event it never saw end
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "x" * 8
+
+
 async def test_delay_triggers_sdk_timeout(server: OpenAIWireServer) -> None:
     server.enqueue(Reply.text("late", delay=2.0))
     async with openai.AsyncOpenAI(

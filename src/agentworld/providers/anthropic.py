@@ -28,7 +28,7 @@ from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.anthropic_stream import AnthropicStreamAssembler, input_tokens_of
 from agentworld.providers.assembly import arguments_text
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
-from agentworld.providers.errors import response_error
+from agentworld.providers.errors import incomplete_stream, response_error
 
 if TYPE_CHECKING:
     import anthropic
@@ -227,8 +227,6 @@ class AnthropicProvider:
                 text = assembler.feed(event.to_dict())
                 if text and on_text is not None:
                     await maybe_await(on_text(text))
-        if not assembler.finished:
-            raise ProviderConnectionError(
-                f"{self.base_url} ended the stream before message_stop", url=self.base_url
-            )
+        if not assembler.finished:  # also a stream that ended inside a content block
+            raise incomplete_stream(endpoint=self.base_url, missing="message_stop")
         return assembler.response()

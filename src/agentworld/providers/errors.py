@@ -1,4 +1,9 @@
-"""Turning an SDK's HTTP error into our ``ProviderResponseError``, the same way for every SDK."""
+"""Turning an SDK's failure into our ``ProviderError``, the same way for every SDK.
+
+HTTP error statuses become ``ProviderResponseError`` (:func:`response_error`); a stream
+that ends before its wire format says the answer is complete becomes a dropped
+connection (:func:`incomplete_stream`), so ``RetryingProvider`` retries it (SPEC L5).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import email.utils
 import time
 from collections.abc import Mapping
 
-from agentworld.errors import ProviderResponseError
+from agentworld.errors import ProviderConnectionError, ProviderResponseError
 
 MAX_RETRY_AFTER = 60.0
 
@@ -46,4 +51,17 @@ def response_error(
         message = f"{endpoint} answered {status}: {detail}"
     return ProviderResponseError(
         message, status=status, body=detail, retry_after=retry_after_seconds(headers)
+    )
+
+
+def incomplete_stream(*, endpoint: str, missing: str) -> ProviderConnectionError:
+    """A stream that ended before ``missing`` (the provider's "complete" marker) arrived.
+
+    However cleanly the connection closed, the answer is cut short, so it is treated
+    exactly as a dropped connection: retryable, and never returned as an answer. The
+    text already streamed for this attempt is void; ``retry_listener`` tells the
+    streaming consumer before the next attempt starts.
+    """
+    return ProviderConnectionError(
+        f"lost the connection to {endpoint}: the stream ended before {missing}", url=endpoint
     )

@@ -23,7 +23,7 @@ from agentworld.callbacks import maybe_await
 from agentworld.errors import ProviderConnectionError, ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMRequest, TextCallback
-from agentworld.providers.errors import response_error
+from agentworld.providers.errors import incomplete_stream, response_error
 
 if TYPE_CHECKING:
     from google import genai
@@ -110,16 +110,7 @@ class GoogleProvider:
         assembler = convert.ResponseAssembler(seed=convert.fingerprint(request))
         try:
             if stream:
-                chunks = await self._client.aio.models.generate_content_stream(**params)
-                try:
-                    async for chunk in chunks:
-                        for text in assembler.add(chunk):
-                            if on_text is not None:
-                                await maybe_await(on_text(text))
-                finally:  # a failing callback must not leave the response open
-                    aclose = getattr(chunks, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
+                await self._stream(params, assembler, on_text)
             else:
                 assembler.add(await self._client.aio.models.generate_content(**params))
         except ProviderError:
@@ -132,6 +123,25 @@ class GoogleProvider:
                 f"cannot reach {self.base_url}: {reason}", url=self.base_url
             ) from exc
         return self._result(assembler)
+
+    async def _stream(
+        self, params: dict[str, Any], assembler: ResponseAssembler, on_text: TextCallback | None
+    ) -> None:
+        chunks = await self._client.aio.models.generate_content_stream(**params)
+        try:
+            async for chunk in chunks:
+                for text in assembler.add(chunk):
+                    if on_text is not None:
+                        await maybe_await(on_text(text))
+        except self._errors.UnknownApiResponseError as exc:
+            # The SDK parses whatever was left when the body ended: an event cut in half.
+            raise incomplete_stream(endpoint=self.base_url, missing="the end of an event") from exc
+        finally:  # a failing callback must not leave the response open
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if not assembler.finished and not assembler.blocked:  # a refusal has no candidate
+            raise incomplete_stream(endpoint=self.base_url, missing="a finishReason")
 
     def _result(self, assembler: ResponseAssembler) -> LLMResponse:
         response = assembler.response()

@@ -205,6 +205,9 @@ class ResponseAssembler:
     seed: str
     blocked: str | None = None
     """Why Gemini refused the prompt itself (``promptFeedback.blockReason``), if it did."""
+    finished: bool = False
+    """True once a candidate carried its ``finishReason`` (only the last chunk of a stream
+    does): a stream that ends without one was cut short."""
     _parts: PartsAssembler = field(init=False, repr=False)
     _calls: int = field(default=0, init=False, repr=False)
 
@@ -218,6 +221,8 @@ class ResponseAssembler:
         if feedback is not None and feedback.block_reason is not None:
             self.blocked = str(getattr(feedback.block_reason, "value", feedback.block_reason))
         candidate = chunk.candidates[0] if chunk.candidates else None
+        if candidate is not None and candidate.finish_reason is not None:
+            self.finished = True
         parts = candidate.content.parts if candidate and candidate.content else None
         fresh: list[str] = []
         for part in parts or []:

@@ -23,7 +23,7 @@ from agentworld.errors import (
 )
 from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
-from agentworld.providers.errors import response_error
+from agentworld.providers.errors import incomplete_stream, response_error
 from agentworld.providers.openai_stream import StreamAssembler
 
 if TYPE_CHECKING:
@@ -154,4 +154,6 @@ class OpenAIProvider:
                 for text in assembler.feed(chunk):
                     if on_text is not None:
                         await maybe_await(on_text(text))
+        if not assembler.finished:
+            raise incomplete_stream(endpoint=self.base_url, missing="a finish_reason")
         return assembler.response()

@@ -11,7 +11,10 @@ kept here:
 * a call that never got an id is ``call_<index>``, stable across runs;
 * arguments are kept verbatim (``"{}"`` when none came), as in the non-streamed
   path, which does not parse them either;
-* every chunk names the model; the first one stands.
+* every chunk names the model; the first one stands;
+* a stream is complete only once a choice carried its ``finish_reason``. The SDK
+  swallows the ``data: [DONE]`` that follows (and the usage chunk is optional for
+  OpenAI-compatible servers), so ``finish_reason`` is the marker we can see.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class StreamAssembler:
 
     def __init__(self, *, model: str | None = None) -> None:
         self._parts = PartsAssembler(arguments="verbatim", fallback_id=_index_id, model=model)
+        self.finished = False
+        """True once a ``finish_reason`` arrived: a stream that ends without one was cut short."""
 
     def feed(self, chunk: ChatCompletionChunk) -> list[str]:
         """Take one chunk; return the text it adds, for ``on_text``."""
@@ -42,6 +47,8 @@ class StreamAssembler:
             self.set_usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
         fresh: list[str] = []
         for choice in chunk.choices:
+            if choice.finish_reason is not None:
+                self.finished = True
             delta = choice.delta
             if delta.content:
                 self.add_text(delta.content)

@@ -1,8 +1,15 @@
 """Retries around any provider (SPEC L5), as a wrapper rather than per-SDK code.
 
-Transient failures (connection errors, timeouts, 429, 5xx) are retried with
-exponential backoff and full jitter; anything else fails at once, because
-sending the same bad request again cannot succeed.
+Transient failures (connection errors, timeouts, 429, 5xx, and streams that end
+before the provider's format says the answer is complete, which the providers
+report as dropped connections) are retried with exponential backoff and full
+jitter; anything else fails at once, because sending the same bad request again
+cannot succeed.
+
+With ``stream=True`` every attempt streams afresh through ``on_text``, so the text
+a failed attempt already streamed is not part of the answer: the returned response
+is always the last attempt's alone. A consumer that shows text as it arrives learns
+of the abandoned attempt through :data:`retry_listener`.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from agentworld.providers.base import LLMProvider, LLMRequest, TextCallback
 RetryListener = Callable[[int, ProviderError, float], Awaitable[None]]
 retry_listener: ContextVar[RetryListener | None] = ContextVar("retry_listener", default=None)
 """Set by whoever streams a call to learn of each retry (attempt, error, delay) before it
-happens — the runtime uses it to tell stream consumers to drop the partial text."""
+happens: everything ``on_text`` got since the call began (or since the last retry) belongs to
+the abandoned attempt and must be dropped. The runtime uses it to send ``sse`` ``error`` then a
+fresh ``start`` for the same message id (``runtime/llm_call.py``)."""
 
 
 class RetryingProvider:

@@ -20,9 +20,30 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Generic, Protocol, Self, TypeVar, cast
+from typing import Any, Generic, Literal, Protocol, Self, TypeVar, cast
 
-__all__ = ["LoopbackHandler", "LoopbackServer", "pieces", "serve_forever_cli"]
+__all__ = [
+    "DropMode",
+    "LoopbackHandler",
+    "LoopbackServer",
+    "drop_headers",
+    "pieces",
+    "serve_forever_cli",
+]
+
+DropMode = Literal["cut", "end", "end_mid_event"]
+"""How a stream scripted to stop early (``Reply.drop_stream_after``) stops.
+
+* ``"cut"``: the socket is shut without the terminating chunk, so the HTTP client itself
+  sees a broken body (a transport error);
+* ``"end"``: the body ends properly between two events, so the HTTP layer sees nothing wrong
+  and only the provider's own format tells the answer is incomplete (no ``finish_reason`` or
+  ``[DONE]``, no ``message_stop``, no ``finishReason``);
+* ``"end_mid_event"``: the first half of the next event is sent, then the body ends properly,
+  as when a proxy that delimits the body by closing loses the upstream mid-event.
+
+Either way the connection is closed afterwards (the stream is sent with ``Connection: close``).
+"""
 
 
 class _Delayed(Protocol):
@@ -39,6 +60,12 @@ def pieces(text: str, size: int) -> list[str]:
     """``text`` in slices of ``size`` characters (at least one), as a stream would send it."""
     size = max(1, size)
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def drop_headers(drop_at: int | None) -> dict[str, str]:
+    """``Connection: close`` for a stream scripted to stop early, so the client never reuses
+    the connection the server is about to close."""
+    return {"Connection": "close"} if drop_at is not None else {}
 
 
 class LoopbackHTTPServer(ThreadingHTTPServer):  # daemon handler threads by default
@@ -134,13 +161,24 @@ class LoopbackHandler(BaseHTTPRequestHandler, Generic[OwnerT]):
         self.connection.shutdown(socket.SHUT_RDWR)
         self.close_connection = True
 
-    def _send_chunks(self, chunks: Iterable[bytes], cut_at: int | None = None) -> None:
-        """Write ``chunks`` and end the body, or :meth:`_cut` instead of writing chunk ``cut_at``."""
+    def _send_chunks(
+        self, chunks: Iterable[bytes], drop_at: int | None = None, drop: DropMode = "cut"
+    ) -> None:
+        """Write ``chunks`` and end the body, or stop the way ``drop`` says at chunk ``drop_at``."""
         for n, data in enumerate(chunks):
-            if cut_at is not None and n >= cut_at:
-                self._cut()
+            if drop_at is not None and n >= drop_at:
+                self._drop(data, drop)
                 return
             self._chunk(data)
+        self._end_chunked()
+
+    def _drop(self, pending: bytes, drop: DropMode) -> None:
+        """Stop a stream early instead of sending ``pending`` (see :data:`DropMode`)."""
+        if drop == "cut":
+            self._cut()
+            return
+        if drop == "end_mid_event":
+            self._chunk(pending[: max(1, len(pending) // 2)])
         self._end_chunked()
 
 

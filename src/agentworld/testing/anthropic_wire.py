@@ -12,7 +12,9 @@ How a shared ``Reply`` reads here: ``prompt_tokens`` / ``completion_tokens``
 become ``usage.input_tokens`` / ``output_tokens``; ``ToolCallSpec.arguments``
 is the tool's ``input`` as JSON text (sent verbatim as ``partial_json``
 fragments when streaming, parsed into an object otherwise). ``drop_stream_after``
-counts every SSE event written, ``ping`` included. An error ``Reply`` with
+counts every SSE event written, ``ping`` included, and ``drop_mode`` says how the
+stream stops there (a cut socket, or a body that ends without ``message_stop``,
+between events or in the middle of one). An error ``Reply`` with
 ``drop_stream_after`` on a streaming request starts a 200 stream and sends the
 error as an in-stream ``event: error`` after that many events, as Anthropic does
 when it overloads mid-answer.
@@ -26,11 +28,23 @@ import secrets
 from collections.abc import Iterator
 from typing import Any
 
-from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
+from agentworld.testing._loopback import (
+    LoopbackHandler,
+    LoopbackServer,
+    drop_headers,
+    serve_forever_cli,
+)
 from agentworld.testing._loopback import pieces as _pieces
-from agentworld.testing.openai_wire import Reply, Responder, ToolCallSpec
+from agentworld.testing.openai_wire import DropMode, Reply, Responder, ToolCallSpec
 
-__all__ = ["AnthropicWireServer", "Reply", "Responder", "ToolCallSpec", "echo_responder"]
+__all__ = [
+    "AnthropicWireServer",
+    "DropMode",
+    "Reply",
+    "Responder",
+    "ToolCallSpec",
+    "echo_responder",
+]
 
 ERROR_TYPES: dict[int, str] = {400: "invalid_request_error", 401: "authentication_error"}
 ERROR_TYPES |= {402: "billing_error", 403: "permission_error", 404: "not_found_error"}
@@ -222,19 +236,22 @@ class _Handler(LoopbackHandler["AnthropicWireServer"]):
 
     def _stream(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
         head = {"request-id": _request_id()}
-        self._begin_chunked("text/event-stream; charset=utf-8", head, reply.headers, no_cache=True)
-        events = itertools.islice(_events(body, reply, ids), reply.drop_stream_after)
-        for name, data in events:
-            self._event(name, data)
-        if reply.status != 200:  # a scripted mid-stream error: sent, then a clean end
-            self._event("error", _error_payload(reply.status, reply.error_message or "error"))
-        elif reply.drop_stream_after is not None:
-            self._cut()  # no terminating chunk: a cut stream
+        closing = drop_headers(reply.drop_stream_after)
+        content_type = "text/event-stream; charset=utf-8"
+        self._begin_chunked(content_type, head, reply.headers, closing, no_cache=True)
+        events = (_sse(name, data) for name, data in _events(body, reply, ids))
+        if reply.status == 200:
+            self._send_chunks(events, reply.drop_stream_after, reply.drop_mode)
             return
+        # A scripted mid-stream error: that many events, the error, then a clean end.
+        for event in itertools.islice(events, reply.drop_stream_after):
+            self._chunk(event)
+        self._chunk(_sse("error", _error_payload(reply.status, reply.error_message or "error")))
         self._end_chunked()
 
-    def _event(self, name: str, data: dict[str, Any]) -> None:
-        self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+
+def _sse(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
 
 class AnthropicWireServer(LoopbackServer[Reply, tuple[dict[str, Any], dict[str, str]]]):

@@ -9,7 +9,9 @@ script drives every provider alike. What differs is Gemini's shape:
   ``GenerateContentResponse``; ``:streamGenerateContent?alt=sse`` answers SSE
   ``data:`` events, each a whole ``GenerateContentResponse``. Text is split
   across events, a ``functionCall`` arrives whole in one event, and the last
-  event carries ``finishReason`` and the final ``usageMetadata``.
+  event carries ``finishReason`` and the final ``usageMetadata``. ``drop_stream_after``
+  counts these events and ``drop_mode`` says how the stream stops there (a cut socket,
+  or a body that ends without ``finishReason``, between events or in the middle of one).
 * Function calls carry ``args`` as a JSON object and usually no ``id``:
   ``ToolCallSpec.id=None`` sends none (unlike the OpenAI server, which makes one up).
 * Errors are ``{"error": {"code", "message", "status"}}`` with a gRPC status name.
@@ -27,11 +29,23 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
+from agentworld.testing._loopback import (
+    LoopbackHandler,
+    LoopbackServer,
+    drop_headers,
+    serve_forever_cli,
+)
 from agentworld.testing._loopback import pieces as _pieces
-from agentworld.testing.openai_wire import Reply, Responder, ToolCallSpec
+from agentworld.testing.openai_wire import DropMode, Reply, Responder, ToolCallSpec
 
-__all__ = ["GeminiWireServer", "ReceivedRequest", "Reply", "ToolCallSpec", "echo_responder"]
+__all__ = [
+    "DropMode",
+    "GeminiWireServer",
+    "ReceivedRequest",
+    "Reply",
+    "ToolCallSpec",
+    "echo_responder",
+]
 
 _GRPC_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}
 _GRPC_STATUS |= {404: "NOT_FOUND", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED"}
@@ -211,9 +225,10 @@ class _Handler(LoopbackHandler["GeminiWireServer"]):
             self._send_json(200, _whole(body, reply, model), reply.headers)
 
     def _stream(self, events: list[dict[str, Any]], reply: Reply) -> None:
-        self._begin_chunked("text/event-stream", reply.headers)
+        closing = drop_headers(reply.drop_stream_after)
+        self._begin_chunked("text/event-stream", reply.headers, closing)
         chunks = (f"data: {json.dumps(event)}\r\n\r\n".encode() for event in events)
-        self._send_chunks(chunks, reply.drop_stream_after)
+        self._send_chunks(chunks, reply.drop_stream_after, reply.drop_mode)
 
 
 class GeminiWireServer(LoopbackServer[Reply, ReceivedRequest]):

@@ -20,10 +20,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
+from agentworld.testing._loopback import (
+    DropMode,
+    LoopbackHandler,
+    LoopbackServer,
+    drop_headers,
+    serve_forever_cli,
+)
 from agentworld.testing._loopback import pieces as _pieces
 
-__all__ = ["OpenAIWireServer", "Reply", "Responder", "ToolCallSpec", "echo_responder"]
+__all__ = [
+    "DropMode",
+    "OpenAIWireServer",
+    "Reply",
+    "Responder",
+    "ToolCallSpec",
+    "echo_responder",
+]
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
 _ERROR_TYPES |= {404: "not_found_error", 429: "rate_limit_exceeded"}
@@ -51,7 +64,8 @@ class Reply:
     chunk_size: int = 4  # characters per streamed content / arguments delta
     headers: dict[str, str] = field(default_factory=dict)  # e.g. {"retry-after": "0"}
     delay: float = 0.0  # seconds to wait before answering (timeout tests)
-    drop_stream_after: int | None = None  # streaming: cut the socket after N data events
+    drop_stream_after: int | None = None  # streaming: stop after N data events ...
+    drop_mode: DropMode = "cut"  # ... this way: cut the socket, or end the body (see DropMode)
 
     @classmethod
     def text(cls, content: str, **kw: Any) -> Reply:
@@ -138,9 +152,11 @@ class _Handler(LoopbackHandler["OpenAIWireServer"]):
         self._send_json(200, payload, reply.headers)
 
     def _stream(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
-        self._begin_chunked("text/event-stream; charset=utf-8", reply.headers, no_cache=True)
+        closing = drop_headers(reply.drop_stream_after)
+        content_type = "text/event-stream; charset=utf-8"
+        self._begin_chunked(content_type, reply.headers, closing, no_cache=True)
         events = (f"data: {event}\n\n".encode() for event in _events(body, reply, ids))
-        self._send_chunks(events, reply.drop_stream_after)
+        self._send_chunks(events, reply.drop_stream_after, reply.drop_mode)
 
 
 def _envelope(body: dict[str, Any], obj: str) -> dict[str, Any]:

@@ -13,19 +13,18 @@ world lists in ``tool_env``; the values of secret-named variables are masked
 in what it prints. ``directory`` must stay inside the world's working
 directory (``check_directory`` lets the policy refuse a call before anyone is
 asked to approve it). ``parameters`` are shell-quoted and appended, so they
-arrive as literal arguments. The command runs in its own process group: on
-timeout the whole group is killed, not just the shell. Output beyond the cap
-is cut, with a note saying how much was dropped. It requires approval by
-default.
+arrive as literal arguments. The command runs in its own process group, under
+a guard (``process_guard.py``) that kills the whole group, not just the shell,
+on timeout and when the process running the tool dies, even of SIGKILL. Output
+beyond the cap is cut, with a note saying how much was dropped. It requires
+approval by default.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Any
 
 from agentworld.shell import SHELL_TOOL as SHELL_TOOL_NAME
 from agentworld.shell.split import command_line
+from agentworld.tools.builtin.process_guard import environment_block, guarded_command
 from agentworld.tools.confinement import OutsideWorkingDirectory, confined_path, working_root
 from agentworld.tools.environment import (
     DEFAULT_PATH,
@@ -194,27 +194,30 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
     bash = await asyncio.to_thread(find_bash)  # a cached lookup after the first call
     env = tool_environment(os.environ, shell=bash, passed=context.tool_env)
     started = time.monotonic()
+    # The guard starts bash in a new session (its own process group) and kills that group
+    # when its standard input, the control pipe, ends: when this process dies or closes it.
     process = await asyncio.create_subprocess_exec(
-        bash, "--noprofile", "--norc", "-c", line,
+        *guarded_command([bash, "--noprofile", "--norc", "-c", line]),
         cwd=cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
+        env={},  # the guard's own; bash's environment travels on the control pipe
+        stdin=asyncio.subprocess.PIPE,  # the control pipe: only this process holds its write end
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,  # its own process group, so a timeout kills every child too
+        start_new_session=True,  # out of reach of signals sent to this process's group
     )
     out, err = _CappedReader(OUTPUT_CAP), _CappedReader(OUTPUT_CAP)
-    assert process.stdout is not None and process.stderr is not None
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    process.stdin.write(environment_block(env))
     readers = asyncio.gather(out.drain(process.stdout), err.drain(process.stderr), process.wait())
     timed_out = False
     try:
         await asyncio.wait_for(asyncio.shield(readers), timeout)
     except TimeoutError:
         timed_out = True
-        _kill_group(process.pid)
+        process.stdin.close()  # end of file on the control pipe: the guard kills bash's group
         await readers
     except asyncio.CancelledError:
-        _kill_group(process.pid)
+        process.stdin.close()
         await asyncio.gather(readers, return_exceptions=True)
         raise
     # Secrets are masked even when the world passed them on purpose: the output goes to the
@@ -235,11 +238,6 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
         if reader.dropped:
             result[name] += f"\n[output truncated: {reader.dropped} more bytes not shown]"
     return result
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 SHELL_TOOL = Tool(

@@ -1,0 +1,188 @@
+"""A guard between the runtime and a shell command, so that the command dies with its runner.
+
+A command started in a session of its own outlives the process that started it: when the
+runtime is killed (``kill -9``, the OOM killer), nobody kills the command's process group, and
+``sleep 3 && touch F`` still creates ``F``. The kernel has no "kill my children's group when I
+die" switch (``PR_SET_PDEATHSIG`` reaches one process, not its group, and fires when the
+*thread* that forked ends), but it does close every file a dead process held, whatever killed
+it. So the runtime starts this guard with its standard input on a pipe whose write end only
+the runtime holds (the control pipe). The guard starts the command in a new session, so in a
+process group of its own, and waits for the first of:
+
+- the command exits: the guard ends the same way (the same exit code, or killed by the same
+  signal), so the runtime sees what it saw when it ran the command itself;
+- end of file on the control pipe — the runtime died, however it died, or closed the pipe to
+  stop the command (a timeout, a cancelled call) — or a signal asking the guard to end: the
+  guard kills the command's whole process group with SIGKILL at once and ends as the command
+  then did.
+
+Nothing slips between starting the command and watching it: the guard's signal handlers are
+in place before the command is spawned, the command leads its own process group from its first
+instruction, and an end of file stays readable until the guard looks.
+
+The command's environment travels on the control pipe, ahead of the end of file, rather than
+in the guard's own environment: Python edits its environment at start-up (PEP 538 adds
+``LC_CTYPE`` under the C locale), and the command must get exactly the environment it was
+given.
+
+The guard runs on every shell call, so its start-up is kept short: the runtime runs this file
+as a script of an isolated interpreter without site-packages (``python -I -S``), and as a
+script it imports only modules built into the interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing doubles the guard's start-up
+if TYPE_CHECKING:
+    import signal
+    from collections.abc import Mapping, Sequence
+    from types import FrameType
+    from typing import NoReturn
+else:
+    # The public `signal` module wraps these functions in enums whose import (~12 ms) would
+    # double the guard's start-up.
+    import _signal as signal
+
+CONTROL = 0
+"""The guard's end of the control pipe: its standard input."""
+
+RESET_SIGNALS = ("SIGPIPE", "SIGXFSZ")
+"""Signals Python ignores at start-up; reset for the command, as ``subprocess`` does."""
+STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+"""Signals that end the guard the way end of file on the control pipe does. Handlers are
+reset when the command is executed, so it gets the defaults (or an inherited "ignore")."""
+KILLED = 9
+"""The wait status of a process killed by SIGKILL (the signal's number, no exit code)."""
+
+
+# -- the runtime's side ----------------------------------------------------------------
+
+
+def guarded_command(argv: Sequence[str]) -> list[str]:
+    """The command line that runs ``argv`` under a guard.
+
+    ``-I`` ignores ``PYTHON*`` variables, the user's site directory and the current
+    directory; ``-S`` skips site-packages, a third of an interpreter's start-up.
+    """
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *argv]
+
+
+def environment_block(environment: Mapping[str, str]) -> bytes:
+    """What the runtime writes on the control pipe: the command's environment, sized.
+
+    A length line, then ``NAME=value`` entries separated by NUL bytes (which neither a name
+    nor a value can hold). Names and values ``subprocess`` would refuse are refused here too.
+    """
+    entries: list[bytes] = []
+    for name, value in environment.items():
+        entry = os.fsencode(name) + b"=" + os.fsencode(value)
+        if not name or "=" in name or b"\0" in entry:
+            raise ValueError(f"illegal environment variable {name!r}")
+        entries.append(entry)
+    block = b"\0".join(entries)
+    return b"%d\n" % len(block) + block
+
+
+# -- the guard's side ------------------------------------------------------------------
+
+
+def _read_environment() -> dict[bytes, bytes] | None:
+    """The command's environment from the control pipe, or None when the pipe ended first."""
+    data = bytearray()
+    size: int | None = None
+    while size is None or len(data) < size:
+        chunk = os.read(CONTROL, 65536)
+        if not chunk:
+            return None
+        data += chunk
+        if size is None and b"\n" in data:
+            header, _, rest = bytes(data).partition(b"\n")
+            size, data = int(header), bytearray(rest)
+    entries = bytes(data).split(b"\0") if data else []
+    return {name: value for name, _, value in (entry.partition(b"=") for entry in entries)}
+
+
+def _note(number: int, frame: FrameType | None) -> None:
+    """A signal handler that does nothing: the wakeup pipe carries the signal's number."""
+
+
+def _signals(names: Sequence[str]) -> list[int]:
+    return [getattr(signal, name) for name in names if hasattr(signal, name)]
+
+
+def _spawn(argv: list[str], environment: dict[bytes, bytes]) -> int:
+    """Start the command in a new session, with ``/dev/null`` as its standard input and
+    Python's ignored signals back to their defaults, as ``subprocess`` started it before."""
+    stdin = [(os.POSIX_SPAWN_OPEN, CONTROL, os.devnull, os.O_RDONLY, 0)]
+    reset = _signals(RESET_SIGNALS)
+    try:
+        return os.posix_spawn(
+            argv[0], argv, environment, file_actions=stdin, setsigdef=reset, setsid=True
+        )
+    except NotImplementedError:  # no POSIX_SPAWN_SETSID: a process group of its own suffices
+        return os.posix_spawn(
+            argv[0], argv, environment, file_actions=stdin, setsigdef=reset, setpgroup=0
+        )
+
+
+def _kill_group(pgid: int) -> None:
+    # Not contextlib.suppress: importing contextlib costs the guard's start-up a few ms.
+    try:  # noqa: SIM105
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _watch(pid: int, wakeup: int) -> int:
+    """Wait for the command to exit, or kill its group when told to stop; its wait status."""
+    while True:
+        ready, _, _ = select.select([CONTROL, wakeup], [], [])
+        if CONTROL in ready and not os.read(CONTROL, 4096):
+            break  # end of file: the runtime died, or closed the pipe to stop the command
+        if wakeup in ready and set(os.read(wakeup, 64)) - {signal.SIGCHLD}:
+            break  # a signal asked the guard itself to end
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+    # The command is not reaped yet, so its process group id cannot have been reused.
+    _kill_group(pid)
+    return os.waitpid(pid, 0)[1]
+
+
+def _end_like(status: int) -> NoReturn:
+    """Exit with the command's exit code, or die of the signal that killed it."""
+    if os.WIFSIGNALED(status):
+        import resource  # built in, and only needed here
+
+        number = os.WTERMSIG(status)
+        # A command that dumped core did so itself; the guard dying of the same signal must not.
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        if number != signal.SIGKILL:
+            signal.signal(number, signal.SIG_DFL)
+        signal.raise_signal(number)
+        os._exit(128 + number)  # not reached: the signal's default action ends the guard
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def main(argv: list[str]) -> NoReturn:
+    """Run ``argv`` as a guarded command (see the module docstring)."""
+    os.set_blocking(CONTROL, True)
+    environment = _read_environment()
+    if environment is None:  # the runtime was gone before the command could start
+        _end_like(KILLED)
+    wakeup, wakeup_write = os.pipe()
+    os.set_blocking(wakeup_write, False)
+    signal.set_wakeup_fd(wakeup_write)
+    signal.signal(signal.SIGCHLD, _note)
+    for number in _signals(STOP_SIGNALS):
+        if signal.getsignal(number) != signal.SIG_IGN:  # an ignored one stays ignored, as before
+            signal.signal(number, _note)
+    _end_like(_watch(_spawn(argv, environment), wakeup))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
