@@ -13,7 +13,7 @@ import pytest
 
 from agentworld.models import Chat, Message, World
 from agentworld.models.work import InboxChange, Loop, Route, Turn
-from agentworld.storage.leases import owner_gone, process_identity
+from agentworld.storage.leases import owner_gone, process_identity, runtime_identity
 from agentworld.storage.sql import SQLStorage
 
 
@@ -28,7 +28,7 @@ async def storage(db_url: str) -> AsyncIterator[SQLStorage]:
 def _dead_owner() -> str:
     """The identity of a process of this host that has exited."""
     proc = subprocess.run(
-        [sys.executable, "-c", "from agentworld.storage.leases import process_identity as p; print(p())"],
+        [sys.executable, "-c", "from agentworld.storage.leases import runtime_identity as r; print(r())"],
         capture_output=True, text=True, check=True,
     )
     return proc.stdout.strip()
@@ -69,10 +69,11 @@ async def test_a_dead_holder_on_this_host_is_taken_over_at_once(storage: SQLStor
 
 
 def test_a_recycled_pid_is_not_mistaken_for_the_holder() -> None:
-    host, pid, start = process_identity().split(":")
-    assert start != "0"
-    assert owner_gone(f"{host}:{pid}:{int(start) + 1}")  # same pid, another start: not the owner
-    assert not owner_gone(f"{host}:{pid}:{start}")
+    host, pid, start, token = runtime_identity().split(":")
+    assert start != "0" and token
+    assert owner_gone(f"{host}:{pid}:{int(start) + 1}:{token}")  # same pid, another start
+    assert not owner_gone(f"{host}:{pid}:{start}:{token}")
+    assert not owner_gone(runtime_identity())  # another runtime of this live process
 
 
 async def test_only_one_of_many_concurrent_claims_wins(db_url: str, storage: SQLStorage) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentworld.models.work import InboxChange, QueuedWork
-from agentworld.storage.leases import process_identity
+from agentworld.storage.leases import runtime_identity
 from agentworld.storage.sql import SQLStorage
 
 logger = logging.getLogger("agentworld.runtime")
@@ -55,7 +55,7 @@ class ChatRunners:
         self._on_error = on_error
         self._on_claimed = on_claimed
         self._on_drained = on_drained
-        self._owner = process_identity()
+        self._owner = runtime_identity()
         self._tasks: dict[str, asyncio.Task[bool]] = {}
         self._held: set[str] = set()
         """Chats whose lease this process holds."""

@@ -1,8 +1,10 @@
 """Chat leases: one process at a time runs a chat's work, across processes and hosts.
 
 A process claims a chat before doing its work and renews the claim while it works.
-The claim names its owner as ``host:pid:start`` (``start``: when the process started,
-so a recycled pid is not mistaken for the owner). Another process takes a chat over
+The claim names its owner as ``host:pid:start:runtime`` (``start``: when the process
+started, so a recycled pid is not mistaken for the owner; ``runtime``: which of the
+process's world runtimes, so two opened on one database in one process never both run a
+chat). Another process takes a chat over
 at once when its owner is provably gone (same host, process gone) and otherwise only
 when the claim has lapsed. Every change is a conditional write inside one
 transaction — SQLite serialises write transactions, PostgreSQL's row update is a
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
 import socket
 import time
 from typing import TYPE_CHECKING
@@ -43,9 +46,14 @@ def _start_ticks(pid: int) -> str | None:
 
 @functools.cache
 def process_identity() -> str:
-    """This process as a lease owner: ``host:pid:start``."""
+    """This process: ``host:pid:start``."""
     pid = os.getpid()
     return f"{socket.gethostname()}:{pid}:{_start_ticks(pid) or '0'}"
+
+
+def runtime_identity() -> str:
+    """A new lease owner in this process: ``host:pid:start:token``."""
+    return f"{process_identity()}:{secrets.token_hex(4)}"
 
 
 def owner_gone(owner: str) -> bool:
@@ -53,8 +61,7 @@ def owner_gone(owner: str) -> bool:
 
     Only a process on this host can be checked; one elsewhere is assumed alive (its claim
     is taken over when it lapses instead)."""
-    host, _, rest = owner.partition(":")
-    pid_text, _, start = rest.partition(":")
+    host, pid_text, start, *_runtime = [*owner.split(":"), "", ""][:4]
     if host != socket.gethostname() or not pid_text.isdigit():
         return False
     pid = int(pid_text)
