@@ -8,16 +8,20 @@ through here so every change is validated the same way and announced as a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from agentworld.errors import InvalidInputError
-from agentworld.models import Agent, Chat, Message, World
+from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
+from agentworld.models import Agent, Chat, Message, Usage, World
+from agentworld.models.domain import agent_name_problem, base_url_problem
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingApproval, PendingClientCall
+from agentworld.models.settings import MAX_ITERATIONS, MAX_OUTPUT_TOKENS, MAX_TURN_LIMIT
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
@@ -33,11 +37,19 @@ if TYPE_CHECKING:
     from agentworld.tools.registry import Tool
 
 
+MAX_CHAT_NAME = 200
+"""The longest chat name stored (the ``chats.name`` column)."""
+
+
 def _invalid(exc: ValidationError) -> InvalidInputError:
+    """One line naming each setting that is wrong (``turn_limit: …``); interfaces put their own
+    names on the settings (the CLI says ``--turn-limit``)."""
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error["loc"]) or "value"
-        parts.append(f"{where}: {error['msg']}")
+        message = error["msg"].removeprefix("Value error, ")
+        # A rule of our own may already name its setting ("tool_env: 'X' is not …").
+        parts.append(message if message.startswith(f"{where}: ") else f"{where}: {message}")
     return InvalidInputError("; ".join(parts))
 
 
@@ -99,18 +111,29 @@ class AgentWorld:
     # -- worlds ------------------------------------------------------------------
 
     async def create_world(self, name: str, **settings: Any) -> World:
-        """Create a world; its tools work in ``working_dir`` (default: the current directory)."""
+        """Create a world; its tools work in ``working_dir`` (default: the current directory).
+
+        World names, like agent names, are unique regardless of case: ``Team`` cannot be
+        created next to ``team``."""
         settings.setdefault("working_dir", os.getcwd())
         world = _build(World, {"name": name, **settings})
-        _check_settings(world)
+        for existing in await self.storage.list_worlds():
+            if existing.name.lower() == name.lower():
+                same = "" if existing.name == name else " (names are unique regardless of case)"
+                raise AlreadyExistsError(f"world {existing.name!r} already exists{same}")
+        _check_settings(world, extra_tools=self._tools)
         world = await self.storage.create_world(world)
         await self._announce(CrudEvent(world=name, operation="create", entity="world", name=name))
         return world
 
     async def update_world(self, name: str, **changes: Any) -> World:
+        """Change the settings given; ``main_agent`` must name an agent of the world (stored
+        with that agent's own spelling), None or "" clears it."""
         current = await self.storage.get_world(name)
+        if "main_agent" in changes:
+            changes["main_agent"] = await self._main_agent(name, changes["main_agent"])
         world = _build(World, {**current.model_dump(), **changes, "name": name})
-        _check_settings(world)
+        _check_settings(world, extra_tools=self._tools)
         world = await self.storage.update_world(world)
         await self._announce(
             CrudEvent(world=name, operation="update", entity="world", name=name, data=_jsonable(changes))
@@ -132,13 +155,28 @@ class AgentWorld:
     # -- agents ------------------------------------------------------------------
 
     async def create_agent(self, world: str, name: str, **settings: Any) -> Agent:
-        agent = await self.storage.create_agent(_build(Agent, {"world": world, "name": name, **settings}))
+        """Create an agent. Its name is unique in the world regardless of case and is none of
+        the senders routing gives a meaning (``human``, ``user``, ``you``, ``system``,
+        ``world``); its provider settings are checked now rather than at its first turn."""
+        if (problem := agent_name_problem(name)) is not None:
+            raise InvalidInputError(f"invalid name {name!r}: {problem}")
+        agent = _build(Agent, {"world": world, "name": name, **settings})
+        await self.storage.get_world(world)
+        try:
+            existing = await self.storage.get_agent(world, name)
+        except NotFoundError:
+            pass
+        else:
+            raise AlreadyExistsError(f"agent {existing.name!r} already exists in world {world!r}")
+        self._check_agent(agent)
+        agent = await self.storage.create_agent(agent)
         await self._announce(CrudEvent(world=world, operation="create", entity="agent", name=name))
         return agent
 
     async def update_agent(self, world: str, name: str, **changes: Any) -> Agent:
         current = await self.storage.get_agent(world, name)
         agent = _build(Agent, {**current.model_dump(), **changes, "world": world, "name": current.name})
+        self._check_agent(agent)
         agent = await self.storage.update_agent(agent)
         await self._announce(
             CrudEvent(world=world, operation="update", entity="agent", name=name, data=_jsonable(changes))
@@ -154,12 +192,38 @@ class AgentWorld:
 
     async def delete_agent(self, world: str, name: str) -> None:
         """Delete an agent with its memory and session grants; its pending approvals and client
-        calls are cancelled (answering them is refused, nothing runs). "Always" grants stay."""
+        calls are cancelled (answering them is refused, nothing runs). "Always" grants stay.
+        When it was the world's main agent, the world has none afterwards."""
         stored = await self.storage.delete_agent(world, name)
         runtime = self._runtimes.get(world)
         if runtime is not None:
             runtime.forget_agent(stored)
         await self._announce(CrudEvent(world=world, operation="delete", entity="agent", name=name))
+        settings = await self.storage.get_world(world)
+        if settings.main_agent is not None and settings.main_agent.lower() == stored.lower():
+            # Stored directly: the rest of the settings are not this change's business.
+            await self.storage.update_world(settings.model_copy(update={"main_agent": None}))
+            await self._announce(
+                CrudEvent(world=world, operation="update", entity="world", name=world, data={"main_agent": None})
+            )
+
+    async def _main_agent(self, world: str, name: str | None) -> str | None:
+        """The stored spelling of the agent ``name`` names, for the ``main_agent`` setting."""
+        if not name:
+            return None
+        try:
+            return (await self.storage.get_agent(world, name)).name
+        except NotFoundError:
+            agents = [a.name for a in await self.storage.list_agents(world)]
+            known = f"agents: {', '.join(agents)}" if agents else "it has no agents yet"
+            raise InvalidInputError(
+                f"main_agent: world {world!r} has no agent {name!r} ({known})"
+            ) from None
+
+    def _check_agent(self, agent: Agent) -> None:
+        """Provider settings that would only fail at the agent's first turn. An embedder's
+        ``provider_factory`` builds providers its own way, so then only the URL is checked."""
+        _check_agent_settings(agent, builtin_providers=self._provider_factory is None)
 
     # -- chats -------------------------------------------------------------------
 
@@ -184,6 +248,71 @@ class AgentWorld:
         if settings.current_chat_id is not None:
             return settings.current_chat_id
         return (await self.new_chat(world)).chat_id
+
+    async def get_chat(self, world: str, chat_id: str) -> Chat:
+        """One chat of the world; an unknown world or chat id is a ``NotFoundError``."""
+        await self.storage.get_world(world)
+        return await self.storage.get_chat(world, chat_id)
+
+    async def use_chat(self, world: str, chat_id: str) -> Chat:
+        """Make an existing chat the world's current chat (where ``send`` goes by default)."""
+        chat = await self.get_chat(world, chat_id)
+        current = await self.storage.get_world(world)
+        await self.storage.update_world(current.model_copy(update={"current_chat_id": chat_id}))
+        await self._announce(
+            CrudEvent(
+                world=world, operation="update", entity="chat", name=chat.name, chat_id=chat_id,
+                data={"current": True},
+            )
+        )
+        return chat
+
+    async def rename_chat(self, world: str, chat_id: str, name: str) -> Chat:
+        """Give a chat a name of one's own; it is no longer replaced by a generated title."""
+        title = " ".join(name.split())
+        if not title or len(title) > MAX_CHAT_NAME:
+            raise InvalidInputError(f"a chat name is 1 to {MAX_CHAT_NAME} characters")
+        await self.get_chat(world, chat_id)
+        await self.storage.rename_chat(world, chat_id, title, titled=True)
+        await self._announce(
+            CrudEvent(
+                world=world, operation="update", entity="chat", name=title, chat_id=chat_id,
+                data={"name": title},
+            )
+        )
+        return await self.storage.get_chat(world, chat_id)
+
+    async def delete_chat(self, world: str, chat_id: str) -> None:
+        """Delete a chat with its messages, memories, events, tool logs, waiting calls and
+        session grants; the audit log keeps its entries and records the deletion. A chat this
+        process is still running is refused; if it was the current chat, there is none."""
+        runtime = self._runtimes.get(world)
+        if runtime is not None and not runtime.is_idle(chat_id):
+            raise InvalidInputError(f"chat {chat_id!r} is still running: wait until it is idle")
+        chat = await self.get_chat(world, chat_id)
+        await self.storage.delete_chat(world, chat_id)
+        await self._announce(
+            CrudEvent(world=world, operation="delete", entity="chat", name=chat.name, chat_id=chat_id)
+        )
+
+    async def transcript(self, world: str, chat_id: str) -> list[Message]:
+        """A chat's transcript: what was said in it, in order."""
+        await self.get_chat(world, chat_id)
+        return await self.storage.transcript(world, chat_id)
+
+    async def agent_memory(
+        self, world: str, agent: str, *, chat_id: str | None = None
+    ) -> list[Message]:
+        """An agent's memory of one chat, or of every chat."""
+        if chat_id is not None:
+            await self.get_chat(world, chat_id)
+        owner = await self.storage.get_agent(world, agent)
+        return await self.storage.memory(world, owner.name, chat_id)
+
+    async def chat_usage(self, world: str) -> dict[str, Usage]:
+        """Tokens used in each chat of the world, by chat id (chats nobody answered are absent)."""
+        await self.storage.get_world(world)
+        return await self.storage.usage_by_chat(world)
 
     # -- running -----------------------------------------------------------------
 
@@ -390,21 +519,146 @@ class _ErrorCollector:
             self.texts.append(event.text)
 
 
-def _check_settings(world: World) -> None:
-    """Refuse settings that would break the world later: client tools that shadow a built-in
-    or use the reserved prefix, policy files with any error (named by file and rule)."""
+def _check_settings(world: World, *, extra_tools: Sequence[Tool] = ()) -> None:
+    """Refuse settings that would break the world later, not at its next message: counts out
+    of bounds, a working directory that is not one, client tools that are malformed or shadow
+    a built-in, policy files with any error (named by file and rule), MCP servers whose
+    command is missing, legacy tool lists naming no tool, hooks that cannot be loaded.
+    Each message starts with the setting it is about (``allowed_tools: …``)."""
     from agentworld.runtime.authorizer import check_policy_files
-    from agentworld.runtime.hooks import load_hook
-    from agentworld.tools.mcp_config import parse_mcp_config
-    from agentworld.tools.registry import ToolRegistry, client_tool
+    from agentworld.tools.mcp_config import command_problem, parse_mcp_config
+    from agentworld.tools.registry import ToolRegistry
     from agentworld.tools.world_tools import BUILTIN_TOOLS
 
-    ToolRegistry([*BUILTIN_TOOLS, *(client_tool(d) for d in world.client_tools)])
+    for setting, value, limit in (
+        ("turn_limit", world.turn_limit, MAX_TURN_LIMIT),
+        ("max_iterations", world.max_iterations, MAX_ITERATIONS),
+    ):
+        if value > limit:
+            raise InvalidInputError(f"{setting} must be at most {limit}")
+    if world.working_dir is not None:
+        _check_directory(world.working_dir)
+    registry = ToolRegistry([*BUILTIN_TOOLS, *extra_tools, *map(_client_tool, world.client_tools)])
     check_policy_files(world.policy_files)
-    if world.mcp_config:
-        parse_mcp_config(world.mcp_config)
+    servers = parse_mcp_config(world.mcp_config) if world.mcp_config else []
+    for server in servers:
+        if (problem := command_problem(server)) is not None:
+            raise InvalidInputError(problem)
+    mcp_servers = {server.name for server in servers}
+    for setting, names in (("allowed_tools", world.allowed_tools), ("excluded_tools", world.excluded_tools)):
+        for name in names:
+            prefix, separator, _tool = name.partition("__")
+            if "*" in name or name in registry or (separator and prefix in mcp_servers):
+                continue
+            offered = ", ".join(tool.name for tool in registry)
+            raise InvalidInputError(
+                f"{setting}: {name!r} is not a tool of this world (its tools: {offered}; "
+                "those of an MCP server are SERVER__TOOL or SERVER__*)"
+            )
     for spec in world.hooks:
+        _check_hook(spec)
+
+
+def _check_directory(path: str) -> None:
+    directory = Path(path)
+    if not directory.exists():
+        raise InvalidInputError(f"working_dir: {path} does not exist")
+    if not directory.is_dir():
+        raise InvalidInputError(f"working_dir: {path} is not a directory")
+
+
+_CLIENT_TOOL_KEYS = frozenset({"name", "description", "parameters", "approval"})
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What every provider accepts as a function name (OpenAI's rule is the strictest)."""
+
+
+def _client_tool(definition: object) -> Tool:
+    """A client tool declaration checked in full: a provider would refuse a bad name or a
+    parameters object that is no JSON schema at every turn, and unknown keys are typos."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    from agentworld.tools.registry import CLIENT_PREFIX, client_tool
+
+    if not isinstance(definition, dict):
+        raise InvalidInputError("client_tools: each tool must be an object {name, description, parameters}")
+    name = definition.get("name")
+    if isinstance(name, str) and name.startswith(CLIENT_PREFIX):
+        raise InvalidInputError(
+            f"client_tools: tool name {name!r} uses the reserved prefix {CLIENT_PREFIX!r}"
+        )
+    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+        raise InvalidInputError(
+            f"client_tools: tool name {name!r} must be 1-64 letters, digits, '_' or '-'"
+        )
+    if unknown := sorted(set(definition) - _CLIENT_TOOL_KEYS):
+        raise InvalidInputError(f"client_tools: tool {name!r} has unknown keys: {', '.join(unknown)}")
+    if not isinstance(definition.get("description", ""), str):
+        raise InvalidInputError(f"client_tools: tool {name!r}: description must be text")
+    parameters = definition.get("parameters", {"type": "object"})
+    if not isinstance(parameters, dict) or parameters.get("type") != "object":
+        raise InvalidInputError(
+            f"client_tools: tool {name!r}: parameters must be a JSON schema of type 'object'"
+        )
+    try:
+        Draft202012Validator.check_schema(parameters)
+    except SchemaError as exc:
+        where = "/".join(str(part) for part in exc.path)
+        raise InvalidInputError(
+            f"client_tools: tool {name!r}: parameters is not a valid JSON schema "
+            f"({where + ': ' if where else ''}{exc.message})"
+        ) from None
+    approval = definition.get("approval") or {}
+    if not (
+        isinstance(approval, dict)
+        and set(approval) <= {"required", "scope", "message"}
+        and isinstance(approval.get("required", False), bool)
+        and approval.get("scope", "once") in ("once", "session", "always")
+        and isinstance(approval.get("message", ""), str | None)
+    ):
+        raise InvalidInputError(
+            f"client_tools: tool {name!r}: approval must be an object "
+            '{"required": true|false, "scope": "once"|"session"|"always", "message": TEXT}'
+        )
+    return client_tool(definition)
+
+
+def _check_hook(spec: str) -> None:
+    """Import the hook now: a module that fails to import (not only one that is missing)
+    would otherwise fail every message of the world."""
+    from agentworld.runtime.hooks import load_hook
+
+    try:
         load_hook(spec)
+    except InvalidInputError:
+        raise
+    except Exception as exc:
+        raise InvalidInputError(
+            f"hooks: cannot load hook {spec!r}: importing it raised {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _check_agent_settings(agent: Agent, *, builtin_providers: bool) -> None:
+    """Agent settings that would only fail at its first turn, each named by its setting.
+    ``builtin_providers`` is False when an embedder's factory builds the providers."""
+    if agent.base_url is not None and (problem := base_url_problem(agent.base_url)) is not None:
+        raise InvalidInputError(f"base_url: {agent.base_url!r} {problem}")
+    if agent.max_tokens is not None and agent.max_tokens > MAX_OUTPUT_TOKENS:
+        raise InvalidInputError(f"max_tokens must be at most {MAX_OUTPUT_TOKENS}")
+    if not builtin_providers:
+        return
+    if agent.provider == "openai-compatible" and agent.base_url is None:
+        raise InvalidInputError(
+            "base_url is required for provider 'openai-compatible': the server's URL, "
+            "e.g. http://localhost:11434/v1"
+        )
+    if agent.provider == "scripted":
+        from agentworld.providers.scripted import responder_for_model
+
+        try:
+            responder_for_model(agent.model)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"model: {exc}") from None
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:

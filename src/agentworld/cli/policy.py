@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from agentworld.runtime.authorizer import CallVerdict
 
 app = typer.Typer(help="Test tool calls against policies; list and revoke a world's rules.", no_args_is_help=True)
+WorldArg = Annotated[str, typer.Argument(metavar="WORLD", help="The world's name.")]
 
 
 @app.command("test")
@@ -104,7 +105,7 @@ def _decide_without_world(
 
 
 @app.command("list")
-def policy_list(world: str, json_out: JsonOpt = False) -> None:
+def policy_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     """Every rule in force for WORLD, highest priority first, with where it comes from: each
     tool's own default (for MCP tools: asks unless read-only or trusted), the shipped defaults,
     the world's files, legacy lists, "always" answers and the admin files."""
@@ -135,7 +136,11 @@ def policy_list(world: str, json_out: JsonOpt = False) -> None:
 
 
 @app.command("revoke")
-def policy_revoke(world: str, rule_id: str, json_out: JsonOpt = False) -> None:
+def policy_revoke(
+    world: WorldArg,
+    rule_id: Annotated[str, typer.Argument(metavar="RULE_ID", help="always:GRANT_ID, as `policy list` shows it.")],
+    json_out: JsonOpt = False,
+) -> None:
     """Remove an auto-saved "always allow" rule (its id is in `policy list`: always:ID)."""
     grant_id = rule_id.removeprefix("always:")
     run(lambda aw: aw.revoke_grant(world, grant_id))
