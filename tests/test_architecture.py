@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"shell", "routing", "approval", "policy"},  # pure cores
     {"providers", "tools", "storage", "events", "testing"},  # I/O behind narrow interfaces
     {"runtime"},
-    {"agent_world", "cli", "__init__", "__main__"},  # the facade and the interfaces
+    {"agent_world", "settings_checks", "cli", "__init__", "__main__"},  # the facade and the interfaces
 ]
 LAYER_OF = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 

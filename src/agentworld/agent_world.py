@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from agentworld.errors import InvalidInputError
-from agentworld.models import Agent, Chat, Message, World
+from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
+from agentworld.models import Agent, Chat, Message, Usage, World
+from agentworld.models.domain import agent_name_problem
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingApproval, PendingClientCall
+from agentworld.settings_checks import check_agent_settings, check_world_settings
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
@@ -34,11 +36,19 @@ if TYPE_CHECKING:
     from agentworld.tools.registry import Tool
 
 
+MAX_CHAT_NAME = 200
+"""The longest chat name stored (the ``chats.name`` column)."""
+
+
 def _invalid(exc: ValidationError) -> InvalidInputError:
+    """One line naming each setting that is wrong (``turn_limit: …``); interfaces put their own
+    names on the settings (the CLI says ``--turn-limit``)."""
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error["loc"]) or "value"
-        parts.append(f"{where}: {error['msg']}")
+        message = error["msg"].removeprefix("Value error, ")
+        # A rule of our own may already name its setting ("tool_env: 'X' is not …").
+        parts.append(message if message.startswith(f"{where}: ") else f"{where}: {message}")
     return InvalidInputError("; ".join(parts))
 
 
@@ -124,18 +134,29 @@ class AgentWorld:
     # -- worlds ------------------------------------------------------------------
 
     async def create_world(self, name: str, **settings: Any) -> World:
-        """Create a world; its tools work in ``working_dir`` (default: the current directory)."""
+        """Create a world; its tools work in ``working_dir`` (default: the current directory).
+
+        World names, like agent names, are unique regardless of case: ``Team`` cannot be
+        created next to ``team``."""
         settings.setdefault("working_dir", os.getcwd())
         world = _build(World, {"name": name, **settings})
-        _check_settings(world)
+        for existing in await self.storage.list_worlds():
+            if existing.name.lower() == name.lower():
+                same = "" if existing.name == name else " (names are unique regardless of case)"
+                raise AlreadyExistsError(f"world {existing.name!r} already exists{same}")
+        check_world_settings(world, extra_tools=self._tools)
         world = await self.storage.create_world(world)
         await self._announce(CrudEvent(world=name, operation="create", entity="world", name=name))
         return world
 
     async def update_world(self, name: str, **changes: Any) -> World:
+        """Change the settings given; ``main_agent`` must name an agent of the world (stored
+        with that agent's own spelling), None or "" clears it."""
         current = await self.storage.get_world(name)
+        if "main_agent" in changes:
+            changes["main_agent"] = await self._main_agent(name, changes["main_agent"])
         world = _build(World, {**current.model_dump(), **changes, "name": name})
-        _check_settings(world)
+        check_world_settings(world, extra_tools=self._tools)
         world = await self.storage.update_world(world)
         await self._announce(
             CrudEvent(world=name, operation="update", entity="world", name=name, data=_jsonable(changes))
@@ -157,13 +178,28 @@ class AgentWorld:
     # -- agents ------------------------------------------------------------------
 
     async def create_agent(self, world: str, name: str, **settings: Any) -> Agent:
-        agent = await self.storage.create_agent(_build(Agent, {"world": world, "name": name, **settings}))
+        """Create an agent. Its name is unique in the world regardless of case and is none of
+        the senders routing gives a meaning (``human``, ``user``, ``you``, ``system``,
+        ``world``); its provider settings are checked now rather than at its first turn."""
+        if (problem := agent_name_problem(name)) is not None:
+            raise InvalidInputError(f"invalid name {name!r}: {problem}")
+        agent = _build(Agent, {"world": world, "name": name, **settings})
+        await self.storage.get_world(world)
+        try:
+            existing = await self.storage.get_agent(world, name)
+        except NotFoundError:
+            pass
+        else:
+            raise AlreadyExistsError(f"agent {existing.name!r} already exists in world {world!r}")
+        self._check_agent(agent)
+        agent = await self.storage.create_agent(agent)
         await self._announce(CrudEvent(world=world, operation="create", entity="agent", name=name))
         return agent
 
     async def update_agent(self, world: str, name: str, **changes: Any) -> Agent:
         current = await self.storage.get_agent(world, name)
         agent = _build(Agent, {**current.model_dump(), **changes, "world": world, "name": current.name})
+        self._check_agent(agent)
         agent = await self.storage.update_agent(agent)
         await self._announce(
             CrudEvent(world=world, operation="update", entity="agent", name=name, data=_jsonable(changes))
@@ -179,12 +215,38 @@ class AgentWorld:
 
     async def delete_agent(self, world: str, name: str) -> None:
         """Delete an agent with its memory and session grants; its pending approvals and client
-        calls are cancelled (answering them is refused, nothing runs). "Always" grants stay."""
+        calls are cancelled (answering them is refused, nothing runs). "Always" grants stay.
+        When it was the world's main agent, the world has none afterwards."""
         stored = await self.storage.delete_agent(world, name)
         runtime = self._runtimes.get(world)
         if runtime is not None:
             runtime.forget_agent(stored)
         await self._announce(CrudEvent(world=world, operation="delete", entity="agent", name=name))
+        settings = await self.storage.get_world(world)
+        if settings.main_agent is not None and settings.main_agent.lower() == stored.lower():
+            # Stored directly: the rest of the settings are not this change's business.
+            await self.storage.update_world(settings.model_copy(update={"main_agent": None}))
+            await self._announce(
+                CrudEvent(world=world, operation="update", entity="world", name=world, data={"main_agent": None})
+            )
+
+    async def _main_agent(self, world: str, name: str | None) -> str | None:
+        """The stored spelling of the agent ``name`` names, for the ``main_agent`` setting."""
+        if not name:
+            return None
+        try:
+            return (await self.storage.get_agent(world, name)).name
+        except NotFoundError:
+            agents = [a.name for a in await self.storage.list_agents(world)]
+            known = f"agents: {', '.join(agents)}" if agents else "it has no agents yet"
+            raise InvalidInputError(
+                f"main_agent: world {world!r} has no agent {name!r} ({known})"
+            ) from None
+
+    def _check_agent(self, agent: Agent) -> None:
+        """Provider settings that would only fail at the agent's first turn. An embedder's
+        ``provider_factory`` builds providers its own way, so then only the URL is checked."""
+        check_agent_settings(agent, builtin_providers=self._provider_factory is None)
 
     # -- chats -------------------------------------------------------------------
 
@@ -209,6 +271,76 @@ class AgentWorld:
         if settings.current_chat_id is not None:
             return settings.current_chat_id
         return (await self.new_chat(world)).chat_id
+
+    async def get_chat(self, world: str, chat_id: str) -> Chat:
+        """One chat of the world; an unknown world or chat id is a ``NotFoundError``."""
+        await self.storage.get_world(world)
+        return await self.storage.get_chat(world, chat_id)
+
+    async def use_chat(self, world: str, chat_id: str) -> Chat:
+        """Make an existing chat the world's current chat (where ``send`` goes by default)."""
+        chat = await self.get_chat(world, chat_id)
+        current = await self.storage.get_world(world)
+        await self.storage.update_world(current.model_copy(update={"current_chat_id": chat_id}))
+        await self._announce(
+            CrudEvent(
+                world=world, operation="update", entity="chat", name=chat.name, chat_id=chat_id,
+                data={"current": True},
+            )
+        )
+        return chat
+
+    async def rename_chat(self, world: str, chat_id: str, name: str) -> Chat:
+        """Give a chat a name of one's own; it is no longer replaced by a generated title."""
+        title = " ".join(name.split())
+        if not title or len(title) > MAX_CHAT_NAME:
+            raise InvalidInputError(f"a chat name is 1 to {MAX_CHAT_NAME} characters")
+        await self.get_chat(world, chat_id)
+        await self.storage.rename_chat(world, chat_id, title, titled=True)
+        await self._announce(
+            CrudEvent(
+                world=world, operation="update", entity="chat", name=title, chat_id=chat_id,
+                data={"name": title},
+            )
+        )
+        return await self.storage.get_chat(world, chat_id)
+
+    async def delete_chat(self, world: str, chat_id: str) -> None:
+        """Delete a chat with its messages, memories, events, tool logs, waiting calls and
+        session grants; the audit log keeps its entries and records the deletion. A chat that
+        still has work in its inbox (whichever process runs it) is refused; if it was the
+        current chat, there is none."""
+        runtime = self._runtimes.get(world)
+        busy = runtime is not None and not runtime.is_idle(chat_id)
+        chat = await self.get_chat(world, chat_id)
+        if busy or await self.storage.inbox.has_work(world, chat_id):
+            raise InvalidInputError(
+                f"chat {chat_id!r} still has work to do: let it finish "
+                f"(`agentworld resume {world}` finishes what a stopped process left) and retry"
+            )
+        await self.storage.delete_chat(world, chat_id)
+        await self._announce(
+            CrudEvent(world=world, operation="delete", entity="chat", name=chat.name, chat_id=chat_id)
+        )
+
+    async def transcript(self, world: str, chat_id: str) -> list[Message]:
+        """A chat's transcript: what was said in it, in order."""
+        await self.get_chat(world, chat_id)
+        return await self.storage.transcript(world, chat_id)
+
+    async def agent_memory(
+        self, world: str, agent: str, *, chat_id: str | None = None
+    ) -> list[Message]:
+        """An agent's memory of one chat, or of every chat."""
+        if chat_id is not None:
+            await self.get_chat(world, chat_id)
+        owner = await self.storage.get_agent(world, agent)
+        return await self.storage.memory(world, owner.name, chat_id)
+
+    async def chat_usage(self, world: str) -> dict[str, Usage]:
+        """Tokens used in each chat of the world, by chat id (chats nobody answered are absent)."""
+        await self.storage.get_world(world)
+        return await self.storage.usage_by_chat(world)
 
     # -- running -----------------------------------------------------------------
 
@@ -439,23 +571,6 @@ class _ErrorCollector:
     def _collect(self, event: WorldEvent) -> None:
         if isinstance(event, SystemEvent) and event.level == "error" and event.chat in (self._chat, None):
             self.texts.append(event.text)
-
-
-def _check_settings(world: World) -> None:
-    """Refuse settings that would break the world later: client tools that shadow a built-in
-    or use the reserved prefix, policy files with any error (named by file and rule)."""
-    from agentworld.runtime.authorizer import check_policy_files
-    from agentworld.runtime.hooks import load_hook
-    from agentworld.tools.mcp_config import parse_mcp_config
-    from agentworld.tools.registry import ToolRegistry, client_tool
-    from agentworld.tools.world_tools import BUILTIN_TOOLS
-
-    ToolRegistry([*BUILTIN_TOOLS, *(client_tool(d) for d in world.client_tools)])
-    check_policy_files(world.policy_files)
-    if world.mcp_config:
-        parse_mcp_config(world.mcp_config)
-    for spec in world.hooks:
-        load_hook(spec)
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:

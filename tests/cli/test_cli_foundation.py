@@ -151,7 +151,7 @@ def test_bad_input_is_one_line_and_non_zero(cli: Any, tmp_path: Any) -> None:
     _fails(cli("agent", "create", "w1", "a2", "--provider", "nosuch", "--model", "m", check=False), "unknown provider")
     _fails(cli("agent", "show", "w1", "ghost", check=False), "ghost")
     _fails(cli("agent", "create", "nowhere", "a9", "--provider", "scripted", "--model", "m", check=False), "nowhere")
-    _fails(cli("world", "create", "w3", "--turn-limit", "0", check=False), "turn_limit")
+    _fails(cli("world", "create", "w3", "--turn-limit", "0", check=False), "--turn-limit must be ≥ 1")
     _fails(cli("world", "create", "bad name", check=False), "invalid name")
     _fails(cli("world", "update", "w1", "--working-dir", str(tmp_path / "missing"), check=False), "does not exist")
     _fails(cli("send", "w1", "hi", "--chat", "chat_unknown", check=False), "chat_unknown")
@@ -204,4 +204,4 @@ def test_demo_runs_offline(cli: Any) -> None:
     result = cli("demo")
     assert "planner" in result.stdout and "critic" in result.stdout
     assert "rollback" in result.stdout
-    assert "approval needed" in result.stdout and "RELEASED exists: True" in result.stdout
+    assert "approval requested" in result.stdout and "file RELEASED created: yes" in result.stdout

@@ -33,6 +33,7 @@ def shape(value: Any, key: str = "") -> Any:
     if isinstance(value, str) and key in TIMESTAMP_KEYS:
         parsed = datetime.fromisoformat(value)
         assert parsed.tzinfo is not None, f"{key}={value!r} has no time zone"
+        assert value.endswith("Z"), f"{key}={value!r}: every timestamp is UTC written with Z"
         return TIMESTAMP
     if isinstance(value, str) and key in ID_KEYS:
         found = ID.fullmatch(value)
@@ -174,8 +175,9 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
     unused = cli("chat", "list", "w1", "--json").json()
 
     assert shape(chat) == {"chatId": "<chat id>"}
-    # A chat without messages has no "usage" yet (one with messages: see below).
-    assert shape(unused) == {"chats": [CHAT]}
+    # Every chat has its usage, zero until an agent answers.
+    assert shape(unused) == {"chats": [{**CHAT, "usage": USAGE}]}
+    assert unused["chats"][0]["usage"] == {"inputTokens": 0, "outputTokens": 0}
 
     sent = cli("send", "w1", "@a1 please", "--chat", chat["chatId"], "--json", env=key).json()
 

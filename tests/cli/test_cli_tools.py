@@ -66,7 +66,8 @@ def test_a_broken_mcp_server_is_reported_and_the_rest_of_the_world_works(
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {
         "good": {"command": sys.executable, "args": [MCP_SERVER]},
-        "broken": {"command": str(tmp_path / "no-such-program")},
+        # A command that exists but is no MCP server (a missing one is refused when set).
+        "broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]},
     }}))
     (tmp_path / "a.txt").write_text("ALPHA")
     _world(cli, server, tmp_path, "--mcp-config", str(config))

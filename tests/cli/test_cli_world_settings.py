@@ -29,7 +29,7 @@ def test_world_create_refuses_an_unusable_approval_timeout_and_stores_nothing(
     cli: Any, value: str
 ) -> None:
     result = cli("world", "create", "w", f"--approval-timeout={value}", check=False)
-    assert_one_line_error(result, "approval_timeout")
+    assert_one_line_error(result, "--approval-timeout")
     assert cli("world", "list", "--json").json() == {"worlds": []}
 
 
@@ -39,7 +39,7 @@ def test_world_update_refuses_an_unusable_approval_timeout_and_keeps_the_old_one
 ) -> None:
     cli("world", "create", "w", "--approval-timeout", "60")
     result = cli("world", "update", "w", f"--approval-timeout={value}", check=False)
-    assert_one_line_error(result, "approval_timeout")
+    assert_one_line_error(result, "--approval-timeout")
     assert cli("world", "show", "w", "--json").json()["approvalTimeout"] == 60.0
 
 
@@ -72,7 +72,7 @@ def test_agent_max_tokens_must_be_positive(cli: Any) -> None:
     cli("world", "create", "w")
     result = cli("agent", "create", "w", "a", "--provider", "scripted", "--model", "echo",
                  "--max-tokens", "0", check=False)  # fmt: skip
-    assert_one_line_error(result, "max_tokens")
+    assert_one_line_error(result, "--max-tokens must be ≥ 1")
 
 
 @pytest.mark.parametrize("name", ["*_file", "read*file"])

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, run
+from agentworld.cli.common import JsonOpt, WorldArg, parse_max_tokens, parse_temperature, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -19,12 +20,13 @@ Provider = Annotated[
     str | None,
     typer.Option("--provider", help="openai | anthropic | google | azure | ollama | xai | openai-compatible | scripted"),
 ]
-Model = Annotated[str | None, typer.Option("--model")]
-BaseUrl = Annotated[str | None, typer.Option("--base-url", help="Endpoint override for any provider.")]
-ApiKeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="Env var holding the API key.")]
-SystemPrompt = Annotated[str | None, typer.Option("--system-prompt")]
-Temperature = Annotated[float | None, typer.Option("--temperature")]
-MaxTokens = Annotated[int | None, typer.Option("--max-tokens")]
+Model = Annotated[str | None, typer.Option("--model", help="The provider's model name (scripted: echo or file:PATH).")]
+BaseUrl = Annotated[str | None, typer.Option("--base-url", help="Endpoint override for any provider, http(s)://…; required for openai-compatible ('' clears).")]
+ApiKeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="Env var holding the API key ('' clears: the provider's usual one).")]
+SystemPrompt = Annotated[str | None, typer.Option("--system-prompt", help="The agent's instructions.")]
+Temperature = Annotated[float | None, typer.Option("--temperature", parser=parse_temperature, help="Sampling temperature, 0 to 2.")]
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens", parser=parse_max_tokens, help="Most tokens per answer (1 to 1000000).")]
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The agent's name: its @mention handle.")]
 
 
 def _agent_settings(**options: Any) -> dict[str, Any]:
@@ -32,14 +34,18 @@ def _agent_settings(**options: Any) -> dict[str, Any]:
 
     provider = options.get("provider")
     if provider is not None and provider not in PROVIDER_NAMES:
-        output.fail(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDER_NAMES)}")
-    return {k: v for k, v in options.items() if v is not None}
+        output.fail(f"--provider: unknown provider {provider!r}: choose one of {', '.join(PROVIDER_NAMES)}", code=2)
+    settings = {k: v for k, v in options.items() if v is not None}
+    for clearable in ("base_url", "api_key_env"):  # --base-url '' goes back to the default
+        if settings.get(clearable) == "":
+            settings[clearable] = None
+    return settings
 
 
 def agent_create_or_update(
     ctx: typer.Context,
-    world: str,
-    name: str,
+    world: WorldArg,
+    name: NameArg,
     provider: Provider = None,
     model: Model = None,
     base_url: BaseUrl = None,
@@ -66,7 +72,7 @@ app.command("update", help="Change an agent's settings (only the options given).
 
 
 @app.command("list")
-def agent_list(world: str, json_out: JsonOpt = False) -> None:
+def agent_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     """List a world's agents."""
     agents = run(lambda aw: aw.list_agents(world))
     if json_out:
@@ -80,7 +86,7 @@ def agent_list(world: str, json_out: JsonOpt = False) -> None:
 
 
 @app.command("show")
-def agent_show(world: str, name: str, json_out: JsonOpt = False) -> None:
+def agent_show(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> None:
     """Show one agent with its token usage."""
 
     async def load(aw: AgentWorld) -> tuple[Any, Any]:
@@ -95,9 +101,17 @@ def agent_show(world: str, name: str, json_out: JsonOpt = False) -> None:
 
 
 @app.command("delete")
-def agent_delete(world: str, name: str, json_out: JsonOpt = False) -> None:
+def agent_delete(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> None:
     """Delete an agent (its memory stays in the chat transcripts)."""
-    run(lambda aw: aw.delete_agent(world, name))
+
+    async def delete(aw: AgentWorld) -> str | None:
+        """The world's main agent, when it was this one (the world has none afterwards)."""
+        main = (await aw.get_world(world)).main_agent
+        await aw.delete_agent(world, name)
+        return main if main is not None and main.lower() == name.lower() else None
+
+    if (main := run(delete)) is not None:
+        sys.stderr.write(f"note: {main} was the main agent of world {world}; it has no main agent now\n")
     if json_out:
         output.print_json({"deleted": name})
     else:

@@ -2,23 +2,29 @@
 
 Heavy modules (SQLAlchemy, provider SDKs, MCP) are imported inside the commands, so
 ``agentworld --help`` stays fast (SPEC §6).
+
+``main`` runs the app with click's standalone mode off, so that every error — a malformed
+command line included — is one line on stderr (``error: --turn-limit: 'abc' is not an
+integer``, exit 2) instead of a boxed usage text or a traceback (SPEC §3).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
-from agentworld.cli import agents, approvals, chats, policy, resume, tools, worlds
+from agentworld.cli import agents, approvals, chats, output, policy, resume, tools, worlds
 from agentworld.cli.common import state
 
 app = typer.Typer(
     name="agentworld",
     help="Worlds of LLM agents that talk by @mention, use tools and ask before risky actions.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 app.add_typer(worlds.app, name="world")
@@ -32,12 +38,33 @@ tools.register(app)
 approvals.register(app)
 
 
+def _print_version(wanted: bool) -> None:
+    if not wanted:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("agentworld")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        number = "unknown"
+    typer.echo(f"agentworld {number}")
+    raise typer.Exit()
+
+
 @app.callback()
 def _global(
     db: Annotated[
         str | None,
-        typer.Option("--db", envvar="AGENTWORLD_DB", help="Database URL: sqlite:///FILE or postgresql://…"),
+        typer.Option(
+            "--db",
+            envvar="AGENTWORLD_DB",
+            help="Database URL: sqlite:///FILE, a file path or postgresql://… (also after the command).",
+        ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
 ) -> None:
     state["db"] = db
 
@@ -51,14 +78,97 @@ def demo() -> None:
 
 
 def _configure_logging() -> None:
+    """``AGENTWORLD_LOG=debug`` (or info, warning …) logs to stderr; a value that is no level
+    is reported and ignored, so it cannot break every command."""
     import logging
     import os
 
-    level = os.environ.get("AGENTWORLD_LOG", "").upper()
-    if level:
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    level = os.environ.get("AGENTWORLD_LOG", "").strip().upper()
+    if not level:
+        return
+    if level not in logging.getLevelNamesMapping() and not level.isdigit():
+        sys.stderr.write(
+            f"warning: AGENTWORLD_LOG={level.lower()!r} is not a log level "
+            "(debug, info, warning, error, critical); logging stays off\n"
+        )
+        return
+    logging.basicConfig(
+        level=int(level) if level.isdigit() else level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
-def main() -> None:
+def place_global_options(args: Sequence[str]) -> list[str]:
+    """Accept the global options where people type them: ``--db URL`` after the command
+    (``agentworld world list --db x.db``) moves in front of it, and ``--json`` before it
+    (``agentworld --json world list``) moves to its end. Nothing after ``--`` is touched."""
+    args = list(args)
+    end = args.index("--") if "--" in args else len(args)
+    head, tail = args[:end], args[end:]
+    front: list[str] = []
+    rest: list[str] = []
+    json_flag = False
+    in_front = True
+    index = 0
+    while index < len(head):
+        token = head[index]
+        if in_front and not token.startswith("-"):
+            in_front = False  # the command: what follows belongs to it
+        if token == "--db" and index + 1 < len(head):
+            front += head[index : index + 2]
+            index += 2
+            continue
+        if token.startswith("--db="):
+            front.append(token)
+        elif in_front and token == "--json":
+            json_flag = True
+        else:
+            (front if in_front else rest).append(token)
+        index += 1
+    return front + rest + (["--json"] if json_flag else []) + tail
+
+
+_CLICK_PHRASES = {
+    "Input should be a valid integer, unable to parse string as an integer": "not an integer",
+    "Input should be a valid number, unable to parse string as a number": "not a number",
+}
+
+
+def usage_error_line(exc: typer.TyperException) -> str:
+    """A command-line mistake as one line that names the flag: ``--turn-limit: 'abc' is not
+    an integer``, ``--turn-limit must be ≥ 1``, ``missing option '--provider'``."""
+    message = exc.format_message()
+    param = getattr(exc, "param", None)
+    if isinstance(exc, typer.BadParameter) and param is not None and type(exc) is typer.BadParameter:
+        if param.param_type_name == "option" and param.opts:
+            name = max(param.opts, key=len)
+        else:
+            name = (param.human_readable_name or "").strip("{}").upper()
+        message = _CLICK_PHRASES.get(exc.message, exc.message)
+        message = f"{name} {message}" if message.startswith("must ") else f"{name}: {message}"
+    message = message.rstrip(".")
+    return message[:1].lower() + message[1:]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The ``agentworld`` command: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for
+    a malformed command line)."""
     _configure_logging()
-    app()
+    args = place_global_options(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args, prog_name="agentworld", standalone_mode=False)
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group typed alone: show its help
+            ctx = getattr(exc, "ctx", None)
+            typer.echo(ctx.get_help() if ctx is not None else exc.format_message())
+            raise SystemExit(2) from None
+        output.fail(usage_error_line(exc), code=getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        output.fail("aborted", code=1)
+    except Exception as exc:  # a failure nobody foresaw is still one line, never a traceback
+        import logging
+
+        logging.getLogger("agentworld.cli").debug("unexpected error", exc_info=True)
+        output.fail(f"unexpected {type(exc).__name__}: {exc} (AGENTWORLD_LOG=debug shows where)")
+    raise SystemExit(code if isinstance(code, int) else 0)

@@ -8,11 +8,14 @@ import typer
 
 from agentworld.cli import output
 from agentworld.cli.chats import report_run, still_running
-from agentworld.cli.common import JsonOpt, run
+from agentworld.cli.common import JsonOpt, WorldArg, parse_seconds, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
     from agentworld.approval.grants import Grant
+    from agentworld.models.pending import PendingApproval
+
+
 
 
 def grant_doc(grant: Grant) -> dict[str, Any]:
@@ -24,12 +27,12 @@ def grant_doc(grant: Grant) -> dict[str, Any]:
         "chatId": grant.chat_id,
         "rootCommands": sorted(grant.roots) if grant.roots is not None else None,
         "approvalId": grant.approval_id,
-        "createdAt": grant.created_at.isoformat() if grant.created_at else None,
+        "createdAt": output.timestamp(grant.created_at),
     }
 
 
 def approvals(
-    world: str,
+    world: WorldArg,
     chat: Annotated[str | None, typer.Option("--chat", help="Only this chat.")] = None,
     grants: Annotated[bool, typer.Option("--grants", help="List remembered session/always approvals instead.")] = False,
     revoke: Annotated[str | None, typer.Option("--revoke", help="Revoke the grant with this id.")] = None,
@@ -53,22 +56,34 @@ def approvals(
             f"Approval grants in {world}",
             ["grant id", "scope", "tool", "agent", "chat", "commands"],
             [(d["grantId"], d["scope"], d["toolName"], d["agent"], d["chatId"], d["rootCommands"]) for d in docs],
+            empty=f"no approval grants in world {world!r}",
         )
         return
-    pending = run(lambda aw: aw.approvals(world, chat_id=chat))
+
+    async def load(aw: AgentWorld) -> list[PendingApproval]:
+        if chat is not None:
+            await aw.get_chat(world, chat)  # an unknown chat is an error, not "nothing pending"
+        return await aw.approvals(world, chat_id=chat)
+
+    pending = run(load)
     docs = [output.approval_doc(p) for p in pending]
     if json_out:
         output.print_json({"approvals": docs})
         return
-    output.print_approvals(pending)
+    output.print_approvals(pending, empty="no pending approvals")
 
 
 def approve(
-    world: str,
-    approval_id: str,
+    world: WorldArg,
+    approval_id: Annotated[
+        str, typer.Argument(metavar="APPROVAL_ID", help="The request's id, as `approvals` shows it.")
+    ],
     decision: Annotated[str, typer.Option("--decision", help="approve | deny")],
     scope: Annotated[str, typer.Option("--scope", help="once | session | always")] = "once",
-    timeout: Annotated[float | None, typer.Option("--timeout")] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", parser=parse_seconds, help="Seconds to wait for the world to go idle."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Answer an approval request; the world runs until idle; prints the messages produced."""
@@ -88,9 +103,9 @@ def approve(
     report_run(result, json_out)
 
 
-def audit(world: str, json_out: JsonOpt = False) -> None:
+def audit(world: WorldArg, json_out: JsonOpt = False) -> None:
     """Every approval request and decision: who, when, tool, arguments (redacted), outcome."""
-    entries = run(lambda aw: aw.audit_log(world))
+    entries = [{**e, "at": output.timestamp(e["at"])} for e in run(lambda aw: aw.audit_log(world))]
     if json_out:
         output.print_json({"audit": entries})
         return
@@ -98,9 +113,10 @@ def audit(world: str, json_out: JsonOpt = False) -> None:
         f"Approval audit log of {world}",
         ["at", "event", "actor", "agent", "tool", "decision", "scope", "approval id"],
         [
-            (e["at"], e["event"], e["actor"], e["agent"], e["toolName"], e["decision"], e["scope"], e["approvalId"])
+            (output.when(e["at"]), e["event"], e["actor"], e["agent"], e["toolName"], e["decision"], e["scope"], e["approvalId"])
             for e in entries
         ],
+        empty=f"the audit log of world {world!r} is empty",
     )
 
 

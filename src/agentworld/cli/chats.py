@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, run, state
+from agentworld.cli.common import JsonOpt, WorldArg, check_sender, parse_seconds, run, state
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
 
-app = typer.Typer(help="Start and list chats.", no_args_is_help=True)
+app = typer.Typer(
+    help="Start, list, switch, rename, delete and export chats.", no_args_is_help=True
+)
 
+ChatId = Annotated[str, typer.Argument(metavar="CHAT_ID", help="A chat id, as `chat list` shows it.")]
 
 
 @app.command("new")
-def chat_new(world: str, json_out: JsonOpt = False) -> None:
+def chat_new(world: WorldArg, json_out: JsonOpt = False) -> None:
     """Start a chat and make it the world's current chat; prints its id."""
     chat = run(lambda aw: aw.new_chat(world))
     if json_out:
@@ -27,39 +32,139 @@ def chat_new(world: str, json_out: JsonOpt = False) -> None:
 
 
 @app.command("list")
-def chat_list(world: str, json_out: JsonOpt = False) -> None:
+def chat_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     """List a world's chats with their titles, sizes and token usage."""
 
-    async def load(aw: AgentWorld) -> tuple[Any, Any]:
-        return await aw.list_chats(world), await aw.storage.usage_by_chat(world)
+    async def load(aw: AgentWorld) -> tuple[Any, Any, str | None]:
+        settings = await aw.get_world(world)
+        return await aw.list_chats(world), await aw.chat_usage(world), settings.current_chat_id
 
-    chats, usage = run(load)
+    chats, usage, current = run(load)
     if json_out:
         output.print_json({"chats": [output.chat_doc(c, usage.get(c.chat_id)) for c in chats]})
         return
     output.print_table(
         f"Chats of {world}",
-        ["chat id", "name", "messages", "created"],
-        [(c.chat_id, c.name, c.message_count, c.created_at) for c in chats],
+        ["chat id", "name", "messages", "tokens", "created", "current"],
+        [
+            (
+                c.chat_id,
+                c.name,
+                c.message_count,
+                output.usage_text(output.usage_doc(usage.get(c.chat_id))),
+                c.created_at,
+                "yes" if c.chat_id == current else "",
+            )
+            for c in chats
+        ],
+        empty=f"no chats yet in world {world!r}; start one with: {output.command('chat', 'new', world)}",
     )
 
 
+@app.command("use")
+def chat_use(world: WorldArg, chat_id: ChatId, json_out: JsonOpt = False) -> None:
+    """Make a chat the world's current chat: `send` and `messages` go there by default."""
+    chat = run(lambda aw: aw.use_chat(world, chat_id))
+    if json_out:
+        output.print_json({"chatId": chat.chat_id, "current": True})
+    else:
+        output.say(f"current chat of {world}: {chat.chat_id} ({chat.name})")
+
+
+@app.command("rename")
+def chat_rename(
+    world: WorldArg,
+    chat_id: ChatId,
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The new name (it replaces the generated title).")
+    ],
+    json_out: JsonOpt = False,
+) -> None:
+    """Rename a chat."""
+    chat = run(lambda aw: aw.rename_chat(world, chat_id, name))
+    if json_out:
+        output.print_json({"chatId": chat.chat_id, "name": chat.name})
+    else:
+        output.say(f"renamed {chat.chat_id} to {chat.name}")
+
+
+@app.command("delete")
+def chat_delete(world: WorldArg, chat_id: ChatId, json_out: JsonOpt = False) -> None:
+    """Delete a chat with its messages, memories and waiting approvals (the audit log stays)."""
+    run(lambda aw: aw.delete_chat(world, chat_id))
+    if json_out:
+        output.print_json({"deleted": chat_id})
+    else:
+        output.say(f"deleted chat {chat_id}")
+
+
+@app.command("export")
+def chat_export(
+    world: WorldArg,
+    chat_id: ChatId,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the Markdown to this file instead of stdout.")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Print a chat's transcript as Markdown (or write it to --out)."""
+
+    async def load(aw: AgentWorld) -> tuple[Any, Any]:
+        return await aw.get_chat(world, chat_id), await aw.transcript(world, chat_id)
+
+    chat, found = run(load)
+    markdown = output.markdown_transcript(chat, found)
+    if out is not None:
+        try:
+            out.write_text(markdown, encoding="utf-8")
+        except OSError as exc:
+            output.fail(f"cannot write {out}: {exc.strerror}")
+    if json_out:
+        output.print_json(
+            {"chatId": chat.chat_id, "out": str(out) if out is not None else None, "markdown": markdown}
+        )
+    elif out is not None:
+        output.say(f"wrote {len(found)} messages of {chat.chat_id} to {out}")
+    else:
+        sys.stdout.write(markdown)
+
+
 def send(
-    world: str,
-    text: str,
+    world: WorldArg,
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="TEXT", help="The message; - reads it from standard input. Or give --file."
+        ),
+    ] = None,
     chat: Annotated[str | None, typer.Option("--chat", help="Chat id (default: the current chat).")] = None,
-    sender: Annotated[str, typer.Option("--sender")] = "human",
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds to wait for the world to go idle; then print what it produced so far (the work goes on).")] = None,
+    sender: Annotated[str, typer.Option("--sender", help="Who the message is from (default: human).")] = "human",
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            parser=parse_seconds,
+            help="Seconds to wait for the world to go idle; then print what it produced so far (the work goes on).",
+        ),
+    ] = None,
     non_interactive: Annotated[
         bool, typer.Option("--non-interactive", help="Nobody will answer approvals: deny calls that need one.")
     ] = False,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="Read the message from this file (UTF-8).")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Publish TEXT as a human message, run the world until idle, print what it produced."""
+    """Publish TEXT as a human message, run the world until idle, print what it produced.
+
+    TEXT `-` reads the message from standard input; --file PATH reads it from a file.
+    """
+    text = message_text(text, file)
     if non_interactive:
         state["interactive"] = False
 
     async def go(aw: AgentWorld) -> Any:
+        await check_sender(aw, world, sender)
         return await aw.send(world, text, chat_id=chat, sender=sender, timeout=timeout)
 
     result = run(go)
@@ -75,6 +180,32 @@ def still_running(world: str, timeout: float | None) -> str:
     )
 
 
+def message_text(text: str | None, file: Path | None) -> str:
+    """The message to send: TEXT, standard input for ``-``, or the --file; an empty one is
+    refused (it would reach nobody and say nothing)."""
+    if text is not None and file is not None:
+        output.fail("give the message as TEXT or with --file, not both", code=2)
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            output.fail(f"cannot read message file {file}: {exc.strerror}")
+        except UnicodeDecodeError:
+            output.fail(f"message file {file} is not UTF-8 text")
+    elif text == "-":
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            output.fail("standard input is not UTF-8 text")
+    elif text is None:
+        output.fail("missing the message: give TEXT, - to read standard input, or --file PATH", code=2)
+    # A trailing newline comes from the file or the pipe (echo, a heredoc), not from the writer.
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        output.fail("the message is empty", code=2)
+    return text
+
+
 def report_run(result: Any, json_out: bool) -> None:
     """Print what a command that ran the world produced; exit 1 with the last error, if any."""
     if json_out:
@@ -86,36 +217,45 @@ def report_run(result: Any, json_out: bool) -> None:
             }
         )
     else:
-        output.print_messages(result.messages)
+        output.print_messages(result.messages, empty="no new messages")
         output.print_approvals(result.pending_approvals)
     if result.errors:
         output.fail(result.errors[-1])
 
 
 def messages(
-    world: str,
+    world: WorldArg,
     chat: Annotated[str | None, typer.Option("--chat", help="Chat id (default: the current chat).")] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Show this agent's full memory instead.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Print a chat's transcript, or with --agent that agent's memory."""
 
-    async def load(aw: AgentWorld) -> tuple[str | None, list[Any]]:
+    async def load(aw: AgentWorld) -> tuple[str | None, list[Any], list[str]]:
         settings = await aw.get_world(world)
         chat_id = chat or settings.current_chat_id
-        if chat is not None:
-            await aw.storage.get_chat(world, chat)
         if agent is not None:
-            owner = await aw.get_agent(world, agent)
-            return chat_id, await aw.storage.memory(world, owner.name, chat)
-        if chat_id is None:
-            return None, []
-        return chat_id, await aw.storage.transcript(world, chat_id)
+            return chat_id, await aw.agent_memory(world, agent, chat_id=chat), []
+        found = await aw.transcript(world, chat_id) if chat_id is not None else []
+        names = [] if found else [a.name for a in await aw.list_agents(world)]
+        return chat_id, found, names
 
-    chat_id, found = run(load)
+    chat_id, found, agent_names = run(load)
     if json_out:
         output.print_json({"chatId": chat_id, "agent": agent, "messages": [m.to_json() for m in found]})
-    else:
+    elif found:
         output.print_messages(found)
+    elif agent is not None:
+        output.say(f"no messages yet in the memory of {agent}")
+    else:
+        output.say(f"no messages yet; {_first_step(world, agent_names)}")
 
 
+def _first_step(world: str, agents: list[str]) -> str:
+    """What to type to get a world talking: a message to its first agent, or an agent."""
+    if agents:
+        return f"start with: {output.command('send', world, f'@{agents[0]} hello')}"
+    create = output.command(
+        "agent", "create", world, "helper", "--provider", "scripted", "--model", "echo"
+    )
+    return f"the world has no agents; create one with: {create}"

@@ -1,9 +1,15 @@
-"""What every command shares: the database option, the async runner, JSON file reading."""
+"""What every command shares: the database option, the async runner, the parsers of numeric
+options, the ``--sender`` check, JSON file reading.
+
+Models are imported inside the functions: ``agentworld --help`` must not pay for pydantic.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -20,19 +26,23 @@ T = TypeVar("T")
 state: dict[str, Any] = {"db": None, "interactive": True}
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
+WorldArg = Annotated[str, typer.Argument(metavar="WORLD", help="The world's name.")]
 
 
 def run(action: Callable[[AgentWorld], Awaitable[T]]) -> T:
     """Open the database, run ``action``, close; our errors become a one-line exit."""
     from agentworld.agent_world import AgentWorld
-    from agentworld.errors import AgentWorldError
+    from agentworld.errors import AgentWorldError, InvalidInputError
 
     async def main() -> T:
         async with AgentWorld(state["db"], interactive=state["interactive"]) as aw:
             return await action(aw)
 
     try:
+        check_database(state["db"])
         return asyncio.run(main())
+    except InvalidInputError as exc:
+        output.fail(name_flags(str(exc)))
     except AgentWorldError as exc:
         output.fail(str(exc))
     except KeyboardInterrupt:
@@ -54,3 +64,140 @@ def parse_json_option(text: str, what: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         output.fail(f"{what} is not valid JSON: {exc}")
+
+
+def check_database(db: str | None) -> None:
+    """Refuse a ``--db`` that saves nothing, sits in a directory that does not exist (only the
+    default one is created), or is another program's SQLite file — before anything is written
+    to it. Raises ``InvalidInputError`` / ``StorageError``."""
+    from agentworld.errors import StorageError
+    from agentworld.storage.migrations import sqlite_foreign_schema
+    from agentworld.storage.url import (
+        check_command_line_database,
+        resolve_database_url,
+        sqlite_file,
+    )
+
+    url = resolve_database_url(db)
+    check_command_line_database(url)
+    path = sqlite_file(url)
+    if path is not None and (problem := sqlite_foreign_schema(path)) is not None:
+        raise StorageError(f"--db {path}: {problem}")
+
+
+_FLAGS: dict[str, str] = {
+    "turn_limit": "--turn-limit",
+    "max_iterations": "--max-iterations",
+    "approval_timeout": "--approval-timeout",
+    "working_dir": "--working-dir",
+    "main_agent": "--main-agent",
+    "policy_files": "--policy",
+    "policy_mode": "--mode",
+    "mcp_config": "--mcp-config",
+    "allowed_tools": "--allowed-tool",
+    "excluded_tools": "--excluded-tool",
+    "hooks": "--hook",
+    "client_tools": "--client-tools",
+    "tool_env": "--tool-env",
+    "provider": "--provider",
+    "model": "--model",
+    "system_prompt": "--system-prompt",
+    "temperature": "--temperature",
+    "max_tokens": "--max-tokens",
+    "base_url": "--base-url",
+    "api_key_env": "--api-key-env",
+}
+_SETTING_AT_START = re.compile(r"(^|; )([a-z_]+)(?=: | must | is required )")
+
+
+def name_flags(message: str) -> str:
+    """A settings error as the command line says it: ``turn_limit: …`` becomes
+    ``--turn-limit: …``. The model names its settings; a person typed flags."""
+
+    def flag(match: re.Match[str]) -> str:
+        return match[1] + _FLAGS.get(match[2], match[2])
+
+    return _SETTING_AT_START.sub(flag, message.removeprefix("name: "))
+
+
+# -- numeric options -------------------------------------------------------------------------
+# Parsers for ``typer.Option(parser=...)``. A refusal is a ``typer.BadParameter``; the app
+# prints it as one line naming the flag: "error: --turn-limit must be ≥ 1" (``cli/app.py``).
+
+
+def parse_int(value: str, *, minimum: int, maximum: int) -> int:
+    """An integer from ``minimum`` to ``maximum``; ``1e3``, ``2.5`` and ``abc`` are not integers."""
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not an integer") from None
+    if number < minimum:
+        raise typer.BadParameter(f"must be ≥ {minimum}")
+    if number > maximum:
+        raise typer.BadParameter(f"must be ≤ {maximum}")
+    return number
+
+
+def parse_float(value: str, *, minimum: float, maximum: float, above_minimum: bool = False) -> float:
+    """A finite number from ``minimum`` (excluded with ``above_minimum``) to ``maximum``."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise typer.BadParameter(f"must be a finite number, not {value!r}")
+    if number < minimum or (above_minimum and number == minimum):
+        raise typer.BadParameter(f"must be {'>' if above_minimum else '≥'} {_plain(minimum)}")
+    if number > maximum:
+        raise typer.BadParameter(f"must be ≤ {_plain(maximum)}")
+    return number
+
+
+def _plain(number: float) -> str:
+    """``31536000``, not ``3.1536e+07``: the bound as people type it."""
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+def parse_turn_limit(value: str) -> int:
+    """``--turn-limit``: LLM calls per agent before a person must step in."""
+    from agentworld.models.settings import MAX_TURN_LIMIT
+
+    return parse_int(value, minimum=1, maximum=MAX_TURN_LIMIT)
+
+
+def parse_max_iterations(value: str) -> int:
+    """``--max-iterations``: LLM iterations per message."""
+    from agentworld.models.settings import MAX_ITERATIONS
+
+    return parse_int(value, minimum=1, maximum=MAX_ITERATIONS)
+
+
+def parse_max_tokens(value: str) -> int:
+    """``--max-tokens``: an agent's output limit."""
+    from agentworld.models.settings import MAX_OUTPUT_TOKENS
+
+    return parse_int(value, minimum=1, maximum=MAX_OUTPUT_TOKENS)
+
+
+def parse_temperature(value: str) -> float:
+    """``--temperature``: 0 to 2, as every provider accepts."""
+    return parse_float(value, minimum=0, maximum=2)
+
+
+def parse_seconds(value: str) -> float:
+    """A wait in seconds (``--timeout``, ``--approval-timeout``): finite, above 0, at most a
+    year (``inf`` is not JSON, and ``1e400`` is ``inf``)."""
+    from agentworld.models.domain import MAX_APPROVAL_TIMEOUT
+
+    return parse_float(value, minimum=0, above_minimum=True, maximum=MAX_APPROVAL_TIMEOUT)
+
+
+async def check_sender(aw: AgentWorld, world: str, sender: str) -> None:
+    """Refuse a ``--sender`` that is not a name (one line, the mention alphabet) or that poses
+    as an agent of ``world`` (SPEC R2): ``InvalidInputError`` naming the flag."""
+    from agentworld.errors import InvalidInputError
+    from agentworld.models.domain import sender_problem
+
+    agents = [agent.name for agent in await aw.list_agents(world)]
+    if (problem := sender_problem(sender, agents)) is not None:
+        raise InvalidInputError(f"--sender {sender!r}: {problem}")

@@ -7,22 +7,36 @@ only the models are scripted, so it works with no API key and no network.
 Act 1: two agents plan a release by @mention until one ends it with a world tag.
 Act 2: an ops agent reads a file (allowed by policy), then wants to run a shell
 command (asks a person), and the demo approves it the way `agentworld approve` would.
+Each tool call is shown with the policy's decision for it, and every line fits 80 columns.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+import textwrap
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from agentworld.agent_world import AgentWorld
+from agentworld.cli.output import APPROVAL_CALL, approval_answer, approval_request_text
 from agentworld.models import Agent, LLMResponse, ToolCall
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.providers.base import LLMProvider, LLMRequest
 from agentworld.providers.scripted import ScriptedProvider, last_user_text
+
+WIDTH = 80
+"""The demo never prints a line wider than this, whatever the terminal's width."""
+
+TRY_NEXT = (
+    "agentworld world create team",
+    "agentworld agent create team helper --provider scripted --model echo",
+    'agentworld send team "@helper hello"',
+)
+"""Three commands that work right after the demo, with no API key (the default database)."""
 
 
 def _planner(request: LLMRequest) -> LLMResponse:
@@ -62,30 +76,67 @@ def _demo_provider(agent: Agent) -> LLMProvider:
     return ScriptedProvider(_SCRIPTS[agent.name], chunk_size=6)
 
 
-def _show(console: Console) -> object:
-    def show(event: WorldEvent) -> None:
+def _show(console: Console, aw: AgentWorld) -> Callable[[WorldEvent], Awaitable[None]]:
+    """Print each message as it is published, and for each tool call the policy's decision:
+    the same evaluation the runtime makes next (and `agentworld policy test WORLD` prints)."""
+
+    def say(line: str, *, style: str) -> None:
+        """An indented line, wrapped under its indent; words (paths) are never broken."""
+        wrapped = textwrap.fill(
+            line, width=console.width, initial_indent="  ", subsequent_indent="  ",
+            break_long_words=False, break_on_hyphens=False,
+        )
+        console.print(wrapped, style=style, markup=False, soft_wrap=True)
+
+    async def show(event: WorldEvent) -> None:
         if not isinstance(event, MessageEvent):
             return
         message = event.message
         if message.role == "tool":
-            flat = " ".join((message.content or "").split())
-            console.print(f"[dim]   ↳ result: {escape(flat[:90])}[/dim]")
+            answer = approval_answer(message.tool_call_id or "", message.content)
+            say(f"↳ {answer or _summary(message.content or '')}", style="dim")
             return
-        for call in message.tool_calls or ():
-            if not call.function.name.startswith("client."):
-                console.print(
-                    f"[yellow]{escape(message.sender)} calls {escape(call.function.name)}"
-                    f"({escape(call.function.arguments)})[/yellow]"
-                )
         if message.content:
             style = {"assistant": "cyan", "system": "red"}.get(message.role, "green")
-            console.print(f"[bold {style}]{escape(message.sender)}[/bold {style}]: {escape(message.content)}\n")
+            console.print(f"[bold {style}]{escape(message.sender)}[/bold {style}]: {escape(message.content)}")
+        for call in message.tool_calls or ():
+            name, arguments = call.function.name, call.function.arguments
+            if name == APPROVAL_CALL:
+                say(f"approval requested: {approval_request_text(arguments)}", style="yellow")
+                continue
+            say(f"{message.sender} calls {name}({arguments})", style="yellow")
+            verdict = await aw.check_tool_call(event.world, name, json.loads(arguments))
+            rule = verdict.rule
+            by = f"rule '{rule.name}' ({rule.source})" if rule is not None and rule.name else verdict.by
+            say(f"policy: {verdict.decision.value}, by {by}", style="magenta")
 
     return show
 
 
+def _summary(content: str) -> str:
+    """A tool result in a few words: a file's text, or a command's exit status and output."""
+    try:
+        result = json.loads(content)
+    except ValueError:
+        result = content
+    if isinstance(result, dict) and "content" in result:
+        text = str(result["content"])
+    elif isinstance(result, dict) and "exit_code" in result:
+        text = f"exit {result['exit_code']}: {result.get('stdout', '')}"
+    else:
+        text = content
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 60 else flat[:59] + "…"
+
+
 async def run_demo(console: Console | None = None) -> None:
     console = console or Console(highlight=False)
+    console.width = min(console.width, WIDTH)
+    console.print(
+        "Agent World demo: scripted agents on the real runtime (storage, routing, tools,\n"
+        "policy, approvals) in a temporary directory. No API key, no network; the\n"
+        "directory and its database are deleted at the end.\n"
+    )
     with tempfile.TemporaryDirectory(prefix="agentworld-demo-") as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
@@ -100,27 +151,32 @@ async def run_demo(console: Console | None = None) -> None:
             ):
                 await aw.create_agent("demo", name, provider="scripted", model="echo", system_prompt=prompt)
             runtime = await aw.runtime("demo")
-            runtime.bus.subscribe(_show(console), name="demo-console")  # type: ignore[arg-type]
-            console.print(f"[dim]database: {db}\nworking directory: {work}[/dim]\n")
+            runtime.bus.subscribe(_show(console, aw), name="demo-console")
 
             console.rule("Act 1: agents talk by @mention")
             await aw.send("demo", "@planner how should we ship version 2.0?")
 
+            console.print()
             console.rule("Act 2: tools, policy and a human approval")
             result = await aw.send("demo", "@ops read the release notes and mark the release")
             (request,) = result.pending_approvals
-            console.print(f"[bold yellow]approval needed[/bold yellow]: {escape(request.message)}")
             console.print(
-                f"[dim]  (from a terminal: agentworld approve demo {request.tool_call_id} "
-                "--decision approve)[/dim]"
+                "[dim]  the demo approves it once, in code, as a person would with\n"
+                "  agentworld approve WORLD APPROVAL_ID --decision approve[/dim]"
             )
-            console.print("[dim]  the demo approves it once, in code...[/dim]\n")
             await aw.approve("demo", request.tool_call_id, decision="approve", scope="once")
 
             chats = await aw.list_chats("demo")
             audit = await aw.audit_log("demo")
-            console.rule("Stored")
-            console.print(
-                f"[dim]chat '{chats[0].name}'; RELEASED exists: {(work / 'RELEASED').exists()}; "
-                f"audit entries: {len(audit)} ({', '.join(e['event'] + '/' + str(e['decision']) for e in audit)})[/dim]"
+            console.print()
+            console.rule("What was stored")
+            decisions = ", ".join(
+                e["event"] + (f" {e['decision']} {e['scope']}" if e["decision"] else "") for e in audit
             )
+            console.print(f"chat title: {escape(chats[0].name)}")
+            console.print(f"file RELEASED created: {'yes' if (work / 'RELEASED').exists() else 'no'}")
+            console.print(f"audit log: {escape(decisions)}")
+
+    console.print("\nTry it yourself (no API key needed):")
+    for line in TRY_NEXT:
+        console.print(f"  {escape(line)}", soft_wrap=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, run
+from agentworld.cli.common import JsonOpt, WorldArg, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -104,7 +104,7 @@ def _decide_without_world(
 
 
 @app.command("list")
-def policy_list(world: str, json_out: JsonOpt = False) -> None:
+def policy_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     """Every rule in force for WORLD, highest priority first, with where it comes from: each
     tool's own default (for MCP tools: asks unless read-only or trusted), the shipped defaults,
     the world's files, legacy lists, "always" answers and the admin files."""
@@ -135,7 +135,11 @@ def policy_list(world: str, json_out: JsonOpt = False) -> None:
 
 
 @app.command("revoke")
-def policy_revoke(world: str, rule_id: str, json_out: JsonOpt = False) -> None:
+def policy_revoke(
+    world: WorldArg,
+    rule_id: Annotated[str, typer.Argument(metavar="RULE_ID", help="always:GRANT_ID, as `policy list` shows it.")],
+    json_out: JsonOpt = False,
+) -> None:
     """Remove an auto-saved "always allow" rule (its id is in `policy list`: always:ID)."""
     grant_id = rule_id.removeprefix("always:")
     run(lambda aw: aw.revoke_grant(world, grant_id))

@@ -11,17 +11,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, run
+from agentworld.cli.common import JsonOpt, WorldArg, parse_seconds, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld, ResumeResult
 
 
 def resume(
-    world: str,
+    world: WorldArg,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Seconds to wait for the work to finish; then print what it produced so far."),
+        typer.Option(
+            "--timeout",
+            parser=parse_seconds,
+            help="Seconds to wait for the work to finish; then print what it produced so far.",
+        ),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:

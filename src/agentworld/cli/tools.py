@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.chats import report_run
-from agentworld.cli.common import JsonOpt, parse_json_option, run
+from agentworld.cli.chats import report_run, still_running
+from agentworld.cli.common import JsonOpt, WorldArg, parse_json_option, parse_seconds, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -16,9 +17,34 @@ if TYPE_CHECKING:
 ChatOpt = Annotated[str | None, typer.Option("--chat", help="Only this chat.")]
 
 
-def tools(world: str, json_out: JsonOpt = False) -> None:
-    """List the tools the world's agents are offered (built-ins, client tools, MCP tools)."""
-    found = run(lambda aw: aw.tools(world))
+def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
+    """List the tools the world's agents are offered (built-ins, client tools, MCP tools), and
+    the MCP servers that are configured but unavailable, with the reason."""
+
+    async def load(aw: AgentWorld) -> tuple[list[Any], list[dict[str, str]]]:
+        from agentworld.models.events import SystemEvent, WorldEvent
+
+        reasons: dict[str, str] = {}
+
+        def collect(event: WorldEvent) -> None:
+            if isinstance(event, SystemEvent) and isinstance(server := event.context.get("mcp_server"), str):
+                reasons.setdefault(server, event.text)
+
+        unsubscribe = (await aw.runtime(world)).bus.subscribe(collect, kinds=["system"], name="tools-command")
+        try:
+            found = await aw.tools(world)
+        finally:
+            unsubscribe()
+        configured = (await aw.get_world(world)).mcp_config or {}
+        serving = {tool.server for tool in found}
+        missing = [
+            {"name": name, "reason": reasons.get(name, f"MCP server {name!r} offers no tools")}
+            for name in configured.get("mcpServers", {})
+            if name not in serving
+        ]
+        return found, missing
+
+    found, unavailable = run(load)
     docs: list[dict[str, Any]] = [
         {
             "name": t.name,
@@ -31,8 +57,10 @@ def tools(world: str, json_out: JsonOpt = False) -> None:
         }
         for t in found
     ]
+    for server in unavailable:
+        sys.stderr.write(f"warning: {server['reason']}\n")
     if json_out:
-        output.print_json({"tools": docs})
+        output.print_json({"tools": docs, "unavailableServers": unavailable})
         return
     output.print_table(
         f"Tools of {world}",
@@ -41,7 +69,7 @@ def tools(world: str, json_out: JsonOpt = False) -> None:
     )
 
 
-def tool_logs(world: str, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
+def tool_logs(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
     """Every tool execution: arguments (secrets redacted), result, status and duration."""
     logs = run(lambda aw: aw.tool_logs(world, chat_id=chat))
     if json_out:
@@ -54,7 +82,7 @@ def tool_logs(world: str, chat: ChatOpt = None, json_out: JsonOpt = False) -> No
     )
 
 
-def pending(world: str, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
+def pending(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
     """Client-side tool calls waiting for their results."""
     calls = run(lambda aw: aw.pending_calls(world, chat_id=chat))
     docs = [
@@ -79,11 +107,11 @@ def pending(world: str, chat: ChatOpt = None, json_out: JsonOpt = False) -> None
 
 
 def respond(
-    world: str,
+    world: WorldArg,
     tool_call_id: str,
     result: Annotated[str, typer.Option("--result", help="The tool's result, as JSON.")],
     error: Annotated[bool, typer.Option("--error", help="The tool failed; RESULT is the reason.")] = False,
-    timeout: Annotated[float | None, typer.Option("--timeout")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", parser=parse_seconds, help="Seconds to wait for the world to go idle.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Post a client-side tool's result; the agent resumes; prints the messages produced."""
@@ -92,7 +120,10 @@ def respond(
     async def go(aw: AgentWorld) -> Any:
         return await aw.respond(world, tool_call_id, value, is_error=error, timeout=timeout)
 
-    report_run(run(go), json_out)
+    outcome = run(go)
+    if outcome.timed_out:
+        outcome.errors.append(still_running(world, timeout))
+    report_run(outcome, json_out)
 
 
 def register(app: typer.Typer) -> None:

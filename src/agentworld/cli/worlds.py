@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, read_json_file, run
-
-if TYPE_CHECKING:
-    pass
+from agentworld.cli.common import (
+    JsonOpt,
+    parse_max_iterations,
+    parse_seconds,
+    parse_turn_limit,
+    read_json_file,
+    run,
+)
 
 app = typer.Typer(help="Create, change and inspect worlds.", no_args_is_help=True)
 
@@ -22,35 +26,38 @@ def _world_settings(
     turn_limit: int | None,
     description: str | None,
     approval_timeout: float | None,
-    policy: list[Path] | None,
-    mcp_config: Path | None,
+    policy: list[str] | None,
+    mcp_config: str | None,
     working_dir: Path | None,
     main_agent: str | None,
     max_iterations: int | None,
     streaming: bool | None,
-    client_tools: Path | None,
+    client_tools: str | None,
     mode: str | None,
     allowed_tool: list[str] | None,
     excluded_tool: list[str] | None,
     hook: list[str] | None,
     tool_env: list[str] | None,
 ) -> dict[str, Any]:
+    """The settings the options give. An empty value clears a setting: ``--policy ''``,
+    ``--mcp-config ''``, ``--client-tools ''``, ``--hook ''``, ``--main-agent ''`` …"""
     settings: dict[str, Any] = {}
-    if hook:
-        settings["hooks"] = hook
+    for key, values in (
+        ("hooks", hook),
+        ("allowed_tools", allowed_tool),
+        ("excluded_tools", excluded_tool),
+        ("tool_env", tool_env),
+    ):
+        if values:
+            settings[key] = [value for value in values if value]
     if mode is not None:
+        from agentworld.policy.rules import MODES
+
+        if mode not in MODES:
+            output.fail(f"--mode must be one of {', '.join(MODES)}", code=2)
         settings["policy_mode"] = mode
-    if allowed_tool:
-        settings["allowed_tools"] = allowed_tool
-    if excluded_tool:
-        settings["excluded_tools"] = excluded_tool
-    if tool_env:
-        settings["tool_env"] = tool_env
     if client_tools is not None:
-        declared = read_json_file(client_tools, "client tools file")
-        if not isinstance(declared, list) or not all(isinstance(d, dict) for d in declared):
-            output.fail(f"client tools file {client_tools} must hold a JSON list of tool objects")
-        settings["client_tools"] = declared
+        settings["client_tools"] = _client_tools(client_tools) if client_tools else []
     if turn_limit is not None:
         settings["turn_limit"] = turn_limit
     if description is not None:
@@ -58,19 +65,20 @@ def _world_settings(
     if approval_timeout is not None:
         settings["approval_timeout"] = approval_timeout
     if policy:
-        for file in policy:
+        files = [Path(name).expanduser() for name in policy if name]
+        for file in files:
             if not file.is_file():
-                output.fail(f"policy file {file} does not exist")
-        settings["policy_files"] = [str(p.expanduser().absolute()) for p in policy]
+                what = "is not a file" if file.exists() else "does not exist"
+                output.fail(f"--policy: {file} {what}")
+        settings["policy_files"] = [str(file.absolute()) for file in files]
     if mcp_config is not None:
-        config = read_json_file(mcp_config, "MCP config")
-        if not isinstance(config, dict) or not isinstance(config.get("mcpServers"), dict):
-            output.fail(f"MCP config {mcp_config} must be an object with an 'mcpServers' object")
-        settings["mcp_config"] = config
+        settings["mcp_config"] = _mcp_config(mcp_config) if mcp_config else None
     if working_dir is not None:
-        if not working_dir.is_dir():
-            output.fail(f"working directory {working_dir} does not exist")
-        settings["working_dir"] = str(working_dir.expanduser().absolute())
+        directory = working_dir.expanduser()
+        if not directory.is_dir():
+            what = "is not a directory" if directory.exists() else "does not exist"
+            output.fail(f"--working-dir: {working_dir} {what}")
+        settings["working_dir"] = str(directory.absolute())
     if main_agent is not None:
         settings["main_agent"] = main_agent or None
     if max_iterations is not None:
@@ -80,26 +88,41 @@ def _world_settings(
     return settings
 
 
-TurnLimit = Annotated[int | None, typer.Option("--turn-limit", help="LLM calls per agent before a human must step in (default 5).")]
-Description = Annotated[str | None, typer.Option("--description")]
-ApprovalTimeout = Annotated[float | None, typer.Option("--approval-timeout", help="Seconds before an unanswered approval is denied (default 300; above 0, at most 31536000 = a year).")]
-Policy = Annotated[list[Path] | None, typer.Option("--policy", help="Policy TOML file (repeatable).")]
-McpConfig = Annotated[Path | None, typer.Option("--mcp-config", help='JSON file with {"mcpServers": {...}}.')]
-WorkingDir = Annotated[Path | None, typer.Option("--working-dir", help="Directory the world's tools work in.")]
-MainAgent = Annotated[str | None, typer.Option("--main-agent", help="Agent that answers unaddressed human messages alone.")]
-MaxIterations = Annotated[int | None, typer.Option("--max-iterations", help="LLM iterations per message (default 10).")]
+def _client_tools(file: str) -> list[Any]:
+    declared = read_json_file(Path(file).expanduser(), "--client-tools file")
+    if not isinstance(declared, list) or not all(isinstance(d, dict) for d in declared):
+        output.fail(f"--client-tools: {file} must hold a JSON list of tool objects")
+    return declared
+
+
+def _mcp_config(file: str) -> dict[str, Any]:
+    config = read_json_file(Path(file).expanduser(), "--mcp-config file")
+    if not isinstance(config, dict) or not isinstance(config.get("mcpServers"), dict):
+        output.fail(f"--mcp-config: {file} must hold an object with an 'mcpServers' object")
+    return config
+
+
+WorldName = Annotated[str, typer.Argument(metavar="NAME", help="The world's name (letters, digits, _ and -).")]
+TurnLimit = Annotated[int | None, typer.Option("--turn-limit", parser=parse_turn_limit, help="LLM calls per agent before a human must step in (default 5, at most 10000).")]
+Description = Annotated[str | None, typer.Option("--description", help="What the world is for.")]
+ApprovalTimeout = Annotated[float | None, typer.Option("--approval-timeout", parser=parse_seconds, help="Seconds before an unanswered approval is denied (default 300; above 0, at most 31536000 = a year).")]
+Policy = Annotated[list[str] | None, typer.Option("--policy", help="Policy TOML file (repeatable; replaces the list; '' clears it).")]
+McpConfig = Annotated[str | None, typer.Option("--mcp-config", help='JSON file with {"mcpServers": {...}} (\'\' removes the MCP servers).')]
+WorkingDir = Annotated[Path | None, typer.Option("--working-dir", help="Directory the world's tools work in (default: the current directory).")]
+MainAgent = Annotated[str | None, typer.Option("--main-agent", help="An agent of the world that answers unaddressed human messages alone ('' clears it).")]
+MaxIterations = Annotated[int | None, typer.Option("--max-iterations", parser=parse_max_iterations, help="LLM iterations per message (default 10, at most 1000).")]
 Streaming = Annotated[bool | None, typer.Option("--streaming/--no-streaming", help="Stream model output (default on).")]
 Mode = Annotated[str | None, typer.Option("--mode", help="Policy mode: default | auto_edit | yolo.")]
-AllowedTool = Annotated[list[str] | None, typer.Option("--allowed-tool", help="Legacy: always allow this tool (repeatable).")]
-ExcludedTool = Annotated[list[str] | None, typer.Option("--excluded-tool", help="Legacy: always deny this tool (repeatable).")]
-Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by import path, module:function (repeatable).")]
-ToolEnv = Annotated[list[str] | None, typer.Option("--tool-env", help="Pass this environment variable to tools (repeatable); API keys only when listed.")]
-ClientTools = Annotated[Path | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}].")]
+AllowedTool = Annotated[list[str] | None, typer.Option("--allowed-tool", help="Legacy: always allow this tool, or 'prefix*' (repeatable; '' clears).")]
+ExcludedTool = Annotated[list[str] | None, typer.Option("--excluded-tool", help="Legacy: always deny this tool, or 'prefix*' (repeatable; '' clears).")]
+Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by import path, module:function; the module must be importable (repeatable; '' clears).")]
+ToolEnv = Annotated[list[str] | None, typer.Option("--tool-env", help="Pass this environment variable to tools (repeatable; '' clears); API keys only when listed.")]
+ClientTools = Annotated[str | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}] ('' clears).")]
 
 
 def world_create_or_update(
     ctx: typer.Context,
-    name: str,
+    name: WorldName,
     turn_limit: TurnLimit = None,
     description: Description = None,
     approval_timeout: ApprovalTimeout = None,
@@ -121,6 +144,11 @@ def world_create_or_update(
     options = {k: v for k, v in locals().items() if k not in ("ctx", "name", "json_out")}
     settings = _world_settings(**options)
     if ctx.info_name == "create":
+        if settings.get("main_agent"):
+            output.fail(
+                f"--main-agent: a new world has no agents yet; create {main_agent!r} first, then "
+                f"run: agentworld world update {name} --main-agent {main_agent}"
+            )
         world = run(lambda aw: aw.create_world(name, **settings))
     else:
         world = run(lambda aw: aw.update_world(name, **settings))
@@ -146,13 +174,13 @@ def world_list(json_out: JsonOpt = False) -> None:
 
 
 @app.command("show")
-def world_show(name: str, json_out: JsonOpt = False) -> None:
+def world_show(name: WorldName, json_out: JsonOpt = False) -> None:
     """Show one world."""
     _show_world(run(lambda aw: aw.get_world(name)), json_out)
 
 
 @app.command("delete")
-def world_delete(name: str, json_out: JsonOpt = False) -> None:
+def world_delete(name: WorldName, json_out: JsonOpt = False) -> None:
     """Delete a world with its agents, chats and messages."""
     run(lambda aw: aw.delete_world(name))
     if json_out:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -16,16 +18,65 @@ ProviderName = Literal[
 ]
 PROVIDER_NAMES: tuple[str, ...] = get_args(ProviderName)
 
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 MAX_APPROVAL_TIMEOUT = 365 * 24 * 3600.0
+RESERVED_NAMES = frozenset({"human", "user", "you", "system", "world"})
+"""Senders with a meaning of their own in routing (SPEC R2); no agent may take one (any case)."""
+
+
+def name_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a world, agent or sender name, or None when it can.
+
+    Names double as @mention handles, so they use the mention alphabet (SPEC R1). They are
+    compared without regard to case: ``Planner`` and ``planner`` are one name.
+    """
+    if not _NAME.fullmatch(value):  # fullmatch: "$" would let a trailing newline through
+        return "use 1-64 letters, digits, '_' or '-', not starting with '-'"
+    return None
+
+
+def agent_name_problem(value: str) -> str | None:
+    """Why ``value`` cannot name a new agent: the name rules, and no reserved sender name."""
+    if (problem := name_problem(value)) is not None:
+        return problem
+    if value.lower() in RESERVED_NAMES:
+        return "it is reserved: human, user, you, system and world are senders with their own meaning"
+    return None
+
+
+def sender_problem(sender: str, agents: Iterable[str]) -> str | None:
+    """Why a message cannot be published as from ``sender``, or None when it can.
+
+    A sender follows the name rules (one line, the mention alphabet) and cannot pose as one of
+    the world's ``agents``: an agent never answers its own name, and auto-mentions would make
+    the agents address a person as if it were one of them (SPEC R2, R3).
+    """
+    if "\n" in sender or "\r" in sender:
+        return "it must be one line"
+    if (problem := name_problem(sender)) is not None:
+        return problem
+    if any(sender.lower() == agent.lower() for agent in agents):
+        return "it names an agent of this world, and a message cannot pose as an agent"
+    return None
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an agent's endpoint (``--base-url``), or None when it can."""
+    if url != url.strip() or any(c.isspace() for c in url):
+        return "contains whitespace"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an http:// or https:// URL with a host"
+    try:
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError:
+        return "has an invalid port"
+    return None
 
 
 def _check_name(value: str) -> str:
-    """Names double as @mention handles, so they use the mention alphabet (SPEC R1)."""
-    if not _NAME.match(value):
-        raise ValueError(
-            f"invalid name {value!r}: use 1-64 letters, digits, '_' or '-', not starting with '-'"
-        )
+    if (problem := name_problem(value)) is not None:
+        raise ValueError(f"invalid name {value!r}: {problem}")
     return value
 
 

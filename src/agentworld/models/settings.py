@@ -30,6 +30,14 @@ NEVER_PASSED_PREFIXES = ("BASH_FUNC_", "LD_", "DYLD_")
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+MAX_TURN_LIMIT = 10_000
+"""LLM calls per agent before a person must step in (SPEC R4); more is a typo, not a setting."""
+MAX_ITERATIONS = 1_000
+"""LLM iterations per message (SPEC O1)."""
+MAX_OUTPUT_TOKENS = 1_000_000
+"""An agent's ``max_tokens``: above any model's output limit, so a larger value is a mistake
+(``1e20`` would otherwise be sent to the provider)."""
+
 
 def check_tool_env_name(name: str) -> str | None:
     """Why ``name`` cannot be in a world's ``tool_env`` setting, or None when it can."""

@@ -74,7 +74,13 @@ def load_hook(spec: str) -> OnEvent:
     try:
         hook = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
-        raise InvalidInputError(f"cannot load hook {spec!r}: {exc}") from exc
+        importable = (
+            "; the module must be importable by every process that runs the world: install it, "
+            "or add its directory to PYTHONPATH (PYTHONPATH=. for the current directory)"
+        )
+        raise InvalidInputError(
+            f"cannot load hook {spec!r}: {exc}{importable if isinstance(exc, ImportError) else ''}"
+        ) from exc
     if not callable(hook):
         raise InvalidInputError(f"hook {spec!r} is not callable")
     return hook

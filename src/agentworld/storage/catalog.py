@@ -307,3 +307,60 @@ class CatalogStore(StorageCore):
             )
 
         return await self._run(read, write=False)
+
+    async def delete_chat(self, world: str, chat_id: str, *, actor: str = "human") -> None:
+        """Delete a chat and every row kept for it, in one transaction: its transcript and
+        memories, events, tool logs, waiting calls and queued work — every table with a
+        ``chat_id`` column, so a table added later is covered too. Its session grants are
+        revoked, not deleted, and the audit log keeps its entries and records the deletion.
+        If it was the world's current chat, the world has none until the next one."""
+
+        def delete(conn: sa.Connection) -> None:
+            params = {"world_key": world, "chat_key": chat_id}
+            if conn.execute(queries.CHAT_EXISTS, params).first() is None:
+                queries.require_world(conn, world)
+                raise NotFoundError(f"chat {chat_id!r} not found in world {world!r}")
+            removed: dict[str, int] = {}
+            for table in schema.metadata.sorted_tables:
+                if table.name in _CHAT_HISTORY or not {"world", "chat_id"} <= set(table.c.keys()):
+                    continue
+                result = conn.execute(
+                    sa.delete(table).where(table.c.world == world, table.c.chat_id == chat_id)
+                )
+                removed[table.name] = int(result.rowcount or 0)
+            conn.execute(
+                sa.update(schema.approval_grants)
+                .where(
+                    schema.approval_grants.c.world == world,
+                    schema.approval_grants.c.chat_id == chat_id,
+                    schema.approval_grants.c.revoked_at.is_(None),
+                )
+                .values(revoked_at=utc_now().isoformat())
+            )
+            _forget_current_chat(conn, world, chat_id)
+            conn.execute(
+                sa.insert(schema.audit_log).values(
+                    world=world,
+                    at=utc_now().isoformat(),
+                    event="chat_deleted",
+                    actor=actor,
+                    chat_id=chat_id,
+                    detail={"deleted": {k: v for k, v in removed.items() if v}},
+                )
+            )
+
+        await self._run(delete, write=True)
+
+
+_CHAT_HISTORY = frozenset({schema.audit_log.name, schema.approval_grants.name})
+"""Tables whose rows outlive a deleted chat: what was approved, and by whom, stays on record."""
+
+
+def _forget_current_chat(conn: sa.Connection, world: str, chat_id: str) -> None:
+    row = conn.execute(sa.select(_WORLDS.c.config).where(_WORLDS.c.name == world)).first()
+    if row is not None and row.config.get("current_chat_id") == chat_id:
+        conn.execute(
+            sa.update(_WORLDS)
+            .where(_WORLDS.c.name == world)
+            .values(config={**row.config, "current_chat_id": None}, updated_at=ts(utc_now()))
+        )

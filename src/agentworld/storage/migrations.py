@@ -9,7 +9,10 @@ version is refused rather than misread.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
+from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -79,8 +82,52 @@ def current_version(conn: sa.Connection) -> int:
     return int(conn.execute(sa.select(sa.func.max(schema.schema_version.c.version))).scalar() or 0)
 
 
+def foreign_schema_problem(tables: Iterable[str], *, whole_database: bool) -> str | None:
+    """Why a database with these ``tables`` belongs to another program, or None when it is
+    ours (it has our ``schema_version``) or empty.
+
+    ``whole_database``: the file is ours alone (SQLite), so any table not ours gives it away.
+    A PostgreSQL database may be shared, so there only a table with one of our names is a
+    conflict: we would skip creating it and misread theirs.
+    """
+    found = {name for name in tables if not name.startswith("sqlite_")}  # SQLite's own
+    if not found or schema.schema_version.name in found:
+        return None
+    ours = set(schema.metadata.tables)
+    suspects = sorted(found if whole_database else found & ours)
+    if not suspects:
+        return None
+    shown = ", ".join(suspects[:5]) + (", …" if len(suspects) > 5 else "")
+    return (
+        f"the database belongs to another program (it has tables {shown} and no agentworld "
+        "schema); nothing was changed: use a database of its own for agentworld"
+    )
+
+
+def sqlite_foreign_schema(path: Path) -> str | None:
+    """``foreign_schema_problem`` for a SQLite file, read without writing a byte: opening it
+    the usual way would already switch its journal to WAL. None when it is not a database."""
+    if not path.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)) as conn:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    except sqlite3.Error:
+        return None  # not a SQLite file, or unreadable: opening it reports that properly
+    return foreign_schema_problem((name for (name,) in rows), whole_database=True)
+
+
+def _refuse_foreign_schema(conn: sa.Connection) -> None:
+    problem = foreign_schema_problem(
+        sa.inspect(conn).get_table_names(), whole_database=conn.dialect.name == "sqlite"
+    )
+    if problem is not None:
+        raise StorageError(problem)
+
+
 def upgrade(conn: sa.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the migrations the database lacks; returns the version it ends at."""
+    _refuse_foreign_schema(conn)
     schema.schema_version.create(conn, checkfirst=True)
     version = current_version(conn)
     if version > len(migrations):

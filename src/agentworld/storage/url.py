@@ -48,6 +48,30 @@ def sqlite_file(url: str) -> Path | None:
     return Path(path)
 
 
+def check_command_line_database(url: str) -> None:
+    """Refuse a ``--db`` that would lose what a command stores, or put it where nobody asked.
+
+    Each ``agentworld`` command is its own process, so an in-memory SQLite database
+    (``sqlite://``, ``sqlite:///``, ``sqlite:///:memory:``) would start empty every time and
+    save nothing. A missing directory is created only for the default location
+    (``~/.agentworld``); anywhere else it is most likely a typo, so it is an error.
+    """
+    if not url.startswith("sqlite"):
+        return
+    path = sqlite_file(url)
+    if path is None:
+        raise InvalidInputError(
+            "--db: an in-memory SQLite database saves nothing between commands; "
+            "give a file, e.g. sqlite:///PATH/agentworld.db"
+        )
+    if path.is_dir():
+        raise InvalidInputError(f"--db: {path} is a directory, not a database file")
+    directory = path.parent
+    if not directory.is_dir() and directory != default_database_path().parent:
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise InvalidInputError(f"--db: the directory {directory} {what}")
+
+
 def sqlite_sync_url(url: str) -> str:
     """The stdlib-driver (``sqlite+pysqlite``) form of a SQLite URL, which storage runs on."""
     scheme, rest = url.split("://", 1)

@@ -1,7 +1,8 @@
 """The ``mcpServers`` configuration of a world (SPEC T3), checked strictly — pure, no SDK.
 
 Kept apart from the client code so that a world's settings can be validated when they
-are set (``world create --mcp-config``) without importing the ``mcp`` SDK.
+are set (``world create --mcp-config``) without importing the ``mcp`` SDK. Parsing is pure;
+``command_problem`` alone looks at the file system, for a command that is not there.
 
 Besides the usual keys, an entry may say ``"trust": true``: the world's owner vouches for
 that server, so its tools run without asking unless a policy rule says otherwise (like
@@ -11,9 +12,12 @@ it only reads (``runtime/authorizer.py``, ``tool_default_rule``).
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -70,6 +74,25 @@ def parse_mcp_config(document: Mapping[str, Any]) -> list[MCPServerConfig]:
     if not isinstance(servers, Mapping):
         raise InvalidInputError("MCP config: 'mcpServers' must map server names to objects")
     return [_parse_server(check_server_name(name), entry) for name, entry in servers.items()]
+
+
+def command_problem(server: MCPServerConfig) -> str | None:
+    """Why a stdio server's command cannot be started from here, or None when it can (or the
+    server is reached by URL). Looked up as the SDK will: on the ``PATH`` of the server's
+    environment, a path with a slash from the server's ``cwd``."""
+    command = server.command
+    if command is None:
+        return None
+    if os.sep in command or (os.altsep is not None and os.altsep in command):
+        path = Path(server.cwd or ".").expanduser() / Path(command).expanduser()
+        if not path.is_file():
+            return f"MCP server {server.name!r}: command {command!r} does not exist"
+        if not os.access(path, os.X_OK):
+            return f"MCP server {server.name!r}: command {command!r} is not executable"
+        return None
+    if shutil.which(command, path=server.env.get("PATH", os.environ.get("PATH"))) is None:
+        return f"MCP server {server.name!r}: command {command!r} was not found on PATH"
+    return None
 
 
 def check_server_name(name: object) -> str:
