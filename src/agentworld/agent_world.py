@@ -117,6 +117,8 @@ class AgentWorld:
         self._tools = tuple(tools)
         self._authorizer = authorizer
         self._runtimes: dict[str, WorldRuntime] = {}
+        self._starting = asyncio.Lock()
+        """Held while a runtime starts, so two first uses of a world never start two."""
 
     async def __aenter__(self) -> AgentWorld:
         await self.storage.open()
@@ -345,22 +347,28 @@ class AgentWorld:
     # -- running -----------------------------------------------------------------
 
     async def runtime(self, world: str) -> WorldRuntime:
+        """The world's runtime, started (and resuming what stopped processes left) on first
+        use; concurrent first uses get the same one."""
         runtime = self._runtimes.get(world)
-        if runtime is None:
-            from agentworld.runtime.world import WorldRuntime
+        if runtime is not None:
+            return runtime
+        async with self._starting:
+            runtime = self._runtimes.get(world)
+            if runtime is None:
+                from agentworld.runtime.world import WorldRuntime
 
-            runtime = WorldRuntime(
-                self.storage,
-                world,
-                provider_factory=self._provider_factory,
-                tools=self._tools,
-                authorizer=self._authorizer,
-                interactive=self.interactive,
-                on_event=self._on_event,
-                streaming=self._streaming,
-            )
-            await runtime.__aenter__()
-            self._runtimes[world] = runtime
+                runtime = WorldRuntime(
+                    self.storage,
+                    world,
+                    provider_factory=self._provider_factory,
+                    tools=self._tools,
+                    authorizer=self._authorizer,
+                    interactive=self.interactive,
+                    on_event=self._on_event,
+                    streaming=self._streaming,
+                )
+                await runtime.__aenter__()
+                self._runtimes[world] = runtime
         return runtime
 
     async def send(

@@ -65,7 +65,7 @@ def test_agents_ping_pong_stops_at_the_turn_limit_and_the_count_survives_restart
     ]
     # The counts are stored: a later process still knows a2 has used its budget...
     server.clear()
-    again = cli("send", "w1", "@a2 one more", "--sender", "a1", "--json").json()
+    again = cli("send", "w1", "@a2 one more", "--sender", "bob", "--json").json()
     assert [m["content"] for m in again["messages"] if m["role"] == "assistant"] == [HAND_OFF.format(n=2)]
     assert _turns(server) == []
     # ...until a human speaks, which resets them.
