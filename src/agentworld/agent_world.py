@@ -20,6 +20,7 @@ from agentworld.models import Agent, Chat, Message, Usage, World
 from agentworld.models.domain import agent_name_problem
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingApproval, PendingClientCall
+from agentworld.routing.messages import why_nobody_answers
 from agentworld.settings_checks import check_agent_settings, check_world_settings
 from agentworld.storage.sql import SQLStorage
 
@@ -68,6 +69,9 @@ class SendResult:
     errors: list[str] = field(default_factory=list)
     pending_approvals: list[PendingApproval] = field(default_factory=list)
     """Approval requests of the chat still waiting for a person after the run."""
+    notices: list[str] = field(default_factory=list)
+    """Things the person should know that are not errors: e.g. that the message reached
+    nobody, and why."""
     timed_out: bool = False
     """The wait ended at its timeout: the chat still had work, which goes on (or is resumed
     by the next process that runs the world) — it is never abandoned."""
@@ -390,7 +394,13 @@ class AgentWorld:
             finished = await _run_until_idle(runtime, chat, timeout)
         finally:
             errors.unsubscribe()
-        return await self._result(world, chat, start, errors.texts, timed_out=not finished)
+        result = await self._result(world, chat, start, errors.texts, timed_out=not finished)
+        settings, agents = await self.storage.world_and_agents(world)
+        active = [a.name for a in agents if a.status == "active"]
+        reason = why_nobody_answers(text, sender=sender, agents=active, main_agent=settings.main_agent)
+        if reason is not None:
+            result.notices.append(reason)
+        return result
 
     async def _result(
         self, world: str, chat: str, start: int, errors: list[str], *, timed_out: bool = False

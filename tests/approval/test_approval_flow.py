@@ -239,10 +239,16 @@ async def test_non_interactive_runs_deny_instead_of_asking(
     await aw.close()
     async with AgentWorld(db_url, interactive=False) as batch:
         result = await batch.send("w", "@a1 make X")
+        audit = await batch.audit_log("w")
     assert result.pending_approvals == []
     (denied,) = [m for m in result.messages if m.tool_call_id == "call_x"]
     assert "nobody can be asked" in json.loads(denied.content or "{}")["error"]
     assert not (tmp_path / "X").exists()
+    # The automatic denial is a decision like any other: it is in the audit log.
+    (entry,) = [e for e in audit if e["toolName"] == "shell_cmd"]
+    assert (entry["event"], entry["actor"], entry["decision"]) == ("policy", "non-interactive", "deny")
+    assert entry["toolArgs"] == {"command": "touch X"}
+    assert "nobody can be asked" in entry["detail"]["reason"]
 
 
 async def test_the_audit_log_records_requests_and_decisions_with_redacted_arguments(

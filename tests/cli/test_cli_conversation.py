@@ -63,10 +63,13 @@ def test_agents_ping_pong_stops_at_the_turn_limit_and_the_count_survives_restart
         ("a2", "@a1 no, yours"),
         ("a1", HAND_OFF.format(n=2)),
     ]
-    # The counts are stored: a later process still knows a2 has used its budget...
+    # The counts are stored: a later process still knows a2 has used its budget; and the
+    # hand-back ended the agents' conversation, so a message that is not a person's reaches
+    # nobody...
     server.clear()
+    assert cli("agent", "show", "w1", "a2", "--json").json()["llmCallCount"] == 2
     again = cli("send", "w1", "@a2 one more", "--sender", "bob", "--json").json()
-    assert [m["content"] for m in again["messages"] if m["role"] == "assistant"] == [HAND_OFF.format(n=2)]
+    assert [m["content"] for m in again["messages"] if m["role"] == "assistant"] == []
     assert _turns(server) == []
     # ...until a human speaks, which resets them.
     cli("send", "w1", "@a2 one more", "--json")

@@ -71,6 +71,42 @@ async def test_agents_talk_until_the_turn_limit_hands_back_to_the_human(
     assert {a.name: a.llm_call_count for a in await aw.list_agents("w")}["a1"] == 0
 
 
+async def test_one_hand_back_ends_a_three_agent_loop(
+    aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer
+) -> None:
+    await make_world("a1", "a2", "a3", turn_limit=2)
+    for name in ("a1", "a2", "a3"):  # each hands the word to the other two
+        others = [o for o in ("a1", "a2", "a3") if o != name]
+        script.by_agent[name] = lambda body, others=others: Reply.text(
+            f"<world>TO: {', '.join(others)}</world> your turn"
+        )
+
+    result = await aw.send("w", "@a1 start")
+
+    spoken = [(m.sender, m.content or "") for m in result.messages if m.role == "assistant"]
+    hand_backs = [s for s in spoken if "Turn limit reached" in s[1]]
+    assert len(hand_backs) == 1  # control went back to the people once...
+    assert spoken[-1] == hand_backs[0]  # ...and nobody spoke after it
+    assert len(turn_requests(server)) <= 2 * 3
+
+    # The people speak: the agents talk again, with fresh budgets.
+    again = await aw.send("w", "@a2 one more round")
+    assert [m.sender for m in again.messages if m.role == "assistant"][0] == "a2"
+
+
+async def test_the_turn_limit_stops_a_tool_loop_too(
+    aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer
+) -> None:
+    await make_world("a1", turn_limit=2, max_iterations=10)
+    script.by_agent["a1"] = lambda body: Reply.tools(ToolCallSpec(name="lookup", arguments='{"q": 1}'))
+
+    result = await aw.send("w", "@a1 look it up, forever")
+
+    assert len(turn_requests(server)) == 2  # every LLM call counts (R4), a tool loop's too
+    assert result.messages[-1].sender == "a1"
+    assert "Turn limit reached (2 LLM calls)" in (result.messages[-1].content or "")
+
+
 async def test_a_model_calling_tools_forever_stops_at_the_iteration_cap(
     aw: AgentWorld, make_world: Any, script: Any
 ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -111,7 +110,7 @@ def agent_delete(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> N
         return main if main is not None and main.lower() == name.lower() else None
 
     if (main := run(delete)) is not None:
-        sys.stderr.write(f"note: {main} was the main agent of world {world}; it has no main agent now\n")
+        output.note(f"{main} was the main agent of world {world}; it has no main agent now")
     if json_out:
         output.print_json({"deleted": name})
     else:

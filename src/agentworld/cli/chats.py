@@ -219,6 +219,8 @@ def report_run(result: Any, json_out: bool) -> None:
     else:
         output.print_messages(result.messages, empty="no new messages")
         output.print_approvals(result.pending_approvals)
+    for notice in getattr(result, "notices", ()):
+        output.note(notice)
     if result.errors:
         output.fail(result.errors[-1])
 

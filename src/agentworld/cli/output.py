@@ -30,6 +30,11 @@ def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
 
 
+def note(line: str) -> None:
+    """Something the person should know that is not an error: one line on stderr."""
+    sys.stderr.write(f"note: {' '.join(line.split())}\n")
+
+
 def fail(reason: str, *, code: int = 1) -> NoReturn:
     """A one-line reason on stderr and a non-zero exit (SPEC §3)."""
     line = " ".join(str(reason).split())

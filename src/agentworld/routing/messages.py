@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from agentworld.models import Message
-from agentworld.routing.mentions import extract_paragraph_mentions, is_human_sender
+from agentworld.routing.mentions import (
+    extract_paragraph_mentions,
+    is_human_sender,
+    should_agent_respond,
+)
 
 
 def is_routable(message: Message) -> bool:
@@ -23,3 +27,23 @@ def may_address_anyone(message: Message) -> bool:
     if is_human_sender(sender) or sender == "world":
         return True
     return bool(extract_paragraph_mentions(message.content or ""))
+
+
+def why_nobody_answers(
+    content: str, *, sender: str, agents: list[str], main_agent: str | None = None
+) -> str | None:
+    """Why a message will reach no agent, in words a person can act on — or None when some
+    agent answers it. ``agents``: the names of the world's active agents."""
+    if any(
+        should_agent_respond(name, sender=sender, content=content, main_agent=main_agent)
+        for name in agents
+    ):
+        return None
+    listed = ", ".join(agents) if agents else "none yet"
+    known = {name.lower() for name in agents}
+    unknown = [name for name in extract_paragraph_mentions(content) if name not in known]
+    if unknown:
+        return f"no agent {unknown[0]!r} in this world (agents: {listed})"
+    if not agents:
+        return "nobody was addressed: the world has no agents"
+    return f"nobody was addressed: mention an agent at the start of a line (agents: {listed})"

@@ -355,25 +355,30 @@ class PolicyAuthorizer:
                     return Allow(_explain(verdict.result))
                 return Allow(verdict.reason)
             case PolicyDecision.DENY:
-                if verdict.by == "policy" and verdict.result is not None:
-                    await self._audit_denial(tool, arguments, context, verdict.result)
+                if verdict.result is not None and verdict.by in ("policy", "nobody to ask"):
+                    # A rule's denial, and the automatic one when nobody can be asked: both
+                    # are decisions an auditor must see, like a person's.
+                    await self._audit_denial(tool, arguments, context, verdict)
                 return Deny(verdict.reason)
             case PolicyDecision.ASK_USER:
                 return AskUser(tool.approval.message or "")
 
     async def _audit_denial(
-        self, tool: Tool, arguments: dict[str, Any], context: ToolContext, result: PolicyResult
+        self, tool: Tool, arguments: dict[str, Any], context: ToolContext, verdict: CallVerdict
     ) -> None:
+        assert verdict.result is not None
+        automatic = verdict.by == "nobody to ask"
         await self._storage.approvals.audit(
             context.world,
             event="policy",
-            actor="policy",
+            actor="non-interactive" if automatic else "policy",
             agent=context.agent,
             chat_id=context.chat_id,
             tool_name=tool.name,
             arguments=redact(arguments),
             decision="deny",
-            detail=result.to_json(),
+            detail={**verdict.result.to_json(), "reason": verdict.reason} if automatic
+            else verdict.result.to_json(),
         )
 
 

@@ -19,7 +19,7 @@ from agentworld.models import Agent, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.models.work import InboxChange, Loop
 from agentworld.providers.base import LLMRequest
-from agentworld.routing.mentions import finalize_reply, is_human_sender
+from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_human_sender
 from agentworld.runtime.call_ids import with_unique_call_ids
 from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
@@ -51,6 +51,18 @@ async def run_agent_turn(
     await run_agent_loop(
         ctx, world, trigger.chat_id, loop, item_id, incoming=incoming_copy(trigger, agent.name)
     )
+
+
+def handed_back(newest_first: Sequence[Message]) -> bool:
+    """Whether an agent handed the conversation back to the people (its turn-limit notice)
+    since a person or the world last spoke: then the agents' conversation is over (R4), and
+    agents' messages reach nobody until someone speaks again."""
+    for message in newest_first:
+        if message.role == "user" and (is_human_sender(message.sender) or message.sender.lower() == "world"):
+            return False
+        if message.role == "assistant" and TURN_LIMIT_MARKER in (message.content or ""):
+            return True
+    return False
 
 
 def incoming_copy(message: Message, agent: str) -> Message:

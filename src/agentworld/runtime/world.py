@@ -55,6 +55,7 @@ from agentworld.runtime.runners import ChatRunners
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import title_chat
 from agentworld.runtime.turn import (
+    handed_back,
     incoming_copy,
     later_batch_waits,
     publish_responses,
@@ -68,6 +69,9 @@ from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
 
 logger = logging.getLogger("agentworld.runtime")
+
+HAND_BACK_LOOKBACK = 200
+"""How far back a route looks for a hand-back since the people last spoke."""
 
 class WorldRuntime:
     """Runs one world until closed. Use as an async context manager."""
@@ -384,8 +388,9 @@ class WorldRuntime:
 
     async def _route(self, queued: QueuedWork, message: Message) -> QueuedWork | None:
         """The route item becomes, in its place, a loop for each agent that answers — with the
-        message in each one's memory, in the same transaction — or a turn for one whose
-        budget is spent (it hands back when its turn comes)."""
+        message in each one's memory, in the same transaction. An agent's message to an agent
+        whose budget is spent becomes that agent's turn alone: it hands back to the people,
+        and that ends the agents' conversation until a person (or the world) speaks."""
         starts: list[WorkItem] = []
         remembered: list[tuple[str | None, Message]] = []
         if may_address_anyone(message):  # decided without touching storage: the common case
@@ -393,6 +398,10 @@ class WorldRuntime:
             self._world_has_hooks = bool(world.hooks)
             sender = message.sender
             fresh = is_human_sender(sender) or sender.lower() == "world"
+            if not fresh and handed_back(
+                await self.storage.recent_transcript(self.world, queued.chat_id, limit=HAND_BACK_LOOKBACK)
+            ):
+                agents = []  # control was handed back: the agents' conversation is over
             if fresh and any(a.llm_call_count for a in agents):
                 await self.storage.reset_llm_calls(self.world)
                 agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
@@ -402,8 +411,10 @@ class WorldRuntime:
                 ):
                     continue
                 if not fresh and agent.llm_call_count >= world.turn_limit:
-                    starts.append(Turn(agent=agent.name, message=message))
-                    continue
+                    # It hands back to the people when its turn comes, and that ends the
+                    # agents' conversation: nobody else answers this message.
+                    starts, remembered = [Turn(agent=agent.name, message=message)], []
+                    break
                 remembered.append((agent.name, incoming_copy(message, agent.name)))
                 starts.append(
                     Loop(agent=agent.name, answer_to=sender, reply_to=message.message_id, fresh=fresh)

@@ -246,6 +246,24 @@ class MessageStore(StorageCore):
 
         await self._run(update, write=True)
 
+    async def recent_transcript(self, world: str, chat_id: str, *, limit: int) -> list[Message]:
+        """The chat's last ``limit`` transcript messages, newest first."""
+        query = (
+            sa.select(*MESSAGE_COLUMNS)
+            .where(
+                _MESSAGES.c.world == world,
+                _MESSAGES.c.chat_id == chat_id,
+                _MESSAGES.c.memory_owner.is_(None),
+            )
+            .order_by(_MESSAGES.c.seq.desc())
+            .limit(limit)
+        )
+
+        def read(conn: sa.Connection) -> list[Message]:
+            return [row_message(r) for r in conn.execute(query).all()]
+
+        return await self._run(read, write=False)
+
     async def messages_since(self, world: str, chat_id: str, after_seq: int) -> list[Message]:
         """Transcript messages appended after a known position (what a command produced)."""
         params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
