@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -123,7 +124,7 @@ def test_a_send_killed_while_its_shell_command_runs_takes_the_command_with_it(
     work.mkdir()
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
-    marker = "sleep 2.4713"
+    marker = f"sleep 2.{secrets.randbelow(10**6):06d}"  # unique: tests may run side by side
     command = f"touch started; {marker} && touch F"
 
     def answer(body: dict[str, Any]) -> Reply:

@@ -25,6 +25,7 @@ from agentworld.storage.rows import (
 )
 
 _MESSAGES = schema.messages
+_CHAT_FOR_POSTING = queries.CHAT_EXISTS.with_for_update()
 
 
 class MessageStore(StorageCore):
@@ -122,7 +123,10 @@ class MessageStore(StorageCore):
         params = {"world_key": world, "chat_key": message.chat_id}
 
         def write(conn: sa.Connection) -> None:
-            if conn.execute(queries.CHAT_EXISTS, params).first() is None:
+            # The chat's row is locked first (PostgreSQL; SQLite serialises writers anyway), so
+            # messages posted into one chat at once get their place in the transcript and in the
+            # inbox in the same order: the order they are answered in.
+            if conn.execute(_CHAT_FOR_POSTING, params).first() is None:
                 raise NotFoundError(f"chat {message.chat_id!r} not found in world {world!r}")
             queries.insert_messages(conn, [row])
             if reset_llm_calls:
