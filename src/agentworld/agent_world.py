@@ -395,11 +395,14 @@ class AgentWorld:
         finally:
             errors.unsubscribe()
         result = await self._result(world, chat, start, errors.texts, timed_out=not finished)
-        settings, agents = await self.storage.world_and_agents(world)
-        active = [a.name for a in agents if a.status == "active"]
-        reason = why_nobody_answers(text, sender=sender, agents=active, main_agent=settings.main_agent)
-        if reason is not None:
-            result.notices.append(reason)
+        if finished and not result.errors and len(result.messages) <= 1:  # nobody answered: why?
+            settings, agents = await self.storage.world_and_agents(world)
+            active = [a.name for a in agents if a.status == "active"]
+            reason = why_nobody_answers(
+                text, sender=sender, agents=active, main_agent=settings.main_agent
+            )
+            if reason is not None:
+                result.notices.append(reason)
         return result
 
     async def _result(

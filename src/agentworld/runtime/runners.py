@@ -93,29 +93,50 @@ class ChatRunners:
             while self._tasks:
                 await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
             return
+        task = self._tasks.get(chat_id)
         while True:
-            task = self._tasks.get(chat_id)
             if task is not None:
-                await asyncio.gather(task, return_exceptions=True)
+                (ran,) = await asyncio.gather(task, return_exceptions=True)
+                if ran is True:
+                    return  # this process let the chat go because its inbox was empty
             if not await self._storage.inbox.has_work(self._world, chat_id):
                 return
+            if task is not None:
+                await asyncio.sleep(POLL_SECONDS)  # another process runs the chat: look again
             self.kick(chat_id)
             task = self._tasks.get(chat_id)
             if task is None:  # closed
                 return
-            ran = await asyncio.gather(task, return_exceptions=True)
-            if ran[0] is not True:
-                await asyncio.sleep(POLL_SECONDS)  # another process runs the chat: look again
 
-    async def _run(self, chat_id: str) -> bool:
-        """Run the chat while this process can claim it; False if another process holds it."""
+    @property
+    def owner(self) -> str:
+        """This runtime as a lease owner (for writes that claim a chat as they post into it)."""
+        return self._owner
+
+    def start_claimed(self, chat_id: str, first: QueuedWork | None) -> None:
+        """Run a chat whose lease the caller's own write just claimed for this runtime, from
+        ``first`` (its next item, read in that write) — no claim of its own needed."""
+        running = self._tasks.get(chat_id)
+        if self._closed or (running is not None and not running.done()):
+            self.kick(chat_id)  # the runner at work sees the new item before it lets go
+            return
+        task = asyncio.create_task(self._run(chat_id, claimed=(first,)), name=f"chat:{chat_id}")
+        self._tasks[chat_id] = task
+        task.add_done_callback(self._forget)
+
+    async def _run(self, chat_id: str, *, claimed: tuple[QueuedWork | None] | None = None) -> bool:
+        """Run the chat while this process can claim it; False if another process holds it.
+        ``claimed``: the lease is held already, and this is the chat's next item."""
         leases = self._storage.leases
         while True:
-            claimed, item = await leases.claim_next(
-                self._world, chat_id, self._owner, ttl=LEASE_SECONDS
-            )
-            if not claimed:
-                return False
+            if claimed is not None:
+                (item,), claimed = claimed, None
+            else:
+                held_now, item = await leases.claim_next(
+                    self._world, chat_id, self._owner, ttl=LEASE_SECONDS
+                )
+                if not held_now:
+                    return False
             self._held.add(chat_id)
             self._ensure_renewer()
             if self._on_claimed is not None:
@@ -129,7 +150,7 @@ class ChatRunners:
                             await self._on_drained(chat_id)
                         except Exception:
                             logger.exception("after-drain work failed for chat %s", chat_id)
-                    # Let go only if the inbox is empty, in the same transaction as the look:
+                    # The next item, or — if the inbox is empty — let go, in one transaction:
                     # work posted by another process meanwhile is never left waiting for a
                     # claim nobody makes.
                     held, item = await leases.release_or_next(self._world, chat_id, self._owner)
@@ -142,17 +163,15 @@ class ChatRunners:
                 return True
 
     async def _drain(self, chat_id: str, item: QueuedWork | None) -> None:
-        """Do the chat's items in order, starting with ``item``, until none is left."""
-        inbox = self._storage.inbox
+        """Do ``item`` and what it becomes: an item that turned into its own continuation (a
+        route → the first agent's loop) is taken on at once, without asking the inbox."""
         while item is not None:
+            current = item
             try:
-                follow = await self._process(item)
+                item = await self._process(current)
             except Exception as exc:
-                await self._fail(item, exc)
-                follow = None
-            # An item that became its own continuation (a route → the first agent's loop) is
-            # taken on at once, without asking the inbox what comes next.
-            item = follow if follow is not None else await inbox.first(self._world, chat_id)
+                await self._fail(current, exc)
+                item = None
 
     async def _fail(self, item: QueuedWork, exc: Exception) -> None:
         """An item that raised is reported and dropped, so one bad item cannot stop a chat."""

@@ -51,7 +51,7 @@ from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_fa
 from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
-from agentworld.runtime.runners import ChatRunners
+from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import title_chat
 from agentworld.runtime.turn import (
@@ -182,14 +182,18 @@ class WorldRuntime:
         # One transaction: the chat exists, the message is stored with its routing queued, and
         # a human resets the turn budgets.
         routed = is_routable(message)
-        await self.storage.post_to_chat(
+        claimed, first = await self.storage.post_to_chat(
             self.world,
             message,
             reset_llm_calls=is_human_sender(sender) or sender.lower() == "world",
             inbox=InboxChange(chat_id, append=(Route(message=message),)) if routed else None,
+            claim_for=self._runners.owner if routed else None,  # and run it, if nobody does
+            claim_ttl=LEASE_SECONDS,
         )
         await self.bus.publish(MessageEvent(world=self.world, message=message))
-        if routed:
+        if claimed:
+            self._runners.start_claimed(chat_id, first)
+        elif routed:
             self._runners.kick(chat_id)
         return message
 

@@ -83,7 +83,7 @@ class LeaseStore:
         """Claim (or renew) the chat for ``owner``; false while another live owner holds it."""
 
         def write(conn: sa.Connection) -> bool:
-            return _claim(conn, world, chat_id, owner, ttl)
+            return claim_lease(conn, world, chat_id, owner, ttl)
 
         return await self._storage._run(write, write=True)
 
@@ -93,7 +93,7 @@ class LeaseStore:
         """``claim``, and the chat's next item, in one transaction: (claimed, next item)."""
 
         def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
-            if not _claim(conn, world, chat_id, owner, ttl):
+            if not claim_lease(conn, world, chat_id, owner, ttl):
                 return False, None
             return True, next_item(conn, world, chat_id)
 
@@ -164,7 +164,8 @@ class LeaseStore:
         return await self._storage._run(read, write=False)
 
 
-def _claim(conn: sa.Connection, world: str, chat_id: str, owner: str, ttl: float) -> bool:
+def claim_lease(conn: sa.Connection, world: str, chat_id: str, owner: str, ttl: float) -> bool:
+    """Claim (or renew) the chat for ``owner`` inside the caller's transaction."""
     key = sa.and_(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id)
     now = time.time()
     row = conn.execute(sa.select(_TABLE.c.owner, _TABLE.c.expires_at).where(key)).first()

@@ -12,10 +12,11 @@ import sqlalchemy as sa
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
-from agentworld.models.work import InboxChange
+from agentworld.models.work import InboxChange, QueuedWork
 from agentworld.storage import queries, schema
 from agentworld.storage.core import StorageCore
-from agentworld.storage.inbox import apply_change
+from agentworld.storage.inbox import apply_change, next_item
+from agentworld.storage.leases import claim_lease
 from agentworld.storage.rows import (
     MESSAGE_COLUMNS,
     message_row,
@@ -115,14 +116,18 @@ class MessageStore(StorageCore):
         *,
         reset_llm_calls: bool,
         inbox: InboxChange | None = None,
-    ) -> None:
+        claim_for: str | None = None,
+        claim_ttl: float = 0.0,
+    ) -> tuple[bool, QueuedWork | None]:
         """Store a message posted into a chat from outside (a person, the world) — refused if
         the chat does not exist — and, for human and world messages, give every agent a fresh
-        turn budget (SPEC R4), queueing its routing; one transaction."""
+        turn budget (SPEC R4), queueing its routing; one transaction. With ``claim_for``, the
+        same transaction also claims the chat's lease for that owner if it is free: returns
+        (claimed, the chat's next item) so the poster can start running it at once."""
         row = message_row(world, None, message)
         params = {"world_key": world, "chat_key": message.chat_id}
 
-        def write(conn: sa.Connection) -> None:
+        def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
             # The chat's row is locked first (PostgreSQL; SQLite serialises writers anyway), so
             # messages posted into one chat at once get their place in the transcript and in the
             # inbox in the same order: the order they are answered in.
@@ -132,8 +137,11 @@ class MessageStore(StorageCore):
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
             apply_change(conn, world, inbox)
+            if claim_for is None or not claim_lease(conn, world, message.chat_id, claim_for, claim_ttl):
+                return False, None
+            return True, next_item(conn, world, message.chat_id)
 
-        await self._run(write, write=True)
+        return await self._run(write, write=True)
 
     async def remember_and_read(
         self,
