@@ -21,7 +21,8 @@ LAYERS: list[set[str]] = [
     {"shell", "routing", "approval", "policy"},  # pure cores
     {"providers", "tools", "storage", "events", "testing"},  # I/O behind narrow interfaces
     {"runtime"},
-    {"agent_world", "settings_checks", "cli", "__init__", "__main__"},  # the facade and the interfaces
+    # the facade and the interfaces; `server` (the HTTP API) is started only by `cli/serve.py`
+    {"agent_world", "settings_checks", "documents", "cli", "server", "__init__", "__main__"},
 ]
 LAYER_OF = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 
@@ -91,6 +92,15 @@ def test_no_package_import_cycle() -> None:
 def test_no_package_imports_a_higher_layer(unit: str) -> None:
     upward = {t for t in package_graph().get(unit, ()) if LAYER_OF.get(t, 0) > LAYER_OF[unit]}
     assert not upward, f"{unit} (layer {LAYER_OF[unit]}) imports {sorted(upward)}"
+
+
+def test_only_the_serve_command_imports_the_server() -> None:
+    importers = {
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if _unit(path) != "server" and "server" in _imports(path)
+    }
+    assert importers <= {"cli/serve.py"}, importers
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -17,11 +17,12 @@ from pydantic import ValidationError
 
 from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
 from agentworld.models import Agent, Chat, Message, Usage, World
-from agentworld.models.domain import agent_name_problem
+from agentworld.models.domain import agent_name_problem, sender_problem
 from agentworld.models.events import CrudEvent, SystemEvent, WorldEvent
 from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.routing.messages import why_nobody_answers
 from agentworld.settings_checks import check_agent_settings, check_world_settings
+from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
@@ -86,13 +87,17 @@ class ResumeResult:
     timed_out: bool = False
 
 
-async def _run_until_idle(runtime: WorldRuntime, chat: str, timeout: float | None) -> bool:
-    """Wait until the chat is idle, then until every chat this process took up (work other
-    processes left) is done; False if ``timeout`` seconds passed first (the work goes on)."""
+async def _run_until_idle(
+    runtime: WorldRuntime, chat: str, timeout: float | None, *, everything: bool = True
+) -> bool:
+    """Wait until the chat is idle, then (``everything``) until every chat this process took up
+    (work other processes left) is done; False if ``timeout`` seconds passed first (the work
+    goes on)."""
     try:
         async with asyncio.timeout(timeout):
             await runtime.wait_until_idle(chat)
-            await runtime.wait_until_idle()
+            if everything:
+                await runtime.wait_until_idle()
     except TimeoutError:
         return False
     return True
@@ -111,8 +116,12 @@ class AgentWorld:
         interactive: bool = True,
         on_event: OnEvent | Sequence[OnEvent] = (),
         streaming: StreamCallbacks | None = None,
+        long_lived: bool = False,
     ) -> None:
         self.storage = SQLStorage(db)
+        self.long_lived = long_lived
+        """A process that keeps running (a server): a call waits for its own chat only, never
+        for the other chats this process runs — their work goes on in the background."""
         self._on_event = tuple(on_event) if isinstance(on_event, Sequence) else (on_event,)
         self._streaming = streaming
         self.interactive = interactive
@@ -391,7 +400,7 @@ class AgentWorld:
         try:
             start = await self.storage.last_seq()
             await runtime.send(chat, text, sender=sender)
-            finished = await _run_until_idle(runtime, chat, timeout)
+            finished = await _run_until_idle(runtime, chat, timeout, everything=not self.long_lived)
         finally:
             errors.unsubscribe()
         result = await self._result(world, chat, start, errors.texts, timed_out=not finished)
@@ -404,6 +413,25 @@ class AgentWorld:
             if reason is not None:
                 result.notices.append(reason)
         return result
+
+    async def post(
+        self, world: str, text: str, *, chat_id: str | None = None, sender: str = "human"
+    ) -> Message:
+        """Publish ``text`` and return the stored message at once: the world answers in the
+        background, in this process (a server) or whichever process runs the chat; follow it
+        on the event stream. ``send`` is the same, waiting for the answers. The sender must be
+        a name and not pose as one of the world's agents (SPEC R2)."""
+        if not text.strip():
+            raise InvalidInputError("text: the message is empty")
+        agents = [agent.name for agent in await self.list_agents(world)]
+        if (problem := sender_problem(sender, agents)) is not None:
+            raise InvalidInputError(f"sender {sender!r}: {problem}")
+        runtime = await self.runtime(world)
+        return await runtime.send(chat_id or await self.current_chat(world), text, sender=sender)
+
+    def started_runtime(self, world: str) -> WorldRuntime | None:
+        """The world's runtime if this process has started it; None otherwise (nothing starts)."""
+        return self._runtimes.get(world)
 
     async def _result(
         self, world: str, chat: str, start: int, errors: list[str], *, timed_out: bool = False
@@ -440,7 +468,8 @@ class AgentWorld:
         """Approval requests waiting for a person (overdue ones are expired first, SPEC A7)."""
         runtime = await self.runtime(world)
         await runtime.approvals(chat_id)
-        await runtime.wait_until_idle()  # expiring one resumes its loop: let it finish first
+        if not self.long_lived:
+            await runtime.wait_until_idle()  # expiring one resumes its loop: let it finish first
         return await self.storage.pending.find(world, chat_id=chat_id, kind="approval")
 
     async def approve(
@@ -461,7 +490,7 @@ class AgentWorld:
         try:
             start = await self.storage.last_seq()
             await runtime.answer_approval(approval_id, decision=decision, scope=scope, actor=actor)
-            finished = await _run_until_idle(runtime, chat, timeout)
+            finished = await _run_until_idle(runtime, chat, timeout, everything=not self.long_lived)
         finally:
             errors.unsubscribe()
         return await self._result(world, chat, start, errors.texts, timed_out=not finished)
@@ -556,7 +585,7 @@ class AgentWorld:
         try:
             start = await self.storage.last_seq()
             await runtime.submit_tool_result(tool_call_id, result, is_error=is_error)
-            finished = await _run_until_idle(runtime, chat, timeout)
+            finished = await _run_until_idle(runtime, chat, timeout, everything=not self.long_lived)
         finally:
             errors.unsubscribe()
         return await self._result(world, chat, start, errors.texts, timed_out=not finished)
@@ -578,7 +607,7 @@ class AgentWorld:
         if runtime is not None:
             await runtime.bus.publish(event)
         else:
-            await self.storage.append_events([event])
+            await EventLog(self.storage).append([event])
 
 
 class _ErrorCollector:

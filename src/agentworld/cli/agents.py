@@ -77,11 +77,7 @@ def agent_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     if json_out:
         output.print_json({"agents": [output.agent_doc(a) for a in agents]})
         return
-    output.print_table(
-        f"Agents of {world}",
-        ["name", "provider", "model", "status", "LLM calls", "last active"],
-        [(a.name, a.provider, a.model, a.status, a.llm_call_count, a.last_active) for a in agents],
-    )
+    output.print_agents(world, agents)
 
 
 @app.command("show")

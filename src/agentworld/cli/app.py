@@ -16,8 +16,21 @@ from collections.abc import Sequence
 from typing import Annotated
 
 import typer
+from typer import _click as click
+from typer.core import TyperArgument
 
-from agentworld.cli import agents, approvals, chats, output, policy, resume, tools, worlds
+from agentworld.cli import (
+    agents,
+    approvals,
+    chats,
+    output,
+    policy,
+    resume,
+    serve,
+    talk,
+    tools,
+    worlds,
+)
 from agentworld.cli.common import state
 
 app = typer.Typer(
@@ -34,6 +47,8 @@ app.add_typer(policy.app, name="policy")
 app.command("send")(chats.send)
 app.command("messages")(chats.messages)
 app.command("resume")(resume.resume)
+app.command("talk")(talk.talk)
+app.command("serve")(serve.serve)
 tools.register(app)
 approvals.register(app)
 
@@ -150,12 +165,37 @@ def usage_error_line(exc: typer.TyperException) -> str:
     return message[:1].lower() + message[1:]
 
 
+class _PlainArgument(TyperArgument):
+    """An argument as usage lines and errors name it: ``WORLD NAME``, ``[WORLD]`` when
+    optional, always upper case. Typer writes a required one as ``{WORLD}``, which reads as a
+    set or a template to fill in, and one without a metavar in lower case."""
+
+    @property
+    def display_name_raw(self) -> str:
+        return (self.metavar or self.name or "").upper()
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name if self.nargs == 1 else f"{name}..."
+
+
+def plain_usage(command: click.Command) -> click.Command:
+    """Give every argument of ``command`` and its sub-commands the plain usage form. Typer
+    builds the parameters itself, so their class is set once the tree is built."""
+    for param in command.params:
+        if isinstance(param, TyperArgument):
+            param.__class__ = _PlainArgument
+    for sub in getattr(command, "commands", {}).values():
+        plain_usage(sub)
+    return command
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``agentworld`` command: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for
     a malformed command line)."""
     _configure_logging()
     args = place_global_options(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(app)
+    command = plain_usage(typer.main.get_command(app))
     try:
         code = command.main(args, prog_name="agentworld", standalone_mode=False)
     except typer.TyperException as exc:

@@ -9,26 +9,13 @@ import typer
 from agentworld.cli import output
 from agentworld.cli.chats import report_run, still_running
 from agentworld.cli.common import JsonOpt, WorldArg, parse_seconds, run
+from agentworld.documents import audit_doc, grant_doc
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
-    from agentworld.approval.grants import Grant
     from agentworld.models.pending import PendingApproval
 
 
-
-
-def grant_doc(grant: Grant) -> dict[str, Any]:
-    return {
-        "grantId": grant.grant_id,
-        "scope": grant.scope,
-        "toolName": grant.tool_name,
-        "agent": grant.agent,
-        "chatId": grant.chat_id,
-        "rootCommands": sorted(grant.roots) if grant.roots is not None else None,
-        "approvalId": grant.approval_id,
-        "createdAt": output.timestamp(grant.created_at),
-    }
 
 
 def approvals(
@@ -105,7 +92,7 @@ def approve(
 
 def audit(world: WorldArg, json_out: JsonOpt = False) -> None:
     """Every approval request and decision: who, when, tool, arguments (redacted), outcome."""
-    entries = [{**e, "at": output.timestamp(e["at"])} for e in run(lambda aw: aw.audit_log(world))]
+    entries = [audit_doc(e) for e in run(lambda aw: aw.audit_log(world))]
     if json_out:
         output.print_json({"audit": entries})
         return

@@ -43,22 +43,7 @@ def chat_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     if json_out:
         output.print_json({"chats": [output.chat_doc(c, usage.get(c.chat_id)) for c in chats]})
         return
-    output.print_table(
-        f"Chats of {world}",
-        ["chat id", "name", "messages", "tokens", "created", "current"],
-        [
-            (
-                c.chat_id,
-                c.name,
-                c.message_count,
-                output.usage_text(output.usage_doc(usage.get(c.chat_id))),
-                c.created_at,
-                "yes" if c.chat_id == current else "",
-            )
-            for c in chats
-        ],
-        empty=f"no chats yet in world {world!r}; start one with: {output.command('chat', 'new', world)}",
-    )
+    output.print_chats(world, chats, usage, current)
 
 
 @app.command("use")
@@ -209,13 +194,7 @@ def message_text(text: str | None, file: Path | None) -> str:
 def report_run(result: Any, json_out: bool) -> None:
     """Print what a command that ran the world produced; exit 1 with the last error, if any."""
     if json_out:
-        output.print_json(
-            {
-                "chatId": result.chat_id,
-                "messages": [m.to_json() for m in result.messages],
-                "pendingApprovals": [output.approval_doc(p) for p in result.pending_approvals],
-            }
-        )
+        output.print_json(output.run_doc(result))
     else:
         output.print_messages(result.messages, empty="no new messages")
         output.print_approvals(result.pending_approvals)

@@ -26,7 +26,43 @@ T = TypeVar("T")
 state: dict[str, Any] = {"db": None, "interactive": True}
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
-WorldArg = Annotated[str, typer.Argument(metavar="WORLD", help="The world's name.")]
+
+
+def stored_world_name(ctx: typer.Context, name: str | None) -> str | None:
+    """The stored spelling of the world ``name`` names, for every argument that names a world.
+
+    World names, like agent names and @mentions, are one name whatever their case: ``Team``
+    cannot be created beside ``team``, so ``team`` finds ``Team`` — in every command, not only
+    in those whose lookup happens to ignore case. A name no world has is returned as typed, so
+    the command reports it. This costs one short read
+    before the command runs; the lookup belongs in the ``AgentWorld`` facade, and this goes
+    when the facade does it."""
+    from agentworld.models.domain import name_problem
+
+    creating = ctx.parent is not None and (ctx.parent.info_name, ctx.info_name) == ("world", "create")
+    if name is None or name_problem(name) is not None or creating:
+        # Not a name at all: the command refuses it with its own message. A world to create
+        # is taken as typed: creating it says which spelling exists, if one does.
+        return name
+
+    async def lookup(aw: AgentWorld) -> str:
+        return await world_spelling(aw, name)
+
+    return run(lookup)
+
+
+async def world_spelling(aw: AgentWorld, name: str) -> str:
+    """The stored name of the world ``name`` names regardless of case, else ``name``."""
+    names = [world.name for world in await aw.list_worlds()]
+    if name in names:
+        return name
+    return next((stored for stored in names if stored.lower() == name.lower()), name)
+
+
+WorldArg = Annotated[
+    str,
+    typer.Argument(metavar="WORLD", help="The world's name (any case).", callback=stored_world_name),
+]
 
 
 def run(action: Callable[[AgentWorld], Awaitable[T]]) -> T:

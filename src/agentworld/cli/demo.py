@@ -22,7 +22,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentworld.agent_world import AgentWorld
-from agentworld.cli.output import APPROVAL_CALL, approval_answer, approval_request_text
+from agentworld.cli.output import (
+    APPROVAL_CALL,
+    approval_answer,
+    approval_request_text,
+    result_summary,
+)
 from agentworld.models import Agent, LLMResponse, ToolCall
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.providers.base import LLMProvider, LLMRequest
@@ -94,7 +99,7 @@ def _show(console: Console, aw: AgentWorld) -> Callable[[WorldEvent], Awaitable[
         message = event.message
         if message.role == "tool":
             answer = approval_answer(message.tool_call_id or "", message.content)
-            say(f"↳ {answer or _summary(message.content or '')}", style="dim")
+            say(f"↳ {answer or result_summary(message.content or '')}", style="dim")
             return
         if message.content:
             style = {"assistant": "cyan", "system": "red"}.get(message.role, "green")
@@ -111,22 +116,6 @@ def _show(console: Console, aw: AgentWorld) -> Callable[[WorldEvent], Awaitable[
             say(f"policy: {verdict.decision.value}, by {by}", style="magenta")
 
     return show
-
-
-def _summary(content: str) -> str:
-    """A tool result in a few words: a file's text, or a command's exit status and output."""
-    try:
-        result = json.loads(content)
-    except ValueError:
-        result = content
-    if isinstance(result, dict) and "content" in result:
-        text = str(result["content"])
-    elif isinstance(result, dict) and "exit_code" in result:
-        text = f"exit {result['exit_code']}: {result.get('stdout', '')}"
-    else:
-        text = content
-    flat = " ".join(text.split())
-    return flat if len(flat) <= 60 else flat[:59] + "…"
 
 
 async def run_demo(console: Console | None = None) -> None:

@@ -12,19 +12,32 @@ import os
 import shlex
 import sys
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
+
+# The documents are shared with the HTTP API; the CLI's modules reach them through here.
+from agentworld.documents import APPROVAL_CALL as APPROVAL_CALL
+from agentworld.documents import agent_doc as agent_doc
+from agentworld.documents import approval_answer as approval_answer
+from agentworld.documents import approval_doc as approval_doc
+from agentworld.documents import approval_request_text as approval_request_text
+from agentworld.documents import chat_doc as chat_doc
+from agentworld.documents import markdown_transcript as markdown_transcript
+from agentworld.documents import pending_call_doc as pending_call_doc
+from agentworld.documents import run_doc as run_doc
+from agentworld.documents import timestamp as timestamp
+from agentworld.documents import tool_args as tool_args
+from agentworld.documents import tool_log_doc as tool_log_doc
+from agentworld.documents import usage_doc as usage_doc
+from agentworld.documents import when as when
+from agentworld.documents import world_doc as world_doc
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from agentworld.models import Agent, Chat, Message, Usage, World
+    from agentworld.models import Agent, Chat, Message, Usage
     from agentworld.models.pending import PendingApproval
-
-APPROVAL_CALL = "client.requestApproval"
-"""The call the runtime injects to ask a person (``runtime.approvals.APPROVAL_TOOL``); it is
-shown as an approval request, never as a tool the agent called."""
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
@@ -43,35 +56,6 @@ def fail(reason: str, *, code: int = 1) -> NoReturn:
 
 
 # -- values: one form for each kind, in JSON and in text ------------------------------
-
-
-def timestamp(value: datetime | str | None) -> str | None:
-    """The one JSON form of a point in time, ISO 8601 in UTC ending in ``Z`` — the form the
-    models' own timestamps take (``2026-01-02T03:04:05.123456Z``) — whatever its source: a
-    datetime, or an ISO string read back from storage."""
-    if value is None:
-        return None
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def when(value: datetime | str | None) -> str:
-    """A point in time for people: ``2026-01-02 03:04:05 UTC``."""
-    if value is None:
-        return ""
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def usage_doc(usage: Usage | None) -> dict[str, int]:
-    return {
-        "inputTokens": usage.input_tokens if usage is not None else 0,
-        "outputTokens": usage.output_tokens if usage is not None else 0,
-    }
 
 
 def usage_text(doc: dict[str, Any]) -> str:
@@ -125,38 +109,6 @@ def command(*args: str) -> str:
     return shlex.join([*words, *args])
 
 
-# -- JSON documents (SPEC §3) ----------------------------------------------------------
-
-
-def world_doc(world: World) -> dict[str, Any]:
-    return world.model_dump(mode="json", by_alias=True)
-
-
-def agent_doc(agent: Agent, usage: Usage | None = None) -> dict[str, Any]:
-    doc = agent.model_dump(mode="json", by_alias=True)
-    if usage is not None:
-        doc["usage"] = usage_doc(usage)
-    return doc
-
-
-def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
-    """A chat with its token usage (zero for a chat nobody answered yet)."""
-    return {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage)}
-
-
-def approval_doc(pending: PendingApproval) -> dict[str, Any]:
-    """The approval document of SPEC §3."""
-    return {
-        "approvalId": pending.tool_call_id,
-        "agent": pending.agent,
-        "chatId": pending.chat_id,
-        "toolName": pending.tool_name,
-        "toolArgs": pending.tool_args,
-        "message": pending.message,
-        "createdAt": timestamp(pending.created_at),
-    }
-
-
 # -- text ------------------------------------------------------------------------------
 
 
@@ -171,9 +123,16 @@ def say(line: str) -> None:
     _console().print(line, markup=False)
 
 
-def print_approvals(pending: Sequence[PendingApproval], *, empty: str | None = None) -> None:
+def print_approvals(
+    pending: Sequence[PendingApproval],
+    *,
+    empty: str | None = None,
+    answers: Literal["commands", "slash", "none"] = "commands",
+) -> None:
     """Each request with its id on its own line and the commands that answer it, ready to
-    paste; for shell_cmd, its full line, directory and the commands it runs."""
+    paste; for shell_cmd, its full line, directory and the commands it runs. ``answers``:
+    the ``agentworld approve`` commands, the ``/approve`` commands of ``talk``, or none
+    (``talk`` asks at its prompt right after)."""
     from rich.markup import escape
 
     console = _console()
@@ -193,14 +152,69 @@ def print_approvals(pending: Sequence[PendingApproval], *, empty: str | None = N
                 console.print(f"  [bold red]{escape(shell.note)}[/bold red]")
         else:
             console.print(f"  arguments:    {escape(_compact(call.tool_args))}")
-        answer = command("approve", call.world, call.tool_call_id, "--decision")
-        console.print(f"  approve:      {escape(answer)} approve")
-        console.print(f"  deny:         {escape(answer)} deny")
-    if pending:
+        if answers == "commands":
+            answer = command("approve", call.world, call.tool_call_id, "--decision")
+            console.print(f"  approve:      {escape(answer)} approve")
+            console.print(f"  deny:         {escape(answer)} deny")
+        elif answers == "slash":
+            console.print(f"  approve:      /approve {escape(call.tool_call_id)} once|session|always")
+            console.print(f"  deny:         /deny {escape(call.tool_call_id)}")
+    if pending and answers == "commands":
         console.print(
             "  [dim](add --scope session or --scope always to the approve command to "
             "remember the answer)[/dim]"
         )
+
+
+def print_chats(
+    world: str, chats: Sequence[Chat], usage: dict[str, Usage], current: str | None
+) -> None:
+    """A world's chats with their titles, sizes and token usage (``chat list``, ``/chats``)."""
+    print_table(
+        f"Chats of {world}",
+        ["chat id", "name", "messages", "tokens", "created", "current"],
+        [
+            (
+                c.chat_id,
+                c.name,
+                c.message_count,
+                usage_text(usage_doc(usage.get(c.chat_id))),
+                c.created_at,
+                "yes" if c.chat_id == current else "",
+            )
+            for c in chats
+        ],
+        empty=f"no chats yet in world {world!r}; start one with: {command('chat', 'new', world)}",
+    )
+
+
+def print_agents(world: str, agents: Sequence[Agent]) -> None:
+    """A world's agents (``agent list``, ``/agents``)."""
+    print_table(
+        f"Agents of {world}",
+        ["name", "provider", "model", "status", "LLM calls", "last active"],
+        [(a.name, a.provider, a.model, a.status, a.llm_call_count, a.last_active) for a in agents],
+    )
+
+
+def print_rules(world: str, rules: Sequence[dict[str, Any]]) -> None:
+    """The policy rules in force, highest priority first, as ``describe()`` gives them
+    (``policy list``, ``/policy``)."""
+    print_table(
+        f"Policy of {world}",
+        ["priority", "decision", "tool", "match", "rule", "source"],
+        [
+            (
+                f"{d['priority']:.3f}",
+                d["decision"],
+                d["toolName"] or "*",
+                d["commandPrefix"] or d["commandRegex"] or d["argsPattern"] or "",
+                d["name"] or "",
+                d["source"] + (f" #{d['index']}" if d["index"] is not None else ""),
+            )
+            for d in rules
+        ],
+    )
 
 
 def print_table(
@@ -264,6 +278,25 @@ def print_fields(title: str, fields: dict[str, Any]) -> None:
         console.print(f"  [dim]{escape(key)}:[/dim] {escape(text(value, key))}")
 
 
+def result_summary(content: str, *, limit: int = 60) -> str:
+    """A tool result in a few words, on one line: a file's text, or a command's exit status
+    and output; cut to ``limit`` characters."""
+    try:
+        result = json.loads(content)
+    except ValueError:
+        result = content
+    if isinstance(result, dict) and "content" in result:
+        summary = str(result["content"])
+    elif isinstance(result, dict) and "exit_code" in result:
+        summary = f"exit {result['exit_code']}: {result.get('stdout', '')}"
+    elif isinstance(result, dict) and "error" in result:
+        summary = f"error: {result['error']}"
+    else:
+        summary = content
+    flat = " ".join(summary.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def print_messages(messages: Sequence[Message], *, empty: str | None = "no messages yet") -> None:
     """A transcript as people read it (``message_lines``), or ``empty`` when there is none."""
     console = _console()
@@ -304,92 +337,3 @@ def message_lines(message: Message, *, result_limit: int | None = None) -> list[
         else:
             lines.append(f"[yellow]  {who} calls {escape(name)}({escape(arguments)})[/yellow]")
     return lines
-
-
-def approval_request_text(arguments: str) -> str:
-    """What an injected approval request asked, from its call's arguments."""
-    try:
-        request = json.loads(arguments)
-    except ValueError:
-        return arguments
-    if not isinstance(request, dict):
-        return arguments
-    return str(request.get("message") or request.get("toolName") or arguments)
-
-
-def approval_answer(call_id: str, content: str | None) -> str | None:
-    """``approved once`` / ``denied`` / ``denied (timed out)`` when ``content`` is the answer to
-    approval request ``call_id``; None for any other tool result."""
-    if not call_id.startswith("approval_"):
-        return None
-    try:
-        answer = json.loads(content or "")
-    except ValueError:
-        return None
-    if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "deny"):
-        return None
-    if answer["decision"] == "approve":
-        scope = answer.get("scope") or "once"
-        return {"session": "approved for this session", "always": "approved always"}.get(
-            scope, "approved once"
-        )
-    return "denied (timed out)" if answer.get("reason") == "timeout" else "denied"
-
-
-# -- Markdown export -------------------------------------------------------------------
-
-
-def markdown_transcript(chat: Chat, messages: Sequence[Message]) -> str:
-    """A chat's transcript as a Markdown document: a heading per message with its sender and
-    time; tool calls and results in fenced blocks; approval requests and answers in words."""
-    count = "1 message" if len(messages) == 1 else f"{len(messages)} messages"
-    lines = [
-        f"# {_one_line(chat.name)}",
-        "",
-        f"World `{chat.world}` · chat `{chat.chat_id}` · {count} · started {when(chat.created_at)}",
-    ]
-    for message in messages:
-        lines += ["", f"## {message.sender} · {when(message.created_at)}", ""]
-        lines += _markdown_body(message)
-    return "\n".join(lines) + "\n"
-
-
-def _markdown_body(message: Message) -> list[str]:
-    if message.role == "tool":
-        call_id = message.tool_call_id or ""
-        answer = approval_answer(call_id, message.content)
-        if answer is not None:
-            return [f"Approval `{call_id}`: {answer}."]
-        return [f"Result of `{call_id}`:", "", *_fenced(message.content or "")]
-    body = [message.content] if message.content else []
-    for call in message.tool_calls or ():
-        if body:
-            body.append("")
-        if call.function.name == APPROVAL_CALL:
-            asked = approval_request_text(call.function.arguments)
-            body.append(f"Approval requested (`{call.id}`): {asked}")
-        else:
-            body += [f"Calls `{call.function.name}` (`{call.id}`):", ""]
-            body += _fenced(_pretty_json(call.function.arguments), "json")
-    return body or ["*(no content)*"]
-
-
-def _fenced(content: str, language: str = "") -> list[str]:
-    """A fenced code block whose fence is longer than any run of backticks inside."""
-    longest = run = 0
-    for char in content:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * max(3, longest + 1)
-    return [fence + language, content, fence]
-
-
-def _pretty_json(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
-    except ValueError:
-        return arguments
-
-
-def _one_line(value: str) -> str:
-    return " ".join(value.split())

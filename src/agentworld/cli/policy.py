@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, WorldArg, run
+from agentworld.cli.common import JsonOpt, WorldArg, run, stored_world_name
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -21,7 +21,7 @@ app = typer.Typer(help="Test tool calls against policies; list and revoke a worl
 @app.command("test")
 def policy_test(
     tool: Annotated[str, typer.Option("--tool", help="Tool name, e.g. shell_cmd or server__tool.")],
-    world: Annotated[str | None, typer.Argument(help="Decide as this world's runtime would: its tools, rules, mode and approvals.")] = None,
+    world: Annotated[str | None, typer.Argument(metavar="WORLD", callback=stored_world_name, help="Decide as this world's runtime would: its tools, rules, mode and approvals.")] = None,
     args: Annotated[str, typer.Option("--args", help="The call's arguments as a JSON object.")] = "{}",
     server: Annotated[str | None, typer.Option("--server", help="The MCP server the call claims to come from.")] = None,
     policy: Annotated[list[Path] | None, typer.Option("--policy", help="Policy TOML file (repeatable, tier 2).")] = None,
@@ -31,7 +31,7 @@ def policy_test(
     chat: Annotated[str | None, typer.Option("--chat", help="With WORLD and --agent: the chat of those session approvals.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Print the decision for one tool call and the rule that decided it (SPEC P9).
+    """Print the decision for one tool call and the rule that decided it.
 
     With WORLD: exactly what that world's runtime would decide (its tools, rules, mode, approvals). Without: the shipped defaults, the --policy files and the admin files of $AGENTWORLD_ADMIN_POLICY.
     """
@@ -117,21 +117,7 @@ def policy_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     if json_out:
         output.print_json({"rules": docs})
         return
-    output.print_table(
-        f"Policy of {world}",
-        ["priority", "decision", "tool", "match", "rule", "source"],
-        [
-            (
-                f"{d['priority']:.3f}",
-                d["decision"],
-                d["toolName"] or "*",
-                d["commandPrefix"] or d["commandRegex"] or d["argsPattern"] or "",
-                d["name"] or "",
-                d["source"] + (f" #{d['index']}" if d["index"] is not None else ""),
-            )
-            for d in docs
-        ],
-    )
+    output.print_rules(world, docs)
 
 
 @app.command("revoke")

@@ -40,14 +40,7 @@ def resume(
         output.print_json(
             {
                 "world": result.world,
-                "chats": [
-                    {
-                        "chatId": chat.chat_id,
-                        "messages": [m.to_json() for m in chat.messages],
-                        "pendingApprovals": [output.approval_doc(p) for p in chat.pending_approvals],
-                    }
-                    for chat in result.chats
-                ],
+                "chats": [output.run_doc(chat) for chat in result.chats],
             }
         )
     elif not result.chats:

@@ -71,31 +71,24 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
 
 def tool_logs(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
     """Every tool execution: arguments (secrets redacted), result, status and duration."""
-    logs = run(lambda aw: aw.tool_logs(world, chat_id=chat))
+    logs = [output.tool_log_doc(e) for e in run(lambda aw: aw.tool_logs(world, chat_id=chat))]
     if json_out:
         output.print_json({"toolLogs": logs})
         return
     output.print_table(
         f"Tool executions in {world}",
         ["started", "agent", "tool", "status", "ms", "call id"],
-        [(e["startedAt"], e["agent"], e["toolName"], e["status"], e["durationMs"], e["toolCallId"]) for e in logs],
+        [
+            (output.when(e["startedAt"]), e["agent"], e["toolName"], e["status"], e["durationMs"], e["toolCallId"])
+            for e in logs
+        ],
     )
 
 
 def pending(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
     """Client-side tool calls waiting for their results."""
     calls = run(lambda aw: aw.pending_calls(world, chat_id=chat))
-    docs = [
-        {
-            "toolCallId": c.tool_call_id,
-            "agent": c.agent,
-            "chatId": c.chat_id,
-            "toolName": c.tool_name,
-            "toolArgs": c.arguments,
-            "createdAt": c.created_at.isoformat(),
-        }
-        for c in calls
-    ]
+    docs = [output.pending_call_doc(c) for c in calls]
     if json_out:
         output.print_json({"pendingToolCalls": docs})
         return
@@ -108,7 +101,10 @@ def pending(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) ->
 
 def respond(
     world: WorldArg,
-    tool_call_id: str,
+    tool_call_id: Annotated[
+        str,
+        typer.Argument(metavar="TOOL_CALL_ID", help="The waiting call's id, as `pending` shows it."),
+    ],
     result: Annotated[str, typer.Option("--result", help="The tool's result, as JSON.")],
     error: Annotated[bool, typer.Option("--error", help="The tool failed; RESULT is the reason.")] = False,
     timeout: Annotated[float | None, typer.Option("--timeout", parser=parse_seconds, help="Seconds to wait for the world to go idle.")] = None,

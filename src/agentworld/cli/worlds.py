@@ -15,6 +15,7 @@ from agentworld.cli.common import (
     parse_turn_limit,
     read_json_file,
     run,
+    stored_world_name,
 )
 
 app = typer.Typer(help="Create, change and inspect worlds.", no_args_is_help=True)
@@ -102,7 +103,14 @@ def _mcp_config(file: str) -> dict[str, Any]:
     return config
 
 
-WorldName = Annotated[str, typer.Argument(metavar="NAME", help="The world's name (letters, digits, _ and -).")]
+WorldName = Annotated[
+    str,
+    typer.Argument(
+        metavar="NAME",
+        help="The world's name (letters, digits, _ and -; one name whatever its case).",
+        callback=stored_world_name,
+    ),
+]
 TurnLimit = Annotated[int | None, typer.Option("--turn-limit", parser=parse_turn_limit, help="LLM calls per agent before a human must step in (default 5, at most 10000).")]
 Description = Annotated[str | None, typer.Option("--description", help="What the world is for.")]
 ApprovalTimeout = Annotated[float | None, typer.Option("--approval-timeout", parser=parse_seconds, help="Seconds before an unanswered approval is denied (default 300; above 0, at most 31536000 = a year).")]

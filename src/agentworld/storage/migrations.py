@@ -66,6 +66,36 @@ def _v6_chat_inbox_and_leases(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _v7_event_log(conn: sa.Connection) -> None:
+    """The event log orders messages too (``events.message_id``, ``ix_messages_id`` to join a
+    log row to its message), and on SQLite its ``seq`` becomes ``AUTOINCREMENT``: without it a
+    deleted last row's number is handed out again, and a client resuming after that number would
+    skip the new row. SQLite cannot change a key in place, so the table is rebuilt, rows and
+    numbers kept. Messages stored before this version have no log row; the stream starts after
+    them (their transcript is still read from ``messages``)."""
+    events = schema.events
+    if conn.dialect.name == "sqlite":
+        found = conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'"
+        ).scalar()
+        if found is not None and "AUTOINCREMENT" not in str(found).upper():
+            conn.exec_driver_sql("ALTER TABLE events RENAME TO events_before_v7")
+            conn.exec_driver_sql("DROP INDEX IF EXISTS ix_events_world")
+            events.create(conn)
+            conn.exec_driver_sql(
+                "INSERT INTO events (seq, world, chat_id, kind, payload, created_at) "
+                "SELECT seq, world, chat_id, kind, payload, created_at FROM events_before_v7"
+            )
+            conn.exec_driver_sql("DROP TABLE events_before_v7")
+    columns = {c["name"] for c in sa.inspect(conn).get_columns("events")}
+    if "message_id" not in columns:
+        conn.execute(sa.text("ALTER TABLE events ADD COLUMN message_id VARCHAR(64)"))
+    indexes = {i["name"] for i in sa.inspect(conn).get_indexes("messages")}
+    if "ix_messages_id" not in indexes:
+        (by_id,) = (i for i in schema.messages.indexes if i.name == "ix_messages_id")
+        by_id.create(conn)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
@@ -73,6 +103,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v4_approvals,
     _v5_finite_approval_timeouts,
     _v6_chat_inbox_and_leases,
+    _v7_event_log,
 )
 
 

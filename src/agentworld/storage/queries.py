@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from agentworld.errors import NotFoundError
 from agentworld.models import utc_now
 from agentworld.storage import schema
+from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
 from agentworld.storage.rows import MESSAGE_COLUMNS, ts
 
 _AGENTS = schema.agents
@@ -70,19 +71,12 @@ MEMORY = (
     .order_by(_MESSAGES.c.seq)
 )
 MEMORY_SINCE = MEMORY.where(_MESSAGES.c.seq > _bp("after_seq"))
-TRANSCRIPT_SINCE = (
-    sa.select(*MESSAGE_COLUMNS)
-    .where(
-        _MESSAGES.c.world == _bp("world_key"),
-        _MESSAGES.c.chat_id == _bp("chat_key"),
-        _MESSAGES.c.memory_owner.is_(None),
-        _MESSAGES.c.seq > _bp("after_seq"),
-    )
-    .order_by(_MESSAGES.c.seq)
-)
+TRANSCRIPT_SINCE = TRANSCRIPT_PAGE.limit(None)
 LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
 INSERT_MESSAGES = sa.insert(_MESSAGES)
 INSERT_EVENTS = sa.insert(schema.events)
+"""For callers that store events themselves; ``event_log.insert_log_rows`` also takes the
+world's log lock on PostgreSQL, which ordered reading needs."""
 
 
 def require_world(conn: sa.Connection, name: str) -> None:
@@ -91,8 +85,18 @@ def require_world(conn: sa.Connection, name: str) -> None:
 
 
 def insert_messages(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        conn.execute(INSERT_MESSAGES, rows)
+    """Store ``messages`` rows; each transcript message also gets its event-log row, in the
+    same transaction (``storage/event_log.py``: one sequence over messages and events)."""
+    if not rows:
+        return
+    logged = message_log_rows(rows)
+    if logged:
+        # Before the messages too, so transcript positions (``messages.seq``) of a world also
+        # become visible in order: a transcript page read ``after`` one never skips a message.
+        lock_world_log(conn, (row["world"] for row in logged))
+    conn.execute(INSERT_MESSAGES, rows)
+    if logged:
+        conn.execute(INSERT_EVENTS, logged)
 
 
 def count_llm_calls(conn: sa.Connection, world: str, agent: str, calls: int) -> None:

@@ -75,6 +75,7 @@ messages = sa.Table(
     sa.Column("output_tokens", sa.Integer),
     sa.Index("ix_messages_chat", "world", "chat_id", "memory_owner", "seq"),
     sa.Index("ix_messages_tool_call", "world", "tool_call_id"),
+    sa.Index("ix_messages_id", "world", "message_id"),
 )
 
 events = sa.Table(
@@ -91,8 +92,16 @@ events = sa.Table(
     sa.Column("kind", sa.String(16), nullable=False),
     sa.Column("payload", sa.JSON, nullable=False),
     sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("message_id", sa.String(64)),
     sa.Index("ix_events_world", "world", "seq"),
+    sqlite_autoincrement=True,
 )
+"""The world's event log, read by the HTTP event stream (``storage/event_log.py``): one row per
+persisted event, ``seq`` its position. A transcript message has a row of kind ``message`` that
+points at it (``message_id``; its ``payload`` is empty), written with the message, so one
+sequence orders messages and every other event. ``seq`` is never reused, even after the rows
+at the end are deleted (SQLite ``AUTOINCREMENT``; a PostgreSQL sequence never goes back): a
+client resuming after seq N must not miss a later row that got N again."""
 
 tool_logs = sa.Table(
     "tool_logs",

@@ -64,6 +64,7 @@ class Reply:
     chunk_size: int = 4  # characters per streamed content / arguments delta
     headers: dict[str, str] = field(default_factory=dict)  # e.g. {"retry-after": "0"}
     delay: float = 0.0  # seconds to wait before answering (timeout tests)
+    chunk_delay: float = 0.0  # streaming: seconds between events, so a reader sees them arrive
     drop_stream_after: int | None = None  # streaming: stop after N data events ...
     drop_mode: DropMode = "cut"  # ... this way: cut the socket, or end the body (see DropMode)
 
@@ -156,7 +157,15 @@ class _Handler(LoopbackHandler["OpenAIWireServer"]):
         content_type = "text/event-stream; charset=utf-8"
         self._begin_chunked(content_type, reply.headers, closing, no_cache=True)
         events = (f"data: {event}\n\n".encode() for event in _events(body, reply, ids))
-        self._send_chunks(events, reply.drop_stream_after, reply.drop_mode)
+        self._send_chunks(_paced(events, reply.chunk_delay), reply.drop_stream_after, reply.drop_mode)
+
+
+def _paced(events: Iterator[bytes], pause: float) -> Iterator[bytes]:
+    """The events with ``pause`` seconds before each one after the first."""
+    for n, event in enumerate(events):
+        if n and pause > 0:
+            time.sleep(pause)
+        yield event
 
 
 def _envelope(body: dict[str, Any], obj: str) -> dict[str, Any]:

@@ -1,0 +1,136 @@
+"""Approvals at the prompt of ``agentworld talk``, and what other processes do meanwhile.
+
+After each turn the desk asks every request of the chat in turn, with one key (SPEC A2: a
+structured decision, never JSON typed into the chat). While a prompt waits it looks at the
+stored requests every ``POLL_SECONDS``: the process that runs a chat may be another one (a
+second terminal, ``agentworld approve``, later the web UI), and approvals are stored, not
+in-process futures (SPEC A6) — so a request answered elsewhere leaves the question, a request
+in this chat is asked, and one in another chat is announced. The same look keeps the status
+line and completion current.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+from agentworld.cli import output
+from agentworld.cli.talk_prompt import Answer
+
+if TYPE_CHECKING:
+    from agentworld.cli.talk_session import TalkSession
+    from agentworld.models.pending import PendingApproval
+
+POLL_SECONDS = 0.5
+"""How often a waiting prompt looks for approvals asked or answered by other processes."""
+
+logger = logging.getLogger("agentworld.cli")
+
+
+class ApprovalsWaiting(Exception):
+    """A request of this chat arrived while the prompt was empty: ask it now."""
+
+
+class AnsweredElsewhere(Exception):
+    """The request being asked was answered by another process."""
+
+
+class ApprovalDesk:
+    def __init__(self, session: TalkSession) -> None:
+        self.session = session
+        self.later: set[str] = set()
+        """Requests the person left pending in this chat: not asked again on their own."""
+        self._announced: set[str] = set()
+        self._waiting: list[PendingApproval] = []
+        self._asking: str | None = None
+
+    async def ask(self) -> None:
+        """Ask each request of the chat, oldest first, until none is left to ask."""
+        session = self.session
+        while True:
+            waiting = await session.runtime.approvals(session.chat)
+            waiting = [p for p in waiting if p.tool_call_id not in self.later]
+            if not waiting:
+                return
+            request = waiting[0]
+            self._announced.add(request.tool_call_id)
+            output.print_approvals([request], answers="none")
+            self._asking = request.tool_call_id
+            session.screen.prompting = True
+            try:
+                answer = await session.prompts.approval()
+            except AnsweredElsewhere:
+                session.screen.note(f"approval {request.tool_call_id} was answered elsewhere")
+                continue
+            finally:
+                self._asking = None
+                session.screen.prompting = False
+            if answer is None:
+                self.later.add(request.tool_call_id)
+                session.screen.note("left pending: /approvals lists it; /approve or /deny answers it")
+                continue
+            await self.answer(request.tool_call_id, answer, ask_next=False)
+
+    async def answer(self, approval_id: str, answer: Answer, *, ask_next: bool = True) -> None:
+        """Deny, or approve with a scope; the chat runs on, and its next requests are asked."""
+        session = self.session
+        if answer == "deny":
+            session.screen.note(f"denied {approval_id}")
+            work = session.aw.approve(session.world, approval_id, decision="deny")
+        else:
+            session.screen.note(f"approved {approval_id} ({answer})")
+            work = session.aw.approve(session.world, approval_id, decision="approve", scope=answer)
+        try:
+            await session.turn(work)
+        except Exception as exc:
+            session.report(exc)
+        if ask_next:
+            await self.ask()
+
+    async def watch(self) -> None:
+        """Look again every ``POLL_SECONDS`` while a prompt waits (the session owns this task)."""
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            if self.session.screen.prompting and self.session.opened:
+                try:
+                    await self.refresh()
+                except Exception:  # a busy or vanished database: the next look may succeed
+                    logger.debug("talk: looking for approvals failed", exc_info=True)
+
+    async def refresh(self) -> None:
+        session = self.session
+        waiting = await session.runtime.approvals()
+        ids = {p.tool_call_id for p in waiting}
+        self._waiting = waiting
+        session.known.approvals = sorted(ids)
+        if self._asking is not None and self._asking not in ids:
+            session.prompts.interrupt(AnsweredElsewhere())
+        for request in waiting:
+            known = request.tool_call_id in self._announced or request.tool_call_id in self.later
+            if known or (request.chat_id == session.chat and self._asking is not None):
+                continue  # asked already, or asked after the one on the screen
+            if request.chat_id == session.chat and session.prompts.interrupt(
+                ApprovalsWaiting(), if_empty=True
+            ):
+                continue
+            self._announced.add(request.tool_call_id)
+            where = "this chat" if request.chat_id == session.chat else f"chat {request.chat_id}"
+            message = escape(" ".join(request.message.split()))
+            session.screen.line(f"[yellow]⏸ approval waiting in {where}: {message}[/yellow]")
+        self._announced &= ids
+        aw, world = session.aw, session.world
+        session.title = (await aw.get_chat(world, session.chat)).name
+        session.known.agents = [a.name for a in await aw.list_agents(world)]
+        session.known.chats = [c.chat_id for c in await aw.list_chats(world)]
+        session.prompts.redraw()
+
+    def status(self) -> str:
+        """The status line: world, chat title, who is busy, how many approvals wait."""
+        session = self.session
+        busy = ", ".join(session.view.busy) or ("idle" if session.idle() else "working")
+        count = len(self._waiting)
+        waiting = f"{count} approval{'s' if count != 1 else ''} waiting" if count else "no approvals waiting"
+        return f" {session.world} · {session.title or 'opening…'} · {busy} · {waiting}"

@@ -1,0 +1,205 @@
+"""The prompts of ``agentworld talk``: the message prompt and the approval question.
+
+The message prompt keeps a history per world (``~/.agentworld/history/WORLD``), takes several
+lines (Esc-Enter or Alt-Enter starts a new one; Enter sends), completes ``@agent`` names, slash
+commands and their arguments, and shows a status line. Ctrl-C clears what is typed, or — at an
+empty prompt — is reported to the caller, which leaves on the second one; Ctrl-D leaves.
+
+The approval question takes one key: ``d``, ``o``, ``s`` or ``a``; Enter (or Ctrl-C) leaves the
+request pending. Either prompt can be ended from outside (``interrupt``), e.g. when an approval
+was answered in another process or a request arrived while the prompt waited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import HTML
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+Answer = Literal["deny", "once", "session", "always"]
+"""An answer to an approval request: deny, or approve with that scope."""
+SCOPES = ("once", "session", "always")
+APPROVAL_KEYS: dict[str, Answer] = {"d": "deny", "o": "once", "s": "session", "a": "always"}
+APPROVAL_QUESTION = "[d]eny [o]nce [s]ession [a]lways (Enter: later) › "
+
+
+@dataclass
+class Known:
+    """What completion offers, kept current by the session: the world's agents and chats, and
+    the approvals waiting."""
+
+    commands: Mapping[str, str]
+    """Slash commands (with their argument hint) and what each does."""
+    agents: list[str] = field(default_factory=list)
+    chats: list[str] = field(default_factory=list)
+    approvals: list[str] = field(default_factory=list)
+
+
+class TalkCompleter(Completer):
+    """``@name`` anywhere, ``/command`` at the start, and the argument of ``/switch`` (chat
+    ids), ``/agent`` (agent names), ``/approve`` (approval ids, then a scope), ``/deny``."""
+
+    def __init__(self, known: Known) -> None:
+        self.known = known
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        word = document.get_word_before_cursor(WORD=True)
+        if text.startswith("/") and " " not in text:
+            for usage, meaning in self.known.commands.items():
+                name = usage.split()[0]
+                if name.startswith(text):
+                    yield Completion(name, start_position=-len(text), display=usage, display_meta=meaning)
+            return
+        words = text.split()
+        command = words[0] if words else ""
+        argument = len(words) - (0 if text.endswith(" ") else 1)  # which word is being typed
+        options = self._arguments(command, argument)
+        if options is not None:
+            yield from _matching(options, word)
+        elif word.startswith("@"):
+            for found in _matching((f"@{name}" for name in self.known.agents), word, fold=True):
+                yield Completion(found.text + " ", found.start_position, display=found.text)
+
+    def _arguments(self, command: str, position: int) -> Iterable[str] | None:
+        if position == 1 and command == "/switch":
+            return self.known.chats
+        if position == 1 and command == "/agent":
+            return self.known.agents
+        if position == 1 and command in ("/approve", "/deny"):
+            return self.known.approvals
+        if position == 2 and command == "/approve":
+            return SCOPES
+        return None
+
+
+def _matching(options: Iterable[str], word: str, *, fold: bool = False) -> Iterable[Completion]:
+    typed = word.lower() if fold else word
+    for option in options:
+        if (option.lower() if fold else option).startswith(typed):
+            yield Completion(option, start_position=-len(word))
+
+
+def _message_keys() -> KeyBindings:
+    keys = KeyBindings()
+
+    @keys.add("escape", "enter")  # Alt-Enter arrives as the same two keys
+    def _new_line(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @keys.add("c-c")
+    def _clear_or_interrupt(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    return keys
+
+
+def _approval_keys() -> KeyBindings:
+    keys = KeyBindings()
+    for key, answer in APPROVAL_KEYS.items():
+        keys.add(key, eager=True)(_exit_with(answer))
+        keys.add(key.upper(), eager=True)(_exit_with(answer))
+    keys.add("enter", eager=True)(_exit_with(None))
+    keys.add("c-c", eager=True)(_exit_with(None))
+    keys.add("c-d", eager=True)(_exit_with(None))
+    keys.add("<any>")(lambda event: None)  # nothing else is typed into the answer
+    return keys
+
+
+def _exit_with(answer: str | None) -> Callable[[KeyPressEvent], None]:
+    def handler(event: KeyPressEvent) -> None:
+        event.app.exit(result=answer)
+
+    return handler
+
+
+def history_for(world: str) -> History:
+    """The world's own history file (names are one name whatever their case); in memory when
+    the home directory cannot hold it."""
+    folder = Path.home() / ".agentworld" / "history"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return InMemoryHistory()
+    return FileHistory(str(folder / world.lower()))
+
+
+class Prompts:
+    """The two prompts, made once per session."""
+
+    def __init__(self, world: str, known: Known, status: Callable[[], str]) -> None:
+        self.world = world
+        self._messages: PromptSession[str] = PromptSession(
+            history=history_for(world),
+            completer=TalkCompleter(known),
+            complete_while_typing=False,
+            key_bindings=_message_keys(),
+            bottom_toolbar=lambda: status(),
+            multiline=False,
+        )
+        self._approvals: PromptSession[Any] = PromptSession(key_bindings=_approval_keys())
+        self._active: PromptSession[Any] | None = None
+        self._held: BaseException | None = None
+        self.on_shown: Callable[[], None] | None = None
+        """Called once, just after the first prompt is drawn."""
+
+    async def message(self) -> str:
+        """The next message or command (``KeyboardInterrupt``: Ctrl-C at an empty prompt,
+        ``EOFError``: Ctrl-D; ``Interrupted``: ended from outside)."""
+        return str(await self._ask(self._messages, HTML("<b>{}</b> › ").format(self.world)))
+
+    async def approval(self) -> Answer | None:
+        """``deny``, ``once``, ``session`` or ``always``; None to leave it pending."""
+        answer = await self._ask(self._approvals, APPROVAL_QUESTION)
+        return next((a for a in APPROVAL_KEYS.values() if a == answer), None)
+
+    async def _ask(self, session: PromptSession[Any], message: Any) -> Any:
+        self._active = session
+        try:
+            # Ctrl-C is a key here (the terminal is raw); SIGINT stays with the session.
+            return await session.prompt_async(message, handle_sigint=False, pre_run=self._shown)
+        finally:
+            self._active = None
+
+    def _shown(self) -> None:
+        """The prompt is up (drawn right after this returns): the first time, ``on_shown`` is
+        scheduled; an interruption that came before it ends it now."""
+        if self.on_shown is not None:
+            asyncio.get_running_loop().call_soon(self.on_shown)
+            self.on_shown = None
+        reason, self._held = self._held, None
+        if reason is not None and self._active is not None:
+            self._active.app.exit(exception=reason)
+
+    def interrupt(self, reason: BaseException, *, later: bool = False, if_empty: bool = False) -> bool:
+        """End the prompt on the terminal, raising ``reason`` from it; False when none is shown
+        (with ``later``, the next prompt then ends as soon as it is shown) or, with
+        ``if_empty``, when something is typed in it."""
+        session = self._active
+        if session is None or not session.app.is_running:
+            if later:
+                self._held = reason
+            return False
+        if if_empty and session.default_buffer.text:
+            return False
+        session.app.exit(exception=reason)
+        return True
+
+    def redraw(self) -> None:
+        """Show a changed status line."""
+        session = self._active
+        if session is not None and session.app.is_running:
+            session.app.invalidate()

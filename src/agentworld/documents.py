@@ -1,0 +1,263 @@
+"""The JSON documents of SPEC §3 and the Markdown export, shared by every interface.
+
+The CLI prints these with ``--json`` and the HTTP API (``server/``) answers with them, so a
+script can move from one to the other without a second parser: one function per document,
+here, and no copy of it anywhere else. Pure functions of model objects (no I/O).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from agentworld.approval.grants import Grant
+    from agentworld.models import Agent, Chat, Message, Usage, World
+    from agentworld.models.pending import PendingApproval, PendingClientCall
+    from agentworld.tools.registry import Tool
+
+APPROVAL_CALL = "client.requestApproval"
+"""The call the runtime injects to ask a person (``runtime.approvals.APPROVAL_TOOL``); it is
+shown as an approval request, never as a tool the agent called."""
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
+def timestamp(value: datetime | str | None) -> str | None:
+    """The one JSON form of a point in time, ISO 8601 in UTC ending in ``Z`` — the form the
+    models' own timestamps take (``2026-01-02T03:04:05.123456Z``) — whatever its source: a
+    datetime, or an ISO string read back from storage."""
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def when(value: datetime | str | None) -> str:
+    """A point in time for people: ``2026-01-02 03:04:05 UTC``."""
+    if value is None:
+        return ""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def usage_doc(usage: Usage | None) -> dict[str, int]:
+    return {
+        "inputTokens": usage.input_tokens if usage is not None else 0,
+        "outputTokens": usage.output_tokens if usage is not None else 0,
+    }
+
+
+# -- documents ---------------------------------------------------------------------------------
+
+
+def tool_args(arguments: str | dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments as the JSON documents give them: always an object, never the JSON
+    text the model wrote (which is what a stored call holds). Text that is no JSON object —
+    the runtime refuses such calls before they can wait for anyone — is kept under ``_raw``,
+    so nothing is hidden and the type stays the same."""
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return {"_raw": arguments}
+    return parsed if isinstance(parsed, dict) else {"_raw": arguments}
+
+
+def tool_log_doc(entry: dict[str, Any]) -> dict[str, Any]:
+    """A tool execution as ``tool-logs --json`` prints it: its times in the one JSON form."""
+    return {
+        **entry,
+        "startedAt": timestamp(entry.get("startedAt")),
+        "finishedAt": timestamp(entry.get("finishedAt")),
+    }
+
+
+def world_doc(world: World) -> dict[str, Any]:
+    return world.model_dump(mode="json", by_alias=True)
+
+
+def agent_doc(agent: Agent, usage: Usage | None = None) -> dict[str, Any]:
+    doc = agent.model_dump(mode="json", by_alias=True)
+    if usage is not None:
+        doc["usage"] = usage_doc(usage)
+    return doc
+
+
+def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
+    """A chat with its token usage (zero for a chat nobody answered yet)."""
+    return {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage)}
+
+
+def approval_doc(pending: PendingApproval) -> dict[str, Any]:
+    """The approval document of SPEC §3."""
+    return {
+        "approvalId": pending.tool_call_id,
+        "agent": pending.agent,
+        "chatId": pending.chat_id,
+        "toolName": pending.tool_name,
+        "toolArgs": pending.tool_args,
+        "message": pending.message,
+        "createdAt": timestamp(pending.created_at),
+    }
+
+
+def pending_call_doc(call: PendingClientCall) -> dict[str, Any]:
+    """A client-side tool call waiting for its result (SPEC T4)."""
+    return {
+        "toolCallId": call.tool_call_id,
+        "agent": call.agent,
+        "chatId": call.chat_id,
+        "toolName": call.tool_name,
+        "toolArgs": tool_args(call.arguments),
+        "createdAt": timestamp(call.created_at),
+    }
+
+
+def grant_doc(grant: Grant) -> dict[str, Any]:
+    """A remembered session or always approval."""
+    return {
+        "grantId": grant.grant_id,
+        "scope": grant.scope,
+        "toolName": grant.tool_name,
+        "agent": grant.agent,
+        "chatId": grant.chat_id,
+        "rootCommands": sorted(grant.roots) if grant.roots is not None else None,
+        "approvalId": grant.approval_id,
+        "createdAt": timestamp(grant.created_at),
+    }
+
+
+def tool_doc(tool: Tool) -> dict[str, Any]:
+    """A tool the world's agents are offered."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "location": tool.location,
+        "server": tool.server,
+        "approval": {"required": tool.approval.required, "scope": tool.approval.scope},
+        "annotations": tool.annotations,
+        "parameters": tool.parameters,
+    }
+
+
+class RunOutcome(Protocol):
+    """What a command that ran the world produced (``agent_world.SendResult``)."""
+
+    chat_id: str
+    messages: list[Message]
+    pending_approvals: list[PendingApproval]
+
+
+def run_doc(result: RunOutcome) -> dict[str, Any]:
+    """``send`` / ``approve`` / ``respond`` output: ``{"chatId", "messages", "pendingApprovals"}``."""
+    return {
+        "chatId": result.chat_id,
+        "messages": [m.to_json() for m in result.messages],
+        "pendingApprovals": [approval_doc(p) for p in result.pending_approvals],
+    }
+
+
+def audit_doc(entry: dict[str, Any]) -> dict[str, Any]:
+    """An audit-log entry with its time in the one JSON form."""
+    return {**entry, "at": timestamp(entry["at"])}
+
+
+# -- approval requests and answers in words ----------------------------------------------------
+
+
+def approval_request_text(arguments: str) -> str:
+    """What an injected approval request asked, from its call's arguments."""
+    try:
+        request = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if not isinstance(request, dict):
+        return arguments
+    return str(request.get("message") or request.get("toolName") or arguments)
+
+
+def approval_answer(call_id: str, content: str | None) -> str | None:
+    """``approved once`` / ``denied`` / ``denied (timed out)`` when ``content`` is the answer to
+    approval request ``call_id``; None for any other tool result."""
+    if not call_id.startswith("approval_"):
+        return None
+    try:
+        answer = json.loads(content or "")
+    except ValueError:
+        return None
+    if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "deny"):
+        return None
+    if answer["decision"] == "approve":
+        scope = answer.get("scope") or "once"
+        return {"session": "approved for this session", "always": "approved always"}.get(
+            scope, "approved once"
+        )
+    return "denied (timed out)" if answer.get("reason") == "timeout" else "denied"
+
+
+# -- Markdown export ---------------------------------------------------------------------------
+
+
+def markdown_transcript(chat: Chat, messages: Sequence[Message]) -> str:
+    """A chat's transcript as a Markdown document: a heading per message with its sender and
+    time; tool calls and results in fenced blocks; approval requests and answers in words."""
+    count = "1 message" if len(messages) == 1 else f"{len(messages)} messages"
+    lines = [
+        f"# {_one_line(chat.name)}",
+        "",
+        f"World `{chat.world}` · chat `{chat.chat_id}` · {count} · started {when(chat.created_at)}",
+    ]
+    for message in messages:
+        lines += ["", f"## {message.sender} · {when(message.created_at)}", ""]
+        lines += _markdown_body(message)
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_body(message: Message) -> list[str]:
+    if message.role == "tool":
+        call_id = message.tool_call_id or ""
+        answer = approval_answer(call_id, message.content)
+        if answer is not None:
+            return [f"Approval `{call_id}`: {answer}."]
+        return [f"Result of `{call_id}`:", "", *_fenced(message.content or "")]
+    body = [message.content] if message.content else []
+    for call in message.tool_calls or ():
+        if body:
+            body.append("")
+        if call.function.name == APPROVAL_CALL:
+            asked = approval_request_text(call.function.arguments)
+            body.append(f"Approval requested (`{call.id}`): {asked}")
+        else:
+            body += [f"Calls `{call.function.name}` (`{call.id}`):", ""]
+            body += _fenced(_pretty_json(call.function.arguments), "json")
+    return body or ["*(no content)*"]
+
+
+def _fenced(content: str, language: str = "") -> list[str]:
+    """A fenced code block whose fence is longer than any run of backticks inside."""
+    longest = run = 0
+    for char in content:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return [fence + language, content, fence]
+
+
+def _pretty_json(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
+    except ValueError:
+        return arguments
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())

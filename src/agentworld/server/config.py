@@ -1,0 +1,82 @@
+"""How a server is set up: where it listens, who may call it, and its limits."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from agentworld.errors import InvalidInputError
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether an address to listen on is reachable from this machine only."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The server's settings; ``check`` refuses the unsafe ones before anything listens."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    token: str | None = None
+    """Every request must carry it (``Authorization: Bearer``, or the login cookie). Required
+    beyond loopback; optional on loopback (then every route needs it too)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` header values accepted besides the loopback names and the bound address. On a
+    wildcard address (0.0.0.0, ::) every Host is accepted unless this lists some."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins a browser may call the API from; none (CORS closed) by default."""
+    max_body_bytes: int = 1_048_576
+    poll_seconds: float = 0.15
+    """How often the event stream looks for events stored by other processes."""
+    keepalive_seconds: float = 15.0
+    run_wait_seconds: float = 120.0
+    """How long an approval or tool-result answer waits for the world to go idle before it
+    answers with what was produced so far (the work goes on)."""
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    def check(self) -> None:
+        """Refuse to serve beyond loopback without a token (one line, for the command line)."""
+        if not self.loopback and not self.token:
+            raise InvalidInputError(
+                f"--host {self.host} is reachable from other machines: give --token T "
+                "(or AGENTWORLD_TOKEN), or --generate-token"
+            )
+        if self.token is not None and len(self.token) < 16:
+            raise InvalidInputError("--token must be at least 16 characters")
+
+    def host_allowed(self, header: str) -> bool:
+        """Whether a ``Host`` header names this server (DNS rebinding: a page of another site
+        whose name was pointed at 127.0.0.1 sends its own name here, and is refused)."""
+        name = _host_name(header)
+        if name in LOOPBACK_NAMES:
+            return True
+        allowed = {h.lower() for h in self.allowed_hosts}
+        if name in allowed:
+            return True
+        if self.host in WILDCARD_HOSTS:
+            return not allowed
+        return name == self.host.strip("[]").lower()
+
+
+def _host_name(header: str) -> str:
+    """``example.org:8080`` → ``example.org``; ``[::1]:8080`` → ``::1``."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    if value.count(":") == 1:
+        return value.split(":", 1)[0]
+    return value

@@ -1,0 +1,51 @@
+"""What routes share: the ``AgentWorld`` of the app, its settings, and the error responses
+every route documents (so the OpenAPI schema lists each status a route can answer with)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+
+from agentworld.agent_world import AgentWorld
+from agentworld.documents import world_doc
+from agentworld.models import World
+from agentworld.redaction import redact
+from agentworld.server.config import ServerConfig
+from agentworld.server.schemas import ErrorDoc
+
+
+def _agent_world(request: Request) -> AgentWorld:
+    aw: AgentWorld = request.app.state.agent_world
+    return aw
+
+
+def _config(request: Request) -> ServerConfig:
+    config: ServerConfig = request.app.state.config
+    return config
+
+
+AW = Annotated[AgentWorld, Depends(_agent_world)]
+Config = Annotated[ServerConfig, Depends(_config)]
+
+_STATUS_TEXT = {
+    400: "Bad request: a setting or argument the system refuses, or a Host not this server",
+    401: "Missing or wrong token",
+    404: "Unknown world, agent, chat, approval or route",
+    409: "Already exists, or already answered",
+    413: "Body too large",
+    415: "The body is not JSON",
+    422: "The body or a parameter does not match the schema",
+}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorDoc, "description": text} for status, text in _STATUS_TEXT.items()
+}
+
+
+def public_world(world: World) -> dict[str, Any]:
+    """The world document with secrets in its MCP configuration masked (``env`` values,
+    headers), as the logs mask them: a response is read by more eyes than the settings file."""
+    doc = world_doc(world)
+    if doc.get("mcpConfig"):
+        doc["mcpConfig"] = redact(doc["mcpConfig"])
+    return doc

@@ -1,0 +1,117 @@
+"""Every refusal as ``{"error": {"code", "message"}}`` with the status that says why (SPEC §3.1).
+
+Our exception tree maps onto statuses here, in one place: a person's mistake is a 4xx naming
+it, never a 500; a failure of the machinery is a 5xx with a one-line reason, logged in full.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agentworld.errors import (
+    AgentWorldError,
+    AlreadyExistsError,
+    NotFoundError,
+    ProviderError,
+    StorageError,
+    UserError,
+)
+
+logger = logging.getLogger("agentworld.server")
+
+ErrorCode = Literal[
+    "bad_request",
+    "invalid_input",
+    "validation_error",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "already_exists",
+    "conflict",
+    "too_large",
+    "unsupported_media_type",
+    "provider_error",
+    "storage_error",
+    "internal_error",
+]
+
+
+class ApiError(Exception):
+    """A refusal a route decides itself (409 for an approval answered already, …)."""
+
+    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+_HTTP_CODES: dict[int, ErrorCode] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+}
+
+
+def status_of(exc: AgentWorldError) -> tuple[int, ErrorCode]:
+    match exc:
+        case NotFoundError():
+            return 404, "not_found"
+        case AlreadyExistsError():
+            return 409, "already_exists"
+        case UserError():
+            return 400, "invalid_input"
+        case ProviderError():
+            return 502, "provider_error"
+        case StorageError():
+            return 503, "storage_error"
+        case _:
+            return 500, "internal_error"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(AgentWorldError)
+    async def agentworld_error(request: Request, exc: AgentWorldError) -> JSONResponse:
+        status, code = status_of(exc)
+        if status >= 500:
+            logger.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+        return error_response(status, code, " ".join(str(exc).split()))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+            parts.append(f"{where}: {error.get('msg', 'invalid')}")
+        return error_response(422, "validation_error", "; ".join(parts) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "bad_request" if exc.status_code < 500 else "internal_error")
+        return error_response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return error_response(500, "internal_error", f"unexpected {type(exc).__name__}; see the server log")

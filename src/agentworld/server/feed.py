@@ -1,0 +1,248 @@
+"""One feed per world that clients of the event stream follow (SPEC §3.1).
+
+A feed reads the world's event log (``storage/event_log.py``) — so events of every process
+that runs the world arrive, in the log's order — and keeps the recent ones in memory, so a
+hundred clients cost one read, not a hundred. It reads when this process's own runtime
+publishes something (at once) and otherwise every ``poll`` seconds (events stored by other
+processes: a CLI ``send``, another server). Token chunks are never stored; the feed takes them
+from this process's event bus and places them among the stored events in the order they
+happened, as items without a ``seq``.
+
+A client follows from a position (``Last-Event-ID``): it reads from the log itself until it
+reaches what the feed keeps, then takes the feed's items; if it falls behind what the feed
+keeps (a slow client), it reads from the log again. Positions only grow and are never
+reused, so it gets every stored event after its position once, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentworld.errors import AgentWorldError
+from agentworld.events.bus import EventBus
+from agentworld.models.events import EventKind, SSEEvent, WorldEvent
+from agentworld.storage.event_log import EventLog
+
+logger = logging.getLogger("agentworld.server")
+
+READ_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    """An event as the stream sends it: its log position (None for a live token chunk), kind,
+    chat and JSON document."""
+
+    seq: int | None
+    kind: EventKind
+    chat_id: str | None
+    document: dict[str, Any]
+
+
+class WorldFeed:
+    """The recent events of one world, read once for every client that follows it."""
+
+    def __init__(
+        self,
+        world: str,
+        log: EventLog,
+        bus_of: Callable[[], EventBus | None],
+        *,
+        poll: float,
+        keep: int = 2000,
+    ) -> None:
+        self.world = world
+        self._log = log
+        self._bus_of = bus_of
+        self._poll = poll
+        self._keep = keep
+        self._items: deque[tuple[int, FeedItem]] = deque()
+        """(feed position, item): positions count every item, chunks too, from 0."""
+        self._next_pos = 0
+        self.head = 0
+        """The last log ``seq`` read."""
+        self._floor = 0
+        """Every stored event with ``floor < seq <= head`` is among the items."""
+        self._changed = asyncio.Event()
+        self._poked = asyncio.Event()
+        self._stored_since_read = False
+        self._read_lock = asyncio.Lock()
+        self._bus: EventBus | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.followers = 0
+
+    async def start(self) -> None:
+        self.head = self._floor = await self._log.head(self.world)
+        self._attach()
+        self._task = asyncio.create_task(self._run(), name=f"event-feed:{self.world}")
+
+    async def aclose(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._poll):
+                    await self._poked.wait()
+            self._poked.clear()
+            self._attach()
+            try:
+                await self.read_new()
+            except AgentWorldError as exc:  # the database is away: say so, try again later
+                logger.warning("event feed of world %s cannot read the log: %s", self.world, exc)
+
+    async def read_new(self) -> None:
+        """Take every event stored after ``head`` into the items."""
+        async with self._read_lock:
+            self._stored_since_read = False
+            added = False
+            while True:
+                batch = await self._log.after(self.world, self.head, limit=READ_LIMIT)
+                for event in batch.events:
+                    self._append(FeedItem(event.seq, event.kind, event.chat_id, event.document))
+                    added = True
+                self.head = batch.last_seq
+                if not batch.full:
+                    break
+            if added:
+                self._notify()
+
+    def _append(self, item: FeedItem) -> None:
+        self._items.append((self._next_pos, item))
+        self._next_pos += 1
+        while len(self._items) > self._keep:
+            _pos, dropped = self._items.popleft()
+            if dropped.seq is not None:
+                self._floor = dropped.seq
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    # -- this process's bus ----------------------------------------------------------------
+
+    def _attach(self) -> None:
+        """Listen to this process's runtime of the world, once it runs (or runs anew)."""
+        bus = self._bus_of()
+        if bus is self._bus:
+            return
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._bus = bus
+        if bus is not None:
+            self._unsubscribe = bus.subscribe(self._on_event, name="http-event-feed")
+
+    async def _on_event(self, event: WorldEvent) -> None:
+        """Subscribed after persistence: a stored event is in the log already; read it now
+        rather than at the next poll. A token chunk goes in live, after every event stored
+        before it (its ``start`` above all), so clients see them in the order they happened."""
+        if isinstance(event, SSEEvent) and event.phase == "chunk":
+            if self._stored_since_read:
+                await self.read_new()
+            self._append(
+                FeedItem(None, "sse", event.chat_id, event.model_dump(mode="json", by_alias=True))
+            )
+            self._notify()
+            return
+        self._stored_since_read = True
+        self._poked.set()
+
+    # -- following -------------------------------------------------------------------------
+
+    async def follow(self, after: int, *, chat_id: str | None = None) -> AsyncIterator[FeedItem]:
+        """Every stored event after log position ``after`` (of one chat, if given), then every
+        new one as it comes, token chunks included; never ends (the client leaves)."""
+        cursor = after
+        pos: int | None = None
+        while True:
+            changed = self._changed
+            if pos is None:
+                if cursor < self._floor:  # older than what the feed keeps: read the log
+                    head = self.head
+                    batch = await self._log.after(
+                        self.world, cursor, chat_id=chat_id, limit=READ_LIMIT
+                    )
+                    for event in batch.events:
+                        yield FeedItem(event.seq, event.kind, event.chat_id, event.document)
+                    cursor = batch.last_seq if batch.full else max(batch.last_seq, head)
+                    continue
+                pos = self._join(cursor)
+            while True:
+                first = self._items[0][0] if self._items else self._next_pos
+                if pos < first:  # fell behind what the feed keeps
+                    pos = None
+                    break
+                index = pos - first
+                if index >= len(self._items):
+                    break
+                item = self._items[index][1]
+                pos += 1
+                if item.seq is not None:
+                    if item.seq <= cursor:
+                        continue
+                    cursor = item.seq
+                if chat_id is None or item.chat_id == chat_id:
+                    yield item
+            if pos is None:
+                continue
+            await changed.wait()
+
+    def _join(self, cursor: int) -> int:
+        """The feed position of the first stored item after ``cursor``, or the end."""
+        for pos, item in self._items:
+            if item.seq is not None and item.seq > cursor:
+                return pos
+        return self._next_pos
+
+
+class Feeds:
+    """The feeds of the worlds that have followers; each stops when its last follower leaves."""
+
+    def __init__(
+        self, log: EventLog, bus_of: Callable[[str], EventBus | None], *, poll: float
+    ) -> None:
+        self._log = log
+        self._bus_of = bus_of
+        self._poll = poll
+        self._feeds: dict[str, WorldFeed] = {}
+        self._lock = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def following(self, world: str) -> AsyncIterator[WorldFeed]:
+        async with self._lock:
+            feed = self._feeds.get(world)
+            if feed is None:
+                feed = WorldFeed(world, self._log, lambda: self._bus_of(world), poll=self._poll)
+                await feed.start()
+                self._feeds[world] = feed
+            feed.followers += 1
+        try:
+            yield feed
+        finally:
+            async with self._lock:
+                feed.followers -= 1
+                if feed.followers == 0 and self._feeds.get(world) is feed:
+                    del self._feeds[world]
+                    await feed.aclose()
+
+    async def aclose(self) -> None:
+        feeds, self._feeds = list(self._feeds.values()), {}
+        for feed in feeds:
+            await feed.aclose()

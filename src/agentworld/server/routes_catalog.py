@@ -1,0 +1,206 @@
+"""Worlds, agents and chats over HTTP: the CRUD of ``world``, ``agent`` and ``chat`` commands,
+the transcript (paged), an agent's memory, posting a message, and the Markdown export."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from agentworld.documents import agent_doc, chat_doc, markdown_transcript
+from agentworld.models import Usage, World
+from agentworld.server.deps import AW, ERRORS, public_world
+from agentworld.server.schemas import (
+    AgentCreate,
+    AgentDoc,
+    AgentList,
+    AgentSettings,
+    ChatChange,
+    ChatCreated,
+    ChatDoc,
+    ChatList,
+    MemoryDoc,
+    MessagePage,
+    MessagePost,
+    Posted,
+    WorldCreate,
+    WorldList,
+    WorldSettings,
+)
+from agentworld.storage.event_log import EventLog
+
+router = APIRouter(prefix="/api/worlds", responses=ERRORS)
+
+WorldName = Annotated[str, Path(description="The world's name.")]
+AgentName = Annotated[str, Path(description="The agent's name.")]
+ChatId = Annotated[str, Path(description="The chat's id.")]
+MAX_PAGE = 10_000
+
+
+# -- worlds ------------------------------------------------------------------------------------
+
+
+@router.get("", response_model=WorldList, tags=["worlds"])
+async def list_worlds(aw: AW) -> JSONResponse:
+    return JSONResponse({"worlds": [public_world(w) for w in await aw.list_worlds()]})
+
+
+@router.post("", status_code=201, response_model=World, tags=["worlds"])
+async def create_world(body: WorldCreate, aw: AW) -> JSONResponse:
+    """Create a world (409 if the name is taken, regardless of case)."""
+    world = await aw.create_world(body.name, **body.changes())
+    return JSONResponse(public_world(world), status_code=201)
+
+
+@router.get("/{world}", response_model=World, tags=["worlds"])
+async def get_world(world: WorldName, aw: AW) -> JSONResponse:
+    return JSONResponse(public_world(await aw.get_world(world)))
+
+
+@router.patch("/{world}", response_model=World, tags=["worlds"])
+async def update_world(world: WorldName, body: WorldSettings, aw: AW) -> JSONResponse:
+    """Change the settings given; ``null`` clears one that can be empty."""
+    return JSONResponse(public_world(await aw.update_world(world, **body.changes())))
+
+
+@router.delete("/{world}", status_code=204, tags=["worlds"])
+async def delete_world(world: WorldName, aw: AW) -> Response:
+    await aw.delete_world(world)
+    return Response(status_code=204)
+
+
+# -- agents ------------------------------------------------------------------------------------
+
+
+@router.get("/{world}/agents", response_model=AgentList, tags=["agents"])
+async def list_agents(world: WorldName, aw: AW) -> JSONResponse:
+    return JSONResponse({"agents": [agent_doc(a) for a in await aw.list_agents(world)]})
+
+
+@router.post("/{world}/agents", status_code=201, response_model=AgentDoc, tags=["agents"])
+async def create_agent(world: WorldName, body: AgentCreate, aw: AW) -> JSONResponse:
+    agent = await aw.create_agent(world, body.name, **body.changes())
+    return JSONResponse(agent_doc(agent), status_code=201)
+
+
+@router.get("/{world}/agents/{agent}", response_model=AgentDoc, tags=["agents"])
+async def get_agent(world: WorldName, agent: AgentName, aw: AW) -> JSONResponse:
+    """An agent with the tokens it used."""
+    found = await aw.get_agent(world, agent)
+    usage = (await aw.storage.usage_by_agent(world)).get(found.name, Usage())
+    return JSONResponse(agent_doc(found, usage))
+
+
+@router.patch("/{world}/agents/{agent}", response_model=AgentDoc, tags=["agents"])
+async def update_agent(
+    world: WorldName, agent: AgentName, body: AgentSettings, aw: AW
+) -> JSONResponse:
+    return JSONResponse(agent_doc(await aw.update_agent(world, agent, **body.changes())))
+
+
+@router.delete("/{world}/agents/{agent}", status_code=204, tags=["agents"])
+async def delete_agent(world: WorldName, agent: AgentName, aw: AW) -> Response:
+    """Delete an agent; its pending approvals are cancelled (SPEC A3)."""
+    await aw.delete_agent(world, agent)
+    return Response(status_code=204)
+
+
+@router.get("/{world}/agents/{agent}/memory", response_model=MemoryDoc, tags=["agents"])
+async def agent_memory(
+    world: WorldName,
+    agent: AgentName,
+    aw: AW,
+    chat: Annotated[str | None, Query(description="Only this chat.")] = None,
+) -> JSONResponse:
+    """The agent's full memory: tool calls and results included (``messages --agent``)."""
+    found = await aw.agent_memory(world, agent, chat_id=chat)
+    return JSONResponse(
+        {"agent": agent, "chatId": chat, "messages": [m.to_json() for m in found]}
+    )
+
+
+# -- chats -------------------------------------------------------------------------------------
+
+
+@router.get("/{world}/chats", response_model=ChatList, tags=["chats"])
+async def list_chats(world: WorldName, aw: AW) -> JSONResponse:
+    chats = await aw.list_chats(world)
+    usage = await aw.chat_usage(world)
+    return JSONResponse({"chats": [chat_doc(c, usage.get(c.chat_id)) for c in chats]})
+
+
+@router.post("/{world}/chats", status_code=201, response_model=ChatCreated, tags=["chats"])
+async def new_chat(world: WorldName, aw: AW) -> JSONResponse:
+    """Start a chat; it becomes the world's current chat."""
+    chat = await aw.new_chat(world)
+    return JSONResponse({"chatId": chat.chat_id}, status_code=201)
+
+
+@router.get("/{world}/chats/{chat}", response_model=ChatDoc, tags=["chats"])
+async def get_chat(world: WorldName, chat: ChatId, aw: AW) -> JSONResponse:
+    found = await aw.get_chat(world, chat)
+    return JSONResponse(chat_doc(found, (await aw.chat_usage(world)).get(chat)))
+
+
+@router.patch("/{world}/chats/{chat}", response_model=ChatDoc, tags=["chats"])
+async def change_chat(world: WorldName, chat: ChatId, body: ChatChange, aw: AW) -> JSONResponse:
+    """Rename the chat (``name``) and/or make it the world's current chat (``current: true``)."""
+    found = await aw.get_chat(world, chat)
+    if body.name is not None:
+        found = await aw.rename_chat(world, chat, body.name)
+    if body.current:
+        found = await aw.use_chat(world, chat)
+    return JSONResponse(chat_doc(found, (await aw.chat_usage(world)).get(chat)))
+
+
+@router.delete("/{world}/chats/{chat}", status_code=204, tags=["chats"])
+async def delete_chat(world: WorldName, chat: ChatId, aw: AW) -> Response:
+    """Delete a chat with its messages (refused while it still has work)."""
+    await aw.delete_chat(world, chat)
+    return Response(status_code=204)
+
+
+@router.get("/{world}/chats/{chat}/messages", response_model=MessagePage, tags=["chats"])
+async def transcript(
+    world: WorldName,
+    chat: ChatId,
+    aw: AW,
+    after: Annotated[int, Query(ge=0, description="Messages after this position (nextAfter).")] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many.")] = 1000,
+) -> JSONResponse:
+    """The chat transcript, oldest first, a page at a time."""
+    await aw.get_chat(world, chat)
+    page = await EventLog(aw.storage).transcript_page(world, chat, after=after, limit=limit)
+    return JSONResponse(
+        {
+            "messages": [m.to_json() for m in page.messages],
+            "nextAfter": page.next_after,
+            "lastEventId": page.log_head,
+        }
+    )
+
+
+@router.post("/{world}/chats/{chat}/messages", status_code=202, response_model=Posted, tags=["chats"])
+async def post_message(world: WorldName, chat: ChatId, body: MessagePost, aw: AW) -> JSONResponse:
+    """Publish a message; answers at once with its id while the agents answer in the background
+    (follow them on the event stream)."""
+    message = await aw.post(world, body.text, chat_id=chat, sender=body.sender)
+    return JSONResponse({"chatId": message.chat_id, "messageId": message.message_id}, status_code=202)
+
+
+@router.get(
+    "/{world}/chats/{chat}/export",
+    responses={
+        200: {
+            "description": "The transcript as Markdown",
+            "content": {"text/markdown": {"schema": {"type": "string"}}},
+        }
+    },
+    tags=["chats"],
+)
+async def export_chat(world: WorldName, chat: ChatId, aw: AW) -> PlainTextResponse:
+    """The transcript as Markdown (``chat export``)."""
+    found = await aw.get_chat(world, chat)
+    markdown = markdown_transcript(found, await aw.transcript(world, chat))
+    return PlainTextResponse(markdown, media_type="text/markdown; charset=utf-8")

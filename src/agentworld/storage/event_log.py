@@ -1,0 +1,257 @@
+"""The world's event log: one increasing sequence over transcript messages and every other
+persisted event (SPEC E1), which the HTTP event stream follows and resumes from (SPEC §3.1).
+
+**Writing.** Events other than messages are stored by the persistence subscriber
+(``events/persistence.py``) through ``EventLog.append``. A transcript message gets its log row
+(kind ``message``, pointing at the message by id, no copy of it) from ``queries.insert_messages``
+in the transaction that stores the message, so a message is in the log exactly when it is in the
+transcript, and it takes its place in the one order.
+
+**Order as readers see it.** A reader asks for rows after the last ``seq`` it has seen, so a row
+must never become visible after a row with a higher ``seq`` of the same world — it would be
+skipped for good. SQLite has one writer at a time, and a row's number is taken inside the write
+transaction, so numbers become visible in order. PostgreSQL hands out sequence numbers to
+concurrent transactions that may commit in any order; so every transaction takes a
+transaction-scoped advisory lock for the world before it takes a number
+(``lock_world_log``): the next writer of that world gets its number only after the previous one
+committed. Numbers are never reused (``schema.events``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from agentworld.models.events import EventKind, MessageEvent, WorldEvent
+from agentworld.models.message import Message
+from agentworld.storage import schema
+from agentworld.storage.rows import MESSAGE_COLUMNS, row_message, ts
+
+if TYPE_CHECKING:
+    from agentworld.storage.sql import SQLStorage
+
+_EVENTS = schema.events
+_MESSAGES = schema.messages
+_bp = sa.bindparam
+
+LOG_LOCK_CLASS = 0x6177_656C
+"""The first key of the advisory locks this module takes (``'awel'``), so they cannot collide
+with an application's own advisory locks that use the one-key form."""
+
+_LOCK = sa.text("SELECT pg_advisory_xact_lock(:lock_class, hashtext(:world_key))")
+_INSERT = sa.insert(_EVENTS)
+_HEAD = sa.select(sa.func.max(_EVENTS.c.seq)).where(_EVENTS.c.world == _bp("world_key"))
+_LOGGED = (
+    sa.select(
+        _EVENTS.c.seq,
+        _EVENTS.c.kind,
+        _EVENTS.c.chat_id,
+        _EVENTS.c.payload,
+        _EVENTS.c.message_id,
+        *MESSAGE_COLUMNS,
+    )
+    .select_from(
+        _EVENTS.outerjoin(
+            _MESSAGES,
+            sa.and_(
+                _MESSAGES.c.world == _EVENTS.c.world,
+                _MESSAGES.c.message_id == _EVENTS.c.message_id,
+                _MESSAGES.c.memory_owner.is_(None),
+            ),
+        )
+    )
+    .where(_EVENTS.c.world == _bp("world_key"), _EVENTS.c.seq > _bp("after_seq"))
+    .order_by(_EVENTS.c.seq)
+    .limit(_bp("row_limit"))
+)
+_LOGGED_IN_CHAT = _LOGGED.where(_EVENTS.c.chat_id == _bp("chat_key"))
+TRANSCRIPT_PAGE = (
+    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
+    .where(
+        _MESSAGES.c.world == _bp("world_key"),
+        _MESSAGES.c.chat_id == _bp("chat_key"),
+        _MESSAGES.c.memory_owner.is_(None),
+        _MESSAGES.c.seq > _bp("after_seq"),
+    )
+    .order_by(_MESSAGES.c.seq)
+    .limit(_bp("row_limit"))
+)
+"""Transcript messages after a position, with their positions (``queries.TRANSCRIPT_SINCE`` is
+this without the limit)."""
+_FIELDS = len(MESSAGE_COLUMNS)
+
+
+@dataclass(frozen=True)
+class LoggedEvent:
+    """One event read back from the log: its position, kind and chat, and its JSON document
+    (the event model's JSON with aliases — what the event stream sends as ``data``)."""
+
+    seq: int
+    kind: EventKind
+    chat_id: str | None
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LogBatch:
+    """Events read from the log, and the ``seq`` of the last row looked at (a row can be left
+    out — a message deleted since — and the next read must still start after it)."""
+
+    events: list[LoggedEvent]
+    last_seq: int
+    full: bool
+    """The read stopped at its limit: more rows may follow at once."""
+
+
+@dataclass(frozen=True)
+class TranscriptPage:
+    """Transcript messages after a position, with where to go on from."""
+
+    messages: list[Message]
+    next_after: int
+    """The position (``messages.seq``) of the last message returned; ``after`` when none."""
+    log_head: int
+    """The world's last event-log ``seq`` when the page was read, in the same transaction: a
+    client that shows the page and then follows the event stream from here misses nothing."""
+
+
+# -- writing (inside a caller's transaction) ---------------------------------------------------
+
+
+def lock_world_log(conn: sa.Connection, worlds: Iterable[str]) -> None:
+    """On PostgreSQL, wait until no other open transaction writes to these worlds' logs, and keep
+    them out until this one ends (see the module docstring). Worlds are locked in sorted order,
+    so two transactions never wait for each other. A no-op on SQLite (one writer at a time)."""
+    if conn.dialect.name != "postgresql":
+        return
+    for world in sorted(set(worlds)):
+        conn.execute(_LOCK, {"lock_class": LOG_LOCK_CLASS, "world_key": world})
+
+
+def insert_log_rows(conn: sa.Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Append rows to the log, in order, after taking the worlds' locks."""
+    if not rows:
+        return
+    lock_world_log(conn, (row["world"] for row in rows))
+    conn.execute(_INSERT, list(rows))
+
+
+def message_log_rows(message_rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The log rows of the transcript messages among these ``messages`` rows (memories are not
+    events: a message enters an agent's memory privately)."""
+    return [
+        {
+            "world": row["world"],
+            "chat_id": row["chat_id"],
+            "kind": "message",
+            "payload": {},
+            "created_at": row["created_at"],
+            "message_id": row["message_id"],
+        }
+        for row in message_rows
+        if row["memory_owner"] is None
+    ]
+
+
+def event_row(event: WorldEvent) -> dict[str, Any]:
+    return {
+        "world": event.world,
+        "chat_id": event.chat,
+        "kind": event.kind,
+        "payload": event.model_dump(mode="json", by_alias=True),
+        "created_at": ts(event.created_at),
+        "message_id": None,
+    }
+
+
+# -- the store -------------------------------------------------------------------------------
+
+
+class EventLog:
+    """Reads of the event log, and appends of events that are not messages. Stateless: make one
+    over any open ``SQLStorage``."""
+
+    def __init__(self, storage: SQLStorage) -> None:
+        self._storage = storage
+
+    async def append(self, events: Sequence[WorldEvent]) -> None:
+        """Store events in the log, in order. Message events are stored by their publisher
+        (``insert_messages``), never here; streaming chunks are live only (SPEC L3)."""
+        rows = [
+            event_row(e)
+            for e in events
+            if not isinstance(e, MessageEvent) and not (e.kind == "sse" and e.phase == "chunk")
+        ]
+        if not rows:
+            return
+
+        def insert(conn: sa.Connection) -> None:
+            insert_log_rows(conn, rows)
+
+        await self._storage._run(insert, write=True)
+
+    async def head(self, world: str) -> int:
+        """The world's last ``seq`` (0 for an empty log)."""
+
+        def read(conn: sa.Connection) -> int:
+            return int(conn.execute(_HEAD, {"world_key": world}).scalar() or 0)
+
+        return await self._storage._run(read, write=False)
+
+    async def after(
+        self, world: str, after_seq: int, *, chat_id: str | None = None, limit: int = 500
+    ) -> LogBatch:
+        """The world's events after ``after_seq`` (of one chat, if given), oldest first, at most
+        ``limit`` rows. A message whose row is gone (its chat deleted meanwhile) is left out."""
+        params: dict[str, Any] = {"world_key": world, "after_seq": after_seq, "row_limit": limit}
+        query = _LOGGED
+        if chat_id is not None:
+            query, params["chat_key"] = _LOGGED_IN_CHAT, chat_id
+
+        def read(conn: sa.Connection) -> LogBatch:
+            rows = conn.execute(query, params).all()
+            last = int(rows[-1][0]) if rows else after_seq
+            return LogBatch(_logged(world, rows), last, full=len(rows) >= limit)
+
+        return await self._storage._run(read, write=False)
+
+    async def transcript_page(
+        self, world: str, chat_id: str, *, after: int = 0, limit: int = 1000
+    ) -> TranscriptPage:
+        """Up to ``limit`` transcript messages of the chat after position ``after``, and the
+        log's head, from one consistent read."""
+        params = {"world_key": world, "chat_key": chat_id, "after_seq": after, "row_limit": limit}
+
+        def read(conn: sa.Connection) -> TranscriptPage:
+            rows = conn.execute(TRANSCRIPT_PAGE, params).all()
+            head = int(conn.execute(_HEAD, params).scalar() or 0)
+            last = int(rows[-1][_FIELDS]) if rows else after
+            return TranscriptPage([row_message(r) for r in rows], last, head)
+
+        return await self._storage._run(read, write=False)
+
+
+def _logged(world: str, rows: Sequence[Sequence[Any]]) -> list[LoggedEvent]:
+    found: list[LoggedEvent] = []
+    last = 0
+    for row in rows:
+        seq, kind, chat_id, payload, message_id = row[:5]
+        if seq == last:
+            continue  # a transcript holding one message id twice: the first is the event
+        last = seq
+        if kind != "message":
+            found.append(LoggedEvent(int(seq), kind, chat_id, dict(payload)))
+            continue
+        if row[5] is None:  # the message is gone
+            continue
+        message = row_message(row[5:])
+        event = MessageEvent(
+            world=world, message=message, event_id=f"evt_{message_id}", created_at=message.created_at
+        )
+        found.append(
+            LoggedEvent(int(seq), "message", chat_id, event.model_dump(mode="json", by_alias=True))
+        )
+    return found
