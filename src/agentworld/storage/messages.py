@@ -136,10 +136,10 @@ class MessageStore(StorageCore):
             queries.insert_messages(conn, [row])
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
-            apply_change(conn, world, inbox)
+            first = apply_change(conn, world, inbox)
             if claim_for is None or not claim_lease(conn, world, message.chat_id, claim_for, claim_ttl):
                 return False, None
-            return True, next_item(conn, world, message.chat_id)
+            return True, first or next_item(conn, world, message.chat_id)
 
         return await self._run(write, write=True)
 

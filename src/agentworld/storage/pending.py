@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +29,45 @@ if TYPE_CHECKING:
 
 _TABLE = schema.pending_calls
 _PENDING_CALL: TypeAdapter[PendingCall] = TypeAdapter(PendingCall)
+_bp = sa.bindparam
+
+
+@functools.cache
+def _find_statement(
+    by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool
+) -> sa.Select[Any]:
+    """The ``find`` query for one combination of filters, built once with bind parameters
+    (``send`` runs it after every turn; see ``storage.queries``)."""
+    query = sa.select(_TABLE).where(_TABLE.c.world == _bp("world_key"))
+    if by_chat:
+        query = query.where(_TABLE.c.chat_id == _bp("chat_key"))
+    if by_kind:
+        query = query.where(_TABLE.c.kind == _bp("kind_key"))
+    if by_status:
+        query = query.where(_TABLE.c.status == _bp("status_key"))
+    if by_batch:
+        query = query.where(_TABLE.c.batch_id == _bp("batch_key"))
+    return query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id)
+
+
+def _used_ids_statement() -> sa.CompoundSelect:
+    """Where a tool call id can already be in use (see ``used_call_ids``), built once."""
+    messages, logs = schema.messages, schema.tool_logs
+    wanted = _bp("wanted", expanding=True)
+    return sa.union(
+        sa.select(_TABLE.c.tool_call_id).where(
+            _TABLE.c.world == _bp("world_key"), _TABLE.c.tool_call_id.in_(wanted)
+        ),
+        sa.select(messages.c.tool_call_id).where(
+            messages.c.world == _bp("world_key"), messages.c.tool_call_id.in_(wanted)
+        ),
+        sa.select(logs.c.tool_call_id).where(
+            logs.c.world == _bp("world_key"), logs.c.tool_call_id.in_(wanted)
+        ),
+    )
+
+
+_USED_IDS = _used_ids_statement()
 
 
 def _row(call: PendingCall) -> dict[str, Any]:
@@ -270,21 +310,10 @@ class PendingCallStore:
         wanted = sorted(set(ids))
         if not wanted:
             return set()
-        messages, logs = schema.messages, schema.tool_logs
+        params = {"world_key": world, "wanted": wanted}
 
         def read(conn: sa.Connection) -> set[str]:
-            query = sa.union(
-                sa.select(_TABLE.c.tool_call_id).where(
-                    _TABLE.c.world == world, _TABLE.c.tool_call_id.in_(wanted)
-                ),
-                sa.select(messages.c.tool_call_id).where(
-                    messages.c.world == world, messages.c.tool_call_id.in_(wanted)
-                ),
-                sa.select(logs.c.tool_call_id).where(
-                    logs.c.world == world, logs.c.tool_call_id.in_(wanted)
-                ),
-            )
-            return {row[0] for row in conn.execute(query)}
+            return {row[0] for row in conn.execute(_USED_IDS, params)}
 
         return await self._storage._run(read, write=False)
 
@@ -362,19 +391,19 @@ class PendingCallStore:
     ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
         """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
         (the query filters on the same column that picks each row's class)."""
-        query = sa.select(_TABLE).where(_TABLE.c.world == world)
-        if chat_id is not None:
-            query = query.where(_TABLE.c.chat_id == chat_id)
-        if kind is not None:
-            query = query.where(_TABLE.c.kind == kind)
-        if status is not None:
-            query = query.where(_TABLE.c.status == status)
-        if batch_id is not None:
-            query = query.where(_TABLE.c.batch_id == batch_id)
-        query = query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id)
+        query = _find_statement(
+            chat_id is not None, kind is not None, status is not None, batch_id is not None
+        )
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "kind_key": kind,
+            "status_key": status,
+            "batch_key": batch_id,
+        }
 
         def read(conn: sa.Connection) -> list[PendingCall]:
-            return [_call(r) for r in conn.execute(query)]
+            return [_call(r) for r in conn.execute(query, params)]
 
         return await self._storage._run(read, write=False)
 
