@@ -48,7 +48,7 @@ from agentworld.runtime.approvals import (
 from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
 from agentworld.runtime.client_calls import submit_client_result
 from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_failed
-from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
+from agentworld.runtime.hooks import OnEvent, dispatch, load_hook, record_rewrite
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
@@ -210,9 +210,10 @@ class WorldRuntime:
         in the transcript (and, with ``memory_of``, in that agent's memory with its LLM call
         count), its routing queued when it is spoken, and the inbox item it ``settles``
         replaced by ``then`` (removed when ``then`` is empty)."""
-        routed = is_routable(message) and (
-            bool(self._hooks) or self._world_has_hooks or may_address_anyone(message)
-        )  # an answer that addresses nobody needs no routing, unless hooks are to see it
+        hooked = (bool(self._hooks) or self._world_has_hooks) and not message.tool_calls
+        routed = hooked or (is_routable(message) and may_address_anyone(message))
+        # An answer that addresses nobody needs no routing, unless hooks are to see it; the
+        # hooks see every message but the model's tool calls (those reach them as calls).
         change = InboxChange(
             message.chat_id,
             append=(Route(message=message),) if routed else (),
@@ -383,11 +384,19 @@ class WorldRuntime:
             await self._settle(InboxChange(chat_id, current=queued.item_id, becomes=()))
             return None
         final = dispatched.event.message if isinstance(dispatched.event, MessageEvent) else message
-        if final.content != message.content:
-            # The hook rewrote the message: the stored transcript entry becomes what is processed.
+        rewritten = final.content != message.content
+        if rewritten:
+            await record_rewrite(
+                self.storage, self.bus, message, final.content or "", dispatched.changed_by
+            )
+        if not is_routable(message):
+            # A tool result or system note, shown to the hooks after it was used: it is never
+            # offered to the agents, rewritten or not.
+            await self._settle(InboxChange(chat_id, current=queued.item_id, becomes=()))
+            return None
+        if rewritten:
+            # What the agents take in and answer; the transcript keeps what was said.
             final = final.model_copy(update={"message_id": message.message_id, "chat_id": chat_id})
-            await self.storage.replace_content(self.world, message.message_id, final.content or "")
-            self._memory.forget(self.world)
         return await self._route(queued, final)
 
     async def _route(self, queued: QueuedWork, message: Message) -> QueuedWork | None:

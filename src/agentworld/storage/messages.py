@@ -1,6 +1,6 @@
 """Messages, memories, usage and events: the conversation part of the SQL store (mixed into
-``SQLStorage``). Rows are only appended; ``replace_content`` is the one exception, for a hook
-that rewrote a message before anything acted on it."""
+``SQLStorage``). Rows are only appended: a hook's rewrite of a message joins the agents'
+memories beside the transcript's original, never in its place (``runtime.hooks``)."""
 
 from __future__ import annotations
 
@@ -239,24 +239,6 @@ class MessageStore(StorageCore):
             return [row_message(r) for r in rows], last
 
         return await self._run(read, write=False)
-
-    async def replace_content(self, world: str, message_id: str, content: str) -> None:
-        """Replace a stored message's text, in the transcript and in any memory holding it.
-
-        The one exception to append-only: a hook that rewrites an incoming message (SPEC E2)
-        decides what is kept, so the original text must not stay behind anywhere.
-        """
-
-        def update(conn: sa.Connection) -> None:
-            result = conn.execute(
-                sa.update(_MESSAGES)
-                .where(_MESSAGES.c.world == world, _MESSAGES.c.message_id == message_id)
-                .values(content=content)
-            )
-            if result.rowcount == 0:
-                raise NotFoundError(f"message {message_id!r} not found in world {world!r}")
-
-        await self._run(update, write=True)
 
     async def recent_transcript(self, world: str, chat_id: str, *, limit: int) -> list[Message]:
         """The chat's last ``limit`` transcript messages, newest first."""
