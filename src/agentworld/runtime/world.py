@@ -52,6 +52,7 @@ from agentworld.runtime.hooks import OnEvent, dispatch, load_hook, record_rewrit
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
+from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import title_chat
 from agentworld.runtime.turn import (
@@ -237,6 +238,16 @@ class WorldRuntime:
         await self.storage.inbox.change(self.world, change)
         if change.adds_work:
             self._runners.kick(change.chat_id)
+
+    async def stop(self, chat_id: str, *, by: str = "human") -> StopOutcome:
+        """Stop the chat's work now, on a person's word: the running turn is cancelled (its
+        tool killed), unfinished calls get their "stopped" results, queued work is dropped, and
+        the transcript says who stopped it (``runtime.stopping``). A chat another process runs
+        is not stopped (``stopped`` is false): stop it where it runs."""
+        async with self._runners.stopped(chat_id):
+            return await stop_chat(
+                self._turns, self.world, chat_id, by=by, owner=self._runners.owner
+            )
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""

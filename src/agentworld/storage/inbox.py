@@ -71,6 +71,8 @@ def apply_change(conn: sa.Connection, world: str, change: InboxChange | None) ->
     if change is None:
         return None
     chat = change.chat_id
+    if change.drop:
+        conn.execute(_DELETE_ITEM, [{"world_key": world, "item_key": i} for i in change.drop])
     if change.current is not None and change.becomes is not None:
         item = {"world_key": world, "item_key": change.current}
         if not change.becomes:
