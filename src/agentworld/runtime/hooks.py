@@ -33,6 +33,7 @@ from typing import Literal
 from agentworld.callbacks import maybe_await
 from agentworld.errors import InvalidInputError
 from agentworld.events.bus import EventBus
+from agentworld.models.domain import World
 from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
 from agentworld.models.message import Message, Role
 from agentworld.redaction import redact_text
@@ -94,6 +95,39 @@ def load_hook(spec: str) -> OnEvent:
     if not callable(hook):
         raise InvalidInputError(f"hook {spec!r} is not callable")
     return hook
+
+
+class HookSet:
+    """The hooks of one world's runtime: those registered in Python, then those the world's
+    settings name by import path (loaded once per process)."""
+
+    def __init__(self, registered: Sequence[OnEvent] = ()) -> None:
+        self._registered = list(registered)
+        self._loaded: dict[str, OnEvent] = {}
+        self._world_names_hooks = False
+        """Whether the world's settings named hooks when last read."""
+
+    def register(self, hook: OnEvent) -> OnEvent:
+        self._registered.append(hook)
+        return hook
+
+    def note(self, world: World) -> None:
+        """Remember whether the world's settings name hooks (refreshed whenever it is read)."""
+        self._world_names_hooks = bool(world.hooks)
+
+    @property
+    def may_exist(self) -> bool:
+        """Whether a message must be offered to hooks — decided without reading storage."""
+        return bool(self._registered) or self._world_names_hooks
+
+    def for_world(self, world: World) -> list[OnEvent]:
+        self.note(world)
+        named = []
+        for spec in world.hooks:
+            if spec not in self._loaded:
+                self._loaded[spec] = load_hook(spec)
+            named.append(self._loaded[spec])
+        return [*self._registered, *named]
 
 
 def hook_name(hook: OnEvent) -> str:
