@@ -1,7 +1,8 @@
 """An on_event hook that rewrites a user's message before any agent sees it. Offline.
 
-The hook masks an e-mail address; the stored message and the model's input both carry
-the masked text.
+The hook masks an e-mail address. The contract of a rewrite: the chat's transcript keeps
+what was said, the agent's memory and the model's input carry the rewrite, and the audit
+log records both.
 
 Run: python examples/rewrite_message_hook.py
 """
@@ -52,10 +53,16 @@ async def main() -> None:
             result = await aw.send("desk", "Please write to jane.doe@example.com about the invoice")
 
             transcript = await aw.storage.transcript("desk", result.chat_id)
-            print("stored:", transcript[0].content)
+            memory = await aw.storage.memory("desk", "helper", result.chat_id)
+            (rewrite,) = [e for e in await aw.audit_log("desk") if e["event"] == "rewrite"]
+            print("said (transcript):", transcript[0].content)
+            print("processed (memory):", memory[0].content)
             print("model saw:", seen_by_model[0])
-            assert transcript[0].content == "Please write to [email] about the invoice"
+            print("audit:", rewrite["actor"], "->", rewrite["detail"]["processed"])
+            assert transcript[0].content == "Please write to jane.doe@example.com about the invoice"
+            assert memory[0].content == "Please write to [email] about the invoice"
             assert seen_by_model == ["Please write to [email] about the invoice"]
+            assert rewrite["detail"]["original"] == transcript[0].content
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agentworld.runtime.approvals import Decision, Scope
     from agentworld.runtime.authorizer import Authorizer, CallVerdict, PolicyAuthorizer
     from agentworld.runtime.hooks import OnEvent
+    from agentworld.runtime.stopping import StopOutcome
     from agentworld.runtime.streaming import StreamCallbacks
     from agentworld.runtime.world import ProviderFactory, WorldRuntime
     from agentworld.tools.registry import Tool
@@ -445,6 +446,11 @@ class AgentWorld:
             pending_approvals=waiting,
             timed_out=timed_out,
         )
+
+    async def stop(self, world: str, chat_id: str | None = None, *, by: str = "human") -> StopOutcome:
+        """Stop the chat's running work (Ctrl-C in ``talk``): see ``WorldRuntime.stop``."""
+        runtime = await self.runtime(world)
+        return await runtime.stop(chat_id or await self.current_chat(world), by=by)
 
     async def resume(self, world: str, *, timeout: float | None = None) -> ResumeResult:
         """Finish what stopped processes left in the world — unanswered messages, loops cut

@@ -17,11 +17,13 @@ def turns(server: OpenAIWireServer) -> list[dict[str, Any]]:
     return [r for r in server.requests if r["messages"][0]["content"] == "agent:a1"]
 
 
-async def test_a_hook_that_rewrites_a_user_message_changes_what_is_stored_and_sent(
+async def test_a_rewrite_is_what_the_agents_answer_while_the_transcript_keeps_what_was_said(
     aw: AgentWorld, make_world: Any, server: OpenAIWireServer
 ) -> None:
     await make_world("a1")
     runtime = await aw.runtime("w")
+    watched: list[WorldEvent] = []
+    runtime.bus.subscribe(watched.append, kinds=["message", "system"])
 
     @runtime.on_event
     def censor(event: HookEvent, respond: Respond) -> HookEvent | None:
@@ -32,10 +34,71 @@ async def test_a_hook_that_rewrites_a_user_message_changes_what_is_stored_and_se
 
     result = await aw.send("w", "@a1 my password is hunter2")
 
+    # Processed: the model and the agent's memory have the rewrite.
     assert turns(server)[0]["messages"][-1]["content"] == "@a1 my password is [hidden]"
+    memory = await aw.storage.memory("w", "a1", result.chat_id)
+    assert memory[0].content == "@a1 my password is [hidden]"
+    # Said: the transcript (and the subscribers, who saw it stored) keep the original.
     transcript = await aw.storage.transcript("w", result.chat_id)
-    assert transcript[0].content == "@a1 my password is [hidden]"
-    assert "hunter2" not in json.dumps([m.to_json() for m in transcript])
+    assert transcript[0].content == "@a1 my password is hunter2"
+    assert memory[0].message_id == transcript[0].message_id
+    said = [e for e in watched if isinstance(e, MessageEvent) and e.message.sender == "human"]
+    assert [e.message.content for e in said] == ["@a1 my password is hunter2"]
+    # Both, for an auditor: the audit log entry and a system event name the two texts.
+    (entry,) = [e for e in await aw.audit_log("w") if e["event"] == "rewrite"]
+    assert entry["actor"].endswith("censor") and entry["chatId"] == result.chat_id
+    assert entry["detail"]["messageId"] == transcript[0].message_id
+    assert entry["detail"]["processed"] == "@a1 my password is [hidden]"
+    assert entry["detail"]["used"] is True
+    notes = [e for e in watched if isinstance(e, SystemEvent) and "rewrite" in e.context]
+    assert notes[0].level == "info" and transcript[0].message_id in notes[0].text
+
+
+async def test_hooks_see_tool_results_and_system_notes_and_may_answer_them(
+    aw: AgentWorld, make_world: Any, script: Any, tmp_path: Path
+) -> None:
+    await make_world("a1", working_dir=str(tmp_path))
+    (tmp_path / "notes.txt").write_text("hello")
+    script.by_agent["a1"] = lambda body: (
+        Reply(status=400, error_message="the model refuses")  # the failure is a system note
+        if body["messages"][-1]["role"] == "tool"
+        else Reply.tools(ToolCallSpec(name="list_files", arguments="{}"))
+    )
+    runtime = await aw.runtime("w")
+    seen: list[tuple[str, str]] = []
+    warnings: list[WorldEvent] = []
+    runtime.bus.subscribe(warnings.append, kinds=["system"])
+
+    async def watch(event: HookEvent, respond: Respond) -> HookEvent | None:
+        if not isinstance(event, MessageEvent):
+            return None
+        seen.append((event.message.role, event.message.sender))
+        if event.message.role == "tool":  # a rewrite of a result already used changes nothing
+            return event.model_copy(
+                update={"message": event.message.model_copy(update={"content": "forged"})}
+            )
+        if event.message.sender == "system" or event.message.role == "system":
+            await respond("the operator was told", sender="ops-bot")
+        return None
+
+    runtime.on_event(watch)
+    result = await aw.send("w", "@a1 list the files")
+
+    roles = {role for role, _ in seen}
+    assert "tool" in roles, seen
+    assert any(sender == "system" or role == "system" for role, sender in seen), seen
+    # The hook's answer to the system note was published like any message.
+    assert any(m.sender == "ops-bot" and m.content == "the operator was told" for m in result.messages)
+    # The forged tool result never reached the model nor the transcript; the attempt is on record.
+    transcript = await aw.storage.transcript("w", result.chat_id)
+    assert all(m.content != "forged" for m in transcript)
+    assert "notes.txt" in next(m.content or "" for m in transcript if m.role == "tool")
+    audited = [e for e in await aw.audit_log("w") if e["event"] == "rewrite"]
+    assert audited and all(e["detail"]["used"] is False for e in audited)
+    assert any(
+        isinstance(e, SystemEvent) and e.level == "warning" and "changes nothing" in e.text
+        for e in warnings
+    )
 
 
 async def test_respond_on_a_message_skips_the_model_and_routes_the_reply(

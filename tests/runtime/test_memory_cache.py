@@ -7,11 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.runtime import memory_cache
 from agentworld.runtime.memory_cache import MemoryCache
+from agentworld.storage import schema
 from agentworld.storage.sql import SQLStorage
 
 
@@ -34,6 +36,24 @@ def said(chat_id: str, content: str, *, message_id: str | None = None) -> Messag
 
 def contents(memory: list[Message]) -> list[str | None]:
     return [m.content for m in memory]
+
+
+async def overwrite(store: SQLStorage, world: str, message_id: str, content: str) -> None:
+    """Change a stored message behind the cache's back (storage itself only appends): what a
+    cached memory shows afterwards tells whether it was read again."""
+    table = schema.messages
+    statement = (
+        sa.update(table)
+        .where(table.c.world == world, table.c.message_id == message_id)
+        .values(content=content)
+    )
+    engine = store.engine
+    if isinstance(engine, sa.Engine):
+        with engine.begin() as conn:
+            conn.execute(statement)
+    else:
+        async with engine.begin() as conn:
+            await conn.execute(statement)
 
 
 async def seed(store: SQLStorage, world: str = "w", agents: tuple[str, ...] = ("a1",)) -> None:
@@ -180,7 +200,7 @@ async def test_forgetting_a_world_drops_the_memories_of_all_its_agents(
 async def test_forget_drops_only_the_named_world_and_agent(
     storage: SQLStorage, cache: MemoryCache
 ) -> None:
-    """A rewritten message (a hook changed it) reaches a cached memory only through ``forget``,
+    """A message changed in storage reaches a cached memory only through ``forget``,
     so what stays cached shows which entries ``forget`` left alone."""
     await seed(storage, world="other")
     shared = said("c1", "original", message_id="msg_shared")
@@ -188,8 +208,8 @@ async def test_forget_drops_only_the_named_world_and_agent(
     await storage.append_messages("other", [("a1", shared)])
     for world, name in (("w", "a1"), ("w", "a2"), ("other", "a1")):
         await cache.agent_and_memory(world, name, "c1")
-    await storage.replace_content("w", "msg_shared", "rewritten")
-    await storage.replace_content("other", "msg_shared", "rewritten")
+    await overwrite(storage, "w", "msg_shared", "rewritten")
+    await overwrite(storage, "other", "msg_shared", "rewritten")
 
     cache.forget("w", "a1")
 
@@ -210,7 +230,7 @@ async def test_beyond_the_limit_the_least_recently_read_memory_is_dropped(
     await cache.agent_and_memory("w", "a2", "c1")
     await cache.agent_and_memory("w", "a1", "c1")  # a1 is now the most recently read
     await cache.agent_and_memory("w", "a3", "c1")  # one too many: a2 goes
-    await storage.replace_content("w", "msg_shared", "rewritten")
+    await overwrite(storage, "w", "msg_shared", "rewritten")
 
     # Only the dropped entry is read whole again and so sees the rewrite.
     assert contents((await cache.agent_and_memory("w", "a2", "c1"))[1]) == ["rewritten"]
@@ -226,7 +246,7 @@ async def test_a_store_without_seq_ordered_commits_is_read_whole_every_time(
         shared = said("c1", "original", message_id="msg_shared")
         await store.append_messages("w", [("a1", shared)])
         await cache.agent_and_memory("w", "a1", "c1")
-        await store.replace_content("w", "msg_shared", "rewritten")
+        await overwrite(store, "w", "msg_shared", "rewritten")
 
         _, memory = await cache.agent_and_memory("w", "a1", "c1", remember=[said("c1", "new")])
         _, again = await cache.agent_and_memory("w", "a1", "c1")

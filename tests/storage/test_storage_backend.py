@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from agentworld.errors import AlreadyExistsError, NotFoundError, StorageError
+from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.models import Agent, Chat, Message, ToolCall, World
 from agentworld.storage import schema
 from agentworld.storage.sql import SQLStorage
@@ -170,29 +170,6 @@ async def test_empty_step_with_transcript_is_a_no_op(storage: SQLStorage) -> Non
 
     assert await storage.last_seq() == before
     assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
-
-
-# -- replace_content -------------------------------------------------------------------
-
-
-async def test_replace_content_rewrites_every_stored_copy_of_that_message_only(
-    storage: SQLStorage,
-) -> None:
-    secret = heard("c1", "my password is hunter2")
-    other = heard("c1", "hunter2 stays here")
-    await storage.append_messages("lab", [(None, secret), ("alice", secret), (None, other)])
-
-    await storage.replace_content("lab", secret.message_id, "my password is [hidden]")
-
-    transcript = await storage.transcript("lab", "c1")
-    assert [m.content for m in transcript] == ["my password is [hidden]", "hunter2 stays here"]
-    assert transcript[0].message_id == secret.message_id
-    assert [m.content for m in await storage.memory("lab", "alice")] == ["my password is [hidden]"]
-
-
-async def test_replace_content_of_an_unknown_message_is_not_found(storage: SQLStorage) -> None:
-    with pytest.raises(NotFoundError, match="msg_nope"):
-        await storage.replace_content("lab", "msg_nope", "x")
 
 
 # -- concurrency and the worker thread ------------------------------------------------

@@ -91,20 +91,27 @@ def approve(
 
 
 def audit(world: WorldArg, json_out: JsonOpt = False) -> None:
-    """Every approval request and decision: who, when, tool, arguments (redacted), outcome."""
+    """Every approval request and decision, and every message an on_event hook rewrote: who, when, what."""
     entries = [audit_doc(e) for e in run(lambda aw: aw.audit_log(world))]
     if json_out:
         output.print_json({"audit": entries})
         return
     output.print_table(
-        f"Approval audit log of {world}",
-        ["at", "event", "actor", "agent", "tool", "decision", "scope", "approval id"],
+        f"Audit log of {world}",
+        ["at", "event", "actor", "agent", "tool / message", "decision", "scope", "approval id"],
         [
-            (output.when(e["at"]), e["event"], e["actor"], e["agent"], e["toolName"], e["decision"], e["scope"], e["approvalId"])
+            (output.when(e["at"]), e["event"], e["actor"], e["agent"], _subject(e), e["decision"], e["scope"], e["approvalId"])
             for e in entries
         ],
         empty=f"the audit log of world {world!r} is empty",
     )
+
+
+def _subject(entry: dict[str, Any]) -> str | None:
+    """What an entry is about: the tool of an approval, the message a hook rewrote."""
+    if entry["event"] == "rewrite":
+        return f"message {(entry['detail'] or {}).get('messageId')}"
+    return entry["toolName"]
 
 
 def register(app: typer.Typer) -> None:

@@ -103,13 +103,15 @@ class InboxChange:
     ``append`` goes to the end of the chat's inbox. ``current`` is the item the step
     belongs to; ``becomes`` says what happens to it: ``None`` leaves it, ``()`` removes it
     (done), ``(x,)`` replaces it by ``x`` in place, more items follow ``x`` in its place,
-    before anything queued after it.
+    before anything queued after it. ``drop`` removes other items without doing them.
     """
 
     chat_id: str
     append: tuple[WorkItem, ...] = ()
     current: int | None = None
     becomes: tuple[WorkItem, ...] | None = None
+    drop: tuple[int, ...] = ()
+    """Items removed undone (a person stopped the chat's work)."""
 
     @property
     def adds_work(self) -> bool:

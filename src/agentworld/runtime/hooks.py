@@ -1,8 +1,9 @@
 """The one interception point (SPEC E3): ``on_event(event, respond)``.
 
-Hooks run where the runtime takes its next step: when a message is taken off its
-chat's queue, and when an agent's model has returned tool calls and before any
-runs. Always after the event is persisted (SPEC E2). A hook may
+Hooks run where the runtime takes its next step, always after the event is stored (SPEC
+E2): when a message published in a chat is taken up — every message: people's, agents',
+tool results and system notes — and when an agent's model has returned tool calls, before
+any runs. A hook may
 
 - return an event: that event is processed instead (a rewritten message, changed calls);
 - return None: the original goes on;
@@ -10,6 +11,12 @@ runs. Always after the event is persisted (SPEC E2). A hook may
   message is published (persisted, routed) instead. For tool calls,
   ``enqueue_after="tool_results"`` lets the tools run and be stored first, and the
   programmatic message then takes the place of the model's next turn.
+
+The contract of a rewrite: the chat's transcript keeps what was said (subscribers saw it
+when it was stored), the rewrite is what the agents take into their memories and answer,
+and the audit log records both (event ``rewrite``). Tool results and system notes reach the
+hooks after they were used — a hook may ``respond`` to them, but a rewrite of one changes
+nothing and is reported as such; to change what a tool returns, intercept its call.
 
 A hook that raises is reported as a ``system`` event and the default path goes on.
 Hooks are plain functions or coroutines; several run in registration order.
@@ -26,8 +33,12 @@ from typing import Literal
 from agentworld.callbacks import maybe_await
 from agentworld.errors import InvalidInputError
 from agentworld.events.bus import EventBus
+from agentworld.models.domain import World
 from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
-from agentworld.models.message import Role
+from agentworld.models.message import Message, Role
+from agentworld.redaction import redact_text
+from agentworld.routing.messages import is_routable
+from agentworld.storage.sql import SQLStorage
 
 logger = logging.getLogger("agentworld.hooks")
 
@@ -86,10 +97,49 @@ def load_hook(spec: str) -> OnEvent:
     return hook
 
 
+class HookSet:
+    """The hooks of one world's runtime: those registered in Python, then those the world's
+    settings name by import path (loaded once per process)."""
+
+    def __init__(self, registered: Sequence[OnEvent] = ()) -> None:
+        self._registered = list(registered)
+        self._loaded: dict[str, OnEvent] = {}
+        self._world_names_hooks = False
+        """Whether the world's settings named hooks when last read."""
+
+    def register(self, hook: OnEvent) -> OnEvent:
+        self._registered.append(hook)
+        return hook
+
+    def note(self, world: World) -> None:
+        """Remember whether the world's settings name hooks (refreshed whenever it is read)."""
+        self._world_names_hooks = bool(world.hooks)
+
+    @property
+    def may_exist(self) -> bool:
+        """Whether a message must be offered to hooks — decided without reading storage."""
+        return bool(self._registered) or self._world_names_hooks
+
+    def for_world(self, world: World) -> list[OnEvent]:
+        self.note(world)
+        named = []
+        for spec in world.hooks:
+            if spec not in self._loaded:
+                self._loaded[spec] = load_hook(spec)
+            named.append(self._loaded[spec])
+        return [*self._registered, *named]
+
+
+def hook_name(hook: OnEvent) -> str:
+    return getattr(hook, "__qualname__", repr(hook))
+
+
 @dataclass(frozen=True)
 class Dispatched:
     event: HookEvent
     responses: list[Response]
+    changed_by: tuple[str, ...] = ()
+    """The hooks that returned an event of their own, in order (for the audit log)."""
 
     @property
     def responded(self) -> bool:
@@ -101,11 +151,12 @@ async def dispatch(
 ) -> Dispatched:
     current = event
     respond = Respond(default_sender)
+    changed_by: list[str] = []
     for hook in hooks:
         try:
             result = await maybe_await(hook(current, respond))
         except Exception as exc:
-            name = getattr(hook, "__qualname__", repr(hook))
+            name = hook_name(hook)
             logger.error("on_event hook %s failed on %s", name, current.kind, exc_info=exc)
             await bus.publish(
                 SystemEvent(
@@ -123,7 +174,49 @@ async def dispatch(
                     "on_event hook returned %r for a %s event; ignored", type(result), current.kind
                 )
             else:
+                if result != current:
+                    changed_by.append(hook_name(hook))
                 current = result
         if respond.responses:
             break
-    return Dispatched(current, respond.responses)
+    return Dispatched(current, respond.responses, tuple(changed_by))
+
+
+async def record_rewrite(
+    storage: SQLStorage, bus: EventBus, said: Message, processed: str, hooks: tuple[str, ...]
+) -> None:
+    """Put a hook's rewrite in the audit log beside what was said (both redacted, like every
+    log), and tell the watchers: the transcript keeps the original, so without this nobody
+    could see what the agents were actually given."""
+    used = is_routable(said)
+    detail = {
+        "messageId": said.message_id,
+        "sender": said.sender,
+        "original": redact_text(said.content or ""),
+        "processed": redact_text(processed),
+        "used": used,
+    }
+    await storage.approvals.audit(
+        bus.world,
+        event="rewrite",
+        actor=", ".join(hooks) or "hook",
+        agent=said.agent_id,
+        chat_id=said.chat_id,
+        detail=detail,
+    )
+    text = (
+        f"an on_event hook rewrote message {said.message_id}: the agents answer the rewrite; "
+        "the transcript keeps what was said"
+        if used
+        else f"an on_event hook rewrote {said.role} message {said.message_id}, which was already "
+        "used: the rewrite changes nothing (intercept the tool call instead)"
+    )
+    await bus.publish(
+        SystemEvent(
+            world=bus.world,
+            level="info" if used else "warning",
+            text=text,
+            chat_id=said.chat_id,
+            context={"source": "hook", "rewrite": detail},
+        )
+    )

@@ -65,6 +65,6 @@ class MemoryCache:
         return settings, list(entry.messages)
 
     def forget(self, world: str, agent: str | None = None) -> None:
-        """Drop cached memories (an agent or world was deleted, a message was rewritten)."""
+        """Drop cached memories (an agent or world was deleted)."""
         for key in [k for k in self._entries if k[0] == world and (agent is None or k[1] == agent)]:
             del self._entries[key]

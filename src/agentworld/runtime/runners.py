@@ -15,8 +15,9 @@ waiting for a chat this process runs costs no polling.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from agentworld.models.work import InboxChange, QueuedWork
@@ -63,11 +64,13 @@ class ChatRunners:
         self._kicked: set[str] = set()
         """Chats given new work while their runner was finishing: it looks again."""
         self._closed = False
+        self._stopping: set[str] = set()
+        """Chats whose work a person is stopping: no runner starts for them meanwhile."""
 
     def kick(self, chat_id: str) -> None:
         """Make sure the chat's work gets done: start this process's runner for it if none
         is running (it gives way at once if another process holds the chat)."""
-        if self._closed:
+        if self._closed or chat_id in self._stopping:
             return
         running = self._tasks.get(chat_id)
         if running is not None and not running.done():
@@ -81,6 +84,23 @@ class ChatRunners:
         for chat_id, current in list(self._tasks.items()):
             if current is task:
                 del self._tasks[chat_id]
+
+    @contextlib.asynccontextmanager
+    async def stopped(self, chat_id: str) -> AsyncIterator[None]:
+        """Cancel this process's runner for the chat, wait until it has ended (its running
+        tool killed, its lease released), and start none while the caller closes the chat's
+        work; afterwards the chat runs again if new work came meanwhile."""
+        self._stopping.add(chat_id)
+        try:
+            task = self._tasks.get(chat_id)
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            yield
+        finally:
+            self._stopping.discard(chat_id)
+            self._kicked.discard(chat_id)
+        self.kick(chat_id)
 
     def is_running(self, chat_id: str | None = None) -> bool:
         return bool(self._tasks) if chat_id is None else chat_id in self._tasks
@@ -101,11 +121,11 @@ class ChatRunners:
                     return  # this process let the chat go because its inbox was empty
             if not await self._storage.inbox.has_work(self._world, chat_id):
                 return
-            if task is not None:
+            if task is not None or chat_id in self._stopping:
                 await asyncio.sleep(POLL_SECONDS)  # another process runs the chat: look again
             self.kick(chat_id)
             task = self._tasks.get(chat_id)
-            if task is None:  # closed
+            if task is None and chat_id not in self._stopping:  # closed
                 return
 
     @property

@@ -33,7 +33,7 @@ from agentworld.models.work import (
     WorkItem,
 )
 from agentworld.providers.registry import build_provider
-from agentworld.routing.mentions import is_human_sender, should_agent_respond
+from agentworld.routing.mentions import is_human_sender
 from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.approval_timers import ApprovalTimers
 from agentworld.runtime.approvals import (
@@ -48,20 +48,15 @@ from agentworld.runtime.approvals import (
 from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
 from agentworld.runtime.client_calls import submit_client_result
 from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_failed
-from agentworld.runtime.hooks import OnEvent, dispatch, load_hook
+from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
+from agentworld.runtime.route_step import take_up
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
+from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import title_chat
-from agentworld.runtime.turn import (
-    handed_back,
-    incoming_copy,
-    later_batch_waits,
-    publish_responses,
-    run_agent_loop,
-    run_agent_turn,
-)
+from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.storage.pending import refuse_closed
 from agentworld.storage.sql import SQLStorage
@@ -69,9 +64,6 @@ from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
 
 logger = logging.getLogger("agentworld.runtime")
-
-HAND_BACK_LOOKBACK = 200
-"""How far back a route looks for a hand-back since the people last spoke."""
 
 class WorldRuntime:
     """Runs one world until closed. Use as an async context manager."""
@@ -102,6 +94,7 @@ class WorldRuntime:
             on_drained=self._title_chat,
         )
         self._memory = MemoryCache(storage)
+        self._hooks = HookSet(on_event)
         self._turns = TurnContext(
             storage=storage,
             memory=self._memory,
@@ -113,13 +106,9 @@ class WorldRuntime:
             settle=self._settle,
             kick=self._runners.kick,
             interactive=interactive,
-            hooks_for=self._hooks_for,
+            hooks_for=self._hooks.for_world,
             streaming=streaming,
         )
-        self._hooks: list[OnEvent] = list(on_event)
-        self._loaded_hooks: dict[str, OnEvent] = {}
-        self._world_has_hooks = False
-        """Whether the world's settings name hooks; refreshed whenever the world is read."""
         self._timers = ApprovalTimers(storage, world, expire=lambda w, p: expire(self._turns, w, p))
         self._routed_world: tuple[int, World] | None = None
         """The world a route just read, for the loop that continues it at once."""
@@ -129,21 +118,11 @@ class WorldRuntime:
 
     def on_event(self, hook: OnEvent) -> OnEvent:
         """Register an ``on_event(event, respond)`` hook (SPEC E3); usable as a decorator."""
-        self._hooks.append(hook)
-        return hook
-
-    def _hooks_for(self, world: World) -> list[OnEvent]:
-        """Hooks registered in Python, then those the world names by import path."""
-        named = []
-        for spec in world.hooks:
-            if spec not in self._loaded_hooks:
-                self._loaded_hooks[spec] = load_hook(spec)
-            named.append(self._loaded_hooks[spec])
-        return [*self._hooks, *named]
+        return self._hooks.register(hook)
 
     async def __aenter__(self) -> WorldRuntime:
         world = await self.storage.get_world(self.world)  # fail early on an unknown world
-        self._world_has_hooks = bool(world.hooks)
+        self._hooks.note(world)
         await self.resume_stopped_work(world)
         return self
 
@@ -210,9 +189,10 @@ class WorldRuntime:
         in the transcript (and, with ``memory_of``, in that agent's memory with its LLM call
         count), its routing queued when it is spoken, and the inbox item it ``settles``
         replaced by ``then`` (removed when ``then`` is empty)."""
-        routed = is_routable(message) and (
-            bool(self._hooks) or self._world_has_hooks or may_address_anyone(message)
-        )  # an answer that addresses nobody needs no routing, unless hooks are to see it
+        hooked = self._hooks.may_exist and not message.tool_calls
+        routed = hooked or (is_routable(message) and may_address_anyone(message))
+        # An answer that addresses nobody needs no routing, unless hooks are to see it; the
+        # hooks see every message but the model's tool calls (those reach them as calls).
         change = InboxChange(
             message.chat_id,
             append=(Route(message=message),) if routed else (),
@@ -236,6 +216,16 @@ class WorldRuntime:
         await self.storage.inbox.change(self.world, change)
         if change.adds_work:
             self._runners.kick(change.chat_id)
+
+    async def stop(self, chat_id: str, *, by: str = "human") -> StopOutcome:
+        """Stop the chat's work now, on a person's word: the running turn is cancelled (its
+        tool killed), unfinished calls get their "stopped" results, queued work is dropped, and
+        the transcript says who stopped it (``runtime.stopping``). A chat another process runs
+        is not stopped (``stopped`` is false): stop it where it runs."""
+        async with self._runners.stopped(chat_id):
+            return await stop_chat(
+                self._turns, self.world, chat_id, by=by, owner=self._runners.owner
+            )
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""
@@ -308,7 +298,10 @@ class WorldRuntime:
         work = queued.work
         match work:
             case Route():
-                return await self._hook_then_route(queued, work.message)
+                routed = await take_up(self._turns, self._hooks, self.world, queued, work.message)
+                if routed.next is not None and routed.world is not None:
+                    self._routed_world = (routed.next.item_id, routed.world)
+                return routed.next
             case Turn():
                 world = self._world_for(queued)
                 agent = await self.storage.get_agent(self.world, work.agent)
@@ -355,83 +348,6 @@ class WorldRuntime:
             return
         world = await self.storage.get_world(self.world)
         await run_agent_loop(self._turns, world, queued.chat_id, loop, queued.item_id)
-
-    async def _hook_then_route(self, queued: QueuedWork, message: Message) -> QueuedWork | None:
-        """Persisted already; now the hooks (SPEC E2), then the default step or their responses."""
-        chat_id = queued.chat_id
-        world = (
-            await self.storage.get_world(self.world)
-            if self._hooks or self._world_has_hooks
-            else None
-        )
-        if world is not None:
-            self._world_has_hooks = bool(world.hooks)
-        hooks = self._hooks_for(world) if world is not None else []
-        if not hooks:
-            return await self._route(queued, message)
-        assert world is not None
-        dispatched = await dispatch(
-            hooks,
-            MessageEvent(world=self.world, message=message),
-            default_sender=message.agent_id or "hook",
-            bus=self.bus,
-        )
-        if dispatched.responded:
-            await publish_responses(
-                self._turns, world, None, chat_id, dispatched.responses, reply_to=message.message_id
-            )
-            await self._settle(InboxChange(chat_id, current=queued.item_id, becomes=()))
-            return None
-        final = dispatched.event.message if isinstance(dispatched.event, MessageEvent) else message
-        if final.content != message.content:
-            # The hook rewrote the message: the stored transcript entry becomes what is processed.
-            final = final.model_copy(update={"message_id": message.message_id, "chat_id": chat_id})
-            await self.storage.replace_content(self.world, message.message_id, final.content or "")
-            self._memory.forget(self.world)
-        return await self._route(queued, final)
-
-    async def _route(self, queued: QueuedWork, message: Message) -> QueuedWork | None:
-        """The route item becomes, in its place, a loop for each agent that answers — with the
-        message in each one's memory, in the same transaction. An agent's message to an agent
-        whose budget is spent becomes that agent's turn alone: it hands back to the people,
-        and that ends the agents' conversation until a person (or the world) speaks."""
-        starts: list[WorkItem] = []
-        remembered: list[tuple[str | None, Message]] = []
-        if may_address_anyone(message):  # decided without touching storage: the common case
-            world, agents = await self.storage.world_and_agents(self.world)
-            self._world_has_hooks = bool(world.hooks)
-            sender = message.sender
-            fresh = is_human_sender(sender) or sender.lower() == "world"
-            if not fresh and handed_back(
-                await self.storage.recent_transcript(self.world, queued.chat_id, limit=HAND_BACK_LOOKBACK)
-            ):
-                agents = []  # control was handed back: the agents' conversation is over
-            if fresh and any(a.llm_call_count for a in agents):
-                await self.storage.reset_llm_calls(self.world)
-                agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
-            for agent in agents:
-                if agent.status != "active" or not should_agent_respond(
-                    agent.name, sender=sender, content=message.content or "", main_agent=world.main_agent
-                ):
-                    continue
-                if not fresh and agent.llm_call_count >= world.turn_limit:
-                    # It hands back to the people when its turn comes, and that ends the
-                    # agents' conversation: nobody else answers this message.
-                    starts, remembered = [Turn(agent=agent.name, message=message)], []
-                    break
-                remembered.append((agent.name, incoming_copy(message, agent.name)))
-                starts.append(
-                    Loop(agent=agent.name, answer_to=sender, reply_to=message.message_id, fresh=fresh)
-                )
-        await self.storage.append_messages(
-            self.world,
-            remembered,
-            inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=tuple(starts)),
-        )
-        if not starts:
-            return None
-        self._routed_world = (queued.item_id, world)
-        return QueuedWork(queued.item_id, queued.chat_id, starts[0])  # in the route's place
 
     async def _report_work_error(self, queued: QueuedWork, exc: Exception) -> None:
         """A failed turn is an agent's error (event + a line in the chat); other work, a system event."""

@@ -19,55 +19,88 @@ if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
 _TABLE = schema.chat_inbox
+_bp = sa.bindparam
+
+# Built once with bind parameters (see ``storage.queries``): an inbox change runs in the
+# transaction of every step, so building its statements per call would cost more than
+# running them.
+_ITEM = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.item_id == _bp("item_key"))
+_OF_CHAT = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.chat_id == _bp("chat_key"))
+_DELETE_ITEM = sa.delete(_TABLE).where(_ITEM)
+_REPLACE_ITEM = sa.update(_TABLE).where(_ITEM).values(work=_bp("new_work"))
+_ITEM_POSITION = sa.select(_TABLE.c.position).where(_ITEM)
+_LAST_POSITION = sa.select(sa.func.max(_TABLE.c.position)).where(_OF_CHAT)
+_INSERT = sa.insert(_TABLE)
+_NEXT = (
+    sa.select(_TABLE.c.item_id, _TABLE.c.work)
+    .where(_OF_CHAT)
+    .order_by(_TABLE.c.position, _TABLE.c.item_id)
+    .limit(1)
+)
+_ANY = sa.select(_TABLE.c.item_id).where(_OF_CHAT).limit(1)
 
 
 def _work_json(work: WorkItem) -> dict[str, Any]:
     return work.model_dump(mode="json")
 
 
-def _rows(world: str, chat_id: str, position: int, items: tuple[WorkItem, ...]) -> list[dict[str, Any]]:
+def _rows(
+    world: str, chat_id: str, first_position: int, items: tuple[WorkItem, ...], *, step: int
+) -> list[dict[str, Any]]:
+    """Rows for ``items`` from ``first_position`` on, advancing ``step`` per item (0: items
+    that share their predecessor's place keep their order by ``item_id``)."""
     now = utc_now().isoformat()
     return [
-        {"world": world, "chat_id": chat_id, "position": position, "work": _work_json(w), "created_at": now}
-        for w in items
+        {
+            "world": world,
+            "chat_id": chat_id,
+            "position": first_position + step * offset,
+            "work": _work_json(work),
+            "created_at": now,
+        }
+        for offset, work in enumerate(items)
     ]
 
 
-def apply_change(conn: sa.Connection, world: str, change: InboxChange | None) -> None:
-    """Apply ``change`` inside the caller's transaction (see ``InboxChange``)."""
+def apply_change(conn: sa.Connection, world: str, change: InboxChange | None) -> QueuedWork | None:
+    """Apply ``change`` inside the caller's transaction (see ``InboxChange``).
+
+    Returns the chat's next item when the change appended it to an empty inbox — the
+    caller that claims the chat in the same transaction knows its work without reading it
+    back — else None (which says nothing about the inbox)."""
     if change is None:
-        return
+        return None
     chat = change.chat_id
+    if change.drop:
+        conn.execute(_DELETE_ITEM, [{"world_key": world, "item_key": i} for i in change.drop])
     if change.current is not None and change.becomes is not None:
-        where = sa.and_(_TABLE.c.world == world, _TABLE.c.item_id == change.current)
+        item = {"world_key": world, "item_key": change.current}
         if not change.becomes:
-            conn.execute(sa.delete(_TABLE).where(where))
+            conn.execute(_DELETE_ITEM, item)
         else:
             first, *rest = change.becomes
-            conn.execute(sa.update(_TABLE).where(where).values(work=_work_json(first)))
+            conn.execute(_REPLACE_ITEM, {**item, "new_work": _work_json(first)})
             if rest:
-                position = conn.execute(sa.select(_TABLE.c.position).where(where)).scalar()
+                position = conn.execute(_ITEM_POSITION, item).scalar()
                 if position is not None:
-                    conn.execute(sa.insert(_TABLE), _rows(world, chat, int(position), tuple(rest)))
-    if change.append:
-        last = conn.execute(
-            sa.select(sa.func.max(_TABLE.c.position)).where(
-                _TABLE.c.world == world, _TABLE.c.chat_id == chat
-            )
-        ).scalar()
-        position = int(last or 0) + 1
-        for offset, work in enumerate(change.append):
-            conn.execute(sa.insert(_TABLE), _rows(world, chat, position + offset, (work,)))
+                    conn.execute(_INSERT, _rows(world, chat, int(position), tuple(rest), step=0))
+    if not change.append:
+        return None
+    last = conn.execute(_LAST_POSITION, {"world_key": world, "chat_key": chat}).scalar()
+    rows = _rows(world, chat, int(last or 0) + 1, change.append, step=1)
+    if last is not None:
+        conn.execute(_INSERT, rows)
+        return None
+    head, *tail = rows
+    (item_id,) = conn.execute(_INSERT, head).inserted_primary_key or (None,)
+    if tail:
+        conn.execute(_INSERT, tail)
+    return None if item_id is None else QueuedWork(int(item_id), chat, change.append[0])
 
 
 def next_item(conn: sa.Connection, world: str, chat_id: str) -> QueuedWork | None:
     """The chat's next item (inside the caller's transaction), or None when it has none."""
-    row = conn.execute(
-        sa.select(_TABLE.c.item_id, _TABLE.c.work)
-        .where(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id)
-        .order_by(_TABLE.c.position, _TABLE.c.item_id)
-        .limit(1)
-    ).first()
+    row = conn.execute(_NEXT, {"world_key": world, "chat_key": chat_id}).first()
     if row is None:
         return None
     return QueuedWork(int(row.item_id), chat_id, WORK_ITEM.validate_python(row.work))
@@ -94,12 +127,10 @@ class InboxStore:
         return await self._storage._run(read, write=False)
 
     async def has_work(self, world: str, chat_id: str) -> bool:
-        query = sa.select(_TABLE.c.item_id).where(
-            _TABLE.c.world == world, _TABLE.c.chat_id == chat_id
-        ).limit(1)
+        params = {"world_key": world, "chat_key": chat_id}
 
         def read(conn: sa.Connection) -> bool:
-            return conn.execute(query).first() is not None
+            return conn.execute(_ANY, params).first() is not None
 
         return await self._storage._run(read, write=False)
 

@@ -21,6 +21,8 @@ import time
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from agentworld.models.work import QueuedWork
 from agentworld.storage import schema
@@ -30,6 +32,30 @@ if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
 _TABLE = schema.chat_leases
+_bp = sa.bindparam
+
+# Built once with bind parameters (see ``storage.queries``): a lease is read or written in
+# the transaction of every posted message and every finished item.
+_KEY = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.chat_id == _bp("chat_key"))
+_MINE = sa.and_(_KEY, _TABLE.c.owner == _bp("owner_key"))
+_READ = sa.select(_TABLE.c.owner, _TABLE.c.expires_at).where(_KEY)
+_HOLDER = sa.select(_TABLE.c.owner).where(_KEY)
+_TAKE_OVER = (
+    sa.update(_TABLE)
+    .where(_MINE, _TABLE.c.expires_at == _bp("expires_key"))
+    .values(owner=_bp("new_owner"), expires_at=_bp("new_expiry"))
+)
+_RENEW = sa.update(_TABLE).where(_MINE).values(expires_at=_bp("new_expiry"))
+_OWNER_IN_WORLD = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.owner == _bp("owner_key"))
+_RENEW_ALL = sa.update(_TABLE).where(_OWNER_IN_WORLD).values(expires_at=_bp("new_expiry"))
+_HELD_BY = sa.select(_TABLE.c.chat_id).where(_OWNER_IN_WORLD)
+_RELEASE = sa.delete(_TABLE).where(_MINE)
+_INSERT_IF_ABSENT = {
+    "postgresql": pg_insert(_TABLE).on_conflict_do_nothing(),
+    "sqlite": sqlite_insert(_TABLE).on_conflict_do_nothing(),
+}
+"""``INSERT … ON CONFLICT DO NOTHING`` per dialect: two processes claiming a free chat at
+once both try to insert; one row wins, the other claims nothing."""
 
 
 def _start_ticks(pid: int) -> str | None:
@@ -101,23 +127,21 @@ class LeaseStore:
 
     async def renew(self, world: str, chat_id: str, owner: str, *, ttl: float) -> bool:
         """Extend ``owner``'s claim; false when it no longer holds the chat."""
-        query = (
-            sa.update(_TABLE)
-            .where(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id, _TABLE.c.owner == owner)
-        )
+        params = {"world_key": world, "chat_key": chat_id, "owner_key": owner}
 
         def write(conn: sa.Connection) -> bool:
-            return bool(conn.execute(query.values(expires_at=time.time() + ttl)).rowcount)
+            renewed = conn.execute(_RENEW, {**params, "new_expiry": time.time() + ttl})
+            return bool(renewed.rowcount)
 
         return await self._storage._run(write, write=True)
 
     async def renew_all(self, world: str, owner: str, *, ttl: float) -> set[str]:
         """Extend every claim ``owner`` holds in ``world``; return the chats it still holds."""
-        where = sa.and_(_TABLE.c.world == world, _TABLE.c.owner == owner)
+        params = {"world_key": world, "owner_key": owner}
 
         def write(conn: sa.Connection) -> set[str]:
-            conn.execute(sa.update(_TABLE).where(where).values(expires_at=time.time() + ttl))
-            return {str(r.chat_id) for r in conn.execute(sa.select(_TABLE.c.chat_id).where(where))}
+            conn.execute(_RENEW_ALL, {**params, "new_expiry": time.time() + ttl})
+            return {str(r.chat_id) for r in conn.execute(_HELD_BY, params)}
 
         return await self._storage._run(write, write=True)
 
@@ -128,71 +152,65 @@ class LeaseStore:
         transaction, so work queued by another process is never stranded. Returns
         (still held, next item): ``(True, item)`` while there is work, ``(False, None)``
         once let go (or when the chat is not ``owner``'s any more)."""
-        key = sa.and_(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id)
 
         def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
-            holder = conn.execute(sa.select(_TABLE.c.owner).where(key)).scalar()
-            if holder != owner:
-                return False, None
-            item = next_item(conn, world, chat_id)
-            if item is None:
-                conn.execute(sa.delete(_TABLE).where(key, _TABLE.c.owner == owner))
-                return False, None
-            return True, item
+            return release_or_next(conn, world, chat_id, owner)
 
         return await self._storage._run(write, write=True)
 
     async def release(self, world: str, chat_id: str, owner: str) -> None:
-        query = sa.delete(_TABLE).where(
-            _TABLE.c.world == world, _TABLE.c.chat_id == chat_id, _TABLE.c.owner == owner
-        )
+        params = {"world_key": world, "chat_key": chat_id, "owner_key": owner}
 
         def write(conn: sa.Connection) -> None:
-            conn.execute(query)
+            conn.execute(_RELEASE, params)
 
         await self._storage._run(write, write=True)
 
     async def holder(self, world: str, chat_id: str) -> str | None:
         """Who holds the chat now (None: nobody), whether or not the claim has lapsed."""
-        query = sa.select(_TABLE.c.owner).where(
-            _TABLE.c.world == world, _TABLE.c.chat_id == chat_id
-        )
+        params = {"world_key": world, "chat_key": chat_id}
 
         def read(conn: sa.Connection) -> str | None:
-            return conn.execute(query).scalar()
+            return conn.execute(_HOLDER, params).scalar()
 
         return await self._storage._run(read, write=False)
 
 
 def claim_lease(conn: sa.Connection, world: str, chat_id: str, owner: str, ttl: float) -> bool:
     """Claim (or renew) the chat for ``owner`` inside the caller's transaction."""
-    key = sa.and_(_TABLE.c.world == world, _TABLE.c.chat_id == chat_id)
+    key = {"world_key": world, "chat_key": chat_id}
     now = time.time()
-    row = conn.execute(sa.select(_TABLE.c.owner, _TABLE.c.expires_at).where(key)).first()
+    fresh = {"world": world, "chat_id": chat_id, "owner": owner, "expires_at": now + ttl}
+    if conn.execute(_INSERT_IF_ABSENT[conn.dialect.name], fresh).rowcount:
+        return True  # the chat was free (the usual case: one statement)
+    row = conn.execute(_READ, key).first()
     if row is None:
-        inserted = conn.execute(
-            _insert_if_absent(conn).values(
-                world=world, chat_id=chat_id, owner=owner, expires_at=now + ttl
-            )
-        )
-        return bool(inserted.rowcount)
+        return False  # held a moment ago and let go since: the next try claims it
     if row.owner != owner and row.expires_at > now and not owner_gone(row.owner):
         return False
     taken = conn.execute(
-        sa.update(_TABLE)
-        .where(key, _TABLE.c.owner == row.owner, _TABLE.c.expires_at == row.expires_at)
-        .values(owner=owner, expires_at=now + ttl)
+        _TAKE_OVER,
+        {
+            **key,
+            "owner_key": row.owner,
+            "expires_key": row.expires_at,
+            "new_owner": owner,
+            "new_expiry": now + ttl,
+        },
     )
     return bool(taken.rowcount)
 
 
-def _insert_if_absent(conn: sa.Connection) -> sa.Insert:
-    """``INSERT … ON CONFLICT DO NOTHING`` in the connection's dialect: two processes
-    claiming a free chat at once both try to insert; one row wins, the other claims nothing."""
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(_TABLE).on_conflict_do_nothing()
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert(_TABLE).on_conflict_do_nothing()
+def release_or_next(
+    conn: sa.Connection, world: str, chat_id: str, owner: str
+) -> tuple[bool, QueuedWork | None]:
+    """Inside the caller's transaction: the chat's next item while ``owner`` holds it, else
+    — its inbox empty — let it go (see ``LeaseStore.release_or_next``)."""
+    key = {"world_key": world, "chat_key": chat_id}
+    if conn.execute(_HOLDER, key).scalar() != owner:
+        return False, None
+    item = next_item(conn, world, chat_id)
+    if item is None:
+        conn.execute(_RELEASE, {**key, "owner_key": owner})
+        return False, None
+    return True, item

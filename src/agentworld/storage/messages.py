@@ -1,6 +1,6 @@
 """Messages, memories, usage and events: the conversation part of the SQL store (mixed into
-``SQLStorage``). Rows are only appended; ``replace_content`` is the one exception, for a hook
-that rewrote a message before anything acted on it."""
+``SQLStorage``). Rows are only appended: a hook's rewrite of a message joins the agents'
+memories beside the transcript's original, never in its place (``runtime.hooks``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.work import InboxChange, QueuedWork
 from agentworld.storage import queries, schema
 from agentworld.storage.core import StorageCore
+from agentworld.storage.event_log import insert_log_rows
 from agentworld.storage.inbox import apply_change, next_item
 from agentworld.storage.leases import claim_lease
 from agentworld.storage.rows import (
@@ -136,10 +137,10 @@ class MessageStore(StorageCore):
             queries.insert_messages(conn, [row])
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
-            apply_change(conn, world, inbox)
+            first = apply_change(conn, world, inbox)
             if claim_for is None or not claim_lease(conn, world, message.chat_id, claim_for, claim_ttl):
                 return False, None
-            return True, next_item(conn, world, message.chat_id)
+            return True, first or next_item(conn, world, message.chat_id)
 
         return await self._run(write, write=True)
 
@@ -240,24 +241,6 @@ class MessageStore(StorageCore):
 
         return await self._run(read, write=False)
 
-    async def replace_content(self, world: str, message_id: str, content: str) -> None:
-        """Replace a stored message's text, in the transcript and in any memory holding it.
-
-        The one exception to append-only: a hook that rewrites an incoming message (SPEC E2)
-        decides what is kept, so the original text must not stay behind anywhere.
-        """
-
-        def update(conn: sa.Connection) -> None:
-            result = conn.execute(
-                sa.update(_MESSAGES)
-                .where(_MESSAGES.c.world == world, _MESSAGES.c.message_id == message_id)
-                .values(content=content)
-            )
-            if result.rowcount == 0:
-                raise NotFoundError(f"message {message_id!r} not found in world {world!r}")
-
-        await self._run(update, write=True)
-
     async def recent_transcript(self, world: str, chat_id: str, *, limit: int) -> list[Message]:
         """The chat's last ``limit`` transcript messages, newest first."""
         query = (
@@ -339,7 +322,7 @@ class MessageStore(StorageCore):
         def insert(conn: sa.Connection) -> None:
             queries.insert_messages(conn, transcript)
             if others:
-                conn.execute(queries.INSERT_EVENTS, others)
+                insert_log_rows(conn, others)  # numbered in commit order (event_log)
 
         await self._run(insert, write=True)
 
@@ -347,7 +330,8 @@ class MessageStore(StorageCore):
         self, world: str, *, kind: str | None = None, chat_id: str | None = None
     ) -> list[dict[str, Any]]:
         table = schema.events
-        query = sa.select(table.c.payload).where(table.c.world == world)
+        # The log's message rows only point at the transcript (``storage.event_log``).
+        query = sa.select(table.c.payload).where(table.c.world == world, table.c.kind != "message")
         if kind is not None:
             query = query.where(table.c.kind == kind)
         if chat_id is not None:

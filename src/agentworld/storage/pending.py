@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, assert_never, overload
 
 import sqlalchemy as sa
-from pydantic import TypeAdapter
 
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, utc_now
@@ -21,80 +19,20 @@ from agentworld.models.pending import (
 from agentworld.models.work import InboxChange
 from agentworld.storage import schema
 from agentworld.storage.inbox import apply_change
+from agentworld.storage.pending_rows import (
+    TABLE,
+    USED_IDS,
+    audited_arguments,
+    call_row,
+    find_statement,
+    row_call,
+)
 from agentworld.storage.rows import message_row
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
 
-_TABLE = schema.pending_calls
-_PENDING_CALL: TypeAdapter[PendingCall] = TypeAdapter(PendingCall)
-
-
-def _row(call: PendingCall) -> dict[str, Any]:
-    return {
-        "world": call.world,
-        "tool_call_id": call.tool_call_id,
-        "chat_id": call.chat_id,
-        "agent": call.agent,
-        "kind": call.kind,
-        "tool_name": call.tool_name,
-        "arguments": call.arguments,
-        "batch_id": call.batch_id,
-        "trigger_sender": call.trigger_sender,
-        "reply_to": call.reply_to,
-        "detail": _detail(call),
-        "status": call.status,
-        "created_at": call.created_at.isoformat(),
-        "answered_at": call.answered_at.isoformat() if call.answered_at else None,
-        "answer": call.answer,
-    }
-
-
-def _detail(call: PendingCall) -> dict[str, Any]:
-    """The ``detail`` column: the case's own fields as JSON (a client call has none)."""
-    match call:
-        case PendingApproval():
-            return call.detail
-        case PendingClientCall():
-            return {}
-        case _:
-            assert_never(call)
-
-
-def _call(row: sa.Row[Any]) -> PendingCall:
-    """A stored row as its typed case, validated like any stored JSON: ``kind`` picks the
-    class, and an approval's fields come from the ``detail`` column (by their aliases)."""
-    return _PENDING_CALL.validate_python(
-        {
-            **(row.detail or {}),
-            "world": row.world,
-            "tool_call_id": row.tool_call_id,
-            "chat_id": row.chat_id,
-            "agent": row.agent,
-            "kind": row.kind,
-            "tool_name": row.tool_name,
-            "arguments": row.arguments,
-            "batch_id": row.batch_id,
-            "trigger_sender": row.trigger_sender,
-            "reply_to": row.reply_to,
-            "status": row.status,
-            "created_at": datetime.fromisoformat(row.created_at),
-            "answered_at": datetime.fromisoformat(row.answered_at) if row.answered_at else None,
-            "answer": row.answer,
-        }
-    )
-
-
-def _audited_arguments(call: PendingCall) -> dict[str, Any] | None:
-    """An approval keeps the redacted arguments it showed; a client call's raw arguments are
-    not copied into the audit log."""
-    match call:
-        case PendingApproval():
-            return call.tool_args
-        case PendingClientCall():
-            return None
-        case _:
-            assert_never(call)
+_TABLE = TABLE
 
 
 def cancel_agent_calls(
@@ -133,10 +71,10 @@ def cancel_agent_calls(
                 "agent": call.agent,
                 "chat_id": call.chat_id,
                 "tool_name": call.tool_name,
-                "arguments": _audited_arguments(call),
+                "arguments": audited_arguments(call),
                 "detail": {"kind": call.kind, "reason": reason},
             }
-            for call in map(_call, rows)
+            for call in map(row_call, rows)
         ],
     )
     return ids
@@ -182,7 +120,7 @@ class PendingCallStore:
         if not calls:
             return
         messages = [message_row(calls[0].world, calls[0].agent, m) for m in memory]
-        rows = [_row(c) for c in calls]
+        rows = [call_row(c) for c in calls]
 
         def insert(conn: sa.Connection) -> None:
             if messages:
@@ -251,7 +189,7 @@ class PendingCallStore:
         def read(conn: sa.Connection) -> set[str]:
             ids: set[str] = set()
             for row in conn.execute(query):
-                call = _call(row)
+                call = row_call(row)
                 match call:
                     case PendingApproval():
                         ids.add(call.original_call_id)
@@ -270,21 +208,10 @@ class PendingCallStore:
         wanted = sorted(set(ids))
         if not wanted:
             return set()
-        messages, logs = schema.messages, schema.tool_logs
+        params = {"world_key": world, "wanted": wanted}
 
         def read(conn: sa.Connection) -> set[str]:
-            query = sa.union(
-                sa.select(_TABLE.c.tool_call_id).where(
-                    _TABLE.c.world == world, _TABLE.c.tool_call_id.in_(wanted)
-                ),
-                sa.select(messages.c.tool_call_id).where(
-                    messages.c.world == world, messages.c.tool_call_id.in_(wanted)
-                ),
-                sa.select(logs.c.tool_call_id).where(
-                    logs.c.world == world, logs.c.tool_call_id.in_(wanted)
-                ),
-            )
-            return {row[0] for row in conn.execute(query)}
+            return {row[0] for row in conn.execute(USED_IDS, params)}
 
         return await self._storage._run(read, write=False)
 
@@ -314,7 +241,7 @@ class PendingCallStore:
                     _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
                 )
             ).first()
-            return _call(row) if row is not None else None
+            return row_call(row) if row is not None else None
 
         return await self._storage._run(read, write=False)
 
@@ -362,19 +289,19 @@ class PendingCallStore:
     ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
         """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
         (the query filters on the same column that picks each row's class)."""
-        query = sa.select(_TABLE).where(_TABLE.c.world == world)
-        if chat_id is not None:
-            query = query.where(_TABLE.c.chat_id == chat_id)
-        if kind is not None:
-            query = query.where(_TABLE.c.kind == kind)
-        if status is not None:
-            query = query.where(_TABLE.c.status == status)
-        if batch_id is not None:
-            query = query.where(_TABLE.c.batch_id == batch_id)
-        query = query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id)
+        query = find_statement(
+            chat_id is not None, kind is not None, status is not None, batch_id is not None
+        )
+        params = {
+            "world_key": world,
+            "chat_key": chat_id,
+            "kind_key": kind,
+            "status_key": status,
+            "batch_key": batch_id,
+        }
 
         def read(conn: sa.Connection) -> list[PendingCall]:
-            return [_call(r) for r in conn.execute(query)]
+            return [row_call(r) for r in conn.execute(query, params)]
 
         return await self._storage._run(read, write=False)
 
@@ -435,7 +362,7 @@ class PendingCallStore:
             if row is None or row.kind != kind:
                 what = "approval request" if kind == "approval" else "pending tool call"
                 raise NotFoundError(f"no {what} {tool_call_id!r} in world {world!r}")
-            refuse_closed(_call(row))
+            refuse_closed(row_call(row))
             if row.status != "pending":
                 raise InvalidInputError(
                     f"{tool_call_id!r} was already {row.status}; it cannot be answered again"
@@ -471,7 +398,7 @@ class PendingCallStore:
                     _TABLE.c.status == "pending",
                 )
             ).scalar_one()
-            call = _call(row).model_copy(update={"status": status, "answer": answer})
+            call = row_call(row).model_copy(update={"status": status, "answer": answer})
             return Answered(call, int(remaining), log_id)
 
         return await self._storage._run(write, write=True)

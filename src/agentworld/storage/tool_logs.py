@@ -22,6 +22,18 @@ if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
 
 _TABLE = schema.tool_logs
+_START = sa.insert(_TABLE).returning(_TABLE.c.seq)
+_FINISH = (
+    sa.update(_TABLE)
+    .where(_TABLE.c.seq == sa.bindparam("seq_key"))
+    .values(
+        status=sa.bindparam("new_status"),
+        output=sa.bindparam("new_output", type_=_TABLE.c.output.type),
+        finished_at=sa.bindparam("new_finished_at"),
+        duration_ms=sa.bindparam("new_duration_ms"),
+    )
+)
+"""Built once: every tool call runs both (see ``storage.queries``)."""
 
 
 def runner_id() -> str:
@@ -92,7 +104,7 @@ class ToolLogStore:
         )
 
         def insert(conn: sa.Connection) -> int:
-            result = conn.execute(sa.insert(_TABLE).values(row).returning(_TABLE.c.seq))
+            result = conn.execute(_START, row)
             apply_change(conn, world, inbox)
             return int(result.scalar_one())
 
@@ -130,14 +142,15 @@ class ToolLogStore:
 
     async def finish(self, seq: int, *, status: str, output: Any, duration_ms: float) -> None:
         values = {
-            "status": status,
-            "output": output,
-            "finished_at": utc_now().isoformat(),
-            "duration_ms": round(duration_ms, 3),
+            "seq_key": seq,
+            "new_status": status,
+            "new_output": output,
+            "new_finished_at": utc_now().isoformat(),
+            "new_duration_ms": round(duration_ms, 3),
         }
 
         def update(conn: sa.Connection) -> None:
-            conn.execute(sa.update(_TABLE).where(_TABLE.c.seq == seq).values(values))
+            conn.execute(_FINISH, values)
 
         await self._storage._run(update, write=True)
 

@@ -1,0 +1,118 @@
+"""Taking up a published message (a ``route`` item): the hooks first, then who answers.
+
+The message is stored already (SPEC E2: persist → hooks → next step). The hooks may answer
+in its place or rewrite it (``runtime.hooks``); then the route item becomes, in its place,
+one ``loop`` per agent that answers — the message joins each one's memory in the same
+transaction — so the answers come in creation order, before anything queued later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentworld.models import Message, World
+from agentworld.models.events import MessageEvent
+from agentworld.models.work import InboxChange, Loop, QueuedWork, Turn, WorkItem
+from agentworld.routing.mentions import is_human_sender, should_agent_respond
+from agentworld.routing.messages import is_routable, may_address_anyone
+from agentworld.runtime.hooks import HookSet, dispatch, record_rewrite
+from agentworld.runtime.turn import handed_back, incoming_copy, publish_responses
+from agentworld.runtime.turn_context import TurnContext
+
+HAND_BACK_LOOKBACK = 200
+"""How far back a route looks for a hand-back since the people last spoke."""
+
+
+@dataclass(frozen=True)
+class Routed:
+    """What a route became: the first agent's loop, to run at once (with the world's settings
+    the route read, so the loop need not read them again), or nothing left to do."""
+
+    next: QueuedWork | None = None
+    world: World | None = None
+
+
+async def take_up(
+    ctx: TurnContext, hooks: HookSet, world_name: str, queued: QueuedWork, message: Message
+) -> Routed:
+    """Offer the stored ``message`` to the hooks, then route it (or what they made of it)."""
+    chat_id = queued.chat_id
+    done = InboxChange(chat_id, current=queued.item_id, becomes=())
+    if not hooks.may_exist:
+        return await route(ctx, hooks, world_name, queued, message)
+    world = await ctx.storage.get_world(world_name)
+    in_force = hooks.for_world(world)
+    if not in_force:
+        return await route(ctx, hooks, world_name, queued, message)
+    dispatched = await dispatch(
+        in_force,
+        MessageEvent(world=world_name, message=message),
+        default_sender=message.agent_id or "hook",
+        bus=ctx.bus,
+    )
+    if dispatched.responded:
+        await publish_responses(
+            ctx, world, None, chat_id, dispatched.responses, reply_to=message.message_id
+        )
+        await ctx.settle(done)
+        return Routed()
+    final = dispatched.event.message if isinstance(dispatched.event, MessageEvent) else message
+    rewritten = final.content != message.content
+    if rewritten:
+        await record_rewrite(ctx.storage, ctx.bus, message, final.content or "", dispatched.changed_by)
+    if not is_routable(message):
+        # A tool result or system note, shown to the hooks after it was used: it is never
+        # offered to the agents, rewritten or not.
+        await ctx.settle(done)
+        return Routed()
+    if rewritten:
+        # What the agents take in and answer; the transcript keeps what was said.
+        final = final.model_copy(update={"message_id": message.message_id, "chat_id": chat_id})
+    return await route(ctx, hooks, world_name, queued, final)
+
+
+async def route(
+    ctx: TurnContext, hooks: HookSet, world_name: str, queued: QueuedWork, message: Message
+) -> Routed:
+    """The route item becomes, in its place, a loop for each agent that answers — with the
+    message in each one's memory, in the same transaction. An agent's message to an agent
+    whose budget is spent becomes that agent's turn alone: it hands back to the people,
+    and that ends the agents' conversation until a person (or the world) speaks."""
+    storage = ctx.storage
+    starts: list[WorkItem] = []
+    remembered: list[tuple[str | None, Message]] = []
+    world: World | None = None
+    if may_address_anyone(message):  # decided without touching storage: the common case
+        world, agents = await storage.world_and_agents(world_name)
+        hooks.note(world)
+        sender = message.sender
+        fresh = is_human_sender(sender) or sender.lower() == "world"
+        if not fresh and handed_back(
+            await storage.recent_transcript(world_name, queued.chat_id, limit=HAND_BACK_LOOKBACK)
+        ):
+            agents = []  # control was handed back: the agents' conversation is over
+        if fresh and any(a.llm_call_count for a in agents):
+            await storage.reset_llm_calls(world_name)
+            agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
+        for agent in agents:
+            if agent.status != "active" or not should_agent_respond(
+                agent.name, sender=sender, content=message.content or "", main_agent=world.main_agent
+            ):
+                continue
+            if not fresh and agent.llm_call_count >= world.turn_limit:
+                # It hands back to the people when its turn comes, and that ends the
+                # agents' conversation: nobody else answers this message.
+                starts, remembered = [Turn(agent=agent.name, message=message)], []
+                break
+            remembered.append((agent.name, incoming_copy(message, agent.name)))
+            starts.append(
+                Loop(agent=agent.name, answer_to=sender, reply_to=message.message_id, fresh=fresh)
+            )
+    await storage.append_messages(
+        world_name,
+        remembered,
+        inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=tuple(starts)),
+    )
+    if not starts:
+        return Routed()
+    return Routed(QueuedWork(queued.item_id, queued.chat_id, starts[0]), world)  # in its place

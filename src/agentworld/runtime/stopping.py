@@ -1,0 +1,114 @@
+"""Stopping a chat's work on a person's word (Ctrl-C in ``agentworld talk``, a stop button).
+
+A stop is not a crash: the person wants the agents to stop answering, not to have the work
+finished later. So, once this process's runner for the chat is cancelled (a running shell
+command's whole process group is killed with it), the stop — holding the chat's lease, so
+no other process starts the work again meanwhile — gives every call of an agent's unfinished
+batch a result (``stopped while it ran`` when it had started, ``not run`` otherwise; calls a
+person or the application is answering keep waiting), removes the chat's queued work, and
+says in the transcript who stopped it: one transaction. What was stored stays.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from agentworld.models import Message
+from agentworld.models.events import MessageEvent, SystemEvent
+from agentworld.models.work import InboxChange
+from agentworld.runtime.turn import unfinished_calls
+from agentworld.runtime.turn_context import TurnContext
+
+STOPPED_WHILE_RUNNING = (
+    "interrupted: {by} stopped the turn while this tool ran; it was killed and may or may not "
+    "have completed. Check its effects before retrying."
+)
+STOPPED_BEFORE_RUNNING = "not run: {by} stopped the turn before this call ran."
+
+
+@dataclass(frozen=True)
+class StopOutcome:
+    """What a stop did: the items it dropped and the calls it closed (for the caller to show)."""
+
+    stopped: bool
+    """False when another process runs the chat (it must be stopped there) or nothing ran."""
+    dropped: int = 0
+    interrupted: tuple[str, ...] = ()
+    """Calls that had started and were killed."""
+    skipped: tuple[str, ...] = ()
+    """Calls that never ran."""
+    message: Message | None = None
+    """The transcript's note of the stop."""
+
+
+async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owner: str) -> StopOutcome:
+    """Close the chat's unfinished work as stopped by ``by``; ``owner`` is this runtime's lease
+    identity (the runner was cancelled first, so the chat is free unless another process
+    holds it)."""
+    leases = ctx.storage.leases
+    if not await leases.claim(world, chat_id, owner, ttl=30.0):
+        return StopOutcome(stopped=False)
+    try:
+        items = await ctx.storage.inbox.items(world, chat_id)
+        _, everyone = await ctx.storage.world_and_agents(world)
+        agents = [a.name for a in everyone]  # an approved call's runner names no agent: ask all
+        entries: list[tuple[str | None, Message]] = []
+        interrupted: list[str] = []
+        skipped: list[str] = []
+        for agent in agents:
+            found = unfinished_calls(await ctx.storage.memory(world, agent, chat_id))
+            if found is None:
+                continue
+            batch_id, calls = found
+            waited = await ctx.storage.pending.waited_for(world, batch_id)
+            for call in calls:
+                if call.id in waited:
+                    continue  # a person (or the application) still answers it; not ours to close
+                started = await ctx.storage.tool_logs.interrupt(
+                    world, call.id, reason=f"stopped by {by}"
+                )
+                (interrupted if started else skipped).append(call.id)
+                text = (STOPPED_WHILE_RUNNING if started else STOPPED_BEFORE_RUNNING).format(by=by)
+                result = Message.tool_result(
+                    chat_id=chat_id,
+                    agent=agent,
+                    tool_call_id=call.id,
+                    content=json.dumps({"error": text}),
+                    batch_id=batch_id,
+                )
+                entries += [(agent, result), (None, result)]
+        if not items and not entries:
+            return StopOutcome(stopped=False)
+        note = Message(
+            chat_id=chat_id,
+            role="system",
+            sender="system",
+            content=f"{by} stopped the agents' work in this chat.",
+        )
+        entries.append((None, note))
+        await ctx.storage.append_messages(
+            world, entries, inbox=InboxChange(chat_id, drop=tuple(q.item_id for q in items))
+        )
+    finally:
+        await leases.release(world, chat_id, owner)
+    ctx.memory.forget(world)
+    for owner_of, message in entries:
+        if owner_of is None:
+            await ctx.bus.publish(MessageEvent(world=world, message=message))
+    await ctx.bus.publish(
+        SystemEvent(
+            world=world,
+            level="info",
+            text=note.content or "",
+            chat_id=chat_id,
+            context={"reason": "stopped", "by": by, "dropped": len(items)},
+        )
+    )
+    return StopOutcome(
+        stopped=True,
+        dropped=len(items),
+        interrupted=tuple(interrupted),
+        skipped=tuple(skipped),
+        message=note,
+    )

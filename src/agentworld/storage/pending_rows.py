@@ -1,0 +1,125 @@
+"""Rows of the pending-calls table and the statements read on every turn: how a waiting
+call is stored and read back as its typed case (``models.pending``), kept apart from the
+store's operations (``storage.pending``)."""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from typing import Any, assert_never
+
+import sqlalchemy as sa
+from pydantic import TypeAdapter
+
+from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.storage import schema
+
+TABLE = schema.pending_calls
+_PENDING_CALL: TypeAdapter[PendingCall] = TypeAdapter(PendingCall)
+_bp = sa.bindparam
+_TABLE = TABLE
+
+
+@functools.cache
+def find_statement(
+    by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool
+) -> sa.Select[Any]:
+    """The ``find`` query for one combination of filters, built once with bind parameters
+    (``send`` runs it after every turn; see ``storage.queries``)."""
+    query = sa.select(_TABLE).where(_TABLE.c.world == _bp("world_key"))
+    if by_chat:
+        query = query.where(_TABLE.c.chat_id == _bp("chat_key"))
+    if by_kind:
+        query = query.where(_TABLE.c.kind == _bp("kind_key"))
+    if by_status:
+        query = query.where(_TABLE.c.status == _bp("status_key"))
+    if by_batch:
+        query = query.where(_TABLE.c.batch_id == _bp("batch_key"))
+    return query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id)
+
+
+def _used_ids_statement() -> sa.CompoundSelect:
+    """Where a tool call id can already be in use (see ``used_call_ids``), built once."""
+    messages, logs = schema.messages, schema.tool_logs
+    wanted: sa.BindParameter[list[str]] = _bp("wanted", expanding=True)
+    return sa.union(
+        sa.select(_TABLE.c.tool_call_id).where(
+            _TABLE.c.world == _bp("world_key"), _TABLE.c.tool_call_id.in_(wanted)
+        ),
+        sa.select(messages.c.tool_call_id).where(
+            messages.c.world == _bp("world_key"), messages.c.tool_call_id.in_(wanted)
+        ),
+        sa.select(logs.c.tool_call_id).where(
+            logs.c.world == _bp("world_key"), logs.c.tool_call_id.in_(wanted)
+        ),
+    )
+
+
+USED_IDS = _used_ids_statement()
+
+
+def call_row(call: PendingCall) -> dict[str, Any]:
+    return {
+        "world": call.world,
+        "tool_call_id": call.tool_call_id,
+        "chat_id": call.chat_id,
+        "agent": call.agent,
+        "kind": call.kind,
+        "tool_name": call.tool_name,
+        "arguments": call.arguments,
+        "batch_id": call.batch_id,
+        "trigger_sender": call.trigger_sender,
+        "reply_to": call.reply_to,
+        "detail": _detail(call),
+        "status": call.status,
+        "created_at": call.created_at.isoformat(),
+        "answered_at": call.answered_at.isoformat() if call.answered_at else None,
+        "answer": call.answer,
+    }
+
+
+def _detail(call: PendingCall) -> dict[str, Any]:
+    """The ``detail`` column: the case's own fields as JSON (a client call has none)."""
+    match call:
+        case PendingApproval():
+            return call.detail
+        case PendingClientCall():
+            return {}
+        case _:
+            assert_never(call)
+
+
+def row_call(row: sa.Row[Any]) -> PendingCall:
+    """A stored row as its typed case, validated like any stored JSON: ``kind`` picks the
+    class, and an approval's fields come from the ``detail`` column (by their aliases)."""
+    return _PENDING_CALL.validate_python(
+        {
+            **(row.detail or {}),
+            "world": row.world,
+            "tool_call_id": row.tool_call_id,
+            "chat_id": row.chat_id,
+            "agent": row.agent,
+            "kind": row.kind,
+            "tool_name": row.tool_name,
+            "arguments": row.arguments,
+            "batch_id": row.batch_id,
+            "trigger_sender": row.trigger_sender,
+            "reply_to": row.reply_to,
+            "status": row.status,
+            "created_at": datetime.fromisoformat(row.created_at),
+            "answered_at": datetime.fromisoformat(row.answered_at) if row.answered_at else None,
+            "answer": row.answer,
+        }
+    )
+
+
+def audited_arguments(call: PendingCall) -> dict[str, Any] | None:
+    """An approval keeps the redacted arguments it showed; a client call's raw arguments are
+    not copied into the audit log."""
+    match call:
+        case PendingApproval():
+            return call.tool_args
+        case PendingClientCall():
+            return None
+        case _:
+            assert_never(call)

@@ -1,0 +1,114 @@
+"""Stopping a chat's work on a person's word (``AgentWorld.stop``: Ctrl-C in ``talk``).
+
+Real shells in a temp dir and the loopback OpenAI wire server: a stopped shell command's
+process is gone at once and its effect never happens; the call is recorded as stopped, the
+queued work is dropped, what was stored stays, and the next message is answered normally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentworld.agent_world import AgentWorld
+from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+POLICY = """
+[[rule]]
+toolName = "shell_cmd"
+commandPrefix = ["sleep", "touch"]
+decision = "allow"
+priority = 100
+"""
+
+
+async def _until(condition: Callable[[], Any], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not await condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def _turns(server: OpenAIWireServer) -> list[list[dict[str, Any]]]:
+    return [r["messages"] for r in server.requests if r["messages"][0]["content"] == "agent:a1"]
+
+
+async def test_stop_kills_the_running_tool_records_it_and_the_next_message_works(
+    aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    marker = tmp_path / "effect"
+    await make_world("a1", working_dir=str(tmp_path), policy_files=[str(policy)])
+    script.by_agent["a1"] = lambda body: (
+        Reply.text("back again")
+        if "after the stop" in (body["messages"][-1].get("content") or "")
+        else Reply.tools(
+            ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": f"sleep 3 && touch {marker}"}))
+        )
+    )
+    send = asyncio.create_task(aw.send("w", "@a1 do the slow thing"))
+    await _until(
+        lambda: _running(aw), "the shell command to start"
+    )
+
+    outcome = await aw.stop("w", by="tester")
+    await asyncio.wait_for(send, 10)  # the send returns: its chat has nothing left to do
+
+    assert outcome.stopped and len(outcome.interrupted) == 1 and outcome.skipped == ()
+    (log,) = await aw.tool_logs("w")
+    assert log["status"] == "interrupted"
+    chat = send.result().chat_id
+    transcript = await aw.storage.transcript("w", chat)
+    result = next(m for m in transcript if m.role == "tool")
+    assert "tester stopped the turn while this tool ran" in (result.content or "")
+    assert transcript[-1].role == "system" and "tester stopped" in (transcript[-1].content or "")
+    assert await aw.storage.inbox.items("w", chat) == []
+    await asyncio.sleep(3.5)
+    assert not marker.exists()  # the command's process group died with the stop
+
+    after = await aw.send("w", "@a1 after the stop", chat_id=chat)
+    assert after.messages[-1].content == "back again"
+    last_request = _turns(server)[-1]
+    assert any("stopped the turn" in (m.get("content") or "") for m in last_request if m["role"] == "tool")
+
+
+async def _running(aw: AgentWorld) -> bool:
+    return any(log["status"] == "running" for log in await aw.tool_logs("w"))
+
+
+async def test_stop_during_a_slow_answer_stores_no_answer_and_drops_the_other_agents_turns(
+    aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer
+) -> None:
+    await make_world("a1", "a2")
+    asked = threading.Event()
+
+    def slow(body: dict[str, Any]) -> Reply:
+        asked.set()
+        return Reply(content="too late", delay=2.0)
+
+    script.by_agent["a1"] = slow
+    script.by_agent["a2"] = lambda body: Reply.text("a2 here")
+    send = asyncio.create_task(aw.send("w", "@a1 @a2 both of you"))
+    await asyncio.to_thread(asked.wait, 10)
+
+    outcome = await aw.stop("w")
+    await asyncio.wait_for(send, 10)
+
+    assert outcome.stopped and outcome.dropped >= 1
+    transcript = await aw.storage.transcript("w", send.result().chat_id)
+    assert [m.sender for m in transcript] == ["human", "system"]  # no answer from anyone
+    assert "human stopped" in (transcript[-1].content or "")
+
+
+async def test_stopping_an_idle_chat_changes_nothing(aw: AgentWorld, make_world: Any) -> None:
+    await make_world("a1")
+    chat = (await aw.new_chat("w")).chat_id
+    outcome = await aw.stop("w", chat)
+    assert not outcome.stopped
+    assert await aw.storage.transcript("w", chat) == []
