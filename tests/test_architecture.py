@@ -22,7 +22,10 @@ LAYERS: list[set[str]] = [
     {"providers", "tools", "storage", "events", "testing"},  # I/O behind narrow interfaces
     {"runtime"},
     # the facade and the interfaces; `server` (the HTTP API) is started only by `cli/serve.py`
-    {"agent_world", "settings_checks", "documents", "cli", "server", "__init__", "__main__"},
+    {
+        "agent_world", "world_catalog", "run_results", "settings_checks", "documents",
+        "cli", "server", "webui", "__init__", "__main__",
+    },
 ]
 LAYER_OF = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 

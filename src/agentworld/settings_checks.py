@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, World
@@ -165,3 +167,26 @@ def check_agent_settings(agent: Agent, *, builtin_providers: bool) -> None:
             raise InvalidInputError(f"model: {exc}") from None
 
 
+def invalid_input(exc: ValidationError) -> InvalidInputError:
+    """One line naming each setting that is wrong (``turn_limit: …``); interfaces put their own
+    names on the settings (the CLI says ``--turn-limit``)."""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "value"
+        message = error["msg"].removeprefix("Value error, ")
+        # A rule of our own may already name its setting ("tool_env: 'X' is not …").
+        parts.append(message if message.startswith(f"{where}: ") else f"{where}: {message}")
+    return InvalidInputError("; ".join(parts))
+
+
+def build_settings(model: type[World] | type[Agent], data: dict[str, Any]) -> Any:
+    """The world or agent ``data`` describes, or one ``InvalidInputError`` naming what is wrong."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise invalid_input(exc) from None
+
+
+def change_data(data: dict[str, Any]) -> dict[str, Any]:
+    """Settings changes as JSON values, for the ``crud`` event that announces them."""
+    return {k: v if isinstance(v, str | int | float | bool | None | list | dict) else str(v) for k, v in data.items()}

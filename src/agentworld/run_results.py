@@ -1,0 +1,120 @@
+"""What a command that runs a world produced, and the waiting it takes to know.
+
+``send``, ``approve`` and ``respond`` all do one thing to a chat, wait until it is idle (or a
+timeout), and report the transcript messages that appeared, the errors seen on the way and
+the approvals still waiting: ``run_and_report`` is that shape, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agentworld.models import Message
+from agentworld.models.events import SystemEvent, WorldEvent
+from agentworld.models.pending import PendingApproval
+from agentworld.storage.sql import SQLStorage
+
+if TYPE_CHECKING:
+    from agentworld.runtime.world import WorldRuntime
+
+
+@dataclass
+class SendResult:
+    """What one ``send`` produced: the chat, the new transcript messages, and errors seen."""
+
+    chat_id: str
+    messages: list[Message]
+    errors: list[str] = field(default_factory=list)
+    pending_approvals: list[PendingApproval] = field(default_factory=list)
+    """Approval requests of the chat still waiting for a person after the run."""
+    notices: list[str] = field(default_factory=list)
+    """Things the person should know that are not errors: e.g. that the message reached
+    nobody, and why."""
+    timed_out: bool = False
+    """The wait ended at its timeout: the chat still had work, which goes on (or is resumed
+    by the next process that runs the world) — it is never abandoned."""
+
+
+@dataclass
+class ResumeResult:
+    """What ``resume`` finished: per chat that had work left, what it produced."""
+
+    world: str
+    chats: list[SendResult]
+    timed_out: bool = False
+
+
+async def run_until_idle(
+    runtime: WorldRuntime, chat: str, timeout: float | None, *, everything: bool = True
+) -> bool:
+    """Wait until the chat is idle, then (``everything``) until every chat this process took up
+    (work other processes left) is done; False if ``timeout`` seconds passed first (the work
+    goes on)."""
+    try:
+        async with asyncio.timeout(timeout):
+            await runtime.wait_until_idle(chat)
+            if everything:
+                await runtime.wait_until_idle()
+    except TimeoutError:
+        return False
+    return True
+
+
+class ErrorCollector:
+    """Collects the error events of one chat while a command runs, to report them at the end."""
+
+    def __init__(self, runtime: WorldRuntime, chat: str) -> None:
+        self.texts: list[str] = []
+        self._chat = chat
+        self.unsubscribe = runtime.bus.subscribe(self._collect, kinds=["system"], name="command-errors")
+
+    def _collect(self, event: WorldEvent) -> None:
+        if isinstance(event, SystemEvent) and event.level == "error" and event.chat in (self._chat, None):
+            self.texts.append(event.text)
+
+
+
+async def chat_outcome(
+    storage: SQLStorage,
+    world: str,
+    chat: str,
+    start: int,
+    errors: list[str],
+    *,
+    timed_out: bool = False,
+) -> SendResult:
+    """The chat's transcript messages after ``start`` and its approvals still waiting."""
+    messages = await storage.messages_since(world, chat, start)
+    waiting = await storage.pending.find(world, chat_id=chat, kind="approval")
+    return SendResult(
+        chat_id=chat,
+        messages=messages,
+        errors=errors,
+        pending_approvals=waiting,
+        timed_out=timed_out,
+    )
+
+
+async def run_and_report(
+    storage: SQLStorage,
+    runtime: WorldRuntime,
+    world: str,
+    chat: str,
+    act: Callable[[], Awaitable[object]],
+    *,
+    timeout: float | None,
+    everything: bool,
+) -> SendResult:
+    """Do ``act`` to the chat, wait until it is idle (``everything``: and every chat this
+    process took up), and report what appeared — errors included, collected as they happen."""
+    errors = ErrorCollector(runtime, chat)
+    try:
+        start = await storage.last_seq()
+        await act()
+        finished = await run_until_idle(runtime, chat, timeout, everything=everything)
+    finally:
+        errors.unsubscribe()
+    return await chat_outcome(storage, world, chat, start, errors.texts, timed_out=not finished)

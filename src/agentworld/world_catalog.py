@@ -1,0 +1,264 @@
+"""The catalog half of ``AgentWorld``: worlds, agents and chats, created, changed and
+deleted through one place, so every change is checked the same way and announced as a
+``crud`` event (on the world's bus when it runs in this process, else straight into its
+event log). ``AgentWorld`` adds running the worlds on top."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
+from agentworld.models import Agent, Chat, Message, Usage, World, new_id
+from agentworld.models.domain import agent_name_problem
+from agentworld.models.events import CrudEvent
+from agentworld.settings_checks import (
+    build_settings,
+    change_data,
+    check_agent_settings,
+    check_world_settings,
+)
+from agentworld.storage.event_log import EventLog
+from agentworld.storage.sql import SQLStorage
+
+if TYPE_CHECKING:
+    from agentworld.runtime.world import ProviderFactory, WorldRuntime
+    from agentworld.tools.registry import Tool
+
+MAX_CHAT_NAME = 200
+"""The longest chat name stored (the ``chats.name`` column)."""
+
+
+class WorldCatalog:
+    """Worlds, agents and chats over one database (see the module docstring)."""
+
+    def __init__(
+        self,
+        storage: SQLStorage,
+        *,
+        tools: Sequence[Tool] = (),
+        provider_factory: ProviderFactory | None = None,
+    ) -> None:
+        self.storage = storage
+        self._tools = tuple(tools)
+        self._provider_factory = provider_factory
+        self._runtimes: dict[str, WorldRuntime] = {}
+        """The worlds this process runs (started by ``AgentWorld.runtime``)."""
+
+    # -- worlds ------------------------------------------------------------------
+
+    async def create_world(self, name: str, **settings: Any) -> World:
+        """Create a world; its tools work in ``working_dir`` (default: the current directory).
+
+        World names, like agent names, are unique regardless of case: ``Team`` cannot be
+        created next to ``team``."""
+        settings.setdefault("working_dir", os.getcwd())
+        world = build_settings(World, {"name": name, **settings})
+        for existing in await self.storage.list_worlds():
+            if existing.name.lower() == name.lower():
+                same = "" if existing.name == name else " (names are unique regardless of case)"
+                raise AlreadyExistsError(f"world {existing.name!r} already exists{same}")
+        check_world_settings(world, extra_tools=self._tools)
+        world = await self.storage.create_world(world)
+        await self._announce(CrudEvent(world=name, operation="create", entity="world", name=name))
+        return world
+
+    async def update_world(self, name: str, **changes: Any) -> World:
+        """Change the settings given; ``main_agent`` must name an agent of the world (stored
+        with that agent's own spelling), None or "" clears it."""
+        current = await self.storage.get_world(name)
+        if "main_agent" in changes:
+            changes["main_agent"] = await self._main_agent(name, changes["main_agent"])
+        world = build_settings(World, {**current.model_dump(), **changes, "name": name})
+        check_world_settings(world, extra_tools=self._tools)
+        world = await self.storage.update_world(world)
+        await self._announce(
+            CrudEvent(world=name, operation="update", entity="world", name=name, data=change_data(changes))
+        )
+        return world
+
+    async def get_world(self, name: str) -> World:
+        return await self.storage.get_world(name)
+
+    async def list_worlds(self) -> list[World]:
+        return await self.storage.list_worlds()
+
+    async def delete_world(self, name: str) -> None:
+        runtime = self._runtimes.pop(name, None)
+        if runtime is not None:
+            await runtime.aclose()
+        await self.storage.delete_world(name)
+
+    # -- agents ------------------------------------------------------------------
+
+    async def create_agent(self, world: str, name: str, **settings: Any) -> Agent:
+        """Create an agent. Its name is unique in the world regardless of case and is none of
+        the senders routing gives a meaning (``human``, ``user``, ``you``, ``system``,
+        ``world``); its provider settings are checked now rather than at its first turn."""
+        if (problem := agent_name_problem(name)) is not None:
+            raise InvalidInputError(f"invalid name {name!r}: {problem}")
+        agent = build_settings(Agent, {"world": world, "name": name, **settings})
+        await self.storage.get_world(world)
+        try:
+            existing = await self.storage.get_agent(world, name)
+        except NotFoundError:
+            pass
+        else:
+            raise AlreadyExistsError(f"agent {existing.name!r} already exists in world {world!r}")
+        self._check_agent(agent)
+        agent = await self.storage.create_agent(agent)
+        await self._announce(CrudEvent(world=world, operation="create", entity="agent", name=name))
+        return agent
+
+    async def update_agent(self, world: str, name: str, **changes: Any) -> Agent:
+        current = await self.storage.get_agent(world, name)
+        agent = build_settings(Agent, {**current.model_dump(), **changes, "world": world, "name": current.name})
+        self._check_agent(agent)
+        agent = await self.storage.update_agent(agent)
+        await self._announce(
+            CrudEvent(world=world, operation="update", entity="agent", name=name, data=change_data(changes))
+        )
+        return agent
+
+    async def get_agent(self, world: str, name: str) -> Agent:
+        return await self.storage.get_agent(world, name)
+
+    async def list_agents(self, world: str) -> list[Agent]:
+        await self.storage.get_world(world)
+        return await self.storage.list_agents(world)
+
+    async def delete_agent(self, world: str, name: str) -> None:
+        """Delete an agent with its memory and session grants; its pending approvals and client
+        calls are cancelled (answering them is refused, nothing runs). "Always" grants stay.
+        When it was the world's main agent, the world has none afterwards."""
+        stored = await self.storage.delete_agent(world, name)
+        runtime = self._runtimes.get(world)
+        if runtime is not None:
+            runtime.forget_agent(stored)
+        await self._announce(CrudEvent(world=world, operation="delete", entity="agent", name=name))
+        settings = await self.storage.get_world(world)
+        if settings.main_agent is not None and settings.main_agent.lower() == stored.lower():
+            # Stored directly: the rest of the settings are not this change's business.
+            await self.storage.update_world(settings.model_copy(update={"main_agent": None}))
+            await self._announce(
+                CrudEvent(world=world, operation="update", entity="world", name=world, data={"main_agent": None})
+            )
+
+    async def _main_agent(self, world: str, name: str | None) -> str | None:
+        """The stored spelling of the agent ``name`` names, for the ``main_agent`` setting."""
+        if not name:
+            return None
+        try:
+            return (await self.storage.get_agent(world, name)).name
+        except NotFoundError:
+            agents = [a.name for a in await self.storage.list_agents(world)]
+            known = f"agents: {', '.join(agents)}" if agents else "it has no agents yet"
+            raise InvalidInputError(
+                f"main_agent: world {world!r} has no agent {name!r} ({known})"
+            ) from None
+
+    def _check_agent(self, agent: Agent) -> None:
+        """Provider settings that would only fail at the agent's first turn. An embedder's
+        ``provider_factory`` builds providers its own way, so then only the URL is checked."""
+        check_agent_settings(agent, builtin_providers=self._provider_factory is None)
+
+    # -- chats -------------------------------------------------------------------
+
+    async def new_chat(self, world: str) -> Chat:
+        """Create a chat and make it the world's current chat."""
+        chat = await self.storage.create_chat(Chat(world=world, chat_id=new_id("chat_"), name="New chat"))
+        current = await self.storage.get_world(world)
+        await self.storage.update_world(current.model_copy(update={"current_chat_id": chat.chat_id}))
+        await self._announce(
+            CrudEvent(world=world, operation="create", entity="chat", name=chat.name, chat_id=chat.chat_id)
+        )
+        return chat
+
+    async def list_chats(self, world: str) -> list[Chat]:
+        await self.storage.get_world(world)
+        return await self.storage.list_chats(world)
+
+    async def current_chat(self, world: str) -> str:
+        """The world's current chat, created on first use."""
+        settings = await self.storage.get_world(world)
+        if settings.current_chat_id is not None:
+            return settings.current_chat_id
+        return (await self.new_chat(world)).chat_id
+
+    async def get_chat(self, world: str, chat_id: str) -> Chat:
+        """One chat of the world; an unknown world or chat id is a ``NotFoundError``."""
+        await self.storage.get_world(world)
+        return await self.storage.get_chat(world, chat_id)
+
+    async def use_chat(self, world: str, chat_id: str) -> Chat:
+        """Make an existing chat the world's current chat (where ``send`` goes by default)."""
+        chat = await self.get_chat(world, chat_id)
+        current = await self.storage.get_world(world)
+        await self.storage.update_world(current.model_copy(update={"current_chat_id": chat_id}))
+        await self._announce(
+            CrudEvent(
+                world=world, operation="update", entity="chat", name=chat.name, chat_id=chat_id,
+                data={"current": True},
+            )
+        )
+        return chat
+
+    async def rename_chat(self, world: str, chat_id: str, name: str) -> Chat:
+        """Give a chat a name of one's own; it is no longer replaced by a generated title."""
+        title = " ".join(name.split())
+        if not title or len(title) > MAX_CHAT_NAME:
+            raise InvalidInputError(f"a chat name is 1 to {MAX_CHAT_NAME} characters")
+        await self.get_chat(world, chat_id)
+        await self.storage.rename_chat(world, chat_id, title, titled=True)
+        await self._announce(
+            CrudEvent(
+                world=world, operation="update", entity="chat", name=title, chat_id=chat_id,
+                data={"name": title},
+            )
+        )
+        return await self.storage.get_chat(world, chat_id)
+
+    async def delete_chat(self, world: str, chat_id: str) -> None:
+        """Delete a chat with its messages, memories, events, tool logs, waiting calls and
+        session grants; the audit log keeps its entries and records the deletion. A chat that
+        still has work in its inbox (whichever process runs it) is refused; if it was the
+        current chat, there is none."""
+        runtime = self._runtimes.get(world)
+        busy = runtime is not None and not runtime.is_idle(chat_id)
+        chat = await self.get_chat(world, chat_id)
+        if busy or await self.storage.inbox.has_work(world, chat_id):
+            raise InvalidInputError(
+                f"chat {chat_id!r} still has work to do: let it finish "
+                f"(`agentworld resume {world}` finishes what a stopped process left) and retry"
+            )
+        await self.storage.delete_chat(world, chat_id)
+        await self._announce(
+            CrudEvent(world=world, operation="delete", entity="chat", name=chat.name, chat_id=chat_id)
+        )
+
+    async def transcript(self, world: str, chat_id: str) -> list[Message]:
+        """A chat's transcript: what was said in it, in order."""
+        await self.get_chat(world, chat_id)
+        return await self.storage.transcript(world, chat_id)
+
+    async def agent_memory(
+        self, world: str, agent: str, *, chat_id: str | None = None
+    ) -> list[Message]:
+        """An agent's memory of one chat, or of every chat."""
+        if chat_id is not None:
+            await self.get_chat(world, chat_id)
+        owner = await self.storage.get_agent(world, agent)
+        return await self.storage.memory(world, owner.name, chat_id)
+
+    async def chat_usage(self, world: str) -> dict[str, Usage]:
+        """Tokens used in each chat of the world, by chat id (chats nobody answered are absent)."""
+        await self.storage.get_world(world)
+        return await self.storage.usage_by_chat(world)
+
+    async def _announce(self, event: CrudEvent) -> None:
+        runtime = self._runtimes.get(event.world)
+        if runtime is not None:
+            await runtime.bus.publish(event)
+        else:
+            await EventLog(self.storage).append([event])
