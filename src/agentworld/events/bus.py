@@ -70,12 +70,13 @@ class EventBus:
             self.world,
             exc_info=exc,
         )
-        if isinstance(event, SystemEvent) and event.context.get("source") == "subscriber":
+        if isinstance(event, SystemEvent) and event.reason == "subscriber_failed":
             return  # a failure while reporting a failure: the log above is all we can do
         await self.publish(
             SystemEvent(
                 world=self.world,
                 level="error",
+                reason="subscriber_failed",
                 text=f"event subscriber {subscription.name} failed: {exc}",
                 chat_id=event.chat,
                 context={

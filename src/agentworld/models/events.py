@@ -46,7 +46,7 @@ class SSEEvent(_Event):
     """Streaming progress of one LLM call; ``chunk`` events are never persisted (SPEC L3)."""
 
     kind: Literal["sse"] = "sse"
-    phase: Literal["start", "chunk", "end", "error"]
+    phase: SSEPhase
     chat_id: str = Field(alias="chatId")
     agent: str
     message_id: str = Field(alias="messageId")
@@ -55,11 +55,15 @@ class SSEEvent(_Event):
     error: str | None = None
 
 
+ToolPhase = Literal["start", "result", "error", "pending"]
+SSEPhase = Literal["start", "chunk", "end", "error"]
+
+
 class ToolEvent(_Event):
     """A tool call started, finished, failed, or now waits for the client (``pending``)."""
 
     kind: Literal["tool"] = "tool"
-    phase: Literal["start", "result", "error", "pending"]
+    phase: ToolPhase
     chat_id: str = Field(alias="chatId")
     agent: str
     tool_call_id: str = Field(alias="toolCallId")
@@ -67,11 +71,27 @@ class ToolEvent(_Event):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+SystemReason = Literal[
+    "notice",
+    "agent_failed",
+    "work_failed",
+    "mcp_failed",
+    "iteration_cap",
+    "stopped",
+    "hook_failed",
+    "hook_rewrite",
+    "subscriber_failed",
+]
+"""Why a system event was published: what a subscriber dispatches on (``context`` carries the
+details of each case, for people and logs)."""
+
+
 class SystemEvent(_Event):
     """Something the people watching the world must know: errors above all (SPEC O6)."""
 
     kind: Literal["system"] = "system"
     level: Literal["info", "warning", "error"] = "error"
+    reason: SystemReason = "notice"
     text: str
     chat_id: str | None = Field(default=None, alias="chatId")
     context: dict[str, Any] = Field(default_factory=dict)

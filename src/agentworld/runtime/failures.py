@@ -25,6 +25,7 @@ def agent_failed(world: str, chat_id: str, agent: str, exc: Exception) -> tuple[
         level="error",
         text=text,
         chat_id=chat_id,
+        reason="agent_failed",
         context={"agent": agent, "error_type": type(exc).__name__},
     )
     return event, Message(chat_id=chat_id, role="system", sender="system", content=text)
@@ -39,6 +40,7 @@ def work_failed(world: str, chat_id: str, item: WorkItem, exc: Exception) -> Sys
         level="error",
         text=f"{what} failed: {exc}",
         chat_id=chat_id,
+        reason="work_failed",
         context={"error_type": type(exc).__name__},
     )
 
@@ -50,5 +52,6 @@ def mcp_server_failed(world: str, server: str, exc: Exception) -> SystemEvent:
         world=world,
         level="error",
         text=f"MCP server {server!r} is unavailable: {exc}",
+        reason="mcp_failed",
         context={"mcp_server": server, "error_type": type(exc).__name__},
     )

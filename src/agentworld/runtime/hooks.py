@@ -164,6 +164,7 @@ async def dispatch(
                     level="error",
                     text=f"on_event hook {name} failed: {exc}",
                     chat_id=current.chat,
+                    reason="hook_failed",
                     context={"source": "hook", "hook": name, "event_kind": current.kind},
                 )
             )
@@ -217,6 +218,7 @@ async def record_rewrite(
             level="info" if used else "warning",
             text=text,
             chat_id=said.chat_id,
+            reason="hook_rewrite",
             context={"source": "hook", "rewrite": detail},
         )
     )

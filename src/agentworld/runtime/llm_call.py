@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from agentworld.errors import ProviderError
 from agentworld.events.bus import EventBus
-from agentworld.models import LLMResponse
-from agentworld.models.events import SSEEvent
+from agentworld.models import LLMResponse, Usage
+from agentworld.models.events import SSEEvent, SSEPhase
 from agentworld.providers.base import LLMProvider, LLMRequest
 from agentworld.providers.retrying import retry_listener
 from agentworld.runtime.streaming import StreamCallbacks, StreamChunk, StreamedToolCall, call_safely
@@ -37,16 +37,18 @@ async def call_model(
         return response
     streamed: list[str] = []
 
-    def sse(phase: str, **fields: object) -> SSEEvent:
-        return SSEEvent.model_validate(
-            {
-                "world": bus.world,
-                "phase": phase,
-                "chat_id": chat_id,
-                "agent": agent,
-                "message_id": message_id,
-                **fields,
-            }
+    def sse(
+        phase: SSEPhase, *, content: str = "", usage: Usage | None = None, error: str | None = None
+    ) -> SSEEvent:
+        return SSEEvent(
+            world=bus.world,
+            phase=phase,
+            chat_id=chat_id,
+            agent=agent,
+            message_id=message_id,
+            content=content,
+            usage=usage,
+            error=error,
         )
 
     async def on_text(fragment: str) -> None:

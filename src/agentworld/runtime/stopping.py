@@ -102,6 +102,7 @@ async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owne
             level="info",
             text=note.content or "",
             chat_id=chat_id,
+            reason="stopped",
             context={"reason": "stopped", "by": by, "dropped": len(items)},
         )
     )

@@ -15,7 +15,7 @@ from typing import Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.models import Message, ToolCall
-from agentworld.models.events import ToolEvent
+from agentworld.models.events import ToolEvent, ToolPhase
 from agentworld.models.pending import PendingClientCall
 from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
@@ -162,18 +162,20 @@ async def _store_result(
 
 
 async def _tool_event(
-    ctx: TurnContext, context: ToolContext, call: ToolCall, phase: str, detail: dict[str, object]
+    ctx: TurnContext,
+    context: ToolContext,
+    call: ToolCall,
+    phase: ToolPhase,
+    detail: dict[str, object],
 ) -> None:
     await ctx.bus.publish(
-        ToolEvent.model_validate(
-            {
-                "world": context.world,
-                "phase": phase,
-                "chat_id": context.chat_id,
-                "agent": context.agent,
-                "tool_call_id": call.id,
-                "tool_name": call.function.name,
-                "detail": detail,
-            }
+        ToolEvent(
+            world=context.world,
+            phase=phase,
+            chat_id=context.chat_id,
+            agent=context.agent,
+            tool_call_id=call.id,
+            tool_name=call.function.name,
+            detail=detail,
         )
     )

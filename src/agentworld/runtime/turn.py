@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from typing import Literal
 
 from agentworld.models import Agent, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
@@ -330,7 +331,7 @@ async def _report_stop(
     world: World,
     agent: str,
     chat_id: str,
-    reason: str,
+    reason: Literal["iteration_cap"],
     text: str,
     *,
     settles: int,
@@ -342,6 +343,7 @@ async def _report_stop(
             level="error",
             text=text,
             chat_id=chat_id,
+            reason=reason,
             context={"agent": agent, "reason": reason},
         )
     )
