@@ -50,7 +50,7 @@ def test_the_login_url_sets_a_cookie_the_event_stream_accepts(guarded: Served) -
     with httpx.Client(base_url=guarded.base_url) as browser:
         assert browser.get("/login", params={"token": "wrong"}).status_code == 401
         login = browser.get("/login", params={"token": TOKEN})
-        assert login.status_code == 303
+        assert login.status_code == 303 and login.headers["location"] == "/"  # the web UI
         cookie = login.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and TOKEN not in cookie
         assert browser.get("/api/worlds").status_code == 200  # the cookie stands for the token

@@ -9,6 +9,8 @@ text streamed so far.
 
 from __future__ import annotations
 
+import asyncio
+
 from agentworld.errors import ProviderError
 from agentworld.events.bus import EventBus
 from agentworld.models import LLMResponse, Usage
@@ -74,6 +76,10 @@ async def call_model(
         response = await provider.complete(request, stream=True, on_text=on_text)
     except Exception as exc:
         await bus.publish(sse("error", error=str(exc)))
+        raise
+    except asyncio.CancelledError:
+        # Stopped (a person's stop, a lost lease): watchers drop the half-streamed answer.
+        await asyncio.shield(bus.publish(sse("error", error="stopped")))
         raise
     finally:
         retry_listener.reset(token)

@@ -33,6 +33,7 @@ from agentworld.server.schemas import (
     PolicyTest,
     ResumeDoc,
     RuleList,
+    StopDoc,
     RunDoc,
     ToolList,
     ToolLogList,
@@ -200,3 +201,23 @@ async def resume(world: WorldName, aw: AW, config: Config) -> JSONResponse:
     produced within the server's wait (the rest goes on)."""
     result = await aw.resume(world, timeout=config.run_wait_seconds)
     return JSONResponse({"world": result.world, "chats": [run_doc(c) for c in result.chats]})
+
+
+@router.post("/{world}/chats/{chat_id}/stop", response_model=StopDoc, tags=["chats"])
+async def stop_chat(
+    world: WorldName, chat_id: Annotated[str, Path(description="The chat's id.")], aw: AW
+) -> JSONResponse:
+    """Stop the chat's running work now (the UI's stop button, Ctrl-C in ``talk``): the turn is
+    cancelled and its running tool killed, unfinished calls get "stopped" results, queued work
+    is dropped, and the transcript says who stopped it. What was stored stays."""
+    await aw.get_chat(world, chat_id)
+    outcome = await aw.stop(world, chat_id, by="human")
+    return JSONResponse(
+        StopDoc(
+            chat_id=chat_id,
+            stopped=outcome.stopped,
+            dropped=outcome.dropped,
+            interrupted=list(outcome.interrupted),
+            skipped=list(outcome.skipped),
+        ).model_dump(mode="json", by_alias=True)
+    )

@@ -299,3 +299,14 @@ class WorldStatus(_Doc):
 class ResumeDoc(_Doc):
     world: str
     chats: list[RunDoc]
+
+
+class StopDoc(_Doc):
+    """What a stop did: ``stopped`` is false when the chat had nothing running here (or
+    another process runs it: stop it there)."""
+
+    chat_id: str = Field(alias="chatId")
+    stopped: bool
+    dropped: int
+    interrupted: list[str]
+    skipped: list[str]

@@ -167,7 +167,7 @@ async def _redirect(send: Send, headers: list[tuple[bytes, bytes]]) -> None:
         {
             "type": "http.response.start",
             "status": 303,
-            "headers": [(b"location", b"/docs"), (b"content-length", b"0"), *headers],
+            "headers": [(b"location", b"/"), (b"content-length", b"0"), *headers],
         }
     )
     await send({"type": "http.response.body", "body": b""})

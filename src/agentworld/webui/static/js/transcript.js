@@ -1,0 +1,280 @@
+// The chat view: the transcript as it is stored, kept current from the event stream. Each
+// message is shown once (keyed by its id, whatever path it came by); answers stream in token
+// by token as plain text and are replaced in place by the stored, Markdown-rendered message.
+// Tool calls and their results form one card with a status; approval requests and answers
+// show as a line under the call that asked.
+
+import { append, h, replace, timeEl } from "./dom.js";
+import { inline, renderMarkdown } from "./markdown.js";
+
+export const APPROVAL_CALL = "client.requestApproval";
+
+export function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** running | done | failed | denied | interrupted, from a tool result's stored content. */
+export function resultStatus(content) {
+  const value = parseJson(content ?? "");
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    if ("error" in value) {
+      const error = String(value.error);
+      if (/^interrupted/i.test(error)) return "interrupted";
+      if (/denied/i.test(error)) return "denied";
+      return "failed";
+    }
+    if (typeof value.exit_code === "number" && value.exit_code !== 0) return "failed";
+  }
+  return "done";
+}
+
+function statusTag(status, label) {
+  return h("span", { class: "status-tag", testid: "tool-status", dataset: { status } }, label ?? status);
+}
+
+function pretty(text) {
+  const value = parseJson(text ?? "");
+  return value === undefined ? String(text ?? "") : JSON.stringify(value, null, 2);
+}
+
+function resultBody(content) {
+  const value = parseJson(content ?? "");
+  if (value && typeof value === "object" && "stdout" in value) {
+    return [
+      value.stdout ? h("pre", { testid: "tool-stdout" }, value.stdout) : null,
+      value.stderr ? h("pre", { class: "error-text" }, value.stderr) : null,
+      h("div", { class: "muted" }, `exit ${value.exit_code ?? "?"}${value.duration_ms != null ? ` · ${Math.round(value.duration_ms)} ms` : ""}`),
+    ];
+  }
+  return h("pre", { testid: "tool-result" }, pretty(content));
+}
+
+function answerText(answer) {
+  if (!answer || typeof answer !== "object") return "answered";
+  if (answer.decision === "approve") {
+    return { session: "approved for this session", always: "approved always" }[answer.scope] ?? "approved once";
+  }
+  return answer.reason === "timeout" ? "denied (timed out)" : "denied";
+}
+
+export class ChatView {
+  constructor(container, { onReview, onBusy }) {
+    this.el = container;
+    this.onReview = onReview;
+    this.onBusy = onBusy;
+    this.reset();
+  }
+
+  reset() {
+    this.nodes = new Map(); // messageId -> element (stored or streaming)
+    this.stored = new Set(); // messageIds shown as stored messages
+    this.messages = new Map(); // messageId -> message
+    this.cards = new Map(); // toolCallId -> {card, status, body}
+    this.results = new Map(); // toolCallId -> tool message (a result may be read first)
+    this.approvals = new Map(); // approvalId -> {line, info}
+    this.streams = new Map(); // messageId -> {node, text, agent}
+    this.filter = null;
+    replace(this.el);
+  }
+
+  /** Show a whole transcript (read from the API). */
+  load(messages) {
+    this.reset();
+    const atEnd = document.createDocumentFragment();
+    for (const message of messages) this.message(message, atEnd);
+    this.el.append(atEnd);
+    if (!messages.length) this.el.append(h("p", { class: "muted empty", testid: "transcript-empty" }, "No messages yet. Say hello below."));
+    this.scrollToEnd(true);
+  }
+
+  nearEnd() {
+    return this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 120;
+  }
+
+  scrollToEnd(force = false) {
+    if (force || this.nearEnd()) this.el.scrollTop = this.el.scrollHeight;
+  }
+
+  /** A stored message (from the transcript or the stream); shown once. */
+  message(m, into = null) {
+    if (this.stored.has(m.messageId)) return;
+    this.stored.add(m.messageId);
+    this.messages.set(m.messageId, m);
+    this.el.querySelector(".empty")?.remove();
+    if (m.role === "tool") {
+      this.toolResult(m);
+      return;
+    }
+    const stick = this.nearEnd();
+    const node = this.render(m);
+    const streaming = this.streams.get(m.messageId);
+    if (streaming) {
+      streaming.node.replaceWith(node);
+      this.streams.delete(m.messageId);
+      this.onBusy(streaming.agent, false);
+    } else {
+      (into ?? this.el).append(node);
+    }
+    this.nodes.set(m.messageId, node);
+    this.applyFilter(node);
+    if (!into && stick) this.scrollToEnd(true);
+  }
+
+  render(m) {
+    const human = m.role === "user";
+    const system = m.role === "system" || m.sender === "system";
+    const kind = system ? "system" : human ? "human" : "agent";
+    const head = h("div", { class: "msg-head" }, h("span", { class: "sender", testid: "message-sender" }, m.sender || m.role), timeEl(m.createdAt));
+    if (m.replyToMessageId) {
+      head.append(h("a", {
+        class: "reply-link", href: `#msg-${m.replyToMessageId}`, testid: "reply-link",
+        onClick: (e) => { e.preventDefault(); this.reveal(m.replyToMessageId); },
+      }, "reply to ", this.messages.get(m.replyToMessageId)?.sender ?? "a message"));
+    }
+    const node = h("article", {
+      class: `msg ${kind}`, id: `msg-${m.messageId}`, testid: system ? "system-message" : "message",
+      dataset: { messageId: m.messageId, sender: m.sender ?? "", role: m.role },
+    }, head);
+    if (m.content) node.append(h("div", { class: "md", testid: "message-body" }, renderMarkdown(m.content)));
+    for (const call of m.tool_calls ?? []) {
+      if (call.function.name === APPROVAL_CALL) node.append(this.approvalLine(m, call));
+      else node.append(this.toolCard(call));
+    }
+    return node;
+  }
+
+  toolCard(call) {
+    const status = statusTag("running");
+    const body = h("div", { class: "body" }, h("div", { class: "muted" }, "arguments"), h("pre", {}, pretty(call.function.arguments)));
+    const card = h("details", { class: "tool-card", testid: "tool-card", dataset: { toolCallId: call.id, tool: call.function.name } },
+      h("summary", {}, h("code", {}, call.function.name), status), body);
+    this.cards.set(call.id, { card, status, body });
+    const result = this.results.get(call.id);
+    if (result) this.fillResult(call.id, result);
+    return card;
+  }
+
+  setCardStatus(toolCallId, status, label) {
+    const entry = this.cards.get(toolCallId);
+    if (!entry) return;
+    const tag = statusTag(status, label);
+    entry.status.replaceWith(tag);
+    entry.status = tag;
+  }
+
+  toolResult(m) {
+    const approval = this.approvals.get(m.tool_call_id);
+    if (approval) {
+      this.answerLine(m.tool_call_id, parseJson(m.content ?? ""));
+      return;
+    }
+    this.results.set(m.tool_call_id, m);
+    this.fillResult(m.tool_call_id, m);
+  }
+
+  fillResult(toolCallId, m) {
+    const entry = this.cards.get(toolCallId);
+    if (!entry || entry.done) return;
+    entry.done = true;
+    const status = resultStatus(m.content);
+    this.setCardStatus(toolCallId, status);
+    append(entry.body, [h("div", { class: "muted" }, "result"), resultBody(m.content)]);
+    if (status !== "done") entry.card.open = true;
+  }
+
+  approvalLine(m, call) {
+    const request = parseJson(call.function.arguments) ?? {};
+    const status = statusTag("waiting", "waiting for you");
+    const review = h("button", { type: "button", testid: "approval-review", onClick: () => this.onReview(call.id) }, "Review");
+    const line = h("div", { class: "approval-line", testid: "approval-line", dataset: { approvalId: call.id } },
+      h("strong", {}, "Approval requested:"), inline(String(request.message ?? request.toolName ?? ""), h("span")), status, review);
+    const original = this.messages.get(m.replyToMessageId);
+    const info = {
+      toolCallId: request.toolCallId, shell: request.shell, reason: original?.content ?? null,
+      toolArguments: request.toolArguments, message: request.message,
+    };
+    this.approvals.set(call.id, { line, status, review, info });
+    if (request.toolCallId && !this.cards.get(request.toolCallId)?.done) {
+      this.setCardStatus(request.toolCallId, "waiting", "waiting for approval");
+    }
+    return line;
+  }
+
+  /** An approval request was answered (its stored answer, or the event saying so). */
+  answerLine(approvalId, answer) {
+    const entry = this.approvals.get(approvalId);
+    if (!entry || entry.answered) return;
+    entry.answered = true;
+    const text = answerText(answer);
+    const tag = statusTag(answer?.decision === "approve" ? "done" : "denied", text);
+    entry.status.replaceWith(tag);
+    entry.status = tag;
+    entry.review.remove();
+    const callId = entry.info.toolCallId;
+    if (callId && !this.cards.get(callId)?.done) {
+      this.setCardStatus(callId, answer?.decision === "approve" ? "running" : "denied", answer?.decision === "approve" ? "running" : "denied");
+    }
+  }
+
+  approvalInfo(approvalId) {
+    return this.approvals.get(approvalId)?.info ?? null;
+  }
+
+  /** Streaming progress of an answer (sse start / chunk / end / error). */
+  sse(event) {
+    const id = event.messageId;
+    if (this.stored.has(id)) return;
+    let entry = this.streams.get(id);
+    if (event.phase === "error") {
+      if (entry) entry.node.remove();
+      this.streams.delete(id);
+      this.onBusy(event.agent, false);
+      return;
+    }
+    if (!entry) {
+      const text = document.createTextNode("");
+      const writing = h("span", { class: "writing", testid: "writing" }, "writing…");
+      const node = h("article", { class: "msg agent streaming", testid: "streaming-message", dataset: { messageId: id, sender: event.agent } },
+        h("div", { class: "msg-head" }, h("span", { class: "sender" }, event.agent), writing),
+        h("div", { class: "stream-text", testid: "stream-text" }, text));
+      entry = { node, text, writing, agent: event.agent };
+      this.streams.set(id, entry);
+      this.el.querySelector(".empty")?.remove();
+      const stick = this.nearEnd();
+      this.el.append(node);
+      this.applyFilter(node);
+      this.onBusy(event.agent, true);
+      if (stick) this.scrollToEnd(true);
+    }
+    if (event.phase === "chunk") {
+      const stick = this.nearEnd();
+      entry.text.appendData(event.content ?? "");
+      if (stick) this.scrollToEnd(true);
+    } else if (event.phase === "end") {
+      entry.text.data = event.content ?? entry.text.data; // whole text: mends chunks missed
+      entry.writing.textContent = "";
+    }
+  }
+
+  reveal(messageId) {
+    const node = this.nodes.get(messageId);
+    if (!node) return;
+    node.hidden = false;
+    node.scrollIntoView({ block: "center", behavior: "smooth" });
+    node.classList.add("highlight");
+    setTimeout(() => node.classList.remove("highlight"), 1500);
+  }
+
+  setFilter(agent) {
+    this.filter = agent ? agent.toLowerCase() : null;
+    for (const node of this.el.querySelectorAll("article")) this.applyFilter(node);
+  }
+
+  applyFilter(node) {
+    node.hidden = this.filter !== null && (node.dataset.sender ?? "").toLowerCase() !== this.filter;
+  }
+}

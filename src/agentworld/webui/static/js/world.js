@@ -1,0 +1,371 @@
+// One open world: its event stream, approvals desk, agents strip, chat list and chat view.
+// The stream stays open while the person moves between the world's chats and pages; a chat is
+// read from the API when it is shown, with the events that come meanwhile held back and
+// applied after it (each message is shown once, however it arrives).
+
+import { api, wholeTranscript } from "./api.js";
+import { ApprovalDesk } from "./approvals.js";
+import { Composer } from "./composer.js";
+import { confirmDialog, formatTokens, h, modal, replace, timeEl, toast } from "./dom.js";
+import { agentDialog } from "./forms.js";
+import { WorldStream } from "./stream.js";
+import { ChatView } from "./transcript.js";
+
+const STATE_TEXT = { idle: "not connected", live: "live", reconnecting: "reconnecting…", offline: "offline, retrying…" };
+
+function debounce(fn, ms) {
+  let timer = null;
+  return () => { clearTimeout(timer); timer = setTimeout(fn, ms); };
+}
+
+export class WorldSession {
+  constructor(name, shell) {
+    this.name = name;
+    this.shell = shell; // {connection, badge, count, navigate}
+    this.world = null;
+    this.agents = [];
+    this.usage = {};
+    this.busy = new Map(); // agent -> Set(messageId)
+    this.chats = [];
+    this.chatId = null;
+    this.view = null;
+    this.pendingChat = null; // {chatId, events} while a transcript is read
+    this.filterAgent = null;
+    this.refreshAgents = debounce(() => this.loadAgents(), 700);
+    this.refreshChats = debounce(() => this.loadChats(), 1200);
+    this.onView = null; // policy page reload hook
+  }
+
+  async start(chatId) {
+    [this.world, { agents: this.agents }, { chats: this.chats }] = await Promise.all([
+      api.world(this.name), api.agents(this.name), api.chats(this.name),
+    ]);
+    this.chatId = this.pickChat(chatId);
+    let after = null;
+    let transcript = null;
+    if (this.chatId) {
+      transcript = await wholeTranscript(this.name, this.chatId);
+      after = transcript.lastEventId;
+    }
+    this.stream = new WorldStream(this.name, after, {
+      onEvent: (kind, data) => this.event(kind, data),
+      onState: (state) => this.connection(state),
+    });
+    this.desk = new ApprovalDesk({
+      world: this.name, badge: this.shell.badge, count: this.shell.count,
+      chatName: (id) => this.chats.find((c) => c.chatId === id)?.name ?? id,
+      currentChat: () => (this.view === "chat" ? this.chatId : null),
+      infoFor: (chat, id) => (chat === this.chatId && this.chatView ? this.chatView.approvalInfo(id) : null),
+      onJump: (chat) => this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chat)}`),
+    });
+    this.firstTranscript = transcript;
+    api.approvals(this.name).then((r) => this.desk.load(r.approvals)).catch((err) => toast(err.message, { error: true }));
+    this.loadUsage();
+  }
+
+  pickChat(wanted) {
+    const ids = this.chats.map((c) => c.chatId);
+    if (wanted && ids.includes(wanted)) return wanted;
+    if (this.world.currentChatId && ids.includes(this.world.currentChatId)) return this.world.currentChatId;
+    return ids.at(-1) ?? null;
+  }
+
+  destroy() {
+    this.stream?.close();
+    this.desk?.destroy();
+    this.connection("idle");
+  }
+
+  connection(state) {
+    const el = this.shell.connection;
+    el.dataset.state = state;
+    el.querySelector(".label").textContent = STATE_TEXT[state] ?? state;
+    if (this.stream?.lastSeq != null) el.dataset.lastEventId = String(this.stream.lastSeq);
+  }
+
+  // -- events ---------------------------------------------------------------------------------
+
+  event(kind, data) {
+    if (this.stream?.lastSeq != null) this.shell.connection.dataset.lastEventId = String(this.stream.lastSeq);
+    const chat = data.chatId ?? data.message?.chatId ?? null;
+    if (this.pendingChat && chat === this.pendingChat.chatId && (kind === "message" || kind === "sse" || kind === "approval")) {
+      this.pendingChat.events.push([kind, data]);
+    }
+    switch (kind) {
+      case "message": {
+        const m = data.message;
+        this.markIdle(m.sender, m.messageId);
+        if (m.role === "assistant") this.refreshAgents();
+        if (!this.chats.some((c) => c.chatId === m.chatId)) this.loadChats();
+        else this.refreshChats();
+        if (this.chatView && m.chatId === this.chatId && !this.pendingChat) this.chatView.message(m);
+        break;
+      }
+      case "sse":
+        if (data.phase === "start" || data.phase === "chunk") this.markBusy(data.agent, data.messageId);
+        else this.markIdle(data.agent, data.messageId);
+        if (this.chatView && chat === this.chatId && !this.pendingChat) this.chatView.sse(data);
+        break;
+      case "approval":
+        this.desk.event(data);
+        if (data.phase === "answered" && this.chatView && chat === this.chatId && !this.pendingChat) {
+          this.chatView.answerLine(data.approvalId, data.detail);
+        }
+        break;
+      case "crud":
+        this.crud(data);
+        break;
+      case "system":
+        if (!chat || chat === this.chatId) toast(data.text, { error: data.level === "error" });
+        break;
+      case "tool":
+        if (this.chatView && chat === this.chatId && data.phase === "start") this.chatView.setCardStatus(data.toolCallId, "running");
+        break;
+      default:
+        break;
+    }
+  }
+
+  crud(e) {
+    if (e.entity === "world") {
+      if (e.operation === "delete") {
+        toast(`World ${this.name} was deleted.`, { error: true });
+        this.shell.navigate("#/");
+      } else api.world(this.name).then((w) => { this.world = w; }).catch(() => {});
+    } else if (e.entity === "agent") {
+      this.loadAgents();
+    } else if (e.entity === "chat") {
+      if (e.operation === "delete" && e.chatId === this.chatId) {
+        this.chatId = null;
+        this.loadChats().then(() => this.shell.navigate(`#/w/${encodeURIComponent(this.name)}`));
+      } else this.loadChats();
+    } else if (e.entity === "policy") {
+      this.onView?.();
+    }
+  }
+
+  markBusy(agent, id) {
+    if (!this.busy.has(agent)) this.busy.set(agent, new Set());
+    const set = this.busy.get(agent);
+    if (!set.has(id)) { set.add(id); this.renderAgents(); }
+  }
+
+  markIdle(agent, id) {
+    if (this.busy.get(agent)?.delete(id)) this.renderAgents();
+  }
+
+  // -- data -----------------------------------------------------------------------------------
+
+  async loadAgents() {
+    try {
+      ({ agents: this.agents } = await api.agents(this.name));
+      this.renderAgents();
+      this.composer?.renderPreview();
+      this.loadUsage();
+    } catch (err) {
+      toast(err.message, { error: true });
+    }
+  }
+
+  async loadUsage() {
+    const found = await Promise.all(this.agents.map((a) => api.agent(this.name, a.name).catch(() => null)));
+    for (const agent of found) if (agent) this.usage[agent.name] = agent.usage;
+    this.renderAgents();
+  }
+
+  async loadChats() {
+    try {
+      ({ chats: this.chats } = await api.chats(this.name));
+      this.renderChats();
+    } catch (err) {
+      toast(err.message, { error: true });
+    }
+  }
+
+  // -- the chat page --------------------------------------------------------------------------
+
+  /** Render the chat page into `root`, showing chat `chatId` (or the current one). */
+  async showChat(root, chatId) {
+    this.view = "chat";
+    const wanted = this.pickChat(chatId ?? this.chatId);
+    this.strip = h("div", { class: "agents-strip", testid: "agents-strip", role: "toolbar", "aria-label": "Agents" });
+    this.chatList = h("ul", { class: "chat-list", testid: "chat-list", onClick: (e) => { if (e.target.closest("a")) this.closeDrawer(); } });
+    this.search = h("input", { type: "search", placeholder: "Search chats", testid: "chat-search", "aria-label": "Search chats", onInput: () => this.renderChats() });
+    this.sidebar = h("aside", { class: "sidebar", testid: "chat-sidebar", "aria-label": "Chats" },
+      h("button", { type: "button", class: "primary", testid: "chat-new", onClick: () => this.newChat() }, "New chat"),
+      this.search, this.chatList);
+    this.head = h("div", { class: "chat-head" });
+    this.transcript = h("div", { class: "transcript", testid: "transcript", role: "log", "aria-label": "Transcript", tabindex: "0" });
+    this.chatView = new ChatView(this.transcript, { onReview: (id) => this.desk.open(id), onBusy: () => {} });
+    this.composer = new Composer({
+      agents: () => this.agents.map((a) => a.name),
+      mainAgent: () => this.world?.mainAgent ?? null,
+      onSend: (text) => this.send(text),
+      onStop: () => this.stop(),
+    });
+    replace(root, h("div", { class: "world-layout" }, this.sidebar,
+      h("section", { class: "chat-main", "aria-label": "Chat" }, this.strip, this.head, this.transcript, this.composer.el)));
+    this.renderAgents();
+    this.renderChats();
+    await this.openChat(wanted);
+  }
+
+  async openChat(chatId) {
+    this.chatId = chatId;
+    this.renderChats();
+    this.renderHead();
+    this.closeDrawer();
+    if (!chatId) {
+      this.chatView.load([]);
+      return;
+    }
+    let transcript = this.firstTranscript;
+    this.firstTranscript = null;
+    if (!transcript) {
+      this.pendingChat = { chatId, events: [] };
+      try {
+        transcript = await wholeTranscript(this.name, chatId);
+      } catch (err) {
+        this.pendingChat = null;
+        toast(err.message, { error: true });
+        return;
+      }
+    }
+    if (this.chatId !== chatId) return; // moved on meanwhile
+    const held = this.pendingChat?.events ?? [];
+    this.pendingChat = null;
+    this.chatView.load(transcript.messages);
+    for (const [kind, data] of held) {
+      if (kind === "message") this.chatView.message(data.message);
+      else if (kind === "sse") this.chatView.sse(data);
+      else if (kind === "approval" && data.phase === "answered") this.chatView.answerLine(data.approvalId, data.detail);
+    }
+    this.chatView.setFilter(this.filterAgent);
+    this.desk.refresh();
+  }
+
+  closeDrawer() {
+    this.sidebar?.classList.remove("open");
+    this.shell.menu.setAttribute("aria-expanded", "false");
+  }
+
+  async stop() {
+    if (!this.chatId) return;
+    try {
+      const done = await api.stop(this.name, this.chatId);
+      toast(done.stopped ? "Stopped." : "Nothing was running here.");
+    } catch (err) {
+      toast(`Not stopped: ${err.message}`, { error: true });
+    }
+  }
+
+  async send(text) {
+    try {
+      let chat = this.chatId;
+      if (!chat) {
+        chat = (await api.newChat(this.name)).chatId;
+        await this.loadChats();
+        await this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chat)}`);
+      }
+      await api.post(this.name, chat, text);
+    } catch (err) {
+      toast(`Not sent: ${err.message}`, { error: true });
+      throw err;
+    }
+  }
+
+  async newChat() {
+    try {
+      const { chatId } = await api.newChat(this.name);
+      await this.loadChats();
+      await this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chatId)}`);
+    } catch (err) {
+      toast(err.message, { error: true });
+    }
+  }
+
+  renderChats() {
+    if (!this.chatList) return;
+    const query = this.search?.value.trim().toLowerCase() ?? "";
+    const shown = this.chats.slice().reverse().filter((c) => !query || c.name.toLowerCase().includes(query));
+    replace(this.chatList, shown.map((c) => h("li", { testid: "chat-item", dataset: { chatId: c.chatId } },
+      h("a", {
+        href: `#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(c.chatId)}`,
+        "aria-current": c.chatId === this.chatId ? "page" : null,
+      }, c.name, h("div", { class: "meta" }, `${c.messageCount} messages · `, timeEl(c.updatedAt ?? c.createdAt))))));
+    if (!shown.length) this.chatList.append(h("li", { class: "muted" }, query ? "No chat matches." : "No chats yet."));
+    this.renderHead();
+  }
+
+  renderHead() {
+    if (!this.head) return;
+    const chat = this.chats.find((c) => c.chatId === this.chatId);
+    const actions = chat ? [
+      h("button", { type: "button", testid: "chat-rename", onClick: () => this.rename(chat) }, "Rename"),
+      h("a", { class: "btn", testid: "chat-export", href: api.exportUrl(this.name, chat.chatId), download: `${chat.name.replace(/[^\w.-]+/g, "_")}.md` }, "Export"),
+      h("button", { type: "button", class: "danger", testid: "chat-delete", onClick: () => this.deleteChat(chat) }, "Delete"),
+    ] : [];
+    const filter = this.filterAgent
+      ? h("button", { type: "button", class: "filter-chip", testid: "filter-clear", onClick: () => this.setFilter(null) }, `Only ${this.filterAgent} ✕`)
+      : null;
+    replace(this.head, h("h2", { testid: "chat-title" }, chat ? chat.name : "No chat yet"), filter, actions);
+  }
+
+  setFilter(agent) {
+    this.filterAgent = this.filterAgent === agent ? null : agent;
+    this.chatView?.setFilter(this.filterAgent);
+    this.renderAgents();
+    this.renderHead();
+  }
+
+  async rename(chat) {
+    const name = await modal((close) => {
+      const input = h("input", { testid: "rename-input", value: chat.name, "aria-label": "Chat name", autofocus: true });
+      return h("form", { onSubmit: (e) => { e.preventDefault(); close(input.value.trim()); } },
+        h("h2", {}, "Rename chat"), input,
+        h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", testid: "rename-save" }, "Rename"),
+          h("button", { type: "button", onClick: () => close(null) }, "Cancel")));
+    }, { testid: "rename-dialog", label: "Rename chat" });
+    if (!name) return;
+    try {
+      await api.changeChat(this.name, chat.chatId, { name });
+      await this.loadChats();
+    } catch (err) {
+      toast(err.message, { error: true });
+    }
+  }
+
+  async deleteChat(chat) {
+    if (!(await confirmDialog(`Delete chat "${chat.name}" and its ${chat.messageCount} messages?`))) return;
+    try {
+      await api.deleteChat(this.name, chat.chatId);
+      this.chatId = null;
+      await this.loadChats();
+      await this.shell.navigate(`#/w/${encodeURIComponent(this.name)}`, { force: true });
+    } catch (err) {
+      toast(err.message, { error: true });
+    }
+  }
+
+  renderAgents() {
+    if (!this.strip) return;
+    const chips = this.agents.map((a) => {
+      const usage = this.usage[a.name];
+      const busy = (this.busy.get(a.name)?.size ?? 0) > 0;
+      return h("span", { class: `agent-chip${busy ? " busy" : ""}`, testid: "agent-chip", dataset: { agent: a.name, busy: String(busy) }, "aria-pressed": String(this.filterAgent === a.name) },
+        h("span", { class: "status", title: busy ? "writing" : a.status }),
+        h("button", { type: "button", class: "name", title: "Show only this agent's messages", "aria-pressed": String(this.filterAgent === a.name), onClick: () => this.setFilter(a.name) }, a.name),
+        h("span", { class: "stats", testid: "agent-stats" }, `${a.llmCallCount} calls${usage ? ` · ${formatTokens(usage)}` : ""}`),
+        h("button", { type: "button", class: "icon-btn", testid: "agent-edit", "aria-label": `Edit agent ${a.name}`, onClick: () => this.editAgent(a) }, "✎"));
+    });
+    replace(this.strip, chips, h("button", { type: "button", testid: "agent-add", onClick: () => this.editAgent(null) }, "+ Agent"));
+  }
+
+  async editAgent(agent) {
+    const saved = await agentDialog(this.name, agent);
+    if (saved) {
+      toast(agent ? `Saved ${saved.name}.` : `Agent ${saved.name} created.`);
+      await this.loadAgents();
+    }
+  }
+}

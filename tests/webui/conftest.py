@@ -1,0 +1,213 @@
+"""Fixtures of the browser tests: Debian's Chromium driven by Playwright (never a downloaded
+browser), the real server with the UI mounted (a subprocess on a loopback port, over a SQLite
+file, one per test module) reached through a TCP proxy the tests can cut, and a loopback
+OpenAI-compatible server the agents talk to. Screenshots go to ``test-artifacts/webui/``
+(git-ignored; ``AGENTWORLD_TEST_ARTIFACTS`` moves it)."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+from tcp_proxy import TcpProxy
+
+from agentworld.runtime.titles import TITLE_INSTRUCTION
+from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+
+ROOT = Path(__file__).parents[2]
+CHROMIUM = os.environ.get("AGENTWORLD_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("AGENTWORLD_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "webui"
+SERVE_UI = Path(__file__).with_name("serve_ui.py")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+
+expect.set_options(timeout=15_000)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def quiet_env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(home), "AGENTWORLD_LLM_RETRIES": "1", "NO_COLOR": "1"}
+    for name in ("AGENTWORLD_DB", "AGENTWORLD_TOKEN", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    return env
+
+
+# -- the model -------------------------------------------------------------------------------
+
+Answer = Callable[[dict[str, Any]], Reply]
+
+
+class Script:
+    """Answers by asking agent (system prompt ``agent:<world>/<name>``); by default an agent
+    says ``<name> heard: <last message>``. Title requests get a title."""
+
+    def __init__(self) -> None:
+        self.by_agent: dict[str, Answer] = {}
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        first = body["messages"][0]
+        if first["role"] != "system" or first["content"] == TITLE_INSTRUCTION:
+            return Reply.text("A generated title")
+        key = str(first["content"]).removeprefix("agent:")
+        if key in self.by_agent:
+            return self.by_agent[key](body)
+        last = body["messages"][-1].get("content") or ""
+        return Reply.text(f"{key.split('/')[-1]} heard: {last}")
+
+
+@pytest.fixture(scope="session")
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture(scope="session")
+def llm(script: Script) -> Iterator[OpenAIWireServer]:
+    with OpenAIWireServer(responder=script) as server:
+        yield server
+
+
+# -- the server --------------------------------------------------------------------------------
+
+
+@dataclass
+class Served:
+    url: str
+    """What the browser opens: through the proxy."""
+    db_url: str
+    home: Path
+    proxy: TcpProxy
+    api: httpx.Client
+    """Straight to the server, for setting up and checking."""
+
+    def make_world(self, name: str, llm: OpenAIWireServer, *agents: str, **settings: Any) -> str:
+        """A world whose agents talk to ``llm``; returns its (current) chat."""
+        assert self.api.post("/api/worlds", json={"name": name, **settings}).status_code == 201
+        for agent in agents:
+            body = {"name": agent, "provider": "openai", "model": "m", "baseUrl": llm.base_url,
+                    "systemPrompt": f"agent:{name}/{agent}"}
+            assert self.api.post(f"/api/worlds/{name}/agents", json=body).status_code == 201
+        created = self.api.post(f"/api/worlds/{name}/chats")
+        assert created.status_code == 201
+        return str(created.json()["chatId"])
+
+    def transcript(self, world: str, chat: str) -> list[dict[str, Any]]:
+        return list(self.api.get(f"/api/worlds/{world}/chats/{chat}/messages").json()["messages"])
+
+    def chat_url(self, world: str, chat: str) -> str:
+        return f"{self.url}/#/w/{world}/c/{chat}"
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    home = tmp_path_factory.mktemp("webui")
+    db_url = f"sqlite:///{home / 'agentworld.db'}"
+    port = free_port()
+    log = home / "serve.log"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, str(SERVE_UI), db_url, str(port)],
+            env=quiet_env(home), stdout=subprocess.DEVNULL, stderr=stderr,
+        )
+    direct = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited: {log.read_text()}")
+        try:
+            if httpx.get(f"{direct}/health", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError("the server did not start")
+        time.sleep(0.05)
+    proxy = TcpProxy(port)
+    with httpx.Client(base_url=direct, timeout=30) as api:
+        yield Served(proxy.base_url, db_url, home, proxy, api)
+    proxy.close()
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+_worlds = iter(range(1_000_000))
+
+
+@pytest.fixture
+def world_name() -> str:
+    return f"w{os.getpid()}x{next(_worlds)}"
+
+
+# -- the browser -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium (``apt-get install chromium``; ``scripts/test`` installs it). Playwright
+    is only the driver here: it never downloads a browser of its own.
+
+    Per module, not per session: while Playwright's sync API is started, its event loop counts
+    as running in this thread, and the asyncio tests a worker runs between modules need it gone.
+    """
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium is needed at {CHROMIUM} for the browser tests: apt-get install chromium "
+                    "(scripts/test does it as root), or set AGENTWORLD_CHROMIUM")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+_NETWORK_NOISE = re.compile(r"net::ERR_|Failed to load resource|/events")
+
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[Callable[..., Page]]:
+    """``open_page(url, viewport=..., color_scheme=...)``: a page in a fresh context (its own
+    cookies and storage: another tab of another person). A script error fails the test."""
+    contexts = []
+    errors: list[str] = []
+
+    def open_(url: str, *, width: int = 1280, height: int = 800, **options: Any) -> Page:
+        context = browser.new_context(viewport={"width": width, "height": height}, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+        page.on("console", lambda msg: errors.append(f"console: {msg.text}")
+                if msg.type == "error" and not _NETWORK_NOISE.search(msg.text) else None)
+        page.on("dialog", lambda dialog: errors.append(f"a script opened a dialog: {dialog.message}"))
+        page.goto(url)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert not errors, errors
+
+
+def shot(page: Page, name: str) -> Path:
+    """Save a screenshot of the page as a test artifact."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
