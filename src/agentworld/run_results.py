@@ -87,8 +87,7 @@ async def chat_outcome(
     timed_out: bool = False,
 ) -> SendResult:
     """The chat's transcript messages after ``start`` and its approvals still waiting."""
-    messages = await storage.messages_since(world, chat, start)
-    waiting = await storage.pending.find(world, chat_id=chat, kind="approval")
+    messages, waiting = await storage.since_with_approvals(world, chat, start)
     return SendResult(
         chat_id=chat,
         messages=messages,

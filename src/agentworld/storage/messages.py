@@ -12,12 +12,14 @@ import sqlalchemy as sa
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
+from agentworld.models.pending import PendingApproval
 from agentworld.models.work import InboxChange, QueuedWork
 from agentworld.storage import queries, schema
 from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import insert_log_rows
 from agentworld.storage.inbox import apply_change, next_item
 from agentworld.storage.leases import claim_lease
+from agentworld.storage.pending_rows import find_calls
 from agentworld.storage.rows import (
     MESSAGE_COLUMNS,
     message_row,
@@ -265,6 +267,20 @@ class MessageStore(StorageCore):
 
         def read(conn: sa.Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params).all()]
+
+        return await self._run(read, write=False)
+
+    async def since_with_approvals(
+        self, world: str, chat_id: str, after_seq: int
+    ) -> tuple[list[Message], list[PendingApproval]]:
+        """What a command produced in a chat — its transcript after ``after_seq`` and the
+        approvals still waiting there — in one read, as every ``send`` ends with it."""
+        params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
+
+        def read(conn: sa.Connection) -> tuple[list[Message], list[PendingApproval]]:
+            messages = [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params)]
+            waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
+            return messages, [c for c in waiting if isinstance(c, PendingApproval)]
 
         return await self._run(read, write=False)
 

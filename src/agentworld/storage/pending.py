@@ -24,7 +24,7 @@ from agentworld.storage.pending_rows import (
     USED_IDS,
     audited_arguments,
     call_row,
-    find_statement,
+    find_calls,
     row_call,
 )
 from agentworld.storage.rows import message_row
@@ -289,19 +289,10 @@ class PendingCallStore:
     ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
         """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
         (the query filters on the same column that picks each row's class)."""
-        query = find_statement(
-            chat_id is not None, kind is not None, status is not None, batch_id is not None
-        )
-        params = {
-            "world_key": world,
-            "chat_key": chat_id,
-            "kind_key": kind,
-            "status_key": status,
-            "batch_key": batch_id,
-        }
-
         def read(conn: sa.Connection) -> list[PendingCall]:
-            return [row_call(r) for r in conn.execute(query, params)]
+            return find_calls(
+                conn, world, chat_id=chat_id, kind=kind, status=status, batch_id=batch_id
+            )
 
         return await self._storage._run(read, write=False)
 

@@ -123,3 +123,26 @@ def audited_arguments(call: PendingCall) -> dict[str, Any] | None:
             return None
         case _:
             assert_never(call)
+
+
+def find_calls(
+    conn: sa.Connection,
+    world: str,
+    *,
+    chat_id: str | None = None,
+    kind: str | None = None,
+    status: str | None = "pending",
+    batch_id: str | None = None,
+) -> list[PendingCall]:
+    """The world's waiting calls, oldest first, inside the caller's transaction."""
+    query = find_statement(
+        chat_id is not None, kind is not None, status is not None, batch_id is not None
+    )
+    params = {
+        "world_key": world,
+        "chat_key": chat_id,
+        "kind_key": kind,
+        "status_key": status,
+        "batch_key": batch_id,
+    }
+    return [row_call(r) for r in conn.execute(query, params)]
