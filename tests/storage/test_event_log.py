@@ -9,11 +9,20 @@ import itertools
 import os
 from pathlib import Path
 
+import asyncpg
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import asyncpg as pg_asyncpg
 
 from agentworld.models import Chat, Message, World
 from agentworld.models.events import SystemEvent
-from agentworld.storage.event_log import EventLog
+from agentworld.storage.event_log import (
+    TRANSCRIPT_PAGE,
+    EventLog,
+    event_row,
+    insert_log_rows,
+    log_channel,
+)
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import create_database
 
@@ -101,6 +110,74 @@ async def test_concurrent_writers_become_visible_in_order(log_db: str) -> None:
         finally:
             for storage in writers:
                 await storage.close()
+
+
+def test_a_world_channel_is_a_plain_identifier_whatever_the_name() -> None:
+    names = ["w", "9-Team_X", "x" * 64, "-".join("ab" * 10 for _ in range(3))]
+    channels = [log_channel(name) for name in names]
+    assert all(c.isidentifier() and c == c.lower() and len(c.encode()) <= 63 for c in channels)
+    assert len(set(channels)) == len(names)
+    assert log_channel("Team") == log_channel("team")  # names are compared without case
+
+
+@pytest.fixture
+def pg_db(postgres_server: str) -> str:
+    return create_database(postgres_server, f"notify{os.getpid()}_{next(_numbers)}")
+
+
+async def test_a_write_notifies_its_world_once_at_commit_and_a_rollback_not_at_all(pg_db: str) -> None:
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    listener = await asyncpg.connect(pg_db)  # the test cluster's plain postgresql:// URL
+    try:
+        async with SQLStorage(pg_db) as storage:
+            for name in ("w", "other"):
+                await storage.create_world(World(name=name))
+            await storage.create_chat(Chat(world="w", chat_id="c1"))
+            for name in ("w", "other"):
+                await listener.add_listener(log_channel(name), lambda *args: heard.put_nowait(args[2]))
+            log = EventLog(storage)
+
+            await log.append([SystemEvent(world="w", text=f"e{n}") for n in range(3)])
+            assert await asyncio.wait_for(heard.get(), 5) == log_channel("w")
+            await storage.append_messages("w", [(None, said("c1", "a message"))])
+            assert await asyncio.wait_for(heard.get(), 5) == log_channel("w")
+
+            def rolled_back(conn: sa.Connection) -> None:
+                insert_log_rows(conn, [event_row(SystemEvent(world="other", text="never"))])
+                raise RuntimeError("the transaction fails after its rows")
+
+            with pytest.raises(RuntimeError):
+                await storage._run(rolled_back, write=True)
+            await log.append([SystemEvent(world="w", text="last")])
+            # Folded: three rows, one notification; the rolled-back write told nobody.
+            assert await asyncio.wait_for(heard.get(), 5) == log_channel("w")
+            await asyncio.sleep(0.2)
+            assert heard.empty()
+    finally:
+        await listener.close()
+
+
+async def test_a_transcript_page_on_postgresql_reads_the_chat_index_in_order(pg_db: str) -> None:
+    """No sort of every message after the position: the page costs its own rows, not the
+    chat's length (``benchmarks/transcript_page.py``)."""
+    async with SQLStorage(pg_db) as storage:
+        await storage.create_world(World(name="w"))
+        for chat in ("c1", "c2"):
+            await storage.create_chat(Chat(world="w", chat_id=chat))
+        for _ in range(10):  # two chats' messages interleaved, as chats running at once leave them
+            await storage.append_messages(
+                "w", [(None, said(chat, f"m{n}")) for n in range(100) for chat in ("c1", "c2")]
+            )
+    compiled = TRANSCRIPT_PAGE.compile(dialect=pg_asyncpg.dialect())
+    values = {"world_key": "w", "chat_key": "c1", "after_seq": 0, "row_limit": 100}
+    args = [values[name] for name in compiled.positiontup or ()]
+    conn = await asyncpg.connect(pg_db)  # the test cluster's plain postgresql:// URL
+    try:
+        await conn.execute("ANALYZE messages")
+        plan = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN {compiled}", *args))
+    finally:
+        await conn.close()
+    assert "ix_messages_chat" in plan and "Sort" not in plan, plan
 
 
 OLD_EVENTS = """

@@ -24,6 +24,7 @@ from agentworld.server.feed import Feeds
 from agentworld.server.schemas import Health
 from agentworld.server.security import Guard
 from agentworld.storage.event_log import EventLog
+from agentworld.webui import mount_ui
 
 API_VERSION = "1"
 
@@ -50,7 +51,12 @@ def create_app(
             runtime = aw.started_runtime(world)
             return runtime.bus if runtime is not None else None
 
-        feeds = Feeds(EventLog(aw.storage), bus_of, poll=settings.poll_seconds)
+        feeds = Feeds(
+            EventLog(aw.storage),
+            bus_of,
+            poll=settings.poll_seconds,
+            safety_poll=settings.safety_poll_seconds,
+        )
         app.state.agent_world = aw
         app.state.feeds = feeds
         try:
@@ -77,6 +83,7 @@ def create_app(
     app.include_router(routes_catalog.router)
     app.include_router(routes_work.router)
     app.include_router(routes_events.router)
+    mount_ui(app)  # the web UI at / (static files; nothing in the OpenAPI schema)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -38,7 +38,10 @@ class ServerConfig:
     """Origins a browser may call the API from; none (CORS closed) by default."""
     max_body_bytes: int = 1_048_576
     poll_seconds: float = 0.15
-    """How often the event stream looks for events stored by other processes."""
+    """How often the event stream looks for events stored by other processes (SQLite; on
+    PostgreSQL while the notification connection is down)."""
+    safety_poll_seconds: float = 2.0
+    """On PostgreSQL, where writers notify the stream, how often it reads the log anyway."""
     keepalive_seconds: float = 15.0
     run_wait_seconds: float = 120.0
     """How long an approval or tool-result answer waits for the world to go idle before it

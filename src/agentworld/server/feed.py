@@ -3,10 +3,17 @@
 A feed reads the world's event log (``storage/event_log.py``) — so events of every process
 that runs the world arrive, in the log's order — and keeps the recent ones in memory, so a
 hundred clients cost one read, not a hundred. It reads when this process's own runtime
-publishes something (at once) and otherwise every ``poll`` seconds (events stored by other
-processes: a CLI ``send``, another server). Token chunks are never stored; the feed takes them
-from this process's event bus and places them among the stored events in the order they
-happened, as items without a ``seq``.
+publishes something (at once), and for events stored by other processes (a CLI ``send``, another
+server):
+
+* on PostgreSQL when the log's notification arrives (``server/notify.py``: writers
+  ``pg_notify`` in the transaction that stores the event, delivered at commit), with a slow poll
+  every ``safety_poll`` seconds in case one is ever missed — and every ``poll`` seconds while
+  the listening connection is down;
+* on SQLite, which has no such signal, every ``poll`` seconds.
+
+Token chunks are never stored; the feed takes them from this process's event bus and places
+them among the stored events in the order they happened, as items without a ``seq``.
 
 A client follows from a position (``Last-Event-ID``): it reads from the log itself until it
 reaches what the feed keeps, then takes the feed's items; if it falls behind what the feed
@@ -22,16 +29,21 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentworld.errors import AgentWorldError
 from agentworld.events.bus import EventBus
 from agentworld.models.events import EventKind, SSEEvent, WorldEvent
 from agentworld.storage.event_log import EventLog
 
+if TYPE_CHECKING:
+    from agentworld.server.notify import LogListener
+
 logger = logging.getLogger("agentworld.server")
 
 READ_LIMIT = 500
+SAFETY_POLL_SECONDS = 2.0
+"""How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
 
 
 @dataclass(frozen=True)
@@ -55,12 +67,16 @@ class WorldFeed:
         bus_of: Callable[[], EventBus | None],
         *,
         poll: float,
+        safety_poll: float = SAFETY_POLL_SECONDS,
+        listener: LogListener | None = None,
         keep: int = 2000,
     ) -> None:
         self.world = world
         self._log = log
         self._bus_of = bus_of
         self._poll = poll
+        self._safety_poll = safety_poll
+        self._listener = listener
         self._keep = keep
         self._items: deque[tuple[int, FeedItem]] = deque()
         """(feed position, item): positions count every item, chunks too, from 0."""
@@ -79,11 +95,21 @@ class WorldFeed:
         self.followers = 0
 
     async def start(self) -> None:
-        self.head = self._floor = await self._log.head(self.world)
+        # Listen before reading the head: whatever commits after the read is announced.
+        if self._listener is not None:
+            await self._listener.watch(self.world, self._poked.set)
+        try:
+            self.head = self._floor = await self._log.head(self.world)
+        except BaseException:
+            if self._listener is not None:
+                await self._listener.unwatch(self.world, self._poked.set)
+            raise
         self._attach()
         self._task = asyncio.create_task(self._run(), name=f"event-feed:{self.world}")
 
     async def aclose(self) -> None:
+        if self._listener is not None:
+            await self._listener.unwatch(self.world, self._poked.set)
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -95,10 +121,16 @@ class WorldFeed:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def _wait_seconds(self) -> float:
+        """The safety net while notifications arrive; the plain poll otherwise."""
+        if self._listener is not None and self._listener.listening:
+            return self._safety_poll
+        return self._poll
+
     async def _run(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._poll):
+                async with asyncio.timeout(self._wait_seconds()):
                     await self._poked.wait()
             self._poked.clear()
             self._attach()
@@ -213,23 +245,55 @@ class WorldFeed:
 
 
 class Feeds:
-    """The feeds of the worlds that have followers; each stops when its last follower leaves."""
+    """The feeds of the worlds that have followers; each stops when its last follower leaves.
+
+    On PostgreSQL they share one ``LogListener`` (one connection), opened when the first world
+    is followed and closed with the feeds."""
 
     def __init__(
-        self, log: EventLog, bus_of: Callable[[str], EventBus | None], *, poll: float
+        self,
+        log: EventLog,
+        bus_of: Callable[[str], EventBus | None],
+        *,
+        poll: float,
+        safety_poll: float = SAFETY_POLL_SECONDS,
     ) -> None:
         self._log = log
         self._bus_of = bus_of
         self._poll = poll
+        self._safety_poll = safety_poll
         self._feeds: dict[str, WorldFeed] = {}
         self._lock = asyncio.Lock()
+        self._listener: LogListener | None = None
+
+    @property
+    def listener(self) -> LogListener | None:
+        """The PostgreSQL listener, once a world is followed (None on SQLite)."""
+        return self._listener
+
+    async def _listener_for_log(self) -> LogListener | None:
+        if self._listener is None and self._log.url.startswith("postgresql"):
+            # Imported here: asyncpg is loaded only by servers that run on PostgreSQL.
+            from agentworld.server.notify import LogListener
+
+            listener = LogListener(self._log.url)
+            await listener.start()
+            self._listener = listener
+        return self._listener
 
     @contextlib.asynccontextmanager
     async def following(self, world: str) -> AsyncIterator[WorldFeed]:
         async with self._lock:
             feed = self._feeds.get(world)
             if feed is None:
-                feed = WorldFeed(world, self._log, lambda: self._bus_of(world), poll=self._poll)
+                feed = WorldFeed(
+                    world,
+                    self._log,
+                    lambda: self._bus_of(world),
+                    poll=self._poll,
+                    safety_poll=self._safety_poll,
+                    listener=await self._listener_for_log(),
+                )
                 await feed.start()
                 self._feeds[world] = feed
             feed.followers += 1
@@ -246,3 +310,6 @@ class Feeds:
         feeds, self._feeds = list(self._feeds.values()), {}
         for feed in feeds:
             await feed.aclose()
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await listener.aclose()

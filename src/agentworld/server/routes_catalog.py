@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from agentworld.documents import agent_doc, chat_doc, markdown_transcript
+from agentworld.errors import NotFoundError
 from agentworld.models import Usage, World
 from agentworld.server.deps import AW, ERRORS, public_world
 from agentworld.server.schemas import (
@@ -170,7 +171,9 @@ async def transcript(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many.")] = 1000,
 ) -> JSONResponse:
     """The chat transcript, oldest first, a page at a time."""
-    await aw.get_chat(world, chat)
+    await aw.get_world(world)
+    if not await aw.storage.chat_exists(world, chat):  # not get_chat: it counts every message
+        raise NotFoundError(f"chat {chat!r} not found in world {world!r}")
     page = await EventLog(aw.storage).transcript_page(world, chat, after=after, limit=limit)
     return JSONResponse(
         {
