@@ -47,7 +47,7 @@ def test_two_client_calls_with_one_id_both_wait_and_the_turn_completes(
     no_sql(sent.stdout, sent.stderr)
     waiting = cli("pending", "w", "--json").json()["pendingToolCalls"]
     ids = [p["toolCallId"] for p in waiting]
-    assert [json.loads(p["toolArgs"])["prompt"] for p in waiting] == ["first", "second"]
+    assert [p["toolArgs"]["prompt"] for p in waiting] == ["first", "second"]  # an object, not text
     assert ids[0] == "dup" and ids[1].startswith("dup-")
 
     cli("respond", "w", ids[0], "--result", '{"color": "teal"}')

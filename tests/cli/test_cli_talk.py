@@ -266,10 +266,10 @@ def test_an_approval_answered_by_another_process_leaves_the_prompt(
 # -- Ctrl-C ------------------------------------------------------------------------------------
 
 
-def test_ctrl_c_during_a_slow_answer_returns_to_the_prompt_and_twice_exits_0(
+def test_ctrl_c_during_a_slow_answer_stops_the_turn_and_twice_at_the_prompt_exits_0(
     talk: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path
 ) -> None:
-    script.by_agent["planner"] = lambda body: Reply.text("late but here", delay=2.0)
+    script.by_agent["planner"] = lambda body: Reply.text("too late", delay=2.0)
     make_team(db_url, server, tmp_path, "planner")
     term = talk("team")
     term.ready()
@@ -278,17 +278,48 @@ def test_ctrl_c_during_a_slow_answer_returns_to_the_prompt_and_twice_exits_0(
 
     started = time.monotonic()
     term.child.sendcontrol("c")
-    term.expect(r"stopped waiting")
-    term.expect(r"the turn goes on")
+    term.expect(r"⚠ system: human stopped the agents' work in this chat\.")
+    term.expect(r"⏹ stopped")
     term.expect(PROMPT)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 3
 
-    term.expect(r"late but here", timeout=10)  # what was stored is kept, and shown
+    time.sleep(2.0)  # the model's answer would have come by now
     term.child.sendcontrol("c")
     term.expect(r"Ctrl-C again or Ctrl-D to leave")
     term.child.sendcontrol("c")
     assert term.exit_status() == 0
-    assert [m["content"] for m in stored(db_url)] == ["@planner take your time", "late but here"]
+    assert "too late" not in term.text
+    assert [(m["role"], m["content"]) for m in stored(db_url)] == [
+        ("user", "@planner take your time"),
+        ("system", "human stopped the agents' work in this chat."),
+    ]
+
+
+def test_ctrl_c_during_a_running_shell_command_kills_it_and_the_next_message_works(
+    talk: Any, cli: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path
+) -> None:
+    term, work = asked(talk, script, server, db_url, tmp_path, "sleep 2 && touch LATE", "touch NEXT")
+    term.type("o")
+    term.expect(r"approved approval_\w+ \(once\)")
+    time.sleep(0.5)  # the command runs now
+
+    term.child.sendcontrol("c")
+    term.expect(r"⚠ system: human stopped the agents' work in this chat\.")
+    term.expect(r"⏹ stopped")
+    term.expect(PROMPT)
+    term.line("@ops next")
+    term.expect(r"approval needed: ops wants to run `touch NEXT`")
+    term.type("d")
+    term.expect(r"ops saw: User denied approval")
+    term.child.sendcontrol("d")
+
+    assert term.exit_status() == 0
+    time.sleep(2.0)  # long enough for `sleep 2` to have finished, had it not been killed
+    assert not (work / "LATE").exists()
+    (log,) = [entry for entry in cli("tool-logs", "team", "--json").json()["toolLogs"]
+              if entry["input"] == {"command": "sleep 2 && touch LATE"}]  # fmt: skip
+    if log["status"] != "interrupted":  # the runtime's part: reported to its owner
+        pytest.xfail(f"a stopped approved call is logged {log['status']!r}, not 'interrupted'")
 
 
 # -- without a terminal, and start-up ----------------------------------------------------------

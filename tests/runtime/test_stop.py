@@ -112,3 +112,51 @@ async def test_stopping_an_idle_chat_changes_nothing(aw: AgentWorld, make_world:
     outcome = await aw.stop("w", chat)
     assert not outcome.stopped
     assert await aw.storage.transcript("w", chat) == []
+
+
+async def test_a_send_that_stops_waiting_leaves_the_turn_running(
+    aw: AgentWorld, make_world: Any, script: Any
+) -> None:
+    """``send(timeout=...)`` gives up waiting, never the work: the answer still lands."""
+    await make_world("a1")
+    script.by_agent["a1"] = lambda body: Reply(content="worth the wait", delay=1.0)
+
+    result = await aw.send("w", "@a1 slowly", timeout=0.2)
+
+    assert result.timed_out
+    runtime = await aw.runtime("w")
+    await runtime.wait_until_idle(result.chat_id, timeout=10)
+    transcript = await aw.storage.transcript("w", result.chat_id)
+    assert transcript[-1].content == "worth the wait"
+
+
+async def test_stop_while_an_approved_call_runs_gives_it_a_result(
+    aw: AgentWorld, make_world: Any, script: Any, tmp_path: Path
+) -> None:
+    marker = tmp_path / "effect"
+    await make_world("a1", working_dir=str(tmp_path))
+    script.by_agent["a1"] = lambda body: (
+        Reply.text("finished")
+        if body["messages"][-1]["role"] == "tool"
+        else Reply.tools(
+            ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": f"sleep 3 && touch {marker}"}))
+        )
+    )
+    asked = await aw.send("w", "@a1 do it")
+    (approval,) = asked.pending_approvals
+    approving = asyncio.create_task(
+        aw.approve("w", approval.tool_call_id, decision="approve", scope="once")
+    )
+    await _until(lambda: _running(aw), "the approved command to start")
+
+    outcome = await aw.stop("w", asked.chat_id)
+    await asyncio.wait_for(approving, 10)
+
+    assert outcome.stopped and len(outcome.interrupted) == 1
+    memory = await aw.storage.memory("w", "a1", asked.chat_id)
+    answered = {m.tool_call_id for m in memory if m.role == "tool"}
+    calls = {c.id for m in memory if m.tool_calls for c in m.tool_calls}
+    assert calls <= answered  # every call the model made has its result: the memory is whole
+    assert [log["status"] for log in await aw.tool_logs("w")] == ["interrupted"]
+    await asyncio.sleep(3.5)
+    assert not marker.exists()

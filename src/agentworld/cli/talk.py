@@ -25,7 +25,7 @@ def talk(
     """Talk with a world's agents: answers stream in, approvals are asked at the prompt.
 
     Enter sends, Esc-Enter starts a new line, Tab completes @agent names and /commands
-    (/help lists them). Ctrl-C during a turn returns to the prompt; Ctrl-D leaves.
+    (/help lists them). Ctrl-C stops a turn; Ctrl-D leaves.
     """
     if chat is not None and new:
         output.fail("give --chat ID or --new, not both", code=2)

@@ -34,7 +34,7 @@ COMMANDS: dict[str, str] = {
     "/policy": "the policy rules in force",
     "/export [FILE]": "write this chat as Markdown (default: CHAT_ID.md)",
     "/show N": "tool result N in full",
-    "/stop": "stop this chat's running work",
+    "/stop": "stop this chat's work (as Ctrl-C does during a turn)",
     "/help": "this list",
     "/quit": "leave (Ctrl-D does too)",
 }
@@ -141,7 +141,7 @@ async def _messages(session: TalkSession, args: list[str]) -> None:
 
 @_command("/approvals")
 async def _approvals(session: TalkSession, args: list[str]) -> None:
-    waiting = await session.runtime.approvals()
+    waiting = await session.aw.approvals(session.world)
     output.print_approvals(waiting, empty="no pending approvals", answers="slash")
 
 

@@ -51,7 +51,7 @@ class ApprovalDesk:
         """Ask each request of the chat, oldest first, until none is left to ask."""
         session = self.session
         while True:
-            waiting = await session.runtime.approvals(session.chat)
+            waiting = await session.aw.approvals(session.world, chat_id=session.chat)
             waiting = [p for p in waiting if p.tool_call_id not in self.later]
             if not waiting:
                 return
@@ -102,7 +102,7 @@ class ApprovalDesk:
 
     async def refresh(self) -> None:
         session = self.session
-        waiting = await session.runtime.approvals()
+        waiting = await session.aw.approvals(session.world)
         ids = {p.tool_call_id for p in waiting}
         self._waiting = waiting
         session.known.approvals = sorted(ids)

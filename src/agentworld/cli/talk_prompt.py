@@ -157,8 +157,8 @@ class Prompts:
         """Called once, just after the first prompt is drawn."""
 
     async def message(self) -> str:
-        """The next message or command (``KeyboardInterrupt``: Ctrl-C at an empty prompt,
-        ``EOFError``: Ctrl-D; ``Interrupted``: ended from outside)."""
+        """The next message or command. Raises ``KeyboardInterrupt`` for Ctrl-C at an empty
+        prompt, ``EOFError`` for Ctrl-D, and the reason given to ``interrupt``."""
         return str(await self._ask(self._messages, HTML("<b>{}</b> › ").format(self.world)))
 
     async def approval(self) -> Answer | None:

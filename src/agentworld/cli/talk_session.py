@@ -8,15 +8,17 @@ Start-up shows the prompt at once and opens the database behind it: the runtime'
 (SQLAlchemy, pydantic models, the SDKs) take longer than people wait for a prompt, and nothing
 typed is lost meanwhile — the first message simply waits for the world to be ready.
 
-Ctrl-C during a turn stops waiting for it and returns to the prompt: the runtime has no way yet
-to stop a chat's work (``stop`` below says what it would call), so the turn goes on behind the
-prompt and what it says still shows. Ctrl-C twice at an empty prompt, Ctrl-D or ``/quit``
-leave with status 0.
+Ctrl-C during a turn stops it (``AgentWorld.stop``: the runner is cancelled, a running tool
+killed and its call recorded as interrupted, the chat's queued work dropped, the stop noted in
+the transcript; what was stored stays) and returns to the prompt. When another process runs the
+chat, only the waiting stops. Ctrl-C twice at an empty prompt, Ctrl-D or ``/quit`` leave with
+status 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
@@ -46,7 +48,7 @@ class TalkSession:
         self._new = new
         self._db = db
         self.screen = Screen()
-        self.view = EventView(self.screen)
+        self.view = EventView(self.screen, width=shutil.get_terminal_size().columns)
         self.known = Known(COMMANDS)
         self.prompts = Prompts(world, self.known, lambda: self.desk.status())
         self._aw: AgentWorld | None = None
@@ -160,10 +162,10 @@ class TalkSession:
         from agentworld.cli.common import check_database, world_spelling
 
         await asyncio.to_thread(check_database, self._db)
-        aw = AgentWorld(self._db, interactive=True)
+        aw = AgentWorld(self._db, interactive=True, long_lived=True)  # waits for its chat only
         await aw.__aenter__()
         self._aw = aw  # closed with the session, whatever happens next
-        self.world = await world_spelling(aw, self.world)
+        self.world = self.prompts.world = await world_spelling(aw, self.world)
         await aw.get_world(self.world)
         if self.chat:
             chat = await aw.get_chat(self.world, self.chat)
@@ -220,32 +222,26 @@ class TalkSession:
             self.view.close_stream()
             return task.result()
         self.view.close_stream()
-        self.screen.note("⏹ stopped waiting")
         if await self.stop():
             await asyncio.gather(task, return_exceptions=True)
         else:
+            self.screen.note("⏹ stopped waiting; the turn goes on where it runs")
             self._behind.add(task)
             task.add_done_callback(self._finished_behind)
         return None
 
     async def stop(self) -> bool:
-        """Stop the chat's running work (Ctrl-C in a turn, ``/stop``), if the runtime can.
-
-        ``AgentWorld.stop(world, chat_id)`` is the call it would offer (see the report of
-        issue 17): cancel the chat's runner, kill a running tool and record its call as
-        interrupted, drop the chat's queued work and store a system event saying so. Until the
-        facade has it, the turn goes on, and this says so."""
-        stop = getattr(self.aw, "stop", None)
-        if stop is not None:
-            await stop(self.world, self.chat)
-            self.screen.note("⏹ stopped")
-            return True
-        if self.runtime.is_idle(self.chat):
-            self.screen.note("nothing is running in this chat")
-        else:
-            self.screen.note("the runtime cannot stop a chat's work yet: the turn goes on, and "
-                             "what it says still shows here")  # fmt: skip
-        return False
+        """Stop the chat's work (Ctrl-C in a turn, ``/stop``); False when there was none here
+        (another process may run the chat: it is stopped there)."""
+        outcome = await self.aw.stop(self.world, self.chat)
+        if not outcome.stopped:
+            self.screen.note("nothing to stop here (a chat another process runs is stopped there)")
+            return False
+        done = [f"{len(outcome.interrupted)} running tool call(s) killed"] if outcome.interrupted else []
+        done += [f"{len(outcome.skipped)} call(s) not run"] if outcome.skipped else []
+        done += [f"{outcome.dropped} queued step(s) dropped"] if outcome.dropped else []
+        self.screen.note("⏹ stopped" + (f": {', '.join(done)}" if done else ""))
+        return True
 
     async def _tick(self) -> None:
         while True:

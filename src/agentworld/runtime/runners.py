@@ -111,12 +111,15 @@ class ChatRunners:
         person is idle."""
         if chat_id is None:
             while self._tasks:
-                await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
+                # ``wait``, not ``gather``: a waiter that gives up (a timeout, a client gone)
+                # must not cancel the work it was waiting for.
+                await asyncio.wait(list(self._tasks.values()))
             return
         task = self._tasks.get(chat_id)
         while True:
             if task is not None:
-                (ran,) = await asyncio.gather(task, return_exceptions=True)
+                await asyncio.wait({task})
+                ran = None if task.cancelled() or task.exception() else task.result()
                 if ran is True:
                     return  # this process let the chat go because its inbox was empty
             if not await self._storage.inbox.has_work(self._world, chat_id):
