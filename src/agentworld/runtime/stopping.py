@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import assert_never
 
 from agentworld.models import Message
 from agentworld.models.events import MessageEvent, SystemEvent
-from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.models.work import InboxChange
 from agentworld.runtime.turn import unfinished_calls
 from agentworld.runtime.turn_context import TurnContext
@@ -63,7 +61,7 @@ async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owne
             if found is None:
                 continue
             batch_id, calls = found
-            waited = await _still_waiting(ctx, world, batch_id)
+            waited = await ctx.storage.pending.waited_for(world, batch_id, unanswered_only=True)
             for call in calls:
                 if call.id in waited:
                     continue  # a person (or the application) still answers it; not ours to close
@@ -116,18 +114,3 @@ async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owne
         message=note,
     )
 
-
-async def _still_waiting(ctx: TurnContext, world: str, batch_id: str) -> set[str]:
-    """Calls of the batch a person or the application has yet to answer. One whose approval
-    was given is not among them: it was running (or about to) when the stop came."""
-    waiting = await ctx.storage.pending.find(world, batch_id=batch_id, status="pending")
-    ids: set[str] = set()
-    for call in waiting:
-        match call:
-            case PendingApproval():
-                ids.add(call.original_call_id)
-            case PendingClientCall():
-                ids.add(call.tool_call_id)
-            case _:
-                assert_never(call)
-    return ids

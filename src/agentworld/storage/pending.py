@@ -181,10 +181,16 @@ class PendingCallStore:
 
         return await self._storage._run(read, write=False)
 
-    async def waited_for(self, world: str, batch_id: str) -> set[str]:
+    async def waited_for(
+        self, world: str, batch_id: str, *, unanswered_only: bool = False
+    ) -> set[str]:
         """Ids of the batch's calls that someone outside the loop is responsible for: a
-        person's approval (asked, or given and about to run) or a client's result."""
+        person's approval (asked, or given and about to run) or a client's result; with
+        ``unanswered_only``, only those whose answer has not come (a given approval's call
+        was running, or about to)."""
         query = sa.select(_TABLE).where(_TABLE.c.world == world, _TABLE.c.batch_id == batch_id)
+        if unanswered_only:
+            query = query.where(_TABLE.c.status == "pending")
 
         def read(conn: sa.Connection) -> set[str]:
             ids: set[str] = set()
