@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from agentworld.runtime.titles import TITLE_INSTRUCTION
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+from agentworld.testing.openai_wire import AgentScript, OpenAIWireServer
 
 
 def free_port() -> int:
@@ -89,25 +89,12 @@ def start_server(
     raise AssertionError("server did not start")
 
 
-Answer = Callable[[dict[str, Any]], Reply]
-
-
-class LLMScript:
-    """Answers by asking agent (system prompt ``agent:<world>/<name>``); by default an agent
-    says ``<name> heard: <last message>``. Title requests get a title."""
+class LLMScript(AgentScript):
+    """The shared by-agent responder (``agentworld.testing``), knowing the runtime's title
+    instruction."""
 
     def __init__(self) -> None:
-        self.by_agent: dict[str, Answer] = {}
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        first = body["messages"][0]
-        if first["role"] != "system" or first["content"] == TITLE_INSTRUCTION:
-            return Reply.text("A title")
-        key = str(first["content"]).removeprefix("agent:")
-        if key in self.by_agent:
-            return self.by_agent[key](body)
-        last = body["messages"][-1].get("content") or ""
-        return Reply.text(f"{key.split('/')[-1]} heard: {last}")
+        super().__init__(TITLE_INSTRUCTION)
 
 
 def make_world(api: httpx.Client, name: str, llm: OpenAIWireServer, *agents: str, **settings: Any) -> str:

@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from tcp_proxy import TcpProxy
 
 from agentworld.runtime.titles import TITLE_INSTRUCTION
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+from agentworld.testing.openai_wire import AgentScript, OpenAIWireServer
 
 ROOT = Path(__file__).parents[2]
 CHROMIUM = os.environ.get("AGENTWORLD_CHROMIUM", "/usr/bin/chromium")
@@ -49,25 +49,12 @@ def quiet_env(home: Path) -> dict[str, str]:
 
 # -- the model -------------------------------------------------------------------------------
 
-Answer = Callable[[dict[str, Any]], Reply]
-
-
-class Script:
-    """Answers by asking agent (system prompt ``agent:<world>/<name>``); by default an agent
-    says ``<name> heard: <last message>``. Title requests get a title."""
+class Script(AgentScript):
+    """The shared by-agent responder (``agentworld.testing``), knowing the runtime's title
+    instruction."""
 
     def __init__(self) -> None:
-        self.by_agent: dict[str, Answer] = {}
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        first = body["messages"][0]
-        if first["role"] != "system" or first["content"] == TITLE_INSTRUCTION:
-            return Reply.text("A generated title")
-        key = str(first["content"]).removeprefix("agent:")
-        if key in self.by_agent:
-            return self.by_agent[key](body)
-        last = body["messages"][-1].get("content") or ""
-        return Reply.text(f"{key.split('/')[-1]} heard: {last}")
+        super().__init__(TITLE_INSTRUCTION)
 
 
 @pytest.fixture(scope="session")

@@ -93,6 +93,27 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+class AgentScript:
+    """A responder that answers by agent: an agent whose system prompt is ``agent:<key>``
+    gets ``by_agent[key](body)``, or by default says ``<name> heard: <last message>`` (the
+    name is the key after its last ``/``); a request whose system prompt is
+    ``title_instruction`` (the runtime's, passed in: this layer cannot import it) gets a title."""
+
+    def __init__(self, title_instruction: str) -> None:
+        self.title_instruction = title_instruction
+        self.by_agent: dict[str, Responder] = {}
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        first = body["messages"][0]
+        if first["role"] != "system" or first["content"] == self.title_instruction:
+            return Reply.text("A title")
+        key = str(first["content"]).removeprefix("agent:")
+        if key in self.by_agent:
+            return self.by_agent[key](body)
+        last = body["messages"][-1].get("content") or ""
+        return Reply.text(f"{key.split('/')[-1]} heard: {last}")
+
+
 def echo_responder(body: dict[str, Any]) -> Reply:
     """Default behaviour: answer ``echo: <last user message>``."""
     users = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
