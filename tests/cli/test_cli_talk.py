@@ -72,7 +72,11 @@ class Terminal:
         self.expect(PROMPT)
 
     def exit_status(self, timeout: float = 10) -> int:
-        self.child.expect(pexpect.EOF, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while self.child.isalive() or self._read(0):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still running after {timeout} s; the terminal:\n{self.text[-3000:]}")
+            self._read(0.05)
         self.child.close()
         assert self.child.signalstatus is None, self.child.signalstatus
         return int(self.child.exitstatus)

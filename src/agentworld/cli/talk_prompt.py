@@ -13,6 +13,8 @@ was answered in another process or a request arrived while the prompt waited.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import HTML
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 Answer = Literal["deny", "once", "session", "always"]
@@ -137,12 +140,29 @@ def history_for(world: str) -> History:
     return FileHistory(str(folder / world.lower()))
 
 
+class KeysStayKeys(Vt100Input):
+    """The terminal stays raw while lines are printed above a prompt.
+
+    prompt_toolkit prints above a prompt (``patch_stdout``, ``run_in_terminal``) with the
+    terminal back in cooked mode, for a moment. A key pressed in that moment goes through the
+    terminal's line discipline instead of reaching the prompt: Ctrl-D becomes an end-of-file
+    that is then lost (the person pressed it and nothing happened), text typed is echoed into
+    the output. Nothing here reads a line while printing, so the terminal has no reason to
+    leave raw mode: keys wait, unread, for the prompt that is drawn again after the output.
+    """
+
+    def cooked_mode(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
 class Prompts:
     """The two prompts, made once per session."""
 
     def __init__(self, world: str, known: Known, status: Callable[[], str]) -> None:
         self.world = world
+        keys = KeysStayKeys(sys.stdin)
         self._messages: PromptSession[str] = PromptSession(
+            input=keys,
             history=history_for(world),
             completer=TalkCompleter(known),
             complete_while_typing=False,
@@ -150,7 +170,7 @@ class Prompts:
             bottom_toolbar=lambda: status(),
             multiline=False,
         )
-        self._approvals: PromptSession[Any] = PromptSession(key_bindings=_approval_keys())
+        self._approvals: PromptSession[Any] = PromptSession(input=keys, key_bindings=_approval_keys())
         self._active: PromptSession[Any] | None = None
         self._held: BaseException | None = None
         self.on_shown: Callable[[], None] | None = None
