@@ -2,23 +2,37 @@
 
 ``send``, ``approve`` and ``respond`` all do one thing to a chat, wait until it is idle (or a
 timeout), and report the transcript messages that appeared, the errors seen on the way and
-the approvals still waiting: ``run_and_report`` is that shape, once.
+the approvals still waiting, and the calls refused without running: ``run_and_report`` is that
+shape, once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentworld.approval.decisions import DenialSource
 from agentworld.models import Message
-from agentworld.models.events import SystemEvent, WorldEvent
+from agentworld.models.events import SystemEvent, ToolEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
     from agentworld.runtime.world import WorldRuntime
+
+
+@dataclass(frozen=True)
+class DeniedCall:
+    """A tool call refused without running while a command ran the chat."""
+
+    agent: str
+    tool_name: str
+    by: DenialSource
+    reason: str
+    """What the model was told."""
 
 
 @dataclass
@@ -36,6 +50,9 @@ class SendResult:
     timed_out: bool = False
     """The wait ended at its timeout: the chat still had work, which goes on (or is resumed
     by the next process that runs the world) — it is never abandoned."""
+    denied: list[DeniedCall] = field(default_factory=list)
+    """Tool calls of the chat refused while this process ran it: by the policy, or because
+    they needed a person and nobody could be asked."""
 
 
 @dataclass
@@ -63,17 +80,33 @@ async def run_until_idle(
     return True
 
 
-class ErrorCollector:
-    """Collects the error events of one chat while a command runs, to report them at the end."""
+class RunWatch:
+    """Collects what a command must report of one chat and is not in its transcript: the
+    error events, and the calls refused without running."""
 
     def __init__(self, runtime: WorldRuntime, chat: str) -> None:
-        self.texts: list[str] = []
+        self.errors: list[str] = []
+        self.denied: list[DeniedCall] = []
         self._chat = chat
-        self.unsubscribe = runtime.bus.subscribe(self._collect, kinds=["system"], name="command-errors")
+        self.unsubscribe = runtime.bus.subscribe(self._collect, kinds=["system", "tool"], name="command-watch")
 
     def _collect(self, event: WorldEvent) -> None:
-        if isinstance(event, SystemEvent) and event.level == "error" and event.chat in (self._chat, None):
-            self.texts.append(event.text)
+        if event.chat not in (self._chat, None):
+            return
+        if isinstance(event, SystemEvent) and event.level == "error":
+            self.errors.append(event.text)
+        elif isinstance(event, ToolEvent) and (by := event.detail.get("deniedBy")) is not None:
+            reason = _error_text(event.detail.get("content"))
+            self.denied.append(DeniedCall(event.agent, event.tool_name, by, reason))
+
+
+def _error_text(content: object) -> str:
+    """The ``error`` of a result document, else the document."""
+    try:
+        document = json.loads(str(content))
+    except ValueError:
+        return str(content)
+    return str(document.get("error", content)) if isinstance(document, dict) else str(content)
 
 
 
@@ -109,11 +142,13 @@ async def run_and_report(
 ) -> SendResult:
     """Do ``act`` to the chat, wait until it is idle (``everything``: and every chat this
     process took up), and report what appeared — errors included, collected as they happen."""
-    errors = ErrorCollector(runtime, chat)
+    watch = RunWatch(runtime, chat)
     try:
         start = await storage.last_seq()
         await act()
         finished = await run_until_idle(runtime, chat, timeout, everything=everything)
     finally:
-        errors.unsubscribe()
-    return await chat_outcome(storage, world, chat, start, errors.texts, timed_out=not finished)
+        watch.unsubscribe()
+    result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
+    result.denied = watch.denied
+    return result

@@ -19,7 +19,7 @@ from agentworld.settings_checks import (
     check_agent_settings,
     check_world_settings,
 )
-from agentworld.storage.event_log import EventLog
+from agentworld.storage.event_log import EventLog, TranscriptPage
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
@@ -241,6 +241,21 @@ class WorldCatalog:
         """A chat's transcript: what was said in it, in order."""
         await self.get_chat(world, chat_id)
         return await self.storage.transcript(world, chat_id)
+
+    async def transcript_page(
+        self, world: str, chat_id: str, *, after: int = 0, limit: int = 1000
+    ) -> TranscriptPage:
+        """Up to ``limit`` transcript messages of the chat after position ``after`` (whichever
+        process stored them), with the position to go on from."""
+        await self.get_world(world)
+        if not await self.storage.chat_exists(world, chat_id):  # not get_chat: it counts messages
+            raise NotFoundError(f"chat {chat_id!r} not found in world {world!r}")
+        return await EventLog(self.storage).transcript_page(world, chat_id, after=after, limit=limit)
+
+    async def transcript_position(self) -> int:
+        """Where the transcripts stand now: a page read ``after`` it holds only what was said
+        since (the position is the database's, across worlds and chats)."""
+        return await self.storage.last_seq()
 
     async def agent_memory(
         self, world: str, agent: str, *, chat_id: str | None = None

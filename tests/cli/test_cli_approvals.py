@@ -142,7 +142,9 @@ def test_the_audit_log_lists_every_request_and_decision(cli: Any, model: Model) 
 
 def test_non_interactive_send_denies_instead_of_asking(cli: Any, model: Model, tmp_path: Path) -> None:
     model.commands.append(["touch X"])
-    sent = cli("send", "w1", "@a1 please", "--non-interactive", "--json").json()
+    refused = cli("send", "w1", "@a1 please", "--non-interactive", "--json", check=False)
+    assert refused.code == 3 and "nobody can be asked" in refused.stderr
+    sent = refused.json()
     assert sent["pendingApprovals"] == []
     assert "nobody can be asked" in sent["messages"][-1]["content"]
     assert not (tmp_path / "work" / "X").exists()

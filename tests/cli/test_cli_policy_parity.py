@@ -235,6 +235,8 @@ def test_a_world_that_nobody_answers_denies_in_both(cli: Any, script: Any, world
                  "--json").json()
     assert (tested["decision"], tested["by"]) == ("DENY", "nobody to ask")
     script.by_agent["a1"] = calls_then_answer(ToolCallSpec(name="calc__add", arguments='{"a": 1, "b": 1}', id="c1"))
-    sent = cli("send", "w1", "@a1 add", "--non-interactive", "--json").json()
+    refused = cli("send", "w1", "@a1 add", "--non-interactive", "--json", check=False)
+    assert refused.code == 3  # a call was refused: the exit status says so
+    sent = refused.json()
     (result,) = [m for m in sent["messages"] if m["role"] == "tool"]
     assert sent["pendingApprovals"] == [] and json.loads(result["content"])["error"] == tested["reason"]

@@ -7,6 +7,11 @@ model will read) or ``AskUser`` (a person must approve first).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+DenialSource = Literal["policy", "nobody to ask"]
+"""Who refused a call: the policy (a rule, or the default), or nobody being there to ask when
+the call needed a person (a run that nobody answers: ``send --approve deny``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +22,7 @@ class Allow:
 @dataclass(frozen=True, slots=True)
 class Deny:
     reason: str
+    by: DenialSource = "policy"
 
 
 @dataclass(frozen=True, slots=True)

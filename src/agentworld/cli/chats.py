@@ -13,6 +13,7 @@ from agentworld.cli.common import JsonOpt, WorldArg, check_sender, parse_seconds
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
+    from agentworld.cli.live import LiveView
 
 app = typer.Typer(
     help="Start, list, switch, rename, delete and export chats.", no_args_is_help=True
@@ -132,8 +133,17 @@ def send(
             help="Seconds to wait for the world to go idle; then print what it produced so far (the work goes on).",
         ),
     ] = None,
+    approve: Annotated[
+        str,
+        typer.Option(
+            "--approve",
+            metavar="ask|deny",
+            help="Calls that need a person: ask (they wait, listed with the commands that answer them) "
+            "or deny (nobody is there: they are refused, and the exit status is 3).",
+        ),
+    ] = "ask",
     non_interactive: Annotated[
-        bool, typer.Option("--non-interactive", help="Nobody will answer approvals: deny calls that need one.")
+        bool, typer.Option("--non-interactive", help="The same as --approve deny.")
     ] = False,
     file: Annotated[
         Path | None, typer.Option("--file", help="Read the message from this file (UTF-8).")
@@ -142,20 +152,48 @@ def send(
 ) -> None:
     """Publish TEXT as a human message, run the world until idle, print what it produced.
 
-    TEXT `-` reads the message from standard input; --file PATH reads it from a file.
+    TEXT `-` reads the message from standard input; --file PATH reads it from a file. On a
+    terminal the answers show as they stream; otherwise (and with --json) at the end. Exit
+    status: 0, 1 on an error, 2 on bad usage, 3 when --approve deny refused a call.
     """
+    if approve not in ("ask", "deny"):
+        output.fail("--approve must be ask or deny", code=2)
     text = message_text(text, file)
-    if non_interactive:
+    denying = approve == "deny" or non_interactive
+    if denying:
         state["interactive"] = False
+    live = not json_out and sys.stdout.isatty()
+    shown: list[LiveView] = []
 
     async def go(aw: AgentWorld) -> Any:
         await check_sender(aw, world, sender)
-        return await aw.send(world, text, chat_id=chat, sender=sender, timeout=timeout)
+        chat_id = chat or await aw.current_chat(world)
+        if not live:
+            return await aw.send(world, text, chat_id=chat_id, sender=sender, timeout=timeout)
+        from agentworld.cli.live import live_view
+
+        async with live_view(await aw.runtime(world), chat_id) as view:
+            shown.append(view)
+            return await aw.send(world, text, chat_id=chat_id, sender=sender, timeout=timeout)
 
     result = run(go)
     if result.timed_out:  # printed as usual, then said: the work goes on, it is not abandoned
         result.errors.append(still_running(world, timeout))
-    report_run(result, json_out)
+    if shown:  # what showed live is not printed again
+        result.messages = shown[0].unshown(result.messages)
+    report_run(result, json_out, empty=None if shown else "no new messages")
+    if denying and result.denied:
+        output.fail(denied_summary(result.denied), code=DENIED_EXIT)
+
+
+DENIED_EXIT = 3
+"""``send --approve deny``: the run refused a call (a script learns its work is incomplete)."""
+
+
+def denied_summary(denied: list[Any]) -> str:
+    """One line: how many calls were refused, which, and why the first one was."""
+    tools = ", ".join(sorted({f"{d.agent} → {d.tool_name}" for d in denied}))
+    return f"{len(denied)} tool call{'s' if len(denied) != 1 else ''} refused ({tools}): {denied[0].reason}"
 
 
 def still_running(world: str, timeout: float | None) -> str:
@@ -191,12 +229,12 @@ def message_text(text: str | None, file: Path | None) -> str:
     return text
 
 
-def report_run(result: Any, json_out: bool) -> None:
+def report_run(result: Any, json_out: bool, *, empty: str | None = "no new messages") -> None:
     """Print what a command that ran the world produced; exit 1 with the last error, if any."""
     if json_out:
         output.print_json(output.run_doc(result))
     else:
-        output.print_messages(result.messages, empty="no new messages")
+        output.print_messages(result.messages, empty=empty)
         output.print_approvals(result.pending_approvals)
     for notice in getattr(result, "notices", ()):
         output.note(notice)

@@ -5,8 +5,9 @@ structured decision, never JSON typed into the chat). While a prompt waits it lo
 stored requests every ``POLL_SECONDS``: the process that runs a chat may be another one (a
 second terminal, ``agentworld approve``, later the web UI), and approvals are stored, not
 in-process futures (SPEC A6) — so a request answered elsewhere leaves the question, a request
-in this chat is asked, and one in another chat is announced. The same look keeps the status
-line and completion current.
+in this chat is asked, and one in another chat is announced. The same look shows what was said
+in the chat by other processes (the one that ran an approved call, a person in another
+terminal or the web UI), and keeps the status line and completion current.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class ApprovalDesk:
         self._announced: set[str] = set()
         self._waiting: list[PendingApproval] = []
         self._asking: str | None = None
+        self._following: tuple[str, int] | None = None
+        """The chat whose transcript is followed, and the position read up to."""
 
     async def ask(self) -> None:
         """Ask each request of the chat, oldest first, until none is left to ask."""
@@ -121,11 +124,24 @@ class ApprovalDesk:
             message = escape(" ".join(request.message.split()))
             session.screen.line(f"[yellow]⏸ approval waiting in {where}: {message}[/yellow]")
         self._announced &= ids
+        await self._follow()
         aw, world = session.aw, session.world
         session.title = (await aw.get_chat(world, session.chat)).name
         session.known.agents = [a.name for a in await aw.list_agents(world)]
         session.known.chats = [c.chat_id for c in await aw.list_chats(world)]
         session.prompts.redraw()
+
+    async def _follow(self) -> None:
+        """Show the messages stored in the chat since the last look that this process did not
+        show (from the position the chat was opened at: its past is not repeated)."""
+        session = self.session
+        if self._following is None or self._following[0] != session.chat:
+            self._following = (session.chat, await session.aw.transcript_position())
+            return
+        page = await session.aw.transcript_page(session.world, session.chat, after=self._following[1])
+        self._following = (session.chat, page.next_after)
+        for message in page.messages:
+            session.view.stored(message)
 
     def status(self) -> str:
         """The status line: world, chat title, who is busy, how many approvals wait."""

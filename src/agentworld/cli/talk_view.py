@@ -111,6 +111,8 @@ class EventView:
     """Agents whose model call runs now, with when it started (for the status line)."""
     results: dict[int, tuple[str, str]] = field(default_factory=dict)
     """Tool results by their number: the tool's name and the full result (``/show N``)."""
+    shown: set[str] = field(default_factory=set)
+    """The stored messages of the chat that came by (the person's own are not echoed)."""
     _numbers: dict[str, tuple[int, str]] = field(default_factory=dict)
     _stream: _Stream | None = None
     _streamed: dict[str, str] = field(default_factory=dict)
@@ -125,14 +127,24 @@ class EventView:
         match event:
             case SSEEvent():
                 self._sse(event)
-            case MessageEvent():
+            case MessageEvent() if event.message.message_id not in self.shown:
                 self.close_stream()
+                self.shown.add(event.message.message_id)
                 self._message(event.message)
                 self._last_step = time.monotonic()
             case SystemEvent():
                 self._system(event)
             case _:
                 pass  # approval requests are asked by the session, the rest is bookkeeping
+
+    def stored(self, message: Message) -> None:
+        """A message of the chat read from storage: what another process (it ran the chat,
+        or a person typed there) said; shown unless it came by already."""
+        if message.chat_id != self.chat_id or message.message_id in self.shown:
+            return
+        self.close_stream()
+        self.shown.add(message.message_id)
+        self._message(message, live=False)
 
     def turn_started(self) -> None:
         self._last_step = time.monotonic()
@@ -186,7 +198,9 @@ class EventView:
 
     # -- stored messages ------------------------------------------------------------------
 
-    def _message(self, message: Message) -> None:
+    def _message(self, message: Message, *, live: bool = True) -> None:
+        """``live``: it came as it happened, from this process (a person's own message was
+        typed here: not echoed; an answer's time is known); else read from storage later."""
         if message.role == "tool":
             self._result(message)
             return
@@ -195,14 +209,13 @@ class EventView:
             self.screen.line(f"[bold red]⚠ {escape(message.sender)}: {escape(content)}[/bold red]")
             return
         if message.role == "user":
-            if message.sender.lower() not in ("human", "you", "user"):  # typed here: not echoed
+            if not live or message.sender.lower() not in ("human", "you", "user"):
                 self.screen.line(f"[bold green]{escape(message.sender)}[/bold green]: {escape(content)}")
             return
         streamed = self._streamed.pop(message.message_id, None)
         if content and streamed is None:
-            took = time.monotonic() - self._last_step
-            self.screen.line(f"[bold cyan]{escape(message.sender)}[/bold cyan]: {escape(content)} "
-                             f"[dim]({took:.1f} s)[/dim]")  # fmt: skip
+            took = f" [dim]({time.monotonic() - self._last_step:.1f} s)[/dim]" if live else ""
+            self.screen.line(f"[bold cyan]{escape(message.sender)}[/bold cyan]: {escape(content)}{took}")
         elif content and streamed is not None and " ".join(content.split()) != " ".join(streamed.split()):
             self.screen.line(f"[dim]  sent as: {escape(content)}[/dim]")  # mentions, world tags
         for call in message.tool_calls or ():

@@ -359,7 +359,7 @@ class PolicyAuthorizer:
                     # A rule's denial, and the automatic one when nobody can be asked: both
                     # are decisions an auditor must see, like a person's.
                     await self._audit_denial(tool, arguments, context, verdict)
-                return Deny(verdict.reason)
+                return Deny(verdict.reason, by="nobody to ask" if verdict.by == "nobody to ask" else "policy")
             case PolicyDecision.ASK_USER:
                 return AskUser(tool.approval.message or "")
 

@@ -85,8 +85,8 @@ async def _handle(
 
     decision = await ctx.authorizer.authorize(tool, arguments, context)
     match decision:
-        case Deny(reason=reason):
-            return ToolResult.error(call.id, reason)
+        case Deny(reason=reason, by=by):
+            return ToolResult.denial(call.id, reason, by=by)
         case AskUser():
             await request_approval(
                 ctx,
@@ -144,13 +144,10 @@ async def _handle(
 async def _store_result(
     ctx: TurnContext, call: ToolCall, result: ToolResult, context: ToolContext, batch: Batch
 ) -> None:
-    await _tool_event(
-        ctx,
-        context,
-        call,
-        "error" if result.is_error else "result",
-        {"content": redact(result.content[:2000])},
-    )
+    detail: dict[str, object] = {"content": redact(result.content[:2000])}
+    if result.denied_by is not None:
+        detail["deniedBy"] = result.denied_by
+    await _tool_event(ctx, context, call, "error" if result.is_error else "result", detail)
     message = Message.tool_result(
         chat_id=context.chat_id,
         agent=context.agent,

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from agentworld.documents import agent_doc, chat_doc, markdown_transcript
-from agentworld.errors import NotFoundError
 from agentworld.models import Usage, World
 from agentworld.server.deps import AW, ERRORS, public_world
 from agentworld.server.schemas import (
@@ -29,7 +28,6 @@ from agentworld.server.schemas import (
     WorldList,
     WorldSettings,
 )
-from agentworld.storage.event_log import EventLog
 
 router = APIRouter(prefix="/api/worlds", responses=ERRORS)
 
@@ -171,10 +169,7 @@ async def transcript(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many.")] = 1000,
 ) -> JSONResponse:
     """The chat transcript, oldest first, a page at a time."""
-    await aw.get_world(world)
-    if not await aw.storage.chat_exists(world, chat):  # not get_chat: it counts every message
-        raise NotFoundError(f"chat {chat!r} not found in world {world!r}")
-    page = await EventLog(aw.storage).transcript_page(world, chat, after=after, limit=limit)
+    page = await aw.transcript_page(world, chat, after=after, limit=limit)
     return JSONResponse(
         {
             "messages": [m.to_json() for m in page.messages],

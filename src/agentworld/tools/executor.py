@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from agentworld.approval.decisions import DenialSource
 from agentworld.tools.registry import Tool, ToolContext
 
 INTERRUPTED = (
@@ -25,10 +26,16 @@ class ToolResult:
     content: str
     """The text the model sees: a JSON document."""
     is_error: bool = False
+    denied_by: DenialSource | None = None
+    """Set when the call was refused before it ran, and by whom (an error result too)."""
 
     @classmethod
     def error(cls, tool_call_id: str, message: str) -> ToolResult:
         return cls(tool_call_id, json.dumps({"error": message}), is_error=True)
+
+    @classmethod
+    def denial(cls, tool_call_id: str, reason: str, *, by: DenialSource) -> ToolResult:
+        return cls(tool_call_id, json.dumps({"error": reason}), is_error=True, denied_by=by)
 
     @classmethod
     def interrupted(cls, tool_call_id: str) -> ToolResult:
