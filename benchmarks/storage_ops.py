@@ -102,13 +102,10 @@ async def run(args: argparse.Namespace) -> None:
                 )
             if hasattr(storage, "chat_exists"):
                 ops.append(("chat_exists", lambda: storage.chat_exists(WORLD, CHAT)))
-            if hasattr(storage, "_run"):  # the floor: one hop to the database thread and back
-                ops.append(
-                    (
-                        "empty unit of work (BEGIN, COMMIT)",
-                        lambda: storage._run(_nothing, write=False),
-                    )
-                )
+            # The floor: one hop to the database thread and back (``_run`` in older versions).
+            unit = getattr(storage, "in_transaction", None) or getattr(storage, "_run", None)
+            if unit is not None:
+                ops.append(("empty unit of work (BEGIN, COMMIT)", lambda: unit(_nothing, write=False)))
 
             results = [await timed(label, op, n=args.n, warmup=args.warmup) for label, op in ops]
 

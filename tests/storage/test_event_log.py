@@ -147,7 +147,7 @@ async def test_a_write_notifies_its_world_once_at_commit_and_a_rollback_not_at_a
                 raise RuntimeError("the transaction fails after its rows")
 
             with pytest.raises(RuntimeError):
-                await storage._run(rolled_back, write=True)
+                await storage.in_transaction(rolled_back, write=True)
             await log.append([SystemEvent(world="w", text="last")])
             # Folded: three rows, one notification; the rolled-back write told nobody.
             assert await asyncio.wait_for(heard.get(), 5) == log_channel("w")

@@ -55,7 +55,7 @@ async def stored_detail(storage: SQLStorage, call_id: str) -> object:
     def read(conn: sa.Connection) -> object:
         return conn.execute(sa.select(table.c.detail).where(table.c.tool_call_id == call_id)).scalar_one()
 
-    return await storage._run(read, write=False)
+    return await storage.in_transaction(read, write=False)
 
 
 async def test_each_kind_reads_back_as_its_own_class_with_every_field(storage: SQLStorage) -> None:

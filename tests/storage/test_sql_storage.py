@@ -77,7 +77,7 @@ async def populated_world(store: SQLStorage, name: str) -> None:
 
 async def rows_of(store: SQLStorage, table: sa.Table, world: str) -> int:
     query = sa.select(sa.func.count()).select_from(table).where(table.c.world == world)
-    return int(await store._run(lambda conn: conn.execute(query).scalar_one(), write=False))
+    return int(await store.in_transaction(lambda conn: conn.execute(query).scalar_one(), write=False))
 
 
 # -- worlds --------------------------------------------------------------------
@@ -149,7 +149,7 @@ async def test_delete_world_removes_everything_in_it(storage: SQLStorage) -> Non
         status="ok",
         started_at="2024-01-01T00:00:00+00:00",
     )
-    await storage._run(lambda conn: conn.execute(log), write=True)
+    await storage.in_transaction(lambda conn: conn.execute(log), write=True)
 
     await storage.delete_world("doomed")
 
@@ -678,7 +678,7 @@ async def test_memory_rows_are_never_rewritten(storage: SQLStorage) -> None:
             table.c.tool_calls,
             table.c.created_at,
         ).order_by(table.c.seq)
-        return await storage._run(
+        return await storage.in_transaction(
             lambda conn: [tuple(row) for row in conn.execute(query)], write=False
         )
 
@@ -851,9 +851,9 @@ async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url:
     async with SQLStorage(db_url) as storage:
         world = await storage.get_world("old")
         assert (world.description, world.turn_limit) == ("made by v1", 7)
-        version = await storage._run(migrations.current_version, write=False)
+        version = await storage.in_transaction(migrations.current_version, write=False)
         assert version == len(migrations.MIGRATIONS)
-        tables = await storage._run(lambda c: set(sa.inspect(c).get_table_names()), write=False)
+        tables = await storage.in_transaction(lambda c: set(sa.inspect(c).get_table_names()), write=False)
         assert {"events", "tool_logs"} <= tables
         await storage.append_events([SystemEvent(world="old", text="after upgrade")])
         assert [p["text"] for p in await storage.list_events("old")] == ["after upgrade"]
@@ -915,7 +915,7 @@ async def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(storage: SQLStorage) 
         journal = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
         return journal, conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
 
-    journal, timeout = await storage._run(pragmas, write=False)
+    journal, timeout = await storage.in_transaction(pragmas, write=False)
 
     assert journal == "wal"
     assert timeout is not None and timeout > 0

@@ -237,7 +237,7 @@ async def test_sqlite_work_runs_on_one_dedicated_thread_that_close_stops(db_url:
     storage = await SQLStorage(db_url).open()
     threads = await asyncio.gather(
         *(
-            storage._run(lambda _conn: threading.current_thread(), write=i % 2 == 0)
+            storage.in_transaction(lambda _conn: threading.current_thread(), write=i % 2 == 0)
             for i in range(20)
         )
     )
@@ -256,7 +256,7 @@ async def test_engine_gives_other_threads_a_connection_of_their_own(storage: SQL
     def worker_connection(conn: sa.Connection) -> int:
         return id(conn.connection.dbapi_connection)
 
-    worker = await storage._run(worker_connection, write=False)
+    worker = await storage.in_transaction(worker_connection, write=False)
     engine = storage.engine
     assert isinstance(engine, sa.Engine)
     with engine.connect() as conn:
@@ -290,7 +290,7 @@ async def test_failed_statement_is_one_line_and_the_storage_keeps_working(
     storage: SQLStorage,
 ) -> None:
     with pytest.raises(StorageError) as caught:
-        await storage._run(lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=True)
+        await storage.in_transaction(lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=True)
 
     assert "\n" not in str(caught.value)
     assert "no such table" in str(caught.value)
@@ -307,7 +307,7 @@ async def test_a_unit_that_raises_rolls_back_everything_it_wrote(storage: SQLSto
         raise Stop
 
     with pytest.raises(Stop):
-        await storage._run(half_done, write=True)
+        await storage.in_transaction(half_done, write=True)
 
     assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
 
@@ -366,7 +366,7 @@ async def test_postgres_runs_the_same_units(postgres_url: str) -> None:
             assert memory == new
             assert (await storage.get_agent(name, "alice")).llm_call_count == 5
             with pytest.raises(StorageError):
-                await storage._run(
+                await storage.in_transaction(
                     lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=False
                 )
         finally:

@@ -72,7 +72,7 @@ class ApprovalStore:
         def insert(conn: sa.Connection) -> None:
             conn.execute(sa.insert(_GRANTS).values(row))
 
-        await self._storage._run(insert, write=True)
+        await self._storage.in_transaction(insert, write=True)
 
     async def grants(self, world: str, *, tool_name: str | None = None) -> list[Grant]:
         """Active (not revoked) grants of the world."""
@@ -84,7 +84,7 @@ class ApprovalStore:
         def read(conn: sa.Connection) -> list[Grant]:
             return [_grant(r) for r in conn.execute(query)]
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def revoke(self, world: str, grant_id: str) -> None:
         def update(conn: sa.Connection) -> None:
@@ -100,7 +100,7 @@ class ApprovalStore:
             if result.rowcount == 0:
                 raise NotFoundError(f"no active grant {grant_id!r} in world {world!r}")
 
-        await self._storage._run(update, write=True)
+        await self._storage.in_transaction(update, write=True)
 
     async def audit(self, world: str, **entry: Any) -> None:
         row = {"world": world, "at": utc_now().isoformat(), **entry}
@@ -108,7 +108,7 @@ class ApprovalStore:
         def insert(conn: sa.Connection) -> None:
             conn.execute(sa.insert(_AUDIT).values(row))
 
-        await self._storage._run(insert, write=True)
+        await self._storage.in_transaction(insert, write=True)
 
     async def audit_log(self, world: str) -> list[dict[str, Any]]:
         def read(conn: sa.Connection) -> list[dict[str, Any]]:
@@ -133,4 +133,4 @@ class ApprovalStore:
                 for r in rows
             ]
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)

@@ -38,7 +38,7 @@ class CatalogStore(StorageCore):
         def insert(conn: sa.Connection) -> None:
             conn.execute(sa.insert(_WORLDS).values(row))
 
-        await self._run(insert, write=True, duplicate=f"world {world.name!r} already exists")
+        await self.in_transaction(insert, write=True, duplicate=f"world {world.name!r} already exists")
         return world
 
     async def get_world(self, name: str) -> World:
@@ -48,14 +48,14 @@ class CatalogStore(StorageCore):
                 raise NotFoundError(f"world {name!r} not found")
             return row_world(row)
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def list_worlds(self) -> list[World]:
         def read(conn: sa.Connection) -> list[World]:
             rows = conn.execute(sa.select(_WORLDS).order_by(_WORLDS.c.name))
             return [row_world(r) for r in rows]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def update_world(self, world: World) -> World:
         world = world.model_copy(update={"updated_at": utc_now()})
@@ -70,7 +70,7 @@ class CatalogStore(StorageCore):
             if result.rowcount == 0:
                 raise NotFoundError(f"world {world.name!r} not found")
 
-        await self._run(update, write=True)
+        await self.in_transaction(update, write=True)
         return world
 
     async def delete_world(self, name: str) -> None:
@@ -92,7 +92,7 @@ class CatalogStore(StorageCore):
             if result.rowcount == 0:
                 raise NotFoundError(f"world {name!r} not found")
 
-        await self._run(delete, write=True)
+        await self.in_transaction(delete, write=True)
 
     async def create_agent(self, agent: Agent) -> Agent:
         row = {
@@ -117,7 +117,7 @@ class CatalogStore(StorageCore):
                 raise AlreadyExistsError(taken)
             conn.execute(sa.insert(_AGENTS).values(row))
 
-        await self._run(insert, write=True, duplicate=taken)
+        await self.in_transaction(insert, write=True, duplicate=taken)
         return agent
 
     async def get_agent(self, world: str, name: str) -> Agent:
@@ -134,7 +134,7 @@ class CatalogStore(StorageCore):
                 raise NotFoundError(f"agent {name!r} not found in world {world!r}")
             return row_agent(row)
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def world_and_agents(self, name: str) -> tuple[World, list[Agent]]:
         """The world's settings and its agents from one read (used for every routed message)."""
@@ -146,14 +146,14 @@ class CatalogStore(StorageCore):
             rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": name}).all()
             return row_world(row), [row_agent(r) for r in rows]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def list_agents(self, world: str) -> list[Agent]:
         def read(conn: sa.Connection) -> list[Agent]:
             rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": world})
             return [row_agent(r) for r in rows]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def update_agent(self, agent: Agent) -> Agent:
         config = agent_config(agent)
@@ -167,7 +167,7 @@ class CatalogStore(StorageCore):
             if result.rowcount == 0:
                 raise NotFoundError(f"agent {agent.name!r} not found in world {agent.world!r}")
 
-        await self._run(update, write=True)
+        await self.in_transaction(update, write=True)
         return agent
 
     async def delete_agent(self, world: str, name: str, *, actor: str = "human") -> str:
@@ -208,7 +208,7 @@ class CatalogStore(StorageCore):
             )
             return str(found)
 
-        return await self._run(delete, write=True)
+        return await self.in_transaction(delete, write=True)
 
     async def add_llm_call(self, world: str, agent: str) -> int:
         """Count one LLM call for the agent (SPEC R4) and return the new count."""
@@ -221,7 +221,7 @@ class CatalogStore(StorageCore):
                 .returning(_AGENTS.c.llm_call_count)
             ).scalar()
 
-        count = await self._run(update, write=True)
+        count = await self.in_transaction(update, write=True)
         if count is None:
             raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
         return int(count)
@@ -232,7 +232,7 @@ class CatalogStore(StorageCore):
         def update(conn: sa.Connection) -> None:
             conn.execute(queries.RESET_LLM_CALLS, {"world_key": world})
 
-        await self._run(update, write=True)
+        await self.in_transaction(update, write=True)
 
     async def create_chat(self, chat: Chat) -> Chat:
         row = {
@@ -248,7 +248,7 @@ class CatalogStore(StorageCore):
             conn.execute(sa.insert(_CHATS).values(row))
 
         taken = f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
-        await self._run(insert, write=True, duplicate=taken)
+        await self.in_transaction(insert, write=True, duplicate=taken)
         return chat
 
     async def get_chat(self, world: str, chat_id: str) -> Chat:
@@ -263,7 +263,7 @@ class CatalogStore(StorageCore):
             params = {"world_key": world, "chat_key": chat_id}
             return conn.execute(queries.CHAT_EXISTS, params).first() is not None
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def list_chats(self, world: str, *, chat_id: str | None = None) -> list[Chat]:
         query = queries.CHATS_OF_WORLD if chat_id is None else queries.CHAT
@@ -282,7 +282,7 @@ class CatalogStore(StorageCore):
                 for r in conn.execute(query, params)
             ]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def rename_chat(
         self, world: str, chat_id: str, name: str, *, titled: bool = True
@@ -294,7 +294,7 @@ class CatalogStore(StorageCore):
                 .values(name=name, titled=titled, updated_at=ts(utc_now()))
             )
 
-        await self._run(update, write=True)
+        await self.in_transaction(update, write=True)
 
     async def chat_is_titled(self, world: str, chat_id: str) -> bool:
         def read(conn: sa.Connection) -> bool:
@@ -306,7 +306,7 @@ class CatalogStore(StorageCore):
                 ).scalar()
             )
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def delete_chat(self, world: str, chat_id: str, *, actor: str = "human") -> None:
         """Delete a chat and every row kept for it, in one transaction: its transcript and
@@ -349,7 +349,7 @@ class CatalogStore(StorageCore):
                 )
             )
 
-        await self._run(delete, write=True)
+        await self.in_transaction(delete, write=True)
 
 
 _CHAT_HISTORY = frozenset({schema.audit_log.name, schema.approval_grants.name})

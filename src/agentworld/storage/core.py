@@ -1,4 +1,4 @@
-"""What every part of the SQL store shares: the connection runner and ``_run``."""
+"""What every part of the SQL store shares: the connection runner and ``in_transaction``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 
 class StorageCore:
-    """The runner and the transaction helper; the store's parts build on ``_run``."""
+    """The runner and the transaction helper; the store's parts build on ``in_transaction``."""
 
     url: str
     _runner: Runner | None
@@ -28,13 +28,13 @@ class StorageCore:
     def engine(self) -> sa.Engine | AsyncEngine:
         """The SQLAlchemy engine: a sync ``Engine`` for SQLite, an ``AsyncEngine`` otherwise.
 
-        For inspection and tools; storage work itself goes through the methods, in ``_run``.
+        For inspection and tools; storage work itself goes through the methods, in ``in_transaction``.
         """
         if self._runner is None:
             raise StorageError("storage is not open")
         return self._runner.engine
 
-    async def _run(
+    async def in_transaction(
         self, fn: Callable[[sa.Connection], T], *, write: bool, duplicate: str | None = None
     ) -> T:
         """Run one unit of work in one transaction (``BEGIN IMMEDIATE`` for SQLite writes).

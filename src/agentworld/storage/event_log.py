@@ -229,7 +229,7 @@ class EventLog:
         def insert(conn: sa.Connection) -> None:
             insert_log_rows(conn, rows)
 
-        await self._storage._run(insert, write=True)
+        await self._storage.in_transaction(insert, write=True)
 
     async def head(self, world: str) -> int:
         """The world's last ``seq`` (0 for an empty log)."""
@@ -237,7 +237,7 @@ class EventLog:
         def read(conn: sa.Connection) -> int:
             return int(conn.execute(_HEAD, {"world_key": world}).scalar() or 0)
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def after(
         self, world: str, after_seq: int, *, chat_id: str | None = None, limit: int = 500
@@ -254,7 +254,7 @@ class EventLog:
             last = int(rows[-1][0]) if rows else after_seq
             return LogBatch(_logged(world, rows), last, full=len(rows) >= limit)
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def transcript_page(
         self, world: str, chat_id: str, *, after: int = 0, limit: int = 1000
@@ -269,7 +269,7 @@ class EventLog:
             last = int(rows[-1][_FIELDS]) if rows else after
             return TranscriptPage([row_message(r) for r in rows], last, head)
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
 
 def _logged(world: str, rows: Sequence[Sequence[Any]]) -> list[LoggedEvent]:

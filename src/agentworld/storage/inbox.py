@@ -116,7 +116,7 @@ class InboxStore:
         def write(conn: sa.Connection) -> None:
             apply_change(conn, world, change)
 
-        await self._storage._run(write, write=True)
+        await self._storage.in_transaction(write, write=True)
 
     async def first(self, world: str, chat_id: str) -> QueuedWork | None:
         """The chat's next item, or None when it has nothing left to do."""
@@ -124,7 +124,7 @@ class InboxStore:
         def read(conn: sa.Connection) -> QueuedWork | None:
             return next_item(conn, world, chat_id)
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def has_work(self, world: str, chat_id: str) -> bool:
         params = {"world_key": world, "chat_key": chat_id}
@@ -132,7 +132,7 @@ class InboxStore:
         def read(conn: sa.Connection) -> bool:
             return conn.execute(_ANY, params).first() is not None
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def chats_with_work(self, world: str) -> list[str]:
         """Chats of the world with work left (to resume after a process stopped)."""
@@ -146,7 +146,7 @@ class InboxStore:
         def read(conn: sa.Connection) -> list[str]:
             return [str(r.chat_id) for r in conn.execute(query)]
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def items(self, world: str, chat_id: str | None = None) -> list[QueuedWork]:
         """Every queued item (of one chat), in order: for inspection and tests."""
@@ -163,4 +163,4 @@ class InboxStore:
                 for r in conn.execute(query)
             ]
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)

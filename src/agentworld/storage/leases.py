@@ -111,7 +111,7 @@ class LeaseStore:
         def write(conn: sa.Connection) -> bool:
             return claim_lease(conn, world, chat_id, owner, ttl)
 
-        return await self._storage._run(write, write=True)
+        return await self._storage.in_transaction(write, write=True)
 
     async def claim_next(
         self, world: str, chat_id: str, owner: str, *, ttl: float
@@ -123,7 +123,7 @@ class LeaseStore:
                 return False, None
             return True, next_item(conn, world, chat_id)
 
-        return await self._storage._run(write, write=True)
+        return await self._storage.in_transaction(write, write=True)
 
     async def renew(self, world: str, chat_id: str, owner: str, *, ttl: float) -> bool:
         """Extend ``owner``'s claim; false when it no longer holds the chat."""
@@ -133,7 +133,7 @@ class LeaseStore:
             renewed = conn.execute(_RENEW, {**params, "new_expiry": time.time() + ttl})
             return bool(renewed.rowcount)
 
-        return await self._storage._run(write, write=True)
+        return await self._storage.in_transaction(write, write=True)
 
     async def renew_all(self, world: str, owner: str, *, ttl: float) -> set[str]:
         """Extend every claim ``owner`` holds in ``world``; return the chats it still holds."""
@@ -143,7 +143,7 @@ class LeaseStore:
             conn.execute(_RENEW_ALL, {**params, "new_expiry": time.time() + ttl})
             return {str(r.chat_id) for r in conn.execute(_HELD_BY, params)}
 
-        return await self._storage._run(write, write=True)
+        return await self._storage.in_transaction(write, write=True)
 
     async def release_or_next(
         self, world: str, chat_id: str, owner: str
@@ -156,7 +156,7 @@ class LeaseStore:
         def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
             return release_or_next(conn, world, chat_id, owner)
 
-        return await self._storage._run(write, write=True)
+        return await self._storage.in_transaction(write, write=True)
 
     async def release(self, world: str, chat_id: str, owner: str) -> None:
         params = {"world_key": world, "chat_key": chat_id, "owner_key": owner}
@@ -164,7 +164,7 @@ class LeaseStore:
         def write(conn: sa.Connection) -> None:
             conn.execute(_RELEASE, params)
 
-        await self._storage._run(write, write=True)
+        await self._storage.in_transaction(write, write=True)
 
     async def holder(self, world: str, chat_id: str) -> str | None:
         """Who holds the chat now (None: nobody), whether or not the claim has lapsed."""
@@ -173,7 +173,7 @@ class LeaseStore:
         def read(conn: sa.Connection) -> str | None:
             return conn.execute(_HOLDER, params).scalar()
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
 
 def claim_lease(conn: sa.Connection, world: str, chat_id: str, owner: str, ttl: float) -> bool:

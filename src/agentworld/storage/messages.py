@@ -47,7 +47,7 @@ class MessageStore(StorageCore):
             ).all()
             return row_agent(row), [row_message(r) for r in rows]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def agent_and_memory_since(
         self, world: str, agent: str, chat_id: str, after_seq: int
@@ -69,7 +69,7 @@ class MessageStore(StorageCore):
             last = int(rows[-1].seq) if rows else after_seq
             return row_agent(row), [row_message(r) for r in rows], last
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def record_agent_step(
         self,
@@ -110,7 +110,7 @@ class MessageStore(StorageCore):
                 queries.count_llm_calls(conn, world, agent, llm_calls)
             apply_change(conn, world, inbox)
 
-        await self._run(write, write=True)
+        await self.in_transaction(write, write=True)
 
     async def post_to_chat(
         self,
@@ -144,7 +144,7 @@ class MessageStore(StorageCore):
                 return False, None
             return True, first or next_item(conn, world, message.chat_id)
 
-        return await self._run(write, write=True)
+        return await self.in_transaction(write, write=True)
 
     async def remember_and_read(
         self,
@@ -177,7 +177,7 @@ class MessageStore(StorageCore):
             last = int(found[-1].seq) if found else after_seq
             return row_agent(row), [row_message(r) for r in found], last
 
-        return await self._run(write, write=True)
+        return await self.in_transaction(write, write=True)
 
     async def append_messages(
         self,
@@ -199,7 +199,7 @@ class MessageStore(StorageCore):
             queries.insert_messages(conn, rows)
             apply_change(conn, world, inbox)
 
-        await self._run(insert, write=True)
+        await self.in_transaction(insert, write=True)
 
     async def transcript(self, world: str, chat_id: str) -> list[Message]:
         return await self._messages(world, chat_id, owner=None)
@@ -222,7 +222,7 @@ class MessageStore(StorageCore):
         def read(conn: sa.Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(query).all()]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def memory_since(
         self, world: str, agent: str, chat_id: str, after_seq: int
@@ -241,7 +241,7 @@ class MessageStore(StorageCore):
             last = int(rows[-1].seq) if rows else after_seq
             return [row_message(r) for r in rows], last
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def recent_transcript(self, world: str, chat_id: str, *, limit: int) -> list[Message]:
         """The chat's last ``limit`` transcript messages, newest first."""
@@ -259,7 +259,7 @@ class MessageStore(StorageCore):
         def read(conn: sa.Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(query).all()]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def messages_since(self, world: str, chat_id: str, after_seq: int) -> list[Message]:
         """Transcript messages appended after a known position (what a command produced)."""
@@ -268,7 +268,7 @@ class MessageStore(StorageCore):
         def read(conn: sa.Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params).all()]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def since_with_approvals(
         self, world: str, chat_id: str, after_seq: int
@@ -282,13 +282,13 @@ class MessageStore(StorageCore):
             waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
             return messages, [c for c in waiting if isinstance(c, PendingApproval)]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def last_seq(self) -> int:
         def read(conn: sa.Connection) -> int:
             return int(conn.execute(queries.LAST_SEQ).scalar() or 0)
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def usage_by_agent(self, world: str) -> dict[str, Usage]:
         return await self._usage(world, group=_MESSAGES.c.memory_owner)
@@ -313,7 +313,7 @@ class MessageStore(StorageCore):
                 for key, i, o in conn.execute(query)
             }
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)
 
     async def append_events(self, events: Sequence[WorldEvent]) -> None:
         """Store events for the event log; message events land in the transcript instead."""
@@ -340,7 +340,7 @@ class MessageStore(StorageCore):
             if others:
                 insert_log_rows(conn, others)  # numbered in commit order (event_log)
 
-        await self._run(insert, write=True)
+        await self.in_transaction(insert, write=True)
 
     async def list_events(
         self, world: str, *, kind: str | None = None, chat_id: str | None = None
@@ -357,4 +357,4 @@ class MessageStore(StorageCore):
         def read(conn: sa.Connection) -> list[dict[str, Any]]:
             return [row.payload for row in conn.execute(query)]
 
-        return await self._run(read, write=False)
+        return await self.in_transaction(read, write=False)

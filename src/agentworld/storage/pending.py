@@ -127,7 +127,7 @@ class PendingCallStore:
                 conn.execute(sa.insert(schema.messages), messages)
             conn.execute(sa.insert(_TABLE), rows)
 
-        await self._storage._run(insert, write=True)
+        await self._storage.in_transaction(insert, write=True)
 
     async def claim_resume(
         self, world: str, batch_id: str, *, inbox: InboxChange | None = None
@@ -149,7 +149,7 @@ class PendingCallStore:
                 apply_change(conn, world, inbox)
             return bool(result.rowcount)
 
-        return await self._storage._run(claim, write=True)
+        return await self._storage.in_transaction(claim, write=True)
 
     async def missing_results(self, world: str, agent: str, batch_id: str) -> list[str]:
         """Ids of the batch's tool calls that have no result in the agent's memory yet."""
@@ -179,7 +179,7 @@ class PendingCallStore:
             }
             return [i for i in ids if i not in answered]
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def waited_for(
         self, world: str, batch_id: str, *, unanswered_only: bool = False
@@ -205,7 +205,7 @@ class PendingCallStore:
                         assert_never(call)
             return ids
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def used_call_ids(self, world: str, ids: Collection[str]) -> set[str]:
         """Which of ``ids`` the world already uses for a tool call: a waiting call or approval
@@ -219,7 +219,7 @@ class PendingCallStore:
         def read(conn: sa.Connection) -> set[str]:
             return {row[0] for row in conn.execute(USED_IDS, params)}
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def holds_call(self, world: str, agent: str, message_id: str, tool_call_id: str) -> bool:
         """Whether the agent's memory has message ``message_id`` carrying call ``tool_call_id``
@@ -238,7 +238,7 @@ class PendingCallStore:
                 c.get("id") == tool_call_id for c in row.tool_calls or ()
             )
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def get(self, world: str, tool_call_id: str) -> PendingCall | None:
         def read(conn: sa.Connection) -> PendingCall | None:
@@ -249,7 +249,7 @@ class PendingCallStore:
             ).first()
             return row_call(row) if row is not None else None
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     @overload
     async def find(
@@ -300,7 +300,7 @@ class PendingCallStore:
                 conn, world, chat_id=chat_id, kind=kind, status=status, batch_id=batch_id
             )
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     @overload
     async def answer(
@@ -398,4 +398,4 @@ class PendingCallStore:
             call = row_call(row).model_copy(update={"status": status, "answer": answer})
             return Answered(call, int(remaining), log_id)
 
-        return await self._storage._run(write, write=True)
+        return await self._storage.in_transaction(write, write=True)

@@ -1,12 +1,12 @@
 """The SQL store: one class, portable SQL, append-only message writes.
 
-``SQLStorage`` is assembled from its parts: ``core`` (the runner and ``_run``),
+``SQLStorage`` is assembled from its parts: ``core`` (the runner and ``in_transaction``),
 ``catalog`` (worlds, agents, chats) and ``messages`` (memories, transcripts, usage,
 events), plus the sub-stores ``pending``, ``approvals``, ``tool_logs``, ``inbox`` (each chat's
 queued work) and ``leases`` (which process runs a chat).
 
 Each public method does its whole job as one synchronous function of a
-``sqlalchemy.Connection``, run in one transaction by ``_run`` (see ``engine``:
+``sqlalchemy.Connection``, run in one transaction by ``in_transaction`` (see ``engine``:
 a worker thread for SQLite, the async engine for PostgreSQL). The functions are
 closures so a method reads top to bottom; the SQL inside is the same for both
 backends.
@@ -53,7 +53,7 @@ class SQLStorage(CatalogStore, MessageStore):
         runner = open_runner(self.url, echo=self._echo)
         self._runner = runner
         try:
-            await self._run(migrations.upgrade, write=True)
+            await self.in_transaction(migrations.upgrade, write=True)
         except BaseException:
             self._runner = None
             await runner.close()

@@ -108,7 +108,7 @@ class ToolLogStore:
             apply_change(conn, world, inbox)
             return int(result.scalar_one())
 
-        return await self._storage._run(insert, write=True)
+        return await self._storage.in_transaction(insert, write=True)
 
     async def running(self, world: str) -> list[dict[str, Any]]:
         """Executions that started and never finished."""
@@ -121,7 +121,7 @@ class ToolLogStore:
             )
             return [{"seq": r.seq, "toolCallId": r.tool_call_id, "runner": r.runner} for r in rows]
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
 
     async def interrupt(self, world: str, tool_call_id: str, *, reason: str) -> bool:
         """Mark a call's unfinished executions interrupted (their process stopped); true when
@@ -138,7 +138,7 @@ class ToolLogStore:
             conn.execute(sa.update(_TABLE).where(where, _TABLE.c.status == "running").values(values))
             return started is not None
 
-        return await self._storage._run(update, write=True)
+        return await self._storage.in_transaction(update, write=True)
 
     async def finish(self, seq: int, *, status: str, output: Any, duration_ms: float) -> None:
         values = {
@@ -152,7 +152,7 @@ class ToolLogStore:
         def update(conn: sa.Connection) -> None:
             conn.execute(_FINISH, values)
 
-        await self._storage._run(update, write=True)
+        await self._storage.in_transaction(update, write=True)
 
     async def find(
         self, world: str, *, chat_id: str | None = None, tool_call_id: str | None = None
@@ -183,4 +183,4 @@ class ToolLogStore:
                 for r in conn.execute(query)
             ]
 
-        return await self._storage._run(read, write=False)
+        return await self._storage.in_transaction(read, write=False)
