@@ -16,7 +16,7 @@ import logging
 from collections.abc import Sequence
 from typing import Literal
 
-from agentworld.models import Agent, Message, ToolCall, World, new_id
+from agentworld.models import Agent, LLMResponse, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.models.work import InboxChange, Loop
 from agentworld.providers.base import LLMRequest
@@ -160,36 +160,14 @@ async def run_agent_loop(
             callbacks=ctx.streaming,
         )
         model_calls += 1
-        usage = response.usage
         if response.type == "text":
-            answer = Message(
-                message_id=message_id,
-                chat_id=chat_id,
-                role="assistant",
-                sender=agent.name,
-                agent_id=agent.name,
-                content=finalize_reply(response.content, agent_name=agent.name, sender=loop.answer_to),
-                reply_to_message_id=loop.reply_to,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-            )
+            answer = _model_message(response, message_id, chat_id, agent, loop)
             await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id)
             return
         # A repeated id would collide with a stored call or approval: rename it before storing.
         unique = await with_unique_call_ids(ctx.storage, world.name, memory, response.tool_calls)
         response = response.model_copy(update={"tool_calls": unique})
-        request_message = Message(
-            message_id=message_id,
-            chat_id=chat_id,
-            role="assistant",
-            sender=agent.name,
-            agent_id=agent.name,
-            content=response.content or None,
-            tool_calls=response.tool_calls,
-            reply_to_message_id=loop.reply_to,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-        )
+        request_message = _model_message(response, message_id, chat_id, agent, loop)
         await ctx.publish(request_message, memory_of=agent.name, llm_calls=1)
         batch = Batch(message_id=message_id, trigger_sender=loop.answer_to, reply_to=loop.reply_to)
         hooked = await dispatch(
@@ -231,6 +209,34 @@ async def run_agent_loop(
         f"{agent_name} stopped after {world.max_iterations} LLM iterations without a final answer "
         "(the per-message iteration cap).",
         settles=item_id,
+    )
+
+
+def _model_message(
+    response: LLMResponse, message_id: str, chat_id: str, agent: Agent, loop: Loop
+) -> Message:
+    """The assistant message one model call produced, as the loop stores it: a text answer
+    (finalized, addressed to whom the loop answers) or a batch of tool calls with any text
+    beside them. Both are the agent's, reply to the loop's trigger and carry the call's token
+    usage, so the two outcomes of a call are stored alike."""
+    content: str | None
+    tool_calls: list[ToolCall] | None
+    if response.type == "text":
+        content = finalize_reply(response.content, agent_name=agent.name, sender=loop.answer_to)
+        tool_calls = None
+    else:
+        content, tool_calls = response.content or None, response.tool_calls
+    return Message(
+        message_id=message_id,
+        chat_id=chat_id,
+        role="assistant",
+        sender=agent.name,
+        agent_id=agent.name,
+        content=content,
+        tool_calls=tool_calls,
+        reply_to_message_id=loop.reply_to,
+        input_tokens=response.usage.input_tokens,
+        output_tokens=response.usage.output_tokens,
     )
 
 

@@ -18,10 +18,19 @@ _BODY = ConfigDict(extra="forbid", populate_by_name=True)
 # -- requests ----------------------------------------------------------------------------------
 
 
-class WorldSettings(BaseModel):
-    """World settings, as in the world document; only those given are set."""
+class _Settings(BaseModel):
+    """A body that changes some settings of a world or an agent: the settings it leaves out
+    stay as they are, so what counts is which fields were sent, not their defaults."""
 
     model_config = _BODY
+
+    def changes(self) -> dict[str, Any]:
+        """The settings given, by their Python names (what ``AgentWorld`` takes)."""
+        return self.model_dump(exclude_unset=True, exclude={"name"})
+
+
+class WorldSettings(_Settings):
+    """World settings, as in the world document; only those given are set."""
 
     description: str | None = None
     turn_limit: int | None = Field(default=None, alias="turnLimit")
@@ -40,19 +49,13 @@ class WorldSettings(BaseModel):
     client_tools: list[dict[str, Any]] | None = Field(default=None, alias="clientTools")
     tool_env: list[str] | None = Field(default=None, alias="toolEnv")
 
-    def changes(self) -> dict[str, Any]:
-        """The settings given, by their Python names (what ``AgentWorld`` takes)."""
-        return self.model_dump(exclude_unset=True, exclude={"name"})
-
 
 class WorldCreate(WorldSettings):
     name: str
 
 
-class AgentSettings(BaseModel):
+class AgentSettings(_Settings):
     """Agent settings, as in the agent document; only those given are set."""
-
-    model_config = _BODY
 
     provider: ProviderName | None = None
     model: str | None = None
@@ -61,9 +64,6 @@ class AgentSettings(BaseModel):
     system_prompt: str | None = Field(default=None, alias="systemPrompt")
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, alias="maxTokens")
-
-    def changes(self) -> dict[str, Any]:
-        return self.model_dump(exclude_unset=True, exclude={"name"})
 
 
 class AgentCreate(AgentSettings):

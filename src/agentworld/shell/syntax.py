@@ -289,11 +289,8 @@ class _Reader:
                 self.pos = end + 1
             elif ch == '"':
                 literal = self.read_double_quoted(value, nested_depth) and literal
-            elif ch == "$":
-                self.read_dollar(value, nested_depth, quoted=False)
-                literal = False
-            elif ch == "`":
-                self.read_backticks(value, nested_depth, quoted=False)
+            elif ch in ("$", "`"):
+                self.read_expansion(value, nested_depth, quoted=False)
                 literal = False
             else:
                 if ch in _GLOB:
@@ -330,15 +327,21 @@ class _Reader:
                     continue
                 value.append(ch)
                 self.pos += 1
-            elif ch == "$":
-                self.read_dollar(value, depth, quoted=True)
-                literal = False
-            elif ch == "`":
-                self.read_backticks(value, depth, quoted=True)
+            elif ch in ("$", "`"):
+                self.read_expansion(value, depth, quoted=True)
                 literal = False
             else:
                 value.append(ch)
                 self.pos += 1
+
+    def read_expansion(self, value: list[str], depth: int | None, *, quoted: bool) -> None:
+        """A ``$`` or backtick expansion at the reader's position. A bare word and a
+        double-quoted string read the same expansions, which make either non-literal; only
+        ``quoted`` changes what may appear inside them."""
+        if self.peek() == "$":
+            self.read_dollar(value, depth, quoted=quoted)
+        else:
+            self.read_backticks(value, depth, quoted=quoted)
 
     def read_backticks(self, value: list[str], depth: int | None, *, quoted: bool) -> None:
         """`` `cmd` `` without backslashes (their escaping rules are where parsers go wrong)."""

@@ -13,6 +13,20 @@ import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
+
+def _sequence_key(name: str) -> sa.Column[int]:
+    """A primary key the database numbers 1, 2, 3… in order of insertion, so rows can be read
+    back in that order and "after number N". Every table with such a key makes it here, because
+    the type is subtle: BIGINT on PostgreSQL, but exactly INTEGER on SQLite, where only an
+    ``INTEGER PRIMARY KEY`` is the rowid that numbers itself."""
+    return sa.Column(
+        name,
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    )
+
+
 schema_version = sa.Table(
     "schema_version",
     metadata,
@@ -53,12 +67,7 @@ chats = sa.Table(
 messages = sa.Table(
     "messages",
     metadata,
-    sa.Column(
-        "seq",
-        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
-        primary_key=True,
-        autoincrement=True,
-    ),
+    _sequence_key("seq"),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("chat_id", sa.String(64), nullable=False),
     sa.Column("memory_owner", sa.String(64)),
@@ -81,12 +90,7 @@ messages = sa.Table(
 events = sa.Table(
     "events",
     metadata,
-    sa.Column(
-        "seq",
-        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
-        primary_key=True,
-        autoincrement=True,
-    ),
+    _sequence_key("seq"),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("chat_id", sa.String(64)),
     sa.Column("kind", sa.String(16), nullable=False),
@@ -106,12 +110,7 @@ client resuming after seq N must not miss a later row that got N again."""
 tool_logs = sa.Table(
     "tool_logs",
     metadata,
-    sa.Column(
-        "seq",
-        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
-        primary_key=True,
-        autoincrement=True,
-    ),
+    _sequence_key("seq"),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("chat_id", sa.String(64), nullable=False),
     sa.Column("agent", sa.String(64), nullable=False),
@@ -176,12 +175,7 @@ approval_grants = sa.Table(
 audit_log = sa.Table(
     "audit_log",
     metadata,
-    sa.Column(
-        "seq",
-        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
-        primary_key=True,
-        autoincrement=True,
-    ),
+    _sequence_key("seq"),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("at", sa.String(40), nullable=False),
     sa.Column("event", sa.String(16), nullable=False),
@@ -202,12 +196,7 @@ audit_log = sa.Table(
 chat_inbox = sa.Table(
     "chat_inbox",
     metadata,
-    sa.Column(
-        "item_id",
-        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
-        primary_key=True,
-        autoincrement=True,
-    ),
+    _sequence_key("item_id"),
     sa.Column("world", sa.String(64), nullable=False),
     sa.Column("chat_id", sa.String(64), nullable=False),
     sa.Column("position", sa.BigInteger, nullable=False),
