@@ -54,15 +54,16 @@ async def main() -> None:
 
             transcript = await aw.storage.transcript("desk", result.chat_id)
             memory = await aw.storage.memory("desk", "helper", result.chat_id)
-            (rewrite,) = [e for e in await aw.audit_log("desk") if e["event"] == "rewrite"]
+            (rewrite,) = [e for e in await aw.audit_log("desk") if e.event == "rewrite"]
+            detail = rewrite.detail or {}
             print("said (transcript):", transcript[0].content)
             print("processed (memory):", memory[0].content)
             print("model saw:", seen_by_model[0])
-            print("audit:", rewrite["actor"], "->", rewrite["detail"]["processed"])
+            print("audit:", rewrite.actor, "->", detail["processed"])
             assert transcript[0].content == "Please write to jane.doe@example.com about the invoice"
             assert memory[0].content == "Please write to [email] about the invoice"
             assert seen_by_model == ["Please write to [email] about the invoice"]
-            assert rewrite["detail"]["original"] == transcript[0].content
+            assert detail["original"] == transcript[0].content
 
 
 if __name__ == "__main__":

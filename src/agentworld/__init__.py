@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
         ["PendingCall", "PendingApproval", "PendingClientCall", "ShellDisplay"],
         "agentworld.models.pending",
     ),
+    **dict.fromkeys(["AuditEntry", "ChatActivity", "ToolLogEntry"], "agentworld.models.records"),
 }
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
         PendingClientCall,
         ShellDisplay,
     )
+    from agentworld.models.records import AuditEntry, ChatActivity, ToolLogEntry
     from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage, ToolSpec
     from agentworld.providers.scripted import ScriptedProvider
     from agentworld.runtime.authorizer import Authorizer
@@ -112,6 +114,7 @@ __all__ = [
     "Allow",
     "ApprovalSettings",
     "AskUser",
+    "AuditEntry",
     "Authorizer",
     "Decision",
     "Deny",
@@ -130,6 +133,7 @@ __all__ = [
     "AlreadyExistsError",
     "ApprovalEvent",
     "Chat",
+    "ChatActivity",
     "CrudEvent",
     "EventBus",
     "InvalidInputError",
@@ -152,6 +156,7 @@ __all__ = [
     "SystemEvent",
     "ToolCall",
     "ToolEvent",
+    "ToolLogEntry",
     "ToolSpec",
     "Usage",
     "UserError",

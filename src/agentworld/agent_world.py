@@ -8,13 +8,15 @@ through here so every change is validated the same way and announced as a
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentworld.errors import InvalidInputError
 from agentworld.models import Message
 from agentworld.models.domain import sender_problem
-from agentworld.models.pending import PendingApproval, PendingClientCall
+from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.models.records import AuditEntry, ChatActivity, ToolLogEntry
 from agentworld.routing.messages import why_nobody_answers
 from agentworld.run_results import ResumeResult, SendResult, chat_outcome, run_and_report
 from agentworld.storage.sql import SQLStorage
@@ -262,7 +264,9 @@ class AgentWorld(WorldCatalog):
             return self._authorizer
         return PolicyAuthorizer(self.storage)
 
-    async def audit_log(self, world: str) -> list[dict[str, Any]]:
+    async def audit_log(self, world: str) -> list[AuditEntry]:
+        """Every approval request and decision, policy denial, hook rewrite, cancelled call and
+        deletion in the world, oldest first (SPEC A9)."""
         await self.storage.get_world(world)
         return await self.storage.approvals.audit_log(world)
 
@@ -272,6 +276,13 @@ class AgentWorld(WorldCatalog):
         """Client-side tool calls waiting for their results."""
         await self.storage.get_world(world)
         return await self.storage.pending.find(world, chat_id=chat_id, kind="client")
+
+    async def pending_call(self, world: str, call_id: str) -> PendingCall | None:
+        """The waiting call (approval request or client-side call) with this id, in whatever
+        status it is now — pending, answered, expired, cancelled — or None when the world has
+        none: so an interface can tell an unknown id from one answered already."""
+        await self.storage.get_world(world)
+        return await self.storage.pending.get(world, call_id)
 
     async def respond(
         self,
@@ -297,6 +308,33 @@ class AgentWorld(WorldCatalog):
         runtime = await self.runtime(world)
         return list(await runtime.tools())
 
-    async def tool_logs(self, world: str, *, chat_id: str | None = None) -> list[dict[str, Any]]:
+    async def tool_logs(self, world: str, *, chat_id: str | None = None) -> list[ToolLogEntry]:
+        """Every tool execution in the world (or one chat), in the order they started (SPEC E4)."""
         await self.storage.get_world(world)
         return await self.storage.tool_logs.find(world, chat_id=chat_id)
+
+    async def chat_activity(self, world: str) -> list[ChatActivity]:
+        """What each chat of the world is doing now: queued work, the process running it,
+        approvals and client calls it waits for. Read from storage, so it holds whichever
+        process runs the chat (SPEC O4: one runner per chat across processes)."""
+        chats = await self.list_chats(world)
+        queued = Counter(item.chat_id for item in await self.storage.inbox.items(world))
+        waiting = await self.storage.pending.find(world)
+        approvals = Counter(p.chat_id for p in waiting if isinstance(p, PendingApproval))
+        calls = Counter(p.chat_id for p in waiting if isinstance(p, PendingClientCall))
+        activity = []
+        for chat in chats:
+            queued_items = queued[chat.chat_id]
+            # Only a chat with queued work can be running: the others need no lookup.
+            runner = await self.storage.leases.holder(world, chat.chat_id) if queued_items else None
+            activity.append(
+                ChatActivity(
+                    chat_id=chat.chat_id,
+                    name=chat.name,
+                    queued_items=queued_items,
+                    runner=runner,
+                    pending_approvals=approvals[chat.chat_id],
+                    pending_tool_calls=calls[chat.chat_id],
+                )
+            )
+        return activity

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from agentworld.approval.grants import Grant
     from agentworld.models import Agent, Chat, Message, Usage, World
     from agentworld.models.pending import PendingApproval, PendingClientCall
+    from agentworld.models.records import AuditEntry, ToolLogEntry
     from agentworld.tools.registry import Tool
 
 APPROVAL_CALL = "client.requestApproval"
@@ -72,12 +73,21 @@ def tool_args(arguments: str | dict[str, Any]) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {"_raw": arguments}
 
 
-def tool_log_doc(entry: dict[str, Any]) -> dict[str, Any]:
-    """A tool execution as ``tool-logs --json`` prints it: its times in the one JSON form."""
+def tool_log_doc(entry: ToolLogEntry) -> dict[str, Any]:
+    """A tool execution as ``tool-logs --json`` prints it (SPEC E4)."""
     return {
-        **entry,
-        "startedAt": timestamp(entry.get("startedAt")),
-        "finishedAt": timestamp(entry.get("finishedAt")),
+        "toolCallId": entry.tool_call_id,
+        "toolName": entry.tool_name,
+        "agent": entry.agent,
+        "chatId": entry.chat_id,
+        "input": entry.input,
+        "output": entry.output,
+        "status": entry.status,
+        "startedAt": timestamp(entry.started_at),
+        "finishedAt": timestamp(entry.finished_at),
+        "durationMs": entry.duration_ms,
+        "runner": entry.runner,
+        "seq": entry.seq,
     }
 
 
@@ -166,9 +176,22 @@ def run_doc(result: RunOutcome) -> dict[str, Any]:
     }
 
 
-def audit_doc(entry: dict[str, Any]) -> dict[str, Any]:
-    """An audit-log entry with its time in the one JSON form."""
-    return {**entry, "at": timestamp(entry["at"])}
+def audit_doc(entry: AuditEntry) -> dict[str, Any]:
+    """An audit-log entry as ``audit --json`` prints it (SPEC A9)."""
+    return {
+        "at": timestamp(entry.at),
+        "event": entry.event,
+        "actor": entry.actor,
+        "approvalId": entry.approval_id,
+        "agent": entry.agent,
+        "chatId": entry.chat_id,
+        "toolName": entry.tool_name,
+        "toolArgs": entry.tool_args,
+        "decision": entry.decision,
+        "scope": entry.scope,
+        "latencyMs": entry.latency_ms,
+        "detail": entry.detail,
+    }
 
 
 # -- approval requests and answers in words ----------------------------------------------------

@@ -271,6 +271,12 @@ class WorldCatalog:
         await self.storage.get_world(world)
         return await self.storage.usage_by_chat(world)
 
+    async def agent_usage(self, world: str, agent: str) -> Usage:
+        """Tokens the agent used over every chat of the world (zero for one that never
+        answered); an unknown agent is a ``NotFoundError``."""
+        owner = await self.storage.get_agent(world, agent)
+        return (await self.storage.usage_by_agent(world)).get(owner.name, Usage())
+
     async def _announce(self, event: CrudEvent) -> None:
         runtime = self._runtimes.get(event.world)
         if runtime is not None:

@@ -245,10 +245,10 @@ async def test_non_interactive_runs_deny_instead_of_asking(
     assert "nobody can be asked" in json.loads(denied.content or "{}")["error"]
     assert not (tmp_path / "X").exists()
     # The automatic denial is a decision like any other: it is in the audit log.
-    (entry,) = [e for e in audit if e["toolName"] == "shell_cmd"]
-    assert (entry["event"], entry["actor"], entry["decision"]) == ("policy", "non-interactive", "deny")
-    assert entry["toolArgs"] == {"command": "touch X"}
-    assert "nobody can be asked" in entry["detail"]["reason"]
+    (entry,) = [e for e in audit if e.tool_name == "shell_cmd"]
+    assert (entry.event, entry.actor, entry.decision) == ("policy", "non-interactive", "deny")
+    assert entry.tool_args == {"command": "touch X"}
+    assert "nobody can be asked" in (entry.detail or {})["reason"]
 
 
 async def test_the_audit_log_records_requests_and_decisions_with_redacted_arguments(
@@ -261,12 +261,12 @@ async def test_the_audit_log_records_requests_and_decisions_with_redacted_argume
     await aw.approve("w", second.tool_call_id, decision="deny")
 
     log = await aw.audit_log("w")
-    assert [(e["event"], e["decision"]) for e in log] == [
+    assert [(e.event, e.decision) for e in log] == [
         ("request", None), ("decision", "approve"), ("request", None), ("decision", "deny")
     ]
-    assert "sk-abcdefghijklmnopqrstuvwx" not in json.dumps(log)
-    assert all(e["agent"] == "a1" and e["toolName"] == "shell_cmd" for e in log)
-    assert log[1]["actor"] == "human" and log[1]["latencyMs"] is not None
+    assert "sk-abcdefghijklmnopqrstuvwx" not in repr(log)
+    assert all(e.agent == "a1" and e.tool_name == "shell_cmd" for e in log)
+    assert log[1].actor == "human" and log[1].latency_ms is not None
     assert "sk-abcdefghijklmnopqrstuvwx" not in json.dumps(first.detail)
 
 
@@ -280,8 +280,9 @@ async def test_the_request_shows_the_whole_call_and_the_audit_records_it(
     assert "`rm -rf -- sub/precious`" in message and str(world) in message
     assert pending.shell is not None and pending.shell.commands == ["rm -rf -- sub/precious"]
     (request,) = await aw.audit_log("w")
-    assert request["detail"]["shell"]["commandLine"] == "rm -rf -- sub/precious"
-    assert request["detail"]["shell"]["directory"] == str(world)
+    assert request.detail is not None
+    assert request.detail["shell"]["commandLine"] == "rm -rf -- sub/precious"
+    assert request.detail["shell"]["directory"] == str(world)
 
 
 @pytest.mark.parametrize("directory", ["/home", "..", "../elsewhere", "sub/../../x"])

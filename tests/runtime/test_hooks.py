@@ -45,11 +45,12 @@ async def test_a_rewrite_is_what_the_agents_answer_while_the_transcript_keeps_wh
     said = [e for e in watched if isinstance(e, MessageEvent) and e.message.sender == "human"]
     assert [e.message.content for e in said] == ["@a1 my password is hunter2"]
     # Both, for an auditor: the audit log entry and a system event name the two texts.
-    (entry,) = [e for e in await aw.audit_log("w") if e["event"] == "rewrite"]
-    assert entry["actor"].endswith("censor") and entry["chatId"] == result.chat_id
-    assert entry["detail"]["messageId"] == transcript[0].message_id
-    assert entry["detail"]["processed"] == "@a1 my password is [hidden]"
-    assert entry["detail"]["used"] is True
+    (entry,) = [e for e in await aw.audit_log("w") if e.event == "rewrite"]
+    assert entry.actor.endswith("censor") and entry.chat_id == result.chat_id
+    assert entry.detail is not None
+    assert entry.detail["messageId"] == transcript[0].message_id
+    assert entry.detail["processed"] == "@a1 my password is [hidden]"
+    assert entry.detail["used"] is True
     notes = [e for e in watched if isinstance(e, SystemEvent) and "rewrite" in e.context]
     assert notes[0].level == "info" and transcript[0].message_id in notes[0].text
 
@@ -93,8 +94,8 @@ async def test_hooks_see_tool_results_and_system_notes_and_may_answer_them(
     transcript = await aw.storage.transcript("w", result.chat_id)
     assert all(m.content != "forged" for m in transcript)
     assert "notes.txt" in next(m.content or "" for m in transcript if m.role == "tool")
-    audited = [e for e in await aw.audit_log("w") if e["event"] == "rewrite"]
-    assert audited and all(e["detail"]["used"] is False for e in audited)
+    audited = [e for e in await aw.audit_log("w") if e.event == "rewrite"]
+    assert audited and all((e.detail or {}).get("used") is False for e in audited)
     assert any(
         isinstance(e, SystemEvent) and e.level == "warning" and "changes nothing" in e.text
         for e in warnings
@@ -157,7 +158,7 @@ async def test_respond_on_tool_calls_skips_them_or_runs_them_first(
     result_index = next(i for i, m in enumerate(ran.messages) if m.role == "tool")
     assert "side-effect" in contents[result_index]  # the tool really ran...
     assert contents[-1] == "handled by the application"  # ...and the programmatic message follows it
-    assert [log["status"] for log in await aw.tool_logs("w")] == ["ok"]
+    assert [log.status for log in await aw.tool_logs("w")] == ["ok"]
 
 
 async def test_a_raising_hook_is_reported_and_the_default_path_continues(

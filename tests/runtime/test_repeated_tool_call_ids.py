@@ -119,7 +119,7 @@ async def test_an_id_from_an_earlier_turn_is_renamed_and_the_turn_completes(
     assert "alpha" in (results["call_1"] or "") and "beta" in (results[ids[1]] or "")
     assert_model_input_pairs(server.requests[-1])
     logs = await aw.tool_logs("w")
-    assert sorted(entry["toolCallId"] for entry in logs) == sorted(ids)
+    assert sorted(entry.tool_call_id for entry in logs) == sorted(ids)
 
 
 async def test_a_client_call_reusing_a_pending_approval_id_leaves_the_approval_working(

@@ -62,7 +62,7 @@ async def test_stop_kills_the_running_tool_records_it_and_the_next_message_works
 
     assert outcome.stopped and len(outcome.interrupted) == 1 and outcome.skipped == ()
     (log,) = await aw.tool_logs("w")
-    assert log["status"] == "interrupted"
+    assert log.status == "interrupted"
     chat = send.result().chat_id
     transcript = await aw.storage.transcript("w", chat)
     result = next(m for m in transcript if m.role == "tool")
@@ -79,7 +79,7 @@ async def test_stop_kills_the_running_tool_records_it_and_the_next_message_works
 
 
 async def _running(aw: AgentWorld) -> bool:
-    return any(log["status"] == "running" for log in await aw.tool_logs("w"))
+    return any(log.status == "running" for log in await aw.tool_logs("w"))
 
 
 async def test_stop_during_a_slow_answer_stores_no_answer_and_drops_the_other_agents_turns(
@@ -157,6 +157,6 @@ async def test_stop_while_an_approved_call_runs_gives_it_a_result(
     answered = {m.tool_call_id for m in memory if m.role == "tool"}
     calls = {c.id for m in memory if m.tool_calls for c in m.tool_calls}
     assert calls <= answered  # every call the model made has its result: the memory is whole
-    assert [log["status"] for log in await aw.tool_logs("w")] == ["interrupted"]
+    assert [log.status for log in await aw.tool_logs("w")] == ["interrupted"]
     await asyncio.sleep(3.5)
     assert not marker.exists()

@@ -192,10 +192,10 @@ async def test_tool_logs_record_every_execution_with_status_and_duration(
     )
     await aw.send("w", "@a1 go")
 
-    logs = {entry["toolCallId"]: entry for entry in await aw.tool_logs("w")}
-    assert logs["ok_call"]["status"] == "ok" and logs["bad_call"]["status"] == "error"
-    assert logs["ok_call"]["input"] == {"path": "a.txt"}
-    assert all(entry["durationMs"] is not None and entry["finishedAt"] for entry in logs.values())
+    logs = {entry.tool_call_id: entry for entry in await aw.tool_logs("w")}
+    assert logs["ok_call"].status == "ok" and logs["bad_call"].status == "error"
+    assert logs["ok_call"].input == {"path": "a.txt"}
+    assert all(entry.duration_ms is not None and entry.finished_at for entry in logs.values())
 
 
 CLIENT_TOOLS = [

@@ -111,7 +111,7 @@ async def test_tool_logs_from_before_version_4_gain_the_runner_column_and_keep_t
             conn.exec_driver_sql(
                 "INSERT INTO tool_logs (world, chat_id, agent, tool_call_id, tool_name, input, "
                 "output, status, started_at) VALUES ('old', 'c1', 'a1', 'call_old', 'shell_cmd', "
-                "'{\"command\": \"ls\"}', '\"listing\"', 'done', ?)",
+                "'{\"command\": \"ls\"}', '\"listing\"', 'ok', ?)",
                 (CREATED,),
             )
             columns = {c["name"] for c in sa.inspect(conn).get_columns("tool_logs")}
@@ -127,12 +127,12 @@ async def test_tool_logs_from_before_version_4_gain_the_runner_column_and_keep_t
         running = await storage.tool_logs.running("old")
         logs = await storage.tool_logs.find("old")
 
-    assert [(e["toolCallId"], e["status"], e["input"]) for e in logs] == [
-        ("call_old", "done", {"command": "ls"}),
+    assert [(e.tool_call_id, e.status, e.input) for e in logs] == [
+        ("call_old", "ok", {"command": "ls"}),
         ("call_new", "running", {"command": "pwd"}),
     ]
-    assert [(r["seq"], r["toolCallId"]) for r in running] == [(seq, "call_new")]
-    assert running[0]["runner"]  # the new column is written by this version
+    assert [(r.seq, r.tool_call_id) for r in running] == [(seq, "call_new")]
+    assert running[0].runner  # the new column is written by this version
     version, tables, _ = inspect_file(db_url)
     assert version == LATEST
     assert {"approval_grants", "audit_log"} <= tables

@@ -340,12 +340,12 @@ async def test_deleting_an_agent_cancels_its_waits_and_drops_its_memory_and_sess
     assert [m.content for m in await storage.memory("lab", "bob")] == ["bob remembers"]
     assert [m.content for m in await storage.transcript("lab", "c1")] == ["everyone saw this"]
     audit = await storage.approvals.audit_log("lab")
-    assert [(e["event"], e["approvalId"], e["toolArgs"]) for e in audit] == [
+    assert [(e.event, e.approval_id, e.tool_args) for e in audit] == [
         ("cancelled", "ap_1", {"command": "rm x"}),
         ("cancelled", "cl_1", None),
         ("agent_deleted", None, None),
     ]
-    assert audit[-1]["detail"] == {"cancelled": ["ap_1", "cl_1"], "sessionGrantsRevoked": 1}
+    assert audit[-1].detail == {"cancelled": ["ap_1", "cl_1"], "sessionGrantsRevoked": 1}
 
     # A namesake starts from nothing.
     await storage.create_agent(make_agent("lab", "alice"))

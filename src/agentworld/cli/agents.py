@@ -11,6 +11,7 @@ from agentworld.cli.common import JsonOpt, WorldArg, parse_max_tokens, parse_tem
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
+    from agentworld.models import Agent, Usage
 
 app = typer.Typer(help="Create, change and inspect agents.", no_args_is_help=True)
 
@@ -84,12 +85,9 @@ def agent_list(world: WorldArg, json_out: JsonOpt = False) -> None:
 def agent_show(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> None:
     """Show one agent with its token usage."""
 
-    async def load(aw: AgentWorld) -> tuple[Any, Any]:
-        from agentworld.models import Usage
-
+    async def load(aw: AgentWorld) -> tuple[Agent, Usage]:
         agent = await aw.get_agent(world, name)
-        usage = (await aw.storage.usage_by_agent(world)).get(agent.name, Usage())
-        return agent, usage
+        return agent, await aw.agent_usage(world, agent.name)
 
     agent, usage = run(load)
     _show_agent(agent, usage, json_out)

@@ -14,6 +14,7 @@ from agentworld.documents import audit_doc, grant_doc
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
     from agentworld.models.pending import PendingApproval
+    from agentworld.models.records import AuditEntry
 
 
 
@@ -92,26 +93,26 @@ def approve(
 
 def audit(world: WorldArg, json_out: JsonOpt = False) -> None:
     """Every approval request and decision, and every message an on_event hook rewrote: who, when, what."""
-    entries = [audit_doc(e) for e in run(lambda aw: aw.audit_log(world))]
+    entries = run(lambda aw: aw.audit_log(world))
     if json_out:
-        output.print_json({"audit": entries})
+        output.print_json({"audit": [audit_doc(e) for e in entries]})
         return
     output.print_table(
         f"Audit log of {world}",
         ["at", "event", "actor", "agent", "tool / message", "decision", "scope", "approval id"],
         [
-            (output.when(e["at"]), e["event"], e["actor"], e["agent"], _subject(e), e["decision"], e["scope"], e["approvalId"])
+            (output.when(e.at), e.event, e.actor, e.agent, _subject(e), e.decision, e.scope, e.approval_id)
             for e in entries
         ],
         empty=f"the audit log of world {world!r} is empty",
     )
 
 
-def _subject(entry: dict[str, Any]) -> str | None:
+def _subject(entry: AuditEntry) -> str | None:
     """What an entry is about: the tool of an approval, the message a hook rewrote."""
-    if entry["event"] == "rewrite":
-        return f"message {(entry['detail'] or {}).get('messageId')}"
-    return entry["toolName"]
+    if entry.event == "rewrite":
+        return f"message {(entry.detail or {}).get('messageId')}"
+    return entry.tool_name
 
 
 def register(app: typer.Typer) -> None:

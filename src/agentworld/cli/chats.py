@@ -137,9 +137,8 @@ def send(
         str,
         typer.Option(
             "--approve",
-            metavar="ask|deny",
-            help="Calls that need a person: ask (they wait, listed with the commands that answer them) "
-            "or deny (nobody is there: they are refused, and the exit status is 3).",
+            help="ask | deny: calls that need a person wait, listed with the commands that answer "
+            "them (ask), or are refused and the exit status is 3 (deny: nobody is there to ask).",
         ),
     ] = "ask",
     non_interactive: Annotated[

@@ -160,7 +160,7 @@ async def run_demo(console: Console | None = None) -> None:
             console.print()
             console.rule("What was stored")
             decisions = ", ".join(
-                e["event"] + (f" {e['decision']} {e['scope']}" if e["decision"] else "") for e in audit
+                e.event + (f" {e.decision} {e.scope}" if e.decision else "") for e in audit
             )
             console.print(f"chat title: {escape(chats[0].name)}")
             console.print(f"file RELEASED created: {'yes' if (work / 'RELEASED').exists() else 'no'}")

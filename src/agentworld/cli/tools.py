@@ -71,17 +71,14 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
 
 def tool_logs(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
     """Every tool execution: arguments (secrets redacted), result, status and duration."""
-    logs = [output.tool_log_doc(e) for e in run(lambda aw: aw.tool_logs(world, chat_id=chat))]
+    logs = run(lambda aw: aw.tool_logs(world, chat_id=chat))
     if json_out:
-        output.print_json({"toolLogs": logs})
+        output.print_json({"toolLogs": [output.tool_log_doc(e) for e in logs]})
         return
     output.print_table(
         f"Tool executions in {world}",
         ["started", "agent", "tool", "status", "ms", "call id"],
-        [
-            (output.when(e["startedAt"]), e["agent"], e["toolName"], e["status"], e["durationMs"], e["toolCallId"])
-            for e in logs
-        ],
+        [(output.when(e.started_at), e.agent, e.tool_name, e.status, e.duration_ms, e.tool_call_id) for e in logs],
     )
 
 

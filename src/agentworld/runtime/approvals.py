@@ -322,10 +322,10 @@ async def recover_interrupted(ctx: TurnContext, world: World) -> int:
     "interrupted" result (``tool_calls.run_tool_calls``), never runs it again."""
     recovered = 0
     for entry in await ctx.storage.tool_logs.running(world.name):
-        if runner_alive(entry["runner"]):
+        if runner_alive(entry.runner):
             continue
         await ctx.storage.tool_logs.finish(
-            entry["seq"], status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
+            entry.seq, status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
         )
         recovered += 1
     return recovered

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from agentworld.documents import agent_doc, chat_doc, markdown_transcript
-from agentworld.models import Usage, World
+from agentworld.models import World
 from agentworld.server.deps import AW, ERRORS, public_world
 from agentworld.server.schemas import (
     AgentCreate,
@@ -87,8 +87,7 @@ async def create_agent(world: WorldName, body: AgentCreate, aw: AW) -> JSONRespo
 async def get_agent(world: WorldName, agent: AgentName, aw: AW) -> JSONResponse:
     """An agent with the tokens it used."""
     found = await aw.get_agent(world, agent)
-    usage = (await aw.storage.usage_by_agent(world)).get(found.name, Usage())
-    return JSONResponse(agent_doc(found, usage))
+    return JSONResponse(agent_doc(found, await aw.agent_usage(world, found.name)))
 
 
 @router.patch("/{world}/agents/{agent}", response_model=AgentDoc, tags=["agents"])

@@ -113,9 +113,8 @@ async def _answer_once(
 ) -> SendResult:
     """404 for an id that is not a waiting call of that kind in the world, 409 for one that is
     answered (or cancelled) already — also when another client answered it a moment before."""
-    await aw.get_world(world)
     what = "approval request" if kind is PendingApproval else "pending tool call"
-    found = await aw.storage.pending.get(world, call_id)
+    found = await aw.pending_call(world, call_id)  # an unknown world is a 404 too
     if not isinstance(found, kind):
         raise ApiError(404, "not_found", f"no {what} {call_id!r} in world {world!r}")
     if found.status != "pending":
@@ -123,7 +122,7 @@ async def _answer_once(
     try:
         return await answer()
     except InvalidInputError:
-        now = await aw.storage.pending.get(world, call_id)
+        now = await aw.pending_call(world, call_id)
         if now is not None and now.status != "pending":
             raise ApiError(409, "conflict", f"{what} {call_id!r} was already {now.status}") from None
         raise

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 
 from agentworld.approval.grants import Grant
 from agentworld.errors import NotFoundError
 from agentworld.models import utc_now
+from agentworld.models.records import AuditDecision, AuditEntry, AuditEvent, AuditScope
 from agentworld.storage import schema
 
 if TYPE_CHECKING:
@@ -31,6 +32,25 @@ def _grant(row: sa.Row[Any]) -> Grant:
         allow_redirection=bool(row.allow_redirection),
         approval_id=row.approval_id,
         created_at=datetime.fromisoformat(row.created_at),
+    )
+
+
+def _audit_entry(row: sa.Row[Any]) -> AuditEntry:
+    # The closed-set columns hold only what ``ApprovalStore.audit`` (typed with the same
+    # literals) and the deletions in ``storage`` wrote, so they are taken as they are.
+    return AuditEntry(
+        at=datetime.fromisoformat(row.at),
+        event=cast(AuditEvent, row.event),
+        actor=row.actor,
+        approval_id=row.approval_id,
+        agent=row.agent,
+        chat_id=row.chat_id,
+        tool_name=row.tool_name,
+        tool_args=row.arguments,
+        decision=cast(AuditDecision | None, row.decision),
+        scope=cast(AuditScope | None, row.scope),
+        latency_ms=row.latency_ms,
+        detail=row.detail,
     )
 
 
@@ -102,35 +122,55 @@ class ApprovalStore:
 
         await self._storage.in_transaction(update, write=True)
 
-    async def audit(self, world: str, **entry: Any) -> None:
-        row = {"world": world, "at": utc_now().isoformat(), **entry}
+    async def audit(
+        self,
+        world: str,
+        *,
+        event: AuditEvent,
+        actor: str,
+        approval_id: str | None = None,
+        agent: str | None = None,
+        chat_id: str | None = None,
+        tool_name: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        decision: AuditDecision | None = None,
+        scope: AuditScope | None = None,
+        latency_ms: float | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        """Add an entry to the world's audit log, dated now (the fields of ``AuditEntry``;
+        ``arguments`` already redacted)."""
+        given = {
+            "approval_id": approval_id,
+            "agent": agent,
+            "chat_id": chat_id,
+            "tool_name": tool_name,
+            "arguments": arguments,
+            "decision": decision,
+            "scope": scope,
+            "latency_ms": latency_ms,
+            "detail": detail,
+        }
+        # Fields not given are left out, not written as None: a JSON column would store None
+        # as the JSON text ``null`` rather than as SQL NULL.
+        row = {
+            "world": world,
+            "at": utc_now().isoformat(),
+            "event": event,
+            "actor": actor,
+            **{column: value for column, value in given.items() if value is not None},
+        }
 
         def insert(conn: sa.Connection) -> None:
             conn.execute(sa.insert(_AUDIT).values(row))
 
         await self._storage.in_transaction(insert, write=True)
 
-    async def audit_log(self, world: str) -> list[dict[str, Any]]:
-        def read(conn: sa.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute(
-                sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
-            )
-            return [
-                {
-                    "at": r.at,
-                    "event": r.event,
-                    "actor": r.actor,
-                    "approvalId": r.approval_id,
-                    "agent": r.agent,
-                    "chatId": r.chat_id,
-                    "toolName": r.tool_name,
-                    "toolArgs": r.arguments,
-                    "decision": r.decision,
-                    "scope": r.scope,
-                    "latencyMs": r.latency_ms,
-                    "detail": r.detail,
-                }
-                for r in rows
-            ]
+    async def audit_log(self, world: str) -> list[AuditEntry]:
+        """The world's audit log, oldest entry first."""
+        query = sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
+
+        def read(conn: sa.Connection) -> list[AuditEntry]:
+            return [_audit_entry(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)

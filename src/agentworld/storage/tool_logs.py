@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 
 from agentworld.models import utc_now
+from agentworld.models.records import ToolLogEntry, ToolLogStatus
 from agentworld.models.work import InboxChange
 from agentworld.storage import schema
 from agentworld.storage.inbox import apply_change
@@ -59,6 +61,24 @@ def runner_alive(runner: str | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _entry(row: sa.Row[Any]) -> ToolLogEntry:
+    return ToolLogEntry(
+        seq=row.seq,
+        tool_call_id=row.tool_call_id,
+        tool_name=row.tool_name,
+        agent=row.agent,
+        chat_id=row.chat_id,
+        input=row.input,
+        output=row.output,
+        # Written only as ``ToolLogStatus`` (``log_start_row``, ``finish``, ``interrupt``).
+        status=cast(ToolLogStatus, row.status),
+        started_at=datetime.fromisoformat(row.started_at),
+        finished_at=datetime.fromisoformat(row.finished_at) if row.finished_at else None,
+        duration_ms=row.duration_ms,
+        runner=row.runner,
+    )
 
 
 def log_start_row(
@@ -110,18 +130,9 @@ class ToolLogStore:
 
         return await self._storage.in_transaction(insert, write=True)
 
-    async def running(self, world: str) -> list[dict[str, Any]]:
+    async def running(self, world: str) -> list[ToolLogEntry]:
         """Executions that started and never finished."""
-
-        def read(conn: sa.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute(
-                sa.select(_TABLE.c.seq, _TABLE.c.tool_call_id, _TABLE.c.runner).where(
-                    _TABLE.c.world == world, _TABLE.c.status == "running"
-                )
-            )
-            return [{"seq": r.seq, "toolCallId": r.tool_call_id, "runner": r.runner} for r in rows]
-
-        return await self._storage.in_transaction(read, write=False)
+        return await self._read(sa.and_(_TABLE.c.world == world, _TABLE.c.status == "running"))
 
     async def interrupt(self, world: str, tool_call_id: str, *, reason: str) -> bool:
         """Mark a call's unfinished executions interrupted (their process stopped); true when
@@ -140,7 +151,9 @@ class ToolLogStore:
 
         return await self._storage.in_transaction(update, write=True)
 
-    async def finish(self, seq: int, *, status: str, output: Any, duration_ms: float) -> None:
+    async def finish(
+        self, seq: int, *, status: ToolLogStatus, output: Any, duration_ms: float
+    ) -> None:
         values = {
             "seq_key": seq,
             "new_status": status,
@@ -156,31 +169,19 @@ class ToolLogStore:
 
     async def find(
         self, world: str, *, chat_id: str | None = None, tool_call_id: str | None = None
-    ) -> list[dict[str, Any]]:
-        query = sa.select(_TABLE).where(_TABLE.c.world == world)
+    ) -> list[ToolLogEntry]:
+        """The world's executions (of one chat, of one call), in the order they started."""
+        where = [_TABLE.c.world == world]
         if chat_id is not None:
-            query = query.where(_TABLE.c.chat_id == chat_id)
+            where.append(_TABLE.c.chat_id == chat_id)
         if tool_call_id is not None:
-            query = query.where(_TABLE.c.tool_call_id == tool_call_id)
-        query = query.order_by(_TABLE.c.seq)
+            where.append(_TABLE.c.tool_call_id == tool_call_id)
+        return await self._read(sa.and_(*where))
 
-        def read(conn: sa.Connection) -> list[dict[str, Any]]:
-            return [
-                {
-                    "toolCallId": r.tool_call_id,
-                    "toolName": r.tool_name,
-                    "agent": r.agent,
-                    "chatId": r.chat_id,
-                    "input": r.input,
-                    "output": r.output,
-                    "status": r.status,
-                    "startedAt": r.started_at,
-                    "finishedAt": r.finished_at,
-                    "durationMs": r.duration_ms,
-                    "runner": r.runner,
-                    "seq": r.seq,
-                }
-                for r in conn.execute(query)
-            ]
+    async def _read(self, where: sa.ColumnElement[bool]) -> list[ToolLogEntry]:
+        query = sa.select(_TABLE).where(where).order_by(_TABLE.c.seq)
+
+        def read(conn: sa.Connection) -> list[ToolLogEntry]:
+            return [_entry(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)
