@@ -97,6 +97,27 @@ class QueuedWork:
 
 
 @dataclass(frozen=True)
+class Posted:
+    """What posting a message into a chat did: whether the poster claimed the chat (and its
+    next item, to start on), and the transcript position just before the message — what the
+    post causes is read after it, without a read of its own."""
+
+    claimed: bool
+    first: QueuedWork | None
+    after_seq: int
+
+
+@dataclass(frozen=True)
+class LeaseAfterStep:
+    """The chat's lease after a step that finished the chat's last known item and asked to let
+    the chat go in its own transaction: ``held`` with the ``next`` item when more work had been
+    queued meanwhile, else let go (or no longer this runner's) — one write less per turn."""
+
+    held: bool
+    next: QueuedWork | None
+
+
+@dataclass(frozen=True)
 class InboxChange:
     """What one step does to its chat's inbox, committed with the step's own writes.
 

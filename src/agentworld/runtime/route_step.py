@@ -30,6 +30,11 @@ class Routed:
 
     next: QueuedWork | None = None
     world: World | None = None
+    incoming: Message | None = None
+    """The message as it joins the one answering agent's memory, when the route left storing
+    it to that agent's loop: the loop stores it — and turns the route item into itself — in
+    the transaction of its first memory read (one write less per turn). Until then the route
+    item stays in the inbox, so a process that stops in between routes the message again."""
 
 
 async def take_up(
@@ -108,6 +113,9 @@ async def route(
             starts.append(
                 Loop(agent=agent.name, answer_to=sender, reply_to=message.message_id, fresh=fresh)
             )
+    if len(starts) == 1 and isinstance(starts[0], Loop):  # one agent answers: the common case
+        (_agent, incoming), = remembered
+        return Routed(QueuedWork(queued.item_id, queued.chat_id, starts[0]), world, incoming)
     await storage.append_messages(
         world_name,
         remembered,
