@@ -16,7 +16,7 @@ from agentworld.models.pending import PendingApproval
 from agentworld.models.work import InboxChange, LeaseAfterStep, Posted
 from agentworld.storage import queries, schema
 from agentworld.storage.core import StorageCore
-from agentworld.storage.event_log import insert_log_rows
+from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change, next_item
 from agentworld.storage.leases import claim_lease, release_or_next
 from agentworld.storage.pending_rows import find_calls
@@ -95,19 +95,23 @@ class MessageStore(StorageCore):
         llm_calls: int = 0,
         inbox: InboxChange | None = None,
         let_go: str | None = None,
+        events: Sequence[WorldEvent] = (),
     ) -> LeaseAfterStep | None:
         """Append a step to the agent's memory and publish messages to the chat transcript,
         counting the step's LLM calls and queueing the work it causes, all in one
         transaction: the answer is in the transcript exactly when it is in the memory, and
         the step is finished exactly when its inbox item says so. With ``let_go`` (the lease
         owner running the chat), the same transaction lets the chat go if its inbox is now
-        empty, else returns its next item (``leases.release_or_next``)."""
+        empty, else returns its next item (``leases.release_or_next``). ``events`` (not
+        messages) go into the event log first, in the same transaction."""
         rows = [message_row(world, agent, m) for m in memory] if agent is not None else []
         rows += [message_row(world, None, m) for m in transcript]
-        if not rows and not llm_calls and inbox is None:
+        logged = [event_row(e) for e in events]
+        if not rows and not llm_calls and inbox is None and not logged:
             return None
 
         def write(conn: sa.Connection) -> LeaseAfterStep | None:
+            insert_log_rows(conn, logged)
             queries.insert_messages(conn, rows)
             if llm_calls and agent is not None:
                 queries.count_llm_calls(conn, world, agent, llm_calls)
