@@ -28,6 +28,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agentworld.models.domain import Agent, World
 from agentworld.models.message import Message
 
 
@@ -105,6 +106,9 @@ class Posted:
     claimed: bool
     first: QueuedWork | None
     after_seq: int
+    world: tuple[World, list[Agent]] | None = None
+    """The world's settings and agents as the post left them, read in its transaction when
+    the poster claimed the chat: the route it does next need not read them again."""
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_fa
 from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
-from agentworld.runtime.route_step import Routed, take_up
+from agentworld.runtime.route_step import Routed, WorldAndAgents, take_up
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
@@ -111,6 +111,9 @@ class WorldRuntime:
             streaming=streaming,
         )
         self._timers = ApprovalTimers(storage, world, expire=lambda w, p: expire(self._turns, w, p))
+        self._known: dict[int, WorldAndAgents] = {}
+        """The world and its agents as a post that claimed its chat read them, by the item its
+        route is (chats run concurrently: keyed by item)."""
         self._routed: dict[int, Routed] = {}
         """What a route just did, by the item its loop continues in: the world it read, and the
         message that loop is to take into memory (chats run concurrently: keyed by item)."""
@@ -178,6 +181,8 @@ class WorldRuntime:
         )
         await self.bus.publish(MessageEvent(world=self.world, message=message))
         if posted.claimed:
+            if posted.first is not None and posted.world is not None:
+                self._known[posted.first.item_id] = posted.world
             self._runners.start_claimed(chat_id, posted.first)
         elif routed:
             self._runners.kick(chat_id)
@@ -316,7 +321,10 @@ class WorldRuntime:
         work = queued.work
         match work:
             case Route():
-                routed = await take_up(self._turns, self._hooks, self.world, queued, work.message)
+                known = self._known.pop(queued.item_id, None)
+                routed = await take_up(
+                    self._turns, self._hooks, self.world, queued, work.message, known=known
+                )
                 if routed.next is not None and routed.world is not None:
                     self._routed[routed.next.item_id] = routed
                 return routed.next

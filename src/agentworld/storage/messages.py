@@ -153,7 +153,8 @@ class MessageStore(StorageCore):
             first = apply_change(conn, world, inbox)
             if claim_for is None or not claim_lease(conn, world, message.chat_id, claim_for, claim_ttl):
                 return Posted(False, None, before)
-            return Posted(True, first or next_item(conn, world, message.chat_id), before)
+            first = first or next_item(conn, world, message.chat_id)
+            return Posted(True, first, before, queries.world_and_agents(conn, world))
 
         return await self.in_transaction(write, write=True)
 
