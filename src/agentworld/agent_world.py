@@ -18,7 +18,7 @@ from agentworld.models.domain import sender_problem
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.models.records import AuditEntry, ChatActivity, ToolLogEntry
 from agentworld.routing.messages import why_nobody_answers
-from agentworld.run_results import ResumeResult, SendResult, chat_outcome, run_and_report
+from agentworld.run_results import Posting, ResumeResult, SendResult, chat_outcome, run_and_report
 from agentworld.storage.sql import SQLStorage
 from agentworld.world_catalog import WorldCatalog
 
@@ -118,10 +118,13 @@ class AgentWorld(WorldCatalog):
         """Publish ``text`` and run the world until the chat is idle; return what it produced."""
         runtime = await self.runtime(world)
         chat = chat_id or await self.current_chat(world)
+        async def post() -> int:
+            _message, posted = await runtime.post(chat, text, sender=sender)
+            return posted.after_seq
+
         result = await run_and_report(
-            self.storage, runtime, world, chat, lambda: runtime.send(chat, text, sender=sender),
-            timeout=timeout, everything=not self.long_lived,
-        )  # fmt: skip
+            self.storage, runtime, world, chat, Posting(post), timeout=timeout, everything=not self.long_lived
+        )
         if not result.timed_out and not result.errors and len(result.messages) <= 1:  # nobody answered: why?
             settings, agents = await self.storage.world_and_agents(world)
             active = [a.name for a in agents if a.status == "active"]

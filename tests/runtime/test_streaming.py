@@ -7,6 +7,7 @@ from typing import Any
 
 from agentworld.agent_world import AgentWorld
 from agentworld.models.events import SSEEvent, WorldEvent
+from agentworld.storage.event_log import EventLog
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 
 
@@ -40,6 +41,10 @@ async def test_stream_events_carry_the_message_id_and_only_start_and_end_are_sto
     assert events[-1].usage is not None and events[-1].usage.output_tokens == 4
     stored = await aw.storage.list_events("w", kind="sse")
     assert [e["phase"] for e in stored] == ["start", "end"]
+    # In the log the end comes right before the answer it ends: stored with it, in its step.
+    logged = (await EventLog(aw.storage).after("w", 0)).events
+    kinds = [(e.kind, e.document.get("phase") or e.document.get("message", {}).get("role")) for e in logged]
+    assert kinds[-2:] == [("sse", "end"), ("message", "assistant")]
 
 
 async def test_a_cut_stream_is_retried_and_consumers_are_told_to_start_over(

@@ -1,6 +1,7 @@
 """The subscriber that writes events to the world's event log (``storage/event_log.py``):
-everything except streaming chunks and messages (a message is stored by whoever publishes it,
-before the event, and gets its place in the log in that same transaction)."""
+everything except streaming chunks and what is stored with a step (a message is stored by
+whoever publishes it, before the event, and gets its place in the log in that same
+transaction; so does the ``end`` of the model call that produced it)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def persist_events(bus: EventBus, storage: SQLStorage) -> None:
     log = EventLog(storage)
 
     async def persist(event: WorldEvent) -> None:
-        if isinstance(event, SSEEvent) and event.phase == "chunk":
+        if isinstance(event, SSEEvent) and event.phase in ("chunk", "end"):
             return
         if isinstance(event, MessageEvent):
             return  # stored by its publisher, in the transcript, with what it causes

@@ -28,6 +28,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agentworld.models.domain import Agent, World
 from agentworld.models.message import Message
 
 
@@ -94,6 +95,30 @@ class QueuedWork:
     item_id: int
     chat_id: str
     work: WorkItem
+
+
+@dataclass(frozen=True)
+class Posted:
+    """What posting a message into a chat did: whether the poster claimed the chat (and its
+    next item, to start on), and the transcript position just before the message — what the
+    post causes is read after it, without a read of its own."""
+
+    claimed: bool
+    first: QueuedWork | None
+    after_seq: int
+    world: tuple[World, list[Agent]] | None = None
+    """The world's settings and agents as the post left them, read in its transaction when
+    the poster claimed the chat: the route it does next need not read them again."""
+
+
+@dataclass(frozen=True)
+class LeaseAfterStep:
+    """The chat's lease after a step that finished the chat's last known item and asked to let
+    the chat go in its own transaction: ``held`` with the ``next`` item when more work had been
+    queued meanwhile, else let go (or no longer this runner's) — one write less per turn."""
+
+    held: bool
+    next: QueuedWork | None
 
 
 @dataclass(frozen=True)

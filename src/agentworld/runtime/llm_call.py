@@ -5,11 +5,16 @@ before the call, ``chunk`` per text fragment, ``end`` with the usage, or
 ``error`` when the call fails (the error is then raised to the loop). When the call is
 retried after a failure, ``error`` then a fresh ``start`` tell consumers to drop the partial
 text streamed so far.
+
+The ``end`` event is not published here: it is returned, and the loop stores it in the
+transaction of the message the call produced, then publishes both (one write per step, and
+the log has the end exactly when it has the answer).
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from agentworld.errors import ProviderError
 from agentworld.events.bus import EventBus
@@ -30,13 +35,13 @@ async def call_model(
     message_id: str,
     stream: bool,
     callbacks: StreamCallbacks | None = None,
-) -> LLMResponse:
+) -> ModelCall:
     if not stream:
         response = await provider.complete(request)
         await _report_tool_calls(
             callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id
         )
-        return response
+        return ModelCall(response, None)
     streamed: list[str] = []
 
     def sse(
@@ -83,11 +88,19 @@ async def call_model(
         raise
     finally:
         retry_listener.reset(token)
-    await bus.publish(sse("end", content=response.content, usage=response.usage))
     await _report_tool_calls(
         callbacks, response, agent=agent, chat_id=chat_id, message_id=message_id
     )
-    return response
+    return ModelCall(response, sse("end", content=response.content, usage=response.usage))
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """What a model call gave: the response, and — when it streamed — its ``end`` event, which
+    the caller stores with the message it makes of the response and publishes before it."""
+
+    response: LLMResponse
+    end: SSEEvent | None
 
 
 async def _report_tool_calls(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentworld.models import Message, World
+from agentworld.models import Agent, Message, World
 from agentworld.models.events import MessageEvent
 from agentworld.models.work import InboxChange, Loop, QueuedWork, Turn, WorkItem
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
@@ -18,6 +18,8 @@ from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.hooks import HookSet, dispatch, record_rewrite
 from agentworld.runtime.turn import handed_back, incoming_copy, publish_responses
 from agentworld.runtime.turn_context import TurnContext
+
+WorldAndAgents = tuple[World, list[Agent]]
 
 HAND_BACK_LOOKBACK = 200
 """How far back a route looks for a hand-back since the people last spoke."""
@@ -30,20 +32,32 @@ class Routed:
 
     next: QueuedWork | None = None
     world: World | None = None
+    incoming: Message | None = None
+    """The message as it joins the one answering agent's memory, when the route left storing
+    it to that agent's loop: the loop stores it — and turns the route item into itself — in
+    the transaction of its first memory read (one write less per turn). Until then the route
+    item stays in the inbox, so a process that stops in between routes the message again."""
 
 
 async def take_up(
-    ctx: TurnContext, hooks: HookSet, world_name: str, queued: QueuedWork, message: Message
+    ctx: TurnContext,
+    hooks: HookSet,
+    world_name: str,
+    queued: QueuedWork,
+    message: Message,
+    *,
+    known: WorldAndAgents | None = None,
 ) -> Routed:
-    """Offer the stored ``message`` to the hooks, then route it (or what they made of it)."""
+    """Offer the stored ``message`` to the hooks, then route it (or what they made of it).
+    ``known``: the world and its agents, when the post that queued the route read them."""
     chat_id = queued.chat_id
     done = InboxChange(chat_id, current=queued.item_id, becomes=())
     if not hooks.may_exist:
-        return await route(ctx, hooks, world_name, queued, message)
-    world = await ctx.storage.get_world(world_name)
+        return await route(ctx, hooks, world_name, queued, message, known=known)
+    world = known[0] if known is not None else await ctx.storage.get_world(world_name)
     in_force = hooks.for_world(world)
     if not in_force:
-        return await route(ctx, hooks, world_name, queued, message)
+        return await route(ctx, hooks, world_name, queued, message, known=known)
     dispatched = await dispatch(
         in_force,
         MessageEvent(world=world_name, message=message),
@@ -72,7 +86,13 @@ async def take_up(
 
 
 async def route(
-    ctx: TurnContext, hooks: HookSet, world_name: str, queued: QueuedWork, message: Message
+    ctx: TurnContext,
+    hooks: HookSet,
+    world_name: str,
+    queued: QueuedWork,
+    message: Message,
+    *,
+    known: WorldAndAgents | None = None,
 ) -> Routed:
     """The route item becomes, in its place, a loop for each agent that answers — with the
     message in each one's memory, in the same transaction. An agent's message to an agent
@@ -83,7 +103,7 @@ async def route(
     remembered: list[tuple[str | None, Message]] = []
     world: World | None = None
     if may_address_anyone(message):  # decided without touching storage: the common case
-        world, agents = await storage.world_and_agents(world_name)
+        world, agents = known if known is not None else await storage.world_and_agents(world_name)
         hooks.note(world)
         sender = message.sender
         fresh = is_human_sender(sender) or sender.lower() == "world"
@@ -108,6 +128,9 @@ async def route(
             starts.append(
                 Loop(agent=agent.name, answer_to=sender, reply_to=message.message_id, fresh=fresh)
             )
+    if len(starts) == 1 and isinstance(starts[0], Loop):  # one agent answers: the common case
+        (_agent, incoming), = remembered
+        return Routed(QueuedWork(queued.item_id, queued.chat_id, starts[0]), world, incoming)
     await storage.append_messages(
         world_name,
         remembered,

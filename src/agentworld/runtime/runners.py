@@ -20,7 +20,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from agentworld.models.work import InboxChange, QueuedWork
+from agentworld.models.work import InboxChange, LeaseAfterStep, QueuedWork
 from agentworld.storage.leases import runtime_identity
 from agentworld.storage.sql import SQLStorage
 
@@ -66,6 +66,8 @@ class ChatRunners:
         self._closed = False
         self._stopping: set[str] = set()
         """Chats whose work a person is stopping: no runner starts for them meanwhile."""
+        self._settled: dict[str, LeaseAfterStep] = {}
+        """Chats whose last step let the lease go (or found the next item) in its own write."""
 
     def kick(self, chat_id: str) -> None:
         """Make sure the chat's work gets done: start this process's runner for it if none
@@ -131,6 +133,11 @@ class ChatRunners:
             if task is None and chat_id not in self._stopping:  # closed
                 return
 
+    def settled(self, chat_id: str, lease: LeaseAfterStep) -> None:
+        """The step that just finished the chat's item also let the chat go, or found its next
+        item, in its own transaction (``WorldRuntime.publish``): the runner does not ask again."""
+        self._settled[chat_id] = lease
+
     @property
     def owner(self) -> str:
         """This runtime as a lease owner (for writes that claim a chat as they post into it)."""
@@ -167,7 +174,12 @@ class ChatRunners:
             held = True
             try:
                 while held:
+                    self._settled.pop(chat_id, None)  # one left by a runner that was cancelled
                     await self._drain(chat_id, item)
+                    settled = self._settled.pop(chat_id, None)
+                    if settled is not None:  # the last step's write did what comes next
+                        held, item = settled.held, settled.next
+                        continue
                     if self._on_drained is not None:
                         try:
                             await self._on_drained(chat_id)

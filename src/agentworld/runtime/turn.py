@@ -11,6 +11,7 @@ at most the step in flight.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Sequence
@@ -149,7 +150,7 @@ async def run_agent_loop(
             max_tokens=agent.max_tokens,
         )
         message_id = new_id("msg_")
-        response = await call_model(
+        called = await call_model(
             ctx.provider_for(agent),
             request,
             bus=ctx.bus,
@@ -160,15 +161,22 @@ async def run_agent_loop(
             callbacks=ctx.streaming,
         )
         model_calls += 1
-        if response.type == "text":
-            answer = _model_message(response, message_id, chat_id, agent, loop)
-            await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id)
-            return
-        # A repeated id would collide with a stored call or approval: rename it before storing.
-        unique = await with_unique_call_ids(ctx.storage, world.name, memory, response.tool_calls)
-        response = response.model_copy(update={"tool_calls": unique})
-        request_message = _model_message(response, message_id, chat_id, agent, loop)
-        await ctx.publish(request_message, memory_of=agent.name, llm_calls=1)
+        response = called.response
+        try:
+            if response.type == "text":
+                answer = _model_message(response, message_id, chat_id, agent, loop)
+                await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id, ended=called.end)
+                return
+            # A repeated id would collide with a stored call or approval: rename it before storing.
+            unique = await with_unique_call_ids(ctx.storage, world.name, memory, response.tool_calls)
+            response = response.model_copy(update={"tool_calls": unique})
+            request_message = _model_message(response, message_id, chat_id, agent, loop)
+            await ctx.publish(request_message, memory_of=agent.name, llm_calls=1, ended=called.end)
+        except asyncio.CancelledError:
+            if called.end is not None:  # stopped before the answer was stored: drop its stream
+                stopped = called.end.model_copy(update={"phase": "error", "error": "stopped"})
+                await asyncio.shield(ctx.bus.publish(stopped))
+            raise
         batch = Batch(message_id=message_id, trigger_sender=loop.answer_to, reply_to=loop.reply_to)
         hooked = await dispatch(
             ctx.hooks_for(world),

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
+from agentworld.models.events import SSEEvent
 from agentworld.models.work import InboxChange, WorkItem
 from agentworld.providers.base import LLMProvider
 from agentworld.runtime.authorizer import Authorizer
@@ -27,10 +28,12 @@ class Publish(Protocol):
         llm_calls: int = 0,
         settles: int | None = None,
         then: tuple[WorkItem, ...] = (),
+        ended: SSEEvent | None = None,
     ) -> None:
         """Store ``message`` in the transcript — and, with ``memory_of``, in that agent's memory
         with its LLM call count; its routing queued; the inbox item it ``settles`` replaced by
-        ``then`` — in one transaction, then publish it and run what it queued."""
+        ``then``; the ``end`` of the streamed call that produced it — in one transaction, then
+        publish them and run what it queued."""
         ...
 
 

@@ -20,11 +20,12 @@ from typing import Any, assert_never
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
-from agentworld.models.events import MessageEvent
+from agentworld.models.events import MessageEvent, SSEEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.models.work import (
     InboxChange,
     Loop,
+    Posted,
     QueuedWork,
     Resume,
     Route,
@@ -51,7 +52,7 @@ from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_fa
 from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
-from agentworld.runtime.route_step import take_up
+from agentworld.runtime.route_step import Routed, WorldAndAgents, take_up
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
@@ -110,8 +111,12 @@ class WorldRuntime:
             streaming=streaming,
         )
         self._timers = ApprovalTimers(storage, world, expire=lambda w, p: expire(self._turns, w, p))
-        self._routed_world: tuple[int, World] | None = None
-        """The world a route just read, for the loop that continues it at once."""
+        self._known: dict[int, WorldAndAgents] = {}
+        """The world and its agents as a post that claimed its chat read them, by the item its
+        route is (chats run concurrently: keyed by item)."""
+        self._routed: dict[int, Routed] = {}
+        """What a route just did, by the item its loop continues in: the world it read, and the
+        message that loop is to take into memory (chats run concurrently: keyed by item)."""
         self._titled: set[str] = set()
         """Chats known to have their title already (titles are given once, never taken back)."""
         self.bus.subscribe(self._timers.on_approval, kinds=["approval"], name="approval-timer")
@@ -157,11 +162,16 @@ class WorldRuntime:
 
     async def send(self, chat_id: str, content: str, *, sender: str = "human") -> Message:
         """Publish a message from a person (or ``world``) into a chat; agents answer in the background."""
+        message, _posted = await self.post(chat_id, content, sender=sender)
+        return message
+
+    async def post(self, chat_id: str, content: str, *, sender: str = "human") -> tuple[Message, Posted]:
+        """``send``, and what the post did (``Posted``: where the transcript stood before it)."""
         message = Message(chat_id=chat_id, role="user", sender=sender, content=content)
         # One transaction: the chat exists, the message is stored with its routing queued, and
         # a human resets the turn budgets.
         routed = is_routable(message)
-        claimed, first = await self.storage.post_to_chat(
+        posted = await self.storage.post_to_chat(
             self.world,
             message,
             reset_llm_calls=is_human_sender(sender) or sender.lower() == "world",
@@ -170,11 +180,13 @@ class WorldRuntime:
             claim_ttl=LEASE_SECONDS,
         )
         await self.bus.publish(MessageEvent(world=self.world, message=message))
-        if claimed:
-            self._runners.start_claimed(chat_id, first)
+        if posted.claimed:
+            if posted.first is not None and posted.world is not None:
+                self._known[posted.first.item_id] = posted.world
+            self._runners.start_claimed(chat_id, posted.first)
         elif routed:
             self._runners.kick(chat_id)
-        return message
+        return message, posted
 
     async def publish(
         self,
@@ -184,6 +196,7 @@ class WorldRuntime:
         llm_calls: int = 0,
         settles: int | None = None,
         then: tuple[WorkItem, ...] = (),
+        ended: SSEEvent | None = None,
     ) -> None:
         """Store → subscribers → route (SPEC E2), the storing in one transaction: the message
         in the transcript (and, with ``memory_of``, in that agent's memory with its LLM call
@@ -199,14 +212,24 @@ class WorldRuntime:
             current=settles,
             becomes=then if settles is not None else None,
         )
-        await self.storage.record_step_with_transcript(
+        # A step that ends its item and queues nothing may be the chat's last: it lets the chat
+        # go in its own transaction — once the chat is titled (titling happens under the lease,
+        # after the inbox is done: ``ChatRunners``' ``on_drained``).
+        last = settles is not None and not then and not routed and message.chat_id in self._titled
+        lease = await self.storage.record_step_with_transcript(
             self.world,
             memory_of,
             [message] if memory_of is not None else [],
             [message],
             llm_calls=llm_calls,
             inbox=change if change.append or settles is not None else None,
+            let_go=self._runners.owner if last else None,
+            events=(ended,) if ended is not None else (),
         )
+        if lease is not None:
+            self._runners.settled(message.chat_id, lease)
+        if ended is not None:
+            await self.bus.publish(ended)
         await self.bus.publish(MessageEvent(world=self.world, message=message))
         if change.adds_work:
             self._runners.kick(message.chat_id)
@@ -298,17 +321,27 @@ class WorldRuntime:
         work = queued.work
         match work:
             case Route():
-                routed = await take_up(self._turns, self._hooks, self.world, queued, work.message)
+                known = self._known.pop(queued.item_id, None)
+                routed = await take_up(
+                    self._turns, self._hooks, self.world, queued, work.message, known=known
+                )
                 if routed.next is not None and routed.world is not None:
-                    self._routed_world = (routed.next.item_id, routed.world)
+                    self._routed[routed.next.item_id] = routed
                 return routed.next
             case Turn():
-                world = self._world_for(queued)
+                world = self._world_for(self._routed.pop(queued.item_id, None))
                 agent = await self.storage.get_agent(self.world, work.agent)
                 await run_agent_turn(self._turns, await world, agent, work.message, queued.item_id)
             case Loop():
-                world = self._world_for(queued)
-                await run_agent_loop(self._turns, await world, queued.chat_id, work, queued.item_id)
+                continues = self._routed.pop(queued.item_id, None)
+                await run_agent_loop(
+                    self._turns,
+                    await self._world_for(continues),
+                    queued.chat_id,
+                    work,
+                    queued.item_id,
+                    incoming=continues.incoming if continues is not None else None,
+                )
             case Resume():
                 await self._resume(queued, work)
             case RunApproved():
@@ -319,12 +352,11 @@ class WorldRuntime:
                 assert_never(work)
         return None
 
-    async def _world_for(self, queued: QueuedWork) -> World:
-        """The world's settings: those a route just read, for the loop that continues it at
+    async def _world_for(self, routed: Routed | None) -> World:
+        """The world's settings: those a route just read, for the item that continues it at
         once; read fresh otherwise."""
-        routed, self._routed_world = self._routed_world, None
-        if routed is not None and routed[0] == queued.item_id:
-            return routed[1]
+        if routed is not None and routed.world is not None:
+            return routed.world
         return await self.storage.get_world(self.world)
 
     async def _resume(self, queued: QueuedWork, item: Resume) -> None:

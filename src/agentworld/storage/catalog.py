@@ -140,11 +140,7 @@ class CatalogStore(StorageCore):
         """The world's settings and its agents from one read (used for every routed message)."""
 
         def read(conn: sa.Connection) -> tuple[World, list[Agent]]:
-            row = conn.execute(queries.WORLD, {"world_key": name}).first()
-            if row is None:
-                raise NotFoundError(f"world {name!r} not found")
-            rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": name}).all()
-            return row_world(row), [row_agent(r) for r in rows]
+            return queries.world_and_agents(conn, name)
 
         return await self.in_transaction(read, write=False)
 

@@ -13,12 +13,12 @@ from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
-from agentworld.models.work import InboxChange, QueuedWork
+from agentworld.models.work import InboxChange, LeaseAfterStep, Posted
 from agentworld.storage import queries, schema
 from agentworld.storage.core import StorageCore
-from agentworld.storage.event_log import insert_log_rows
+from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change, next_item
-from agentworld.storage.leases import claim_lease
+from agentworld.storage.leases import claim_lease, release_or_next
 from agentworld.storage.pending_rows import find_calls
 from agentworld.storage.rows import (
     MESSAGE_COLUMNS,
@@ -94,23 +94,33 @@ class MessageStore(StorageCore):
         *,
         llm_calls: int = 0,
         inbox: InboxChange | None = None,
-    ) -> None:
+        let_go: str | None = None,
+        events: Sequence[WorldEvent] = (),
+    ) -> LeaseAfterStep | None:
         """Append a step to the agent's memory and publish messages to the chat transcript,
         counting the step's LLM calls and queueing the work it causes, all in one
         transaction: the answer is in the transcript exactly when it is in the memory, and
-        the step is finished exactly when its inbox item says so."""
+        the step is finished exactly when its inbox item says so. With ``let_go`` (the lease
+        owner running the chat), the same transaction lets the chat go if its inbox is now
+        empty, else returns its next item (``leases.release_or_next``). ``events`` (not
+        messages) go into the event log first, in the same transaction."""
         rows = [message_row(world, agent, m) for m in memory] if agent is not None else []
         rows += [message_row(world, None, m) for m in transcript]
-        if not rows and not llm_calls and inbox is None:
-            return
+        logged = [event_row(e) for e in events]
+        if not rows and not llm_calls and inbox is None and not logged:
+            return None
 
-        def write(conn: sa.Connection) -> None:
+        def write(conn: sa.Connection) -> LeaseAfterStep | None:
+            insert_log_rows(conn, logged)
             queries.insert_messages(conn, rows)
             if llm_calls and agent is not None:
                 queries.count_llm_calls(conn, world, agent, llm_calls)
             apply_change(conn, world, inbox)
+            if let_go is None or inbox is None:
+                return None
+            return LeaseAfterStep(*release_or_next(conn, world, inbox.chat_id, let_go))
 
-        await self.in_transaction(write, write=True)
+        return await self.in_transaction(write, write=True)
 
     async def post_to_chat(
         self,
@@ -121,28 +131,30 @@ class MessageStore(StorageCore):
         inbox: InboxChange | None = None,
         claim_for: str | None = None,
         claim_ttl: float = 0.0,
-    ) -> tuple[bool, QueuedWork | None]:
+    ) -> Posted:
         """Store a message posted into a chat from outside (a person, the world) — refused if
         the chat does not exist — and, for human and world messages, give every agent a fresh
         turn budget (SPEC R4), queueing its routing; one transaction. With ``claim_for``, the
-        same transaction also claims the chat's lease for that owner if it is free: returns
-        (claimed, the chat's next item) so the poster can start running it at once."""
+        same transaction also claims the chat's lease for that owner if it is free, so the
+        poster can start running it at once (see ``Posted``)."""
         row = message_row(world, None, message)
         params = {"world_key": world, "chat_key": message.chat_id}
 
-        def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
+        def write(conn: sa.Connection) -> Posted:
             # The chat's row is locked first (PostgreSQL; SQLite serialises writers anyway), so
             # messages posted into one chat at once get their place in the transcript and in the
             # inbox in the same order: the order they are answered in.
             if conn.execute(_CHAT_FOR_POSTING, params).first() is None:
                 raise NotFoundError(f"chat {message.chat_id!r} not found in world {world!r}")
+            before = int(conn.execute(queries.LAST_SEQ).scalar() or 0)
             queries.insert_messages(conn, [row])
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
             first = apply_change(conn, world, inbox)
             if claim_for is None or not claim_lease(conn, world, message.chat_id, claim_for, claim_ttl):
-                return False, None
-            return True, first or next_item(conn, world, message.chat_id)
+                return Posted(False, None, before)
+            first = first or next_item(conn, world, message.chat_id)
+            return Posted(True, first, before, queries.world_and_agents(conn, world))
 
         return await self.in_transaction(write, write=True)
 

@@ -13,10 +13,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from agentworld.errors import NotFoundError
-from agentworld.models import utc_now
+from agentworld.models import Agent, World, utc_now
 from agentworld.storage import schema
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
-from agentworld.storage.rows import MESSAGE_COLUMNS, ts
+from agentworld.storage.rows import MESSAGE_COLUMNS, row_agent, row_world, ts
 
 _AGENTS = schema.agents
 _CHATS = schema.chats
@@ -82,6 +82,15 @@ world's log lock on PostgreSQL, which ordered reading needs."""
 def require_world(conn: sa.Connection, name: str) -> None:
     if conn.execute(WORLD, {"world_key": name}).first() is None:
         raise NotFoundError(f"world {name!r} not found")
+
+
+def world_and_agents(conn: sa.Connection, name: str) -> tuple[World, list[Agent]]:
+    """The world's settings and its agents, inside the caller's transaction."""
+    row = conn.execute(WORLD, {"world_key": name}).first()
+    if row is None:
+        raise NotFoundError(f"world {name!r} not found")
+    rows = conn.execute(AGENTS_OF_WORLD, {"world_key": name}).all()
+    return row_world(row), [row_agent(r) for r in rows]
 
 
 def insert_messages(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
