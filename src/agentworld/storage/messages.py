@@ -54,20 +54,9 @@ class MessageStore(StorageCore):
     ) -> tuple[Agent, list[Message], int]:
         """Fresh agent settings plus its memory of the chat after ``after_seq``, in one read,
         and the position to ask from next time (for callers that keep the earlier part)."""
-        params = {
-            "world_key": world,
-            "chat_key": chat_id,
-            "agent_key": agent,
-            "after_seq": after_seq,
-        }
 
         def read(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
-            row = conn.execute(queries.AGENT, params).first()
-            if row is None:
-                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
-            rows = conn.execute(queries.MEMORY_SINCE, params).all()
-            last = int(rows[-1].seq) if rows else after_seq
-            return row_agent(row), [row_message(r) for r in rows], last
+            return _agent_and_memory_after(conn, world, agent, chat_id, after_seq)
 
         return await self.in_transaction(read, write=False)
 
@@ -172,22 +161,11 @@ class MessageStore(StorageCore):
         the chat after ``after_seq`` — one transaction: the incoming message is stored before
         the model is asked (SPEC O3) without a second trip to the database."""
         rows = [message_row(world, agent, m) for m in messages]
-        params = {
-            "world_key": world,
-            "chat_key": chat_id,
-            "agent_key": agent,
-            "after_seq": after_seq,
-        }
 
         def write(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
             queries.insert_messages(conn, rows)
             apply_change(conn, world, inbox)
-            row = conn.execute(queries.AGENT, params).first()
-            if row is None:
-                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
-            found = conn.execute(queries.MEMORY_SINCE, params).all()
-            last = int(found[-1].seq) if found else after_seq
-            return row_agent(row), [row_message(r) for r in found], last
+            return _agent_and_memory_after(conn, world, agent, chat_id, after_seq)
 
         return await self.in_transaction(write, write=True)
 
@@ -370,3 +348,17 @@ class MessageStore(StorageCore):
             return [row.payload for row in conn.execute(query)]
 
         return await self.in_transaction(read, write=False)
+
+
+def _agent_and_memory_after(
+    conn: sa.Connection, world: str, agent: str, chat_id: str, after_seq: int
+) -> tuple[Agent, list[Message], int]:
+    """Inside the caller's transaction: the agent's settings, its memory of the chat after
+    ``after_seq``, and the position to read from next time."""
+    params = {"world_key": world, "chat_key": chat_id, "agent_key": agent, "after_seq": after_seq}
+    row = conn.execute(queries.AGENT, params).first()
+    if row is None:
+        raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
+    found = conn.execute(queries.MEMORY_SINCE, params).all()
+    last = int(found[-1].seq) if found else after_seq
+    return row_agent(row), [row_message(r) for r in found], last
