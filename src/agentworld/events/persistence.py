@@ -1,14 +1,27 @@
 """The subscriber that writes events to the world's event log (``storage/event_log.py``):
 everything except streaming chunks and what is stored with a step (a message is stored by
 whoever publishes it, before the event, and gets its place in the log in that same
-transaction; so does the ``end`` of the model call that produced it)."""
+transaction; so do the events of the step — see ``stored_with_its_step``)."""
 
 from __future__ import annotations
 
 from agentworld.events.bus import EventBus
-from agentworld.models.events import MessageEvent, SSEEvent, WorldEvent
+from agentworld.models.events import MessageEvent, SSEEvent, ToolEvent, WorldEvent
 from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
+
+
+def stored_with_its_step(event: WorldEvent) -> bool:
+    """Whether ``event`` is not this subscriber's to store: stream chunks are live only; an
+    ``sse`` end is stored with the answer it ends, a ``tool`` start with the tool log's start,
+    a ``tool`` result or error with the result message — each in that step's transaction."""
+    match event:
+        case SSEEvent():
+            return event.phase in ("chunk", "end")
+        case ToolEvent():
+            return event.phase in ("start", "result", "error")
+        case _:
+            return False
 
 
 def persist_events(bus: EventBus, storage: SQLStorage) -> None:
@@ -16,7 +29,7 @@ def persist_events(bus: EventBus, storage: SQLStorage) -> None:
     log = EventLog(storage)
 
     async def persist(event: WorldEvent) -> None:
-        if isinstance(event, SSEEvent) and event.phase in ("chunk", "end"):
+        if stored_with_its_step(event):
             return
         if isinstance(event, MessageEvent):
             return  # stored by its publisher, in the transcript, with what it causes

@@ -128,3 +128,16 @@ class ChatActivity:
         if self.pending_approvals or self.pending_tool_calls:
             return "waiting"
         return "idle"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLogEnd:
+    """How one tool execution ended, written in the transaction of the step that stores its
+    result (one write for both: the log says the call finished exactly when its result exists)."""
+
+    seq: int
+    """The execution's ``ToolLogEntry.seq``."""
+    status: ToolLogStatus
+    output: Any
+    """What the tool returned, secrets redacted."""
+    duration_ms: float

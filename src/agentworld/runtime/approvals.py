@@ -22,8 +22,8 @@ from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
-from agentworld.redaction import redact
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
+from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.storage.tool_logs import runner_alive
 from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
@@ -183,50 +183,46 @@ async def run_approved(
         await ctx.settle(InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
         return
     original = call.original_call_id
+    context = ToolContext.for_world(world, chat_id=call.chat_id, agent=call.agent)
+    end = None
     if item.started:
         await ctx.storage.tool_logs.interrupt(world.name, original, reason=INTERRUPTED)
         result = ToolResult.interrupted(original)
     else:
-        result = await _run_once(ctx, world, queued, call, registry.get(call.tool_name))
+        ran = await _run_once(ctx, context, queued, call, registry.get(call.tool_name))
+        result, end = ran.result, ran.end
     message = _result_message(call, original, result.content)
-    await ctx.publish(message, memory_of=call.agent, settles=queued.item_id, then=(resume_for(call),))
+    await ctx.publish(
+        message,
+        memory_of=call.agent,
+        settles=queued.item_id,
+        then=(resume_for(call),),
+        events=(result_event(context, original, call.tool_name, result),),
+        tool_log_end=end,
+    )
 
 
 async def _run_once(
-    ctx: TurnContext, world: World, queued: QueuedWork, call: PendingApproval, tool: Tool | None
-) -> ToolResult:
+    ctx: TurnContext, context: ToolContext, queued: QueuedWork, call: PendingApproval, tool: Tool | None
+) -> Ran:
+    """Run the approved call once: its start is committed with the work item marked started."""
     original = call.original_call_id
-    log_id = await ctx.storage.tool_logs.start(
-        world=world.name,
-        chat_id=call.chat_id,
-        agent=call.agent,
-        tool_call_id=original,
-        tool_name=call.tool_name,
-        arguments=call.tool_args,
-        inbox=InboxChange(
-            queued.chat_id,
-            current=queued.item_id,
-            becomes=(RunApproved(approval_id=call.tool_call_id, started=True),),
-        ),
-    )
-    context = ToolContext.for_world(world, chat_id=call.chat_id, agent=call.agent)
-    started = utc_now()
-    if tool is None:
-        result = ToolResult.error(original, f"tool {call.tool_name!r} is no longer available")
-    else:
+
+    async def run() -> ToolResult:
+        if tool is None:
+            return ToolResult.error(original, f"tool {call.tool_name!r} is no longer available")
         try:
             arguments = parse_arguments(call.arguments)
         except ArgumentError as exc:
-            result = ToolResult.error(original, str(exc))
-        else:
-            result = await run_tool(tool, original, arguments, context)
-    await ctx.storage.tool_logs.finish(
-        log_id,
-        status="error" if result.is_error else "ok",
-        output=redact(result.content),
-        duration_ms=(utc_now() - started).total_seconds() * 1000,
+            return ToolResult.error(original, str(exc))
+        return await run_tool(tool, original, arguments, context)
+
+    started = InboxChange(
+        queued.chat_id,
+        current=queued.item_id,
+        becomes=(RunApproved(approval_id=call.tool_call_id, started=True),),
     )
-    return result
+    return await run_logged(ctx, context, original, call.tool_name, call.tool_args, run, inbox=started)
 
 
 def _overdue(pending: PendingCall, world: World) -> bool:

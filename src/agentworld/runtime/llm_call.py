@@ -102,6 +102,11 @@ class ModelCall:
     response: LLMResponse
     end: SSEEvent | None
 
+    @property
+    def ends(self) -> tuple[SSEEvent, ...]:
+        """The ``end`` event, as the events a step stores with its message."""
+        return (self.end,) if self.end is not None else ()
+
 
 async def _report_tool_calls(
     callbacks: StreamCallbacks | None,

@@ -8,18 +8,17 @@ that the loop must wait; the loop resumes when the client posts the result.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.models import Message, ToolCall
-from agentworld.models.events import ToolEvent, ToolPhase
 from agentworld.models.pending import PendingClientCall
 from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
+from agentworld.runtime.tool_run import Ran, result_event, run_logged, tool_event
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
@@ -57,19 +56,21 @@ async def run_tool_calls(
     waiting = False
     for call in calls:
         if resumed and await ctx.storage.tool_logs.interrupt(context.world, call.id, reason=INTERRUPTED):
-            result: ToolResult | None = ToolResult.interrupted(call.id)
+            outcome: ToolResult | Ran | None = ToolResult.interrupted(call.id)
         else:
-            result = await _handle(ctx, registry, call, context, batch)
-        if result is None:
+            outcome = await _handle(ctx, registry, call, context, batch)
+        if outcome is None:
             waiting = True
             continue
-        await _store_result(ctx, call, result, context, batch)
+        await _store_result(ctx, call, outcome, context, batch)
     return "wait" if waiting else "continue"
 
 
 async def _handle(
     ctx: TurnContext, registry: ToolRegistry, call: ToolCall, context: ToolContext, batch: Batch
-) -> ToolResult | None:
+) -> ToolResult | Ran | None:
+    """The call's result (``Ran`` when the tool ran: with how the run ended), or None when it
+    waits (a person's approval, a client)."""
     name = call.function.name
     tool = named_tool(registry, name)  # the same checks `policy test WORLD` makes
     if not isinstance(tool, Tool):
@@ -118,36 +119,20 @@ async def _handle(
                 )
             ]
         )
-        await _tool_event(ctx, context, call, "pending", {"arguments": redact(arguments)})
+        await ctx.bus.publish(tool_event(context, call.id, name, "pending", {"arguments": redact(arguments)}))
         return None
 
-    await _tool_event(ctx, context, call, "start", {"arguments": redact(arguments)})
-    log_id = await ctx.storage.tool_logs.start(
-        world=context.world,
-        chat_id=context.chat_id,
-        agent=context.agent,
-        tool_call_id=call.id,
-        tool_name=name,
-        arguments=redact(arguments),
+    return await run_logged(
+        ctx, context, call.id, name, redact(arguments), lambda: run_tool(tool, call.id, arguments, context)
     )
-    started = time.perf_counter()
-    result = await run_tool(tool, call.id, arguments, context)
-    await ctx.storage.tool_logs.finish(
-        log_id,
-        status="error" if result.is_error else "ok",
-        output=redact(result.content),
-        duration_ms=(time.perf_counter() - started) * 1000,
-    )
-    return result
 
 
 async def _store_result(
-    ctx: TurnContext, call: ToolCall, result: ToolResult, context: ToolContext, batch: Batch
+    ctx: TurnContext, call: ToolCall, outcome: ToolResult | Ran, context: ToolContext, batch: Batch
 ) -> None:
-    detail: dict[str, object] = {"content": redact(result.content[:2000])}
-    if result.denied_by is not None:
-        detail["deniedBy"] = result.denied_by
-    await _tool_event(ctx, context, call, "error" if result.is_error else "result", detail)
+    """The call's result in the agent's memory and the transcript, with its ``tool`` event and
+    (when the tool ran) how the run ended, in one step."""
+    result, end = (outcome.result, outcome.end) if isinstance(outcome, Ran) else (outcome, None)
     message = Message.tool_result(
         chat_id=context.chat_id,
         agent=context.agent,
@@ -155,24 +140,9 @@ async def _store_result(
         content=result.content,
         batch_id=batch.message_id,
     )
-    await ctx.publish(message, memory_of=context.agent)
-
-
-async def _tool_event(
-    ctx: TurnContext,
-    context: ToolContext,
-    call: ToolCall,
-    phase: ToolPhase,
-    detail: dict[str, object],
-) -> None:
-    await ctx.bus.publish(
-        ToolEvent(
-            world=context.world,
-            phase=phase,
-            chat_id=context.chat_id,
-            agent=context.agent,
-            tool_call_id=call.id,
-            tool_name=call.function.name,
-            detail=detail,
-        )
+    await ctx.publish(
+        message,
+        memory_of=context.agent,
+        events=(result_event(context, call.id, call.function.name, result),),
+        tool_log_end=end,
     )

@@ -165,13 +165,13 @@ async def run_agent_loop(
         try:
             if response.type == "text":
                 answer = _model_message(response, message_id, chat_id, agent, loop)
-                await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id, ended=called.end)
+                await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id, events=called.ends)
                 return
             # A repeated id would collide with a stored call or approval: rename it before storing.
             unique = await with_unique_call_ids(ctx.storage, world.name, memory, response.tool_calls)
             response = response.model_copy(update={"tool_calls": unique})
             request_message = _model_message(response, message_id, chat_id, agent, loop)
-            await ctx.publish(request_message, memory_of=agent.name, llm_calls=1, ended=called.end)
+            await ctx.publish(request_message, memory_of=agent.name, llm_calls=1, events=called.ends)
         except asyncio.CancelledError:
             if called.end is not None:  # stopped before the answer was stored: drop its stream
                 stopped = called.end.model_copy(update={"phase": "error", "error": "stopped"})

@@ -8,7 +8,8 @@ from typing import Protocol
 
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
-from agentworld.models.events import SSEEvent
+from agentworld.models.events import WorldEvent
+from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import InboxChange, WorkItem
 from agentworld.providers.base import LLMProvider
 from agentworld.runtime.authorizer import Authorizer
@@ -28,12 +29,14 @@ class Publish(Protocol):
         llm_calls: int = 0,
         settles: int | None = None,
         then: tuple[WorkItem, ...] = (),
-        ended: SSEEvent | None = None,
+        events: tuple[WorldEvent, ...] = (),
+        tool_log_end: ToolLogEnd | None = None,
     ) -> None:
         """Store ``message`` in the transcript — and, with ``memory_of``, in that agent's memory
         with its LLM call count; its routing queued; the inbox item it ``settles`` replaced by
-        ``then``; the ``end`` of the streamed call that produced it — in one transaction, then
-        publish them and run what it queued."""
+        ``then``; the ``events`` that go with it (the ``end`` of the streamed call that produced
+        it, the ``tool`` result event of a tool's result) and how the tool run ended — in one
+        transaction, then publish the events and the message and run what it queued."""
         ...
 
 

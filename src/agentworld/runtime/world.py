@@ -20,8 +20,9 @@ from typing import Any, assert_never
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
-from agentworld.models.events import MessageEvent, SSEEvent
+from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import (
     InboxChange,
     Loop,
@@ -196,7 +197,8 @@ class WorldRuntime:
         llm_calls: int = 0,
         settles: int | None = None,
         then: tuple[WorkItem, ...] = (),
-        ended: SSEEvent | None = None,
+        events: tuple[WorldEvent, ...] = (),
+        tool_log_end: ToolLogEnd | None = None,
     ) -> None:
         """Store → subscribers → route (SPEC E2), the storing in one transaction: the message
         in the transcript (and, with ``memory_of``, in that agent's memory with its LLM call
@@ -224,12 +226,13 @@ class WorldRuntime:
             llm_calls=llm_calls,
             inbox=change if change.append or settles is not None else None,
             let_go=self._runners.owner if last else None,
-            events=(ended,) if ended is not None else (),
+            events=events,
+            tool_log_end=tool_log_end,
         )
         if lease is not None:
             self._runners.settled(message.chat_id, lease)
-        if ended is not None:
-            await self.bus.publish(ended)
+        for event in events:
+            await self.bus.publish(event)
         await self.bus.publish(MessageEvent(world=self.world, message=message))
         if change.adds_work:
             self._runners.kick(message.chat_id)

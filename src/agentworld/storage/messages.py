@@ -13,6 +13,7 @@ from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
+from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import InboxChange, LeaseAfterStep, Posted
 from agentworld.storage import queries, schema
 from agentworld.storage.core import StorageCore
@@ -27,6 +28,7 @@ from agentworld.storage.rows import (
     row_message,
     ts,
 )
+from agentworld.storage.tool_logs import finish_log
 
 _MESSAGES = schema.messages
 _CHAT_FOR_POSTING = queries.CHAT_EXISTS.with_for_update()
@@ -85,6 +87,7 @@ class MessageStore(StorageCore):
         inbox: InboxChange | None = None,
         let_go: str | None = None,
         events: Sequence[WorldEvent] = (),
+        tool_log_end: ToolLogEnd | None = None,
     ) -> LeaseAfterStep | None:
         """Append a step to the agent's memory and publish messages to the chat transcript,
         counting the step's LLM calls and queueing the work it causes, all in one
@@ -92,15 +95,18 @@ class MessageStore(StorageCore):
         the step is finished exactly when its inbox item says so. With ``let_go`` (the lease
         owner running the chat), the same transaction lets the chat go if its inbox is now
         empty, else returns its next item (``leases.release_or_next``). ``events`` (not
-        messages) go into the event log first, in the same transaction."""
+        messages) go into the event log first, and ``tool_log_end`` records how the tool run
+        whose result this is ended, in the same transaction."""
         rows = [message_row(world, agent, m) for m in memory] if agent is not None else []
         rows += [message_row(world, None, m) for m in transcript]
         logged = [event_row(e) for e in events]
-        if not rows and not llm_calls and inbox is None and not logged:
+        if not rows and not llm_calls and inbox is None and not logged and tool_log_end is None:
             return None
 
         def write(conn: sa.Connection) -> LeaseAfterStep | None:
             insert_log_rows(conn, logged)
+            if tool_log_end is not None:
+                finish_log(conn, tool_log_end)
             queries.insert_messages(conn, rows)
             if llm_calls and agent is not None:
                 queries.count_llm_calls(conn, world, agent, llm_calls)

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 
 from agentworld.models import utc_now
-from agentworld.models.records import ToolLogEntry, ToolLogStatus
+from agentworld.models.events import WorldEvent
+from agentworld.models.records import ToolLogEnd, ToolLogEntry, ToolLogStatus
 from agentworld.models.work import InboxChange
 from agentworld.storage import schema
+from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change
 
 if TYPE_CHECKING:
@@ -81,6 +84,20 @@ def _entry(row: sa.Row[Any]) -> ToolLogEntry:
     )
 
 
+def finish_log(conn: sa.Connection, end: ToolLogEnd) -> None:
+    """Record how an execution ended, inside the caller's transaction."""
+    conn.execute(
+        _FINISH,
+        {
+            "seq_key": end.seq,
+            "new_status": end.status,
+            "new_output": end.output,
+            "new_finished_at": utc_now().isoformat(),
+            "new_duration_ms": round(end.duration_ms, 3),
+        },
+    )
+
+
 def log_start_row(
     *, world: str, chat_id: str, agent: str, tool_call_id: str, tool_name: str, arguments: Any
 ) -> dict[str, Any]:
@@ -111,9 +128,12 @@ class ToolLogStore:
         tool_name: str,
         arguments: Any,
         inbox: InboxChange | None = None,
+        events: Sequence[WorldEvent] = (),
     ) -> int:
         """Record that a call starts running — with ``inbox`` marking its work item started,
-        in the same transaction — and return the log's id."""
+        and ``events`` (its ``tool`` start) in the event log, in the same transaction — and
+        return the log's id."""
+        logged = [event_row(e) for e in events]
         row = log_start_row(
             world=world,
             chat_id=chat_id,
@@ -124,6 +144,7 @@ class ToolLogStore:
         )
 
         def insert(conn: sa.Connection) -> int:
+            insert_log_rows(conn, logged)
             result = conn.execute(_START, row)
             apply_change(conn, world, inbox)
             return int(result.scalar_one())
@@ -154,16 +175,10 @@ class ToolLogStore:
     async def finish(
         self, seq: int, *, status: ToolLogStatus, output: Any, duration_ms: float
     ) -> None:
-        values = {
-            "seq_key": seq,
-            "new_status": status,
-            "new_output": output,
-            "new_finished_at": utc_now().isoformat(),
-            "new_duration_ms": round(duration_ms, 3),
-        }
+        end = ToolLogEnd(seq, status, output, duration_ms)
 
         def update(conn: sa.Connection) -> None:
-            conn.execute(_FINISH, values)
+            finish_log(conn, end)
 
         await self._storage.in_transaction(update, write=True)
 
