@@ -11,7 +11,7 @@ import pytest
 
 from agentworld.agent_world import AgentWorld
 from agentworld.errors import InvalidInputError, NotFoundError
-from agentworld.models.events import ApprovalEvent, WorldEvent
+from agentworld.models.events import ApprovalEvent, ToolEvent, WorldEvent
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 
@@ -114,6 +114,29 @@ async def test_approve_once_runs_the_original_call_and_the_next_call_asks_again(
     again = await aw.send("w", "@a1 make another")
     assert len(again.pending_approvals) == 1 and not (world / "X2").exists()
     no_client_traffic(server)
+
+
+async def test_an_approved_call_runs_like_an_allowed_one_its_tool_events_and_log_included(
+    aw: AgentWorld, world: Path, model: Model
+) -> None:
+    model.plans.append([shell("touch Y", "call_y")])
+    (pending,) = (await aw.send("w", "@a1 make Y")).pending_approvals
+    seen: list[WorldEvent] = []
+    (await aw.runtime("w")).bus.subscribe(seen.append, kinds=["tool"])
+
+    await aw.approve("w", pending.tool_call_id, decision="approve")
+
+    # Watchers (the web UI) see it start and end, as they see a call the policy allows ...
+    assert [(e.phase, e.tool_call_id) for e in seen if isinstance(e, ToolEvent)] == [
+        ("start", "call_y"),
+        ("result", "call_y"),
+    ]
+    # ... the event log has both, and the tool log says it finished, with its output.
+    stored = await aw.storage.list_events("w", kind="tool")
+    assert [(e["phase"], e["toolCallId"]) for e in stored] == [("start", "call_y"), ("result", "call_y")]
+    (log,) = await aw.tool_logs("w")
+    assert (log.tool_call_id, log.status, log.finished_at is not None) == ("call_y", "ok", True)
+    assert json.loads(log.output)["exit_code"] == 0
 
 
 async def test_unknown_and_foreign_ids_are_refused_and_nothing_runs(
