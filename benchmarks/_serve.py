@@ -15,10 +15,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 
@@ -110,4 +110,25 @@ def served(db_url: str) -> Iterator[Served]:
                 process.wait()
 
 
-__all__ = ["BACKEND_CHOICES", "Backend", "PostgresUnavailable", "Served", "database", "load_average", "served"]
+def each_backend(choice: str, run: Callable[[Backend], dict[str, Any]]) -> list[dict[str, Any]]:
+    """``run`` on each backend of ``--backend CHOICE``; a PostgreSQL that cannot be had is said
+    and skipped (the SQLite figures still come)."""
+    results = []
+    for backend in BACKEND_CHOICES[choice]:
+        try:
+            results.append(run(backend))
+        except PostgresUnavailable as exc:
+            print(f"skipping {backend}: {exc}")
+    return results
+
+
+__all__ = [
+    "BACKEND_CHOICES",
+    "Backend",
+    "PostgresUnavailable",
+    "Served",
+    "database",
+    "each_backend",
+    "load_average",
+    "served",
+]

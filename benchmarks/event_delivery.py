@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 
 import httpx
 from _harness import header, percentile, ratio
-from _serve import BACKEND_CHOICES, Backend, PostgresUnavailable, database, load_average, served
+from _serve import BACKEND_CHOICES, Backend, database, each_backend, load_average, served
 
 from agentworld import AgentWorld
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
@@ -380,12 +380,7 @@ def main() -> None:
         asyncio.run(_send_from_another_process(args.send, args.chat))
         return
 
-    results = []
-    for backend in BACKEND_CHOICES[args.backend]:
-        try:
-            results.append(run_backend(backend, args))
-        except PostgresUnavailable as exc:
-            print(f"skipping {backend}: {exc}")
+    results = each_backend(args.backend, lambda backend: run_backend(backend, args))
     if args.json:
         print(json.dumps({"load_average": load_average(), "results": results}, indent=2))
     else:

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 from _harness import Stats, header, percentile, ratio
-from _serve import BACKEND_CHOICES, Backend, PostgresUnavailable, database, load_average, served
+from _serve import BACKEND_CHOICES, Backend, database, each_backend, load_average, served
 
 from agentworld import AgentWorld
 from agentworld.models import Message
@@ -159,12 +159,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
 
-    results = []
-    for backend in BACKEND_CHOICES[args.backend]:
-        try:
-            results.append(run_backend(backend, args))
-        except PostgresUnavailable as exc:
-            print(f"skipping {backend}: {exc}")
+    results = each_backend(args.backend, lambda backend: run_backend(backend, args))
     if args.json:
         print(json.dumps({"load_average": load_average(), "results": results}, indent=2))
         return
