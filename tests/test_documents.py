@@ -6,8 +6,18 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from agentworld.documents import audit_doc, tool_log_doc
+from agentworld.approval.grants import Grant
+from agentworld.documents import (
+    approval_doc,
+    audit_doc,
+    grant_doc,
+    pending_call_doc,
+    tool_doc,
+    tool_log_doc,
+)
+from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.models.records import AuditEntry, ToolLogEntry
+from agentworld.tools.registry import Tool
 
 
 def test_an_audit_entry_document_keeps_its_keys_in_order_and_its_time_in_utc_ending_in_z() -> None:
@@ -55,4 +65,79 @@ def test_a_tool_log_document_keeps_its_keys_in_order_and_a_running_call_has_no_f
         '"input": {"path": "a.txt"}, "output": null, "status": "running", '
         '"startedAt": "2026-01-02T03:04:05Z", "finishedAt": null, "durationMs": null, '
         '"runner": "host:42", "seq": 7}'
+    )
+
+
+WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def test_an_approval_document_names_the_approval_and_what_the_person_was_shown() -> None:
+    pending = PendingApproval(
+        world="w",
+        tool_call_id="approval_1",
+        chat_id="chat_1",
+        agent="a1",
+        tool_name="shell_cmd",
+        arguments='{"command": "rm x"}',
+        batch_id="msg_1",
+        trigger_sender="human",
+        original_call_id="call_1",
+        request_message_id="msg_2",
+        message="Run rm x?",
+        tool_args={"command": "rm x"},
+        created_at=WHEN,
+    )
+
+    assert json.dumps(approval_doc(pending)) == (
+        '{"approvalId": "approval_1", "agent": "a1", "chatId": "chat_1", "toolName": "shell_cmd", '
+        '"toolArgs": {"command": "rm x"}, "message": "Run rm x?", "createdAt": "2026-01-02T03:04:05Z"}'
+    )
+
+
+def test_a_waiting_client_call_document_carries_its_arguments_decoded() -> None:
+    call = PendingClientCall(
+        world="w",
+        tool_call_id="call_1",
+        chat_id="chat_1",
+        agent="a1",
+        tool_name="client.pick",
+        arguments='{"color": "red"}',
+        batch_id="msg_1",
+        trigger_sender="human",
+        created_at=WHEN,
+    )
+
+    assert json.dumps(pending_call_doc(call)) == (
+        '{"toolCallId": "call_1", "agent": "a1", "chatId": "chat_1", "toolName": "client.pick", '
+        '"toolArgs": {"color": "red"}, "createdAt": "2026-01-02T03:04:05Z"}'
+    )
+
+
+def test_a_grant_document_lists_its_root_commands_sorted() -> None:
+    grant = Grant(
+        grant_id="grant_1",
+        world="w",
+        scope="session",
+        tool_name="shell_cmd",
+        agent="a1",
+        chat_id="chat_1",
+        roots=frozenset({"ls", "git"}),
+        approval_id="approval_1",
+        created_at=WHEN,
+    )
+
+    assert json.dumps(grant_doc(grant)) == (
+        '{"grantId": "grant_1", "scope": "session", "toolName": "shell_cmd", "agent": "a1", '
+        '"chatId": "chat_1", "rootCommands": ["git", "ls"], "approvalId": "approval_1", '
+        '"createdAt": "2026-01-02T03:04:05Z"}'
+    )
+
+
+def test_a_tool_document_shows_where_it_runs_and_its_approval_settings() -> None:
+    tool = Tool(name="read_file", description="Read a file.", parameters={"type": "object"})
+
+    assert json.dumps(tool_doc(tool)) == (
+        '{"name": "read_file", "description": "Read a file.", "location": "server", '
+        '"server": null, "approval": {"required": false, "scope": "once"}, "annotations": {}, '
+        '"parameters": {"type": "object"}}'
     )

@@ -75,20 +75,11 @@ def tool_args(arguments: str | dict[str, Any]) -> dict[str, Any]:
 
 def tool_log_doc(entry: ToolLogEntry) -> dict[str, Any]:
     """A tool execution as ``tool-logs --json`` prints it (SPEC E4)."""
-    return {
-        "toolCallId": entry.tool_call_id,
-        "toolName": entry.tool_name,
-        "agent": entry.agent,
-        "chatId": entry.chat_id,
-        "input": entry.input,
-        "output": entry.output,
-        "status": entry.status,
-        "startedAt": timestamp(entry.started_at),
-        "finishedAt": timestamp(entry.finished_at),
-        "durationMs": entry.duration_ms,
-        "runner": entry.runner,
-        "seq": entry.seq,
-    }
+    return _fields(
+        entry,
+        "tool_call_id tool_name agent chat_id input output status started_at finished_at "
+        "duration_ms runner seq",
+    )
 
 
 def world_doc(world: World) -> dict[str, Any]:
@@ -111,22 +102,14 @@ def approval_doc(pending: PendingApproval) -> dict[str, Any]:
     """The approval document of SPEC §3."""
     return {
         "approvalId": pending.tool_call_id,
-        "agent": pending.agent,
-        "chatId": pending.chat_id,
-        "toolName": pending.tool_name,
-        "toolArgs": pending.tool_args,
-        "message": pending.message,
-        "createdAt": timestamp(pending.created_at),
+        **_fields(pending, "agent chat_id tool_name tool_args message created_at"),
     }
 
 
 def pending_call_doc(call: PendingClientCall) -> dict[str, Any]:
     """A client-side tool call waiting for its result (SPEC T4)."""
     return {
-        "toolCallId": call.tool_call_id,
-        "agent": call.agent,
-        "chatId": call.chat_id,
-        "toolName": call.tool_name,
+        **_fields(call, "tool_call_id agent chat_id tool_name"),
         "toolArgs": tool_args(call.arguments),
         "createdAt": timestamp(call.created_at),
     }
@@ -135,27 +118,18 @@ def pending_call_doc(call: PendingClientCall) -> dict[str, Any]:
 def grant_doc(grant: Grant) -> dict[str, Any]:
     """A remembered session or always approval."""
     return {
-        "grantId": grant.grant_id,
-        "scope": grant.scope,
-        "toolName": grant.tool_name,
-        "agent": grant.agent,
-        "chatId": grant.chat_id,
+        **_fields(grant, "grant_id scope tool_name agent chat_id"),
         "rootCommands": sorted(grant.roots) if grant.roots is not None else None,
-        "approvalId": grant.approval_id,
-        "createdAt": timestamp(grant.created_at),
+        **_fields(grant, "approval_id created_at"),
     }
 
 
 def tool_doc(tool: Tool) -> dict[str, Any]:
     """A tool the world's agents are offered."""
     return {
-        "name": tool.name,
-        "description": tool.description,
-        "location": tool.location,
-        "server": tool.server,
+        **_fields(tool, "name description location server"),
         "approval": {"required": tool.approval.required, "scope": tool.approval.scope},
-        "annotations": tool.annotations,
-        "parameters": tool.parameters,
+        **_fields(tool, "annotations parameters"),
     }
 
 
@@ -178,20 +152,30 @@ def run_doc(result: RunOutcome) -> dict[str, Any]:
 
 def audit_doc(entry: AuditEntry) -> dict[str, Any]:
     """An audit-log entry as ``audit --json`` prints it (SPEC A9)."""
+    return _fields(
+        entry,
+        "at event actor approval_id agent chat_id tool_name tool_args decision scope latency_ms "
+        "detail",
+    )
+
+
+def _fields(record: object, names: str) -> dict[str, Any]:
+    """The attributes of ``record`` named in ``names`` (separated by spaces), in that order,
+    each under its camelCase name and any point in time in the one ``timestamp`` form: the
+    rule every document follows, so a key is derived from the field it shows, never spelled
+    again by hand."""
+    values = {name: getattr(record, name) for name in names.split()}
     return {
-        "at": timestamp(entry.at),
-        "event": entry.event,
-        "actor": entry.actor,
-        "approvalId": entry.approval_id,
-        "agent": entry.agent,
-        "chatId": entry.chat_id,
-        "toolName": entry.tool_name,
-        "toolArgs": entry.tool_args,
-        "decision": entry.decision,
-        "scope": entry.scope,
-        "latencyMs": entry.latency_ms,
-        "detail": entry.detail,
+        _camel(name): timestamp(value) if isinstance(value, datetime) else value
+        for name, value in values.items()
     }
+
+
+def _camel(name: str) -> str:
+    """``tool_call_id`` → ``toolCallId``, the spelling of the models' own aliases. Not pydantic's
+    ``to_camel``: importing pydantic here would put it on ``talk``'s start-up path."""
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 # -- approval requests and answers in words ----------------------------------------------------

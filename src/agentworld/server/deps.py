@@ -1,11 +1,13 @@
-"""What routes share: the ``AgentWorld`` of the app, its settings, and the error responses
-every route documents (so the OpenAPI schema lists each status a route can answer with)."""
+"""What routes share: the ``AgentWorld`` of the app, its settings, the parameters that name a
+world, an agent or a chat (one definition each, so every route documents them alike), and the
+error responses every route documents (so the OpenAPI schema lists each status a route can
+answer with)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Query, Request
 
 from agentworld.agent_world import AgentWorld
 from agentworld.documents import world_doc
@@ -27,6 +29,11 @@ def _config(request: Request) -> ServerConfig:
 
 AW = Annotated[AgentWorld, Depends(_agent_world)]
 Config = Annotated[ServerConfig, Depends(_config)]
+
+WorldName = Annotated[str, Path(description="The world's name.")]
+AgentName = Annotated[str, Path(description="The agent's name.")]
+ChatId = Annotated[str, Path(description="The chat's id.")]
+ChatFilter = Annotated[str | None, Query(description="Only this chat.")]
 
 _STATUS_TEXT = {
     400: "Bad request: a setting or argument the system refuses, or a Host not this server",

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from agentworld.documents import agent_doc, chat_doc, markdown_transcript
 from agentworld.models import World
-from agentworld.server.deps import AW, ERRORS, public_world
+from agentworld.server.deps import (
+    AW,
+    ERRORS,
+    AgentName,
+    ChatFilter,
+    ChatId,
+    WorldName,
+    public_world,
+)
 from agentworld.server.schemas import (
     AgentCreate,
     AgentDoc,
@@ -31,9 +39,6 @@ from agentworld.server.schemas import (
 
 router = APIRouter(prefix="/api/worlds", responses=ERRORS)
 
-WorldName = Annotated[str, Path(description="The world's name.")]
-AgentName = Annotated[str, Path(description="The agent's name.")]
-ChatId = Annotated[str, Path(description="The chat's id.")]
 MAX_PAGE = 10_000
 
 
@@ -106,10 +111,7 @@ async def delete_agent(world: WorldName, agent: AgentName, aw: AW) -> Response:
 
 @router.get("/{world}/agents/{agent}/memory", response_model=MemoryDoc, tags=["agents"])
 async def agent_memory(
-    world: WorldName,
-    agent: AgentName,
-    aw: AW,
-    chat: Annotated[str | None, Query(description="Only this chat.")] = None,
+    world: WorldName, agent: AgentName, aw: AW, chat: ChatFilter = None
 ) -> JSONResponse:
     """The agent's full memory: tool calls and results included (``messages --agent``)."""
     found = await aw.agent_memory(world, agent, chat_id=chat)

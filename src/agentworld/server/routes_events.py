@@ -13,11 +13,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from agentworld.redaction import redact
-from agentworld.server.deps import AW, ERRORS, Config
+from agentworld.server.deps import AW, ERRORS, Config, WorldName
 from agentworld.server.errors import ApiError
 from agentworld.server.feed import FeedItem, Feeds
 
@@ -34,7 +34,7 @@ _STREAM: dict[int | str, dict[str, Any]] = {
 @router.get("/{world}/events", response_class=EventSourceResponse, responses=_STREAM, tags=["events"])
 async def events(
     request: Request,
-    world: Annotated[str, Path(description="The world's name.")],
+    world: WorldName,
     aw: AW,
     config: Config,
     chat: Annotated[str | None, Query(description="Only this chat's events.")] = None,

@@ -5,9 +5,8 @@ and resuming what stopped processes left."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from agentworld.agent_world import AgentWorld, SendResult
@@ -22,7 +21,7 @@ from agentworld.documents import (
 )
 from agentworld.errors import InvalidInputError
 from agentworld.models.pending import PendingApproval, PendingClientCall
-from agentworld.server.deps import AW, ERRORS, Config
+from agentworld.server.deps import AW, ERRORS, ChatFilter, ChatId, Config, WorldName
 from agentworld.server.errors import ApiError
 from agentworld.server.schemas import (
     ApprovalAnswer,
@@ -44,9 +43,6 @@ from agentworld.server.schemas import (
 from agentworld.server.status import world_status
 
 router = APIRouter(prefix="/api/worlds", responses=ERRORS)
-
-WorldName = Annotated[str, Path(description="The world's name.")]
-ChatFilter = Annotated[str | None, Query(description="Only this chat.")]
 
 
 # -- approvals (SPEC A2–A10) -------------------------------------------------------------------
@@ -203,9 +199,7 @@ async def resume(world: WorldName, aw: AW, config: Config) -> JSONResponse:
 
 
 @router.post("/{world}/chats/{chat_id}/stop", response_model=StopDoc, tags=["chats"])
-async def stop_chat(
-    world: WorldName, chat_id: Annotated[str, Path(description="The chat's id.")], aw: AW
-) -> JSONResponse:
+async def stop_chat(world: WorldName, chat_id: ChatId, aw: AW) -> JSONResponse:
     """Stop the chat's running work now (the UI's stop button, Ctrl-C in ``talk``): the turn is
     cancelled and its running tool killed, unfinished calls get "stopped" results, queued work
     is dropped, and the transcript says who stopped it. What was stored stays."""
