@@ -2,9 +2,10 @@
 
 Each wire server is a :class:`LoopbackServer` (threaded HTTP server on a daemon
 thread, connection tracking so :meth:`~LoopbackServer.stop` can cut idle
-keep-alive connections, a FIFO reply queue in front of a responder, and a log of
-what arrived) plus a :class:`LoopbackHandler` subclass that only knows its
-provider's routes and payload shapes. :func:`serve_forever_cli` is the shared
+keep-alive connections, a FIFO reply queue in front of a responder, a log of
+what arrived, and the counter behind made-up tool call ids) plus a
+:class:`LoopbackHandler` subclass that only knows its provider's routes and
+payload shapes. :func:`serve_forever_cli` is the shared
 ``python -m`` entry point. Stdlib only.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import signal
 import socket
@@ -20,13 +22,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Generic, Literal, Protocol, Self, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar, cast
 
 __all__ = [
     "DropMode",
     "LoopbackHandler",
     "LoopbackServer",
-    "drop_headers",
     "pieces",
     "serve_forever_cli",
 ]
@@ -51,6 +52,12 @@ class _Delayed(Protocol):
     def delay(self) -> float: ...
 
 
+class _ServerFactory(Protocol):
+    """A wire server class: what :func:`serve_forever_cli` builds and runs."""
+
+    def __call__(self, *, host: str, port: int) -> LoopbackServer[Any, Any]: ...
+
+
 ReplyT = TypeVar("ReplyT", bound=_Delayed)
 RecordT = TypeVar("RecordT")
 OwnerT = TypeVar("OwnerT", bound="LoopbackServer[Any, Any]")
@@ -60,12 +67,6 @@ def pieces(text: str, size: int) -> list[str]:
     """``text`` in slices of ``size`` characters (at least one), as a stream would send it."""
     size = max(1, size)
     return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def drop_headers(drop_at: int | None) -> dict[str, str]:
-    """``Connection: close`` for a stream scripted to stop early, so the client never reuses
-    the connection the server is about to close."""
-    return {"Connection": "close"} if drop_at is not None else {}
 
 
 class LoopbackHTTPServer(ThreadingHTTPServer):  # daemon handler threads by default
@@ -109,9 +110,22 @@ class LoopbackHandler(BaseHTTPRequestHandler, Generic[OwnerT]):
         except ValueError:
             return None
 
-    def _deliver(self, delay: float, send: Callable[[], None]) -> None:
-        """Wait ``delay`` (unless the server stops first), then ``send`` the answer."""
-        if delay > 0 and self.server.owner._stopping.wait(delay):
+    def _respond(
+        self, body: dict[str, Any], prepare: Callable[[ReplyT], Callable[[], None]]
+    ) -> None:
+        """Answer ``body`` with the next scripted reply, after the reply's ``delay``.
+
+        ``prepare`` turns the reply into the function that sends it. It runs before the
+        delay, inside the same guard as the responder, so a buggy responder or script (say,
+        tool arguments that are not JSON) fails this one request with a 500, not the server.
+        """
+        try:
+            reply: ReplyT = self.owner._next_reply(body)
+            send = prepare(reply)
+        except Exception as exc:  # a buggy responder should fail the request, not the server
+            self._send_error(500, f"responder raised {type(exc).__name__}: {exc}")
+            return
+        if reply.delay > 0 and self.owner._stopping.wait(reply.delay):
             return
         try:
             send()
@@ -119,6 +133,10 @@ class LoopbackHandler(BaseHTTPRequestHandler, Generic[OwnerT]):
             self.close_connection = True  # client gave up (e.g. timed out); nothing to tell it
 
     # -- whole responses ----------------------------------------------------------
+    def _send_error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        """Send ``status`` with ``message`` in the provider's error body (each server's own)."""
+        raise NotImplementedError
+
     def _json_headers(self, payload: Any) -> dict[str, str]:
         """Headers sent after Content-Length on every JSON response (hook)."""
         return {}
@@ -136,14 +154,24 @@ class LoopbackHandler(BaseHTTPRequestHandler, Generic[OwnerT]):
 
     # -- chunked responses ----------------------------------------------------------
     def _begin_chunked(
-        self, content_type: str, *header_groups: dict[str, str], no_cache: bool = False
+        self,
+        content_type: str,
+        *header_groups: dict[str, str],
+        drop_at: int | None = None,
+        no_cache: bool = False,
     ) -> None:
+        """Start a 200 chunked body; ``drop_at`` is the stream's ``drop_stream_after``.
+
+        A stream scripted to stop early is sent with ``Connection: close``, so the client
+        never reuses the connection the server is about to close.
+        """
+        closing = {"Connection": "close"} if drop_at is not None else {}
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         if no_cache:
             self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")  # framing that keeps keep-alive intact
-        for group in header_groups:
+        for group in (*header_groups, closing):
             for key, value in group.items():
                 self.send_header(key, value)
         self.end_headers()
@@ -186,9 +214,14 @@ class LoopbackServer(Generic[ReplyT, RecordT]):
     """A scriptable loopback HTTP server answering with ``handler`` on a daemon thread.
 
     Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
-    ``responder``. What each request brought is kept as a ``RecordT`` via
-    :meth:`_record`; subclasses expose it through their own properties.
+    ``responder``. Each request's body is kept with a ``RecordT`` of what else it
+    brought (its path, its headers...) via :meth:`_record`: :attr:`requests` lists the
+    bodies, and subclasses expose the records through their own properties.
     """
+
+    base_path: ClassVar[str] = ""
+    """What follows the origin in :attr:`base_url`: the part of the API's path that
+    the SDK expects in its ``base_url`` rather than appending itself."""
 
     def __init__(
         self,
@@ -201,8 +234,9 @@ class LoopbackServer(Generic[ReplyT, RecordT]):
         self._responder = responder
         self._host, self._port = host, port
         self._lock = threading.Lock()
-        self._log: list[RecordT] = []
+        self._log: list[tuple[Any, RecordT]] = []
         self._queue: deque[ReplyT] = deque()
+        self._serials = itertools.count(1)
         self._conns: set[socket.socket] = set()
         self._stopping = threading.Event()
         self._httpd: LoopbackHTTPServer | None = None
@@ -217,7 +251,13 @@ class LoopbackServer(Generic[ReplyT, RecordT]):
 
     @property
     def base_url(self) -> str:
-        return self._origin()
+        """What to give the SDK as its ``base_url``."""
+        return self._origin() + self.base_path
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The JSON object bodies received, oldest first (a copy)."""
+        return [body for body, _ in self._snapshot() if isinstance(body, dict)]
 
     def enqueue(self, *replies: ReplyT) -> None:
         with self._lock:
@@ -263,17 +303,26 @@ class LoopbackServer(Generic[ReplyT, RecordT]):
         self.stop()
 
     # -- called from handler threads ---------------------------------------------
-    def _snapshot(self) -> list[RecordT]:
+    def _snapshot(self) -> list[tuple[Any, RecordT]]:
         with self._lock:
             return list(self._log)
+
+    def _records(self) -> list[RecordT]:
+        return [record for _, record in self._snapshot()]
 
     def _track(self, conn: socket.socket, *, add: bool) -> None:
         with self._lock:
             (self._conns.add if add else self._conns.discard)(conn)
 
-    def _record(self, record: RecordT) -> None:
+    def _record(self, body: Any, record: RecordT) -> None:
         with self._lock:
-            self._log.append(record)
+            self._log.append((body, record))
+
+    def _ids_for(self, given: Iterable[str | None], fresh: Callable[[int], str]) -> list[str]:
+        """Each ``given`` id, or ``fresh(n)`` where it is missing, ``n`` counting 1, 2, ...
+        over the server's life; numbered under the lock, so one reply's ids are consecutive."""
+        with self._lock:
+            return [given_id or fresh(next(self._serials)) for given_id in given]
 
     def _next_reply(self, body: dict[str, Any]) -> ReplyT:
         with self._lock:
@@ -282,11 +331,11 @@ class LoopbackServer(Generic[ReplyT, RecordT]):
 
 
 def serve_forever_cli(
-    server_factory: Callable[[str, int], LoopbackServer[Any, Any]],
-    description: str | None,
-    argv: list[str] | None = None,
+    server_factory: _ServerFactory, description: str | None, argv: list[str] | None = None
 ) -> None:
-    """Run ``server_factory(host, port)`` until SIGTERM/SIGINT; first stdout line is the base URL.
+    """Run ``server_factory(host=, port=)`` with its default (echo) responder until
+    SIGTERM/SIGINT; the first stdout line is the base URL. This is each wire module's
+    ``python -m`` entry point.
 
     ``description`` may be a whole module docstring: its first line is the ``--help`` text.
     """
@@ -300,7 +349,7 @@ def serve_forever_cli(
         raise KeyboardInterrupt  # unwind through the finally below, like Ctrl-C
 
     signal.signal(signal.SIGTERM, _terminate)
-    server = server_factory(args.host, args.port).start()
+    server = server_factory(host=args.host, port=args.port).start()
     try:
         print(server.base_url, flush=True)
         while True:

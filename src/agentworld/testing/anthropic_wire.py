@@ -25,15 +25,10 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from agentworld.testing._loopback import (
-    LoopbackHandler,
-    LoopbackServer,
-    drop_headers,
-    serve_forever_cli,
-)
+from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
 from agentworld.testing._loopback import pieces as _pieces
 from agentworld.testing.openai_wire import DropMode, Reply, Responder, ToolCallSpec
 
@@ -193,7 +188,7 @@ class _Handler(LoopbackHandler["AnthropicWireServer"]):
         body = self._read_json()
         owner = self.owner
         if isinstance(body, dict):
-            owner._record((body, {k.lower(): v for k, v in self.headers.items()}))
+            owner._record(body, {k.lower(): v for k, v in self.headers.items()})
         if self.path.split("?")[0].rstrip("/") != "/v1/messages":
             self._send_error(404, f"Unknown path {self.path}")
             return
@@ -209,42 +204,31 @@ class _Handler(LoopbackHandler["AnthropicWireServer"]):
             self._send_error(400, f"{missing[0]}: Field required")
             return
         assert isinstance(body, dict)
-        try:
-            reply = owner._next_reply(body)
-            ids = owner._tool_ids(reply)
-            stream = bool(body.get("stream"))
-            payload = {} if stream or reply.status != 200 else _complete_payload(body, reply, ids)
-        except Exception as exc:  # a buggy script should fail the request, not the server
-            self._send_error(500, f"responder failed: {type(exc).__name__}: {exc}")
-            return
-        self._deliver(reply.delay, lambda: self._answer(body, reply, ids, stream, payload))
+        stream = bool(body.get("stream"))
 
-    def _answer(
-        self,
-        body: dict[str, Any],
-        reply: Reply,
-        ids: list[str],
-        stream: bool,
-        payload: dict[str, Any],
-    ) -> None:
-        if reply.status != 200 and not (stream and reply.drop_stream_after is not None):
-            self._send_error(reply.status, reply.error_message or "error", reply.headers)
-        elif stream:
-            self._stream(body, reply, ids)
-        else:
-            self._send_json(200, payload, reply.headers)
+        def prepare(reply: Reply) -> Callable[[], None]:
+            ids = owner._ids_for((t.id for t in reply.tool_calls), _fresh_tool_id)
+            if stream and (reply.status == 200 or reply.drop_stream_after is not None):
+                return lambda: self._stream(body, reply, ids)  # an error is sent in the stream
+            if reply.status != 200:
+                error = reply.error_message or "error"
+                return lambda: self._send_error(reply.status, error, reply.headers)
+            payload = _complete_payload(body, reply, ids)  # raises on arguments not a JSON object
+            return lambda: self._send_json(200, payload, reply.headers)
+
+        self._respond(body, prepare)
 
     def _stream(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
         head = {"request-id": _request_id()}
-        closing = drop_headers(reply.drop_stream_after)
         content_type = "text/event-stream; charset=utf-8"
-        self._begin_chunked(content_type, head, reply.headers, closing, no_cache=True)
+        drop_at = reply.drop_stream_after
+        self._begin_chunked(content_type, head, reply.headers, drop_at=drop_at, no_cache=True)
         events = (_sse(name, data) for name, data in _events(body, reply, ids))
         if reply.status == 200:
-            self._send_chunks(events, reply.drop_stream_after, reply.drop_mode)
+            self._send_chunks(events, drop_at, reply.drop_mode)
             return
         # A scripted mid-stream error: that many events, the error, then a clean end.
-        for event in itertools.islice(events, reply.drop_stream_after):
+        for event in itertools.islice(events, drop_at):
             self._chunk(event)
         self._chunk(_sse("error", _error_payload(reply.status, reply.error_message or "error")))
         self._end_chunked()
@@ -254,7 +238,12 @@ def _sse(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-class AnthropicWireServer(LoopbackServer[Reply, tuple[dict[str, Any], dict[str, str]]]):
+def _fresh_tool_id(n: int) -> str:
+    """A ``toolu_`` id shaped like Anthropic's, for a tool call scripted without one."""
+    return f"toolu_{n:04d}{secrets.token_hex(10)}"
+
+
+class AnthropicWireServer(LoopbackServer[Reply, dict[str, str]]):
     """A scriptable fake of ``POST /v1/messages`` on a loopback port.
 
     Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
@@ -263,38 +252,17 @@ class AnthropicWireServer(LoopbackServer[Reply, tuple[dict[str, Any], dict[str, 
     index of :attr:`headers`, so tests can assert on what the SDK really sent.
     """
 
+    base_path = ""  # the SDK appends /v1/messages to the origin itself
+
     def __init__(
         self, *, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
         super().__init__(_Handler, responder or echo_responder, host, port)
-        self._ids = itertools.count(1)
-
-    @property
-    def base_url(self) -> str:
-        """The SDK's ``base_url``: the SDK itself appends ``/v1/messages``."""
-        return self._origin()
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        return [body for body, _ in self._snapshot()]
 
     @property
     def headers(self) -> list[dict[str, str]]:
-        return [headers for _, headers in self._snapshot()]
-
-    # -- called from handler threads ---------------------------------------------
-    def _tool_ids(self, reply: Reply) -> list[str]:
-        with self._lock:
-            return [
-                t.id or f"toolu_{next(self._ids):04d}{secrets.token_hex(10)}"
-                for t in reply.tool_calls
-            ]
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Serve the echo responder until SIGTERM/SIGINT; first stdout line is the base URL."""
-    serve_forever_cli(lambda host, port: AnthropicWireServer(host=host, port=port), __doc__, argv)
+        return self._records()
 
 
 if __name__ == "__main__":
-    main()
+    serve_forever_cli(AnthropicWireServer, __doc__)

@@ -26,15 +26,11 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentworld.testing._loopback import (
-    LoopbackHandler,
-    LoopbackServer,
-    drop_headers,
-    serve_forever_cli,
-)
+from agentworld.testing._loopback import LoopbackHandler, LoopbackServer, serve_forever_cli
 from agentworld.testing._loopback import pieces as _pieces
 from agentworld.testing.openai_wire import DropMode, Reply, Responder, ToolCallSpec
 
@@ -189,7 +185,7 @@ class _Handler(LoopbackHandler["GeminiWireServer"]):
         method, model = route["method"], route["model"]
         query_key = re.search(r"[?&]key=([^&]+)", self.path)
         key = self.headers.get("x-goog-api-key") or (query_key[1] if query_key else None)
-        owner._record(ReceivedRequest(method, self.path, route["version"], model, key, body))
+        owner._record(body, ReceivedRequest(method, self.path, route["version"], model, key, body))
         if method not in ("generateContent", "streamGenerateContent"):
             self._send_error(404, f"Method {method} is not served here.")
             return
@@ -201,32 +197,21 @@ class _Handler(LoopbackHandler["GeminiWireServer"]):
         if not isinstance(body, dict) or not isinstance(body.get("contents"), list):
             self._send_error(400, "* GenerateContentRequest.contents: contents is not specified")
             return
-        try:
-            reply = owner._next_reply(body)
-            events = _events(body, reply, model)
-        except Exception as exc:  # a buggy responder should fail the request, not the server
-            self._send_error(500, f"responder raised {type(exc).__name__}: {exc}")
-            return
-        self._deliver(reply.delay, lambda: self._answer(body, reply, method, model, events))
 
-    def _answer(
-        self,
-        body: dict[str, Any],
-        reply: Reply,
-        method: str,
-        model: str,
-        events: list[dict[str, Any]],
-    ) -> None:
-        if reply.status != 200:
-            self._send_error(reply.status, reply.error_message or "error", reply.headers)
-        elif method == "streamGenerateContent":
-            self._stream(events, reply)
-        else:
-            self._send_json(200, _whole(body, reply, model), reply.headers)
+        def prepare(reply: Reply) -> Callable[[], None]:
+            events = _events(body, reply, model)  # raises on a bad script, whatever is sent
+            if reply.status != 200:
+                error = reply.error_message or "error"
+                return lambda: self._send_error(reply.status, error, reply.headers)
+            if method == "streamGenerateContent":
+                return lambda: self._stream(events, reply)
+            whole = _whole(body, reply, model)
+            return lambda: self._send_json(200, whole, reply.headers)
+
+        self._respond(body, prepare)
 
     def _stream(self, events: list[dict[str, Any]], reply: Reply) -> None:
-        closing = drop_headers(reply.drop_stream_after)
-        self._begin_chunked("text/event-stream", reply.headers, closing)
+        self._begin_chunked("text/event-stream", reply.headers, drop_at=reply.drop_stream_after)
         chunks = (f"data: {json.dumps(event)}\r\n\r\n".encode() for event in events)
         self._send_chunks(chunks, reply.drop_stream_after, reply.drop_mode)
 
@@ -239,6 +224,8 @@ class GeminiWireServer(LoopbackServer[Reply, ReceivedRequest]):
     body. :attr:`requests` keeps every JSON body; :attr:`received` adds the
     method, path, model and API key of each.
     """
+
+    base_path = "/"  # for HttpOptions(base_url=...): the SDK appends {api_version}/models/...
 
     def __init__(
         self,
@@ -253,24 +240,9 @@ class GeminiWireServer(LoopbackServer[Reply, ReceivedRequest]):
         """When set, any other key is refused the way Gemini refuses a bad key."""
 
     @property
-    def base_url(self) -> str:
-        """For ``HttpOptions(base_url=...)``; the SDK appends ``{api_version}/models/...``."""
-        return self._origin() + "/"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """The JSON bodies of the generate requests, oldest first (a copy)."""
-        return [r.body for r in self._snapshot() if isinstance(r.body, dict)]
-
-    @property
     def received(self) -> list[ReceivedRequest]:
-        return self._snapshot()
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Serve the echo responder until SIGTERM/SIGINT; first stdout line is the base URL."""
-    serve_forever_cli(lambda host, port: GeminiWireServer(host=host, port=port), __doc__, argv)
+        return self._records()
 
 
 if __name__ == "__main__":
-    main()
+    serve_forever_cli(GeminiWireServer, __doc__)

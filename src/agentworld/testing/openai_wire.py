@@ -11,7 +11,6 @@ Stdlib only, so it can ship with the library and run as a separate process::
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import time
@@ -24,7 +23,6 @@ from agentworld.testing._loopback import (
     DropMode,
     LoopbackHandler,
     LoopbackServer,
-    drop_headers,
     serve_forever_cli,
 )
 from agentworld.testing._loopback import pieces as _pieces
@@ -136,31 +134,32 @@ class _Handler(LoopbackHandler["OpenAIWireServer"]):
 
     def do_POST(self) -> None:
         body = self._read_json()
-        owner = self.owner
         if isinstance(body, dict):
-            owner._record((body, self.path))
+            self.owner._record(body, self.path)
         path = self.path.split("?")[0].rstrip("/")
         # Azure OpenAI addresses a deployment: .../deployments/<name>/chat/completions?api-version=
-        if path != "/v1/chat/completions" and not re.fullmatch(r".*/deployments/[^/]+/chat/completions", path):
+        azure = re.fullmatch(r".*/deployments/[^/]+/chat/completions", path)
+        if path != "/v1/chat/completions" and azure is None:
             self._send_error(404, f"Unknown path {self.path}")
             return
         if not isinstance(body, dict) or "model" not in body or "messages" not in body:
             self._send_error(400, "Request body must be a JSON object with 'model' and 'messages'.")
             return
-        try:
-            reply = owner._next_reply(body)
-        except Exception as exc:  # a buggy responder should fail the request, not the server
-            self._send_error(500, f"responder raised {type(exc).__name__}: {exc}")
-            return
-        self._deliver(reply.delay, lambda: self._answer(body, reply))
+
+        def prepare(reply: Reply) -> Callable[[], None]:
+            return lambda: self._answer(body, reply)  # ids are numbered when it is sent
+
+        self._respond(body, prepare)
 
     def _answer(self, body: dict[str, Any], reply: Reply) -> None:
         if reply.status != 200:
             self._send_error(reply.status, reply.error_message or "error", reply.headers)
-        elif body.get("stream"):
-            self._stream(body, reply, self.owner._call_ids(reply))
+            return
+        ids = self.owner._ids_for((t.id for t in reply.tool_calls), lambda n: f"call_{n}")
+        if body.get("stream"):
+            self._stream(body, reply, ids)
         else:
-            self._complete(body, reply, self.owner._call_ids(reply))
+            self._complete(body, reply, ids)
 
     def _complete(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
@@ -174,11 +173,11 @@ class _Handler(LoopbackHandler["OpenAIWireServer"]):
         self._send_json(200, payload, reply.headers)
 
     def _stream(self, body: dict[str, Any], reply: Reply, ids: list[str]) -> None:
-        closing = drop_headers(reply.drop_stream_after)
         content_type = "text/event-stream; charset=utf-8"
-        self._begin_chunked(content_type, reply.headers, closing, no_cache=True)
+        drop_at = reply.drop_stream_after
+        self._begin_chunked(content_type, reply.headers, drop_at=drop_at, no_cache=True)
         events = (f"data: {event}\n\n".encode() for event in _events(body, reply, ids))
-        self._send_chunks(_paced(events, reply.chunk_delay), reply.drop_stream_after, reply.drop_mode)
+        self._send_chunks(_paced(events, reply.chunk_delay), drop_at, reply.drop_mode)
 
 
 def _paced(events: Iterator[bytes], pause: float) -> Iterator[bytes]:
@@ -242,7 +241,7 @@ def _events(body: dict[str, Any], reply: Reply, ids: list[str]) -> Iterator[str]
     yield "[DONE]"
 
 
-class OpenAIWireServer(LoopbackServer[Reply, tuple[dict[str, Any], str]]):
+class OpenAIWireServer(LoopbackServer[Reply, str]):
     """A scriptable fake of ``POST /v1/chat/completions`` on a loopback port.
 
     Replies come from the FIFO queue filled by :meth:`enqueue` first, then from
@@ -250,35 +249,18 @@ class OpenAIWireServer(LoopbackServer[Reply, tuple[dict[str, Any], str]]):
     kept in :attr:`requests` so tests can assert on what the SDK actually sent.
     """
 
+    base_path = "/v1"  # the SDK appends /chat/completions to a base_url ending in /v1
+
     def __init__(
         self, *, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
         super().__init__(_Handler, responder or echo_responder, host, port)
-        self._ids = itertools.count(1)
-
-    @property
-    def base_url(self) -> str:
-        return self._origin() + "/v1"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        return [body for body, _ in self._snapshot()]
 
     @property
     def paths(self) -> list[str]:
         """The request path (with query) of each recorded request, parallel to ``requests``."""
-        return [path for _, path in self._snapshot()]
-
-    # -- called from handler threads ---------------------------------------------
-    def _call_ids(self, reply: Reply) -> list[str]:
-        with self._lock:
-            return [t.id or f"call_{next(self._ids)}" for t in reply.tool_calls]
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Serve the echo responder until SIGTERM/SIGINT; first stdout line is the base URL."""
-    serve_forever_cli(lambda host, port: OpenAIWireServer(host=host, port=port), __doc__, argv)
+        return self._records()
 
 
 if __name__ == "__main__":
-    main()
+    serve_forever_cli(OpenAIWireServer, __doc__)
