@@ -12,6 +12,7 @@ from agentworld.errors import NotFoundError
 from agentworld.models import utc_now
 from agentworld.models.records import AuditDecision, AuditEntry, AuditEvent, AuditScope
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection, Row
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
@@ -20,7 +21,7 @@ _GRANTS = schema.approval_grants
 _AUDIT = schema.audit_log
 
 
-def _grant(row: sa.Row[Any]) -> Grant:
+def _grant(row: Row) -> Grant:
     return Grant(
         grant_id=row.grant_id,
         world=row.world,
@@ -35,7 +36,7 @@ def _grant(row: sa.Row[Any]) -> Grant:
     )
 
 
-def _audit_entry(row: sa.Row[Any]) -> AuditEntry:
+def _audit_entry(row: Row) -> AuditEntry:
     # The closed-set columns hold only what ``ApprovalStore.audit`` (typed with the same
     # literals) and the deletions in ``storage`` wrote, so they are taken as they are.
     return AuditEntry(
@@ -54,7 +55,7 @@ def _audit_entry(row: sa.Row[Any]) -> AuditEntry:
     )
 
 
-def revoke_session_grants(conn: sa.Connection, world: str, agent: str) -> int:
+def revoke_session_grants(conn: Connection, world: str, agent: str) -> int:
     """Revoke the agent's session grants inside the caller's transaction (the agent is being
     deleted, and a new agent of the same name must not inherit them). "Always" grants belong
     to the world, not to an agent, and stay. Returns how many were revoked."""
@@ -89,7 +90,7 @@ class ApprovalStore:
             "created_at": (grant.created_at or utc_now()).isoformat(),
         }
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             conn.execute(sa.insert(_GRANTS).values(row))
 
         await self._storage.in_transaction(insert, write=True)
@@ -101,13 +102,13 @@ class ApprovalStore:
             query = query.where(_GRANTS.c.tool_name == tool_name)
         query = query.order_by(_GRANTS.c.created_at)
 
-        def read(conn: sa.Connection) -> list[Grant]:
+        def read(conn: Connection) -> list[Grant]:
             return [_grant(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)
 
     async def revoke(self, world: str, grant_id: str) -> None:
-        def update(conn: sa.Connection) -> None:
+        def update(conn: Connection) -> None:
             result = conn.execute(
                 sa.update(_GRANTS)
                 .where(
@@ -161,7 +162,7 @@ class ApprovalStore:
             **{column: value for column, value in given.items() if value is not None},
         }
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             conn.execute(sa.insert(_AUDIT).values(row))
 
         await self._storage.in_transaction(insert, write=True)
@@ -170,7 +171,7 @@ class ApprovalStore:
         """The world's audit log, oldest entry first."""
         query = sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
 
-        def read(conn: sa.Connection) -> list[AuditEntry]:
+        def read(conn: Connection) -> list[AuditEntry]:
             return [_audit_entry(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)

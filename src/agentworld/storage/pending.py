@@ -18,6 +18,7 @@ from agentworld.models.pending import (
 )
 from agentworld.models.work import InboxChange
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import apply_change
 from agentworld.storage.pending_rows import (
     TABLE,
@@ -36,7 +37,7 @@ _TABLE = TABLE
 
 
 def cancel_agent_calls(
-    conn: sa.Connection, world: str, agent: str, *, reason: str, actor: str
+    conn: Connection, world: str, agent: str, *, reason: str, actor: str
 ) -> list[str]:
     """Cancel the agent's waiting calls and approvals, each with an audit entry, inside the
     caller's transaction (the agent is being deleted): none can be answered, so none runs.
@@ -84,7 +85,9 @@ def refuse_closed(call: PendingCall) -> None:
     """A call whose wait was cancelled is refused with the reason, before anything else."""
     if call.status == "cancelled":
         reason = (call.answer or {}).get("reason") or "it was cancelled"
-        raise InvalidInputError(f"{_noun(call)} {call.tool_call_id!r} is no longer pending: {reason}")
+        raise InvalidInputError(
+            f"{_noun(call)} {call.tool_call_id!r} is no longer pending: {reason}"
+        )
 
 
 def _noun(call: PendingCall) -> str:
@@ -122,7 +125,7 @@ class PendingCallStore:
         messages = [message_row(calls[0].world, calls[0].agent, m) for m in memory]
         rows = [call_row(c) for c in calls]
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             if messages:
                 conn.execute(sa.insert(schema.messages), messages)
             conn.execute(sa.insert(_TABLE), rows)
@@ -135,7 +138,7 @@ class PendingCallStore:
         """Atomically claim the right to resume a batch's loop: true for exactly one caller,
         whose ``inbox`` change (the loop that continues) is committed with the claim."""
 
-        def claim(conn: sa.Connection) -> bool:
+        def claim(conn: Connection) -> bool:
             result = conn.execute(
                 sa.update(_TABLE)
                 .where(
@@ -155,7 +158,7 @@ class PendingCallStore:
         """Ids of the batch's tool calls that have no result in the agent's memory yet."""
         messages = schema.messages
 
-        def read(conn: sa.Connection) -> list[str]:
+        def read(conn: Connection) -> list[str]:
             row = conn.execute(
                 sa.select(messages.c.tool_calls).where(
                     messages.c.world == world,
@@ -192,7 +195,7 @@ class PendingCallStore:
         if unanswered_only:
             query = query.where(_TABLE.c.status == "pending")
 
-        def read(conn: sa.Connection) -> set[str]:
+        def read(conn: Connection) -> set[str]:
             ids: set[str] = set()
             for row in conn.execute(query):
                 call = row_call(row)
@@ -216,7 +219,7 @@ class PendingCallStore:
             return set()
         params = {"world_key": world, "wanted": wanted}
 
-        def read(conn: sa.Connection) -> set[str]:
+        def read(conn: Connection) -> set[str]:
             return {row[0] for row in conn.execute(USED_IDS, params)}
 
         return await self._storage.in_transaction(read, write=False)
@@ -226,7 +229,7 @@ class PendingCallStore:
         (the ownership check of SPEC A3: the memory is the source of truth)."""
         messages = schema.messages
 
-        def read(conn: sa.Connection) -> bool:
+        def read(conn: Connection) -> bool:
             row = conn.execute(
                 sa.select(messages.c.tool_calls).where(
                     messages.c.world == world,
@@ -241,7 +244,7 @@ class PendingCallStore:
         return await self._storage.in_transaction(read, write=False)
 
     async def get(self, world: str, tool_call_id: str) -> PendingCall | None:
-        def read(conn: sa.Connection) -> PendingCall | None:
+        def read(conn: Connection) -> PendingCall | None:
             row = conn.execute(
                 sa.select(_TABLE).where(
                     _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
@@ -295,7 +298,8 @@ class PendingCallStore:
     ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
         """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
         (the query filters on the same column that picks each row's class)."""
-        def read(conn: sa.Connection) -> list[PendingCall]:
+
+        def read(conn: Connection) -> list[PendingCall]:
             return find_calls(
                 conn, world, chat_id=chat_id, kind=kind, status=status, batch_id=batch_id
             )
@@ -350,7 +354,7 @@ class PendingCallStore:
         only one succeeds; the other gets a clear refusal (SPEC A3).
         """
 
-        def write(conn: sa.Connection) -> Answered[PendingCall]:
+        def write(conn: Connection) -> Answered[PendingCall]:
             row = conn.execute(
                 sa.select(_TABLE).where(
                     _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id

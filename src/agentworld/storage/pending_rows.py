@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection, Row
 
 TABLE = schema.pending_calls
 _PENDING_CALL: TypeAdapter[PendingCall] = TypeAdapter(PendingCall)
@@ -21,9 +22,7 @@ _TABLE = TABLE
 
 
 @functools.cache
-def find_statement(
-    by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool
-) -> sa.Select[Any]:
+def find_statement(by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool) -> sa.Select[Any]:
     """The ``find`` query for one combination of filters, built once with bind parameters
     (``send`` runs it after every turn; see ``storage.queries``)."""
     query = sa.select(_TABLE).where(_TABLE.c.world == _bp("world_key"))
@@ -89,7 +88,7 @@ def _detail(call: PendingCall) -> dict[str, Any]:
             assert_never(call)
 
 
-def row_call(row: sa.Row[Any]) -> PendingCall:
+def row_call(row: Row) -> PendingCall:
     """A stored row as its typed case, validated like any stored JSON: ``kind`` picks the
     class, and an approval's fields come from the ``detail`` column (by their aliases)."""
     return _PENDING_CALL.validate_python(
@@ -126,7 +125,7 @@ def audited_arguments(call: PendingCall) -> dict[str, Any] | None:
 
 
 def find_calls(
-    conn: sa.Connection,
+    conn: Connection,
     world: str,
     *,
     chat_id: str | None = None,

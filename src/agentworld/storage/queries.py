@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, World, utc_now
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
 from agentworld.storage.rows import MESSAGE_COLUMNS, row_agent, row_world, ts
 
@@ -79,12 +80,12 @@ INSERT_EVENTS = sa.insert(schema.events)
 world's log lock on PostgreSQL, which ordered reading needs."""
 
 
-def require_world(conn: sa.Connection, name: str) -> None:
+def require_world(conn: Connection, name: str) -> None:
     if conn.execute(WORLD, {"world_key": name}).first() is None:
         raise NotFoundError(f"world {name!r} not found")
 
 
-def world_and_agents(conn: sa.Connection, name: str) -> tuple[World, list[Agent]]:
+def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
     """The world's settings and its agents, inside the caller's transaction."""
     row = conn.execute(WORLD, {"world_key": name}).first()
     if row is None:
@@ -93,7 +94,7 @@ def world_and_agents(conn: sa.Connection, name: str) -> tuple[World, list[Agent]
     return row_world(row), [row_agent(r) for r in rows]
 
 
-def insert_messages(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
+def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Store ``messages`` rows; each transcript message also gets its event-log row, in the
     same transaction (``storage/event_log.py``: one sequence over messages and events)."""
     if not rows:
@@ -108,7 +109,7 @@ def insert_messages(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
         conn.execute(INSERT_EVENTS, logged)
 
 
-def count_llm_calls(conn: sa.Connection, world: str, agent: str, calls: int) -> None:
+def count_llm_calls(conn: Connection, world: str, agent: str, calls: int) -> None:
     conn.execute(
         COUNT_LLM_CALLS,
         {"world_key": world, "agent_key": agent, "calls": calls, "now": ts(utc_now())},

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from agentworld.models import Agent, Message, World
 from agentworld.storage import schema
+from agentworld.storage.connection import Row
 
 
 def ts(value: datetime | None) -> str | None:
@@ -106,13 +107,13 @@ def row_message(row: Sequence[Any]) -> Message:
     )
 
 
-def row_world(row: sa.Row[Any]) -> World:
+def row_world(row: Row) -> World:
     return World.model_validate(
         {**row.config, "name": row.name, "created_at": row.created_at, "updated_at": row.updated_at}
     )
 
 
-def row_agent(row: sa.Row[Any]) -> Agent:
+def row_agent(row: Row) -> Agent:
     return Agent.model_validate(
         {
             **row.config,

@@ -20,6 +20,7 @@ from agentworld.models.events import WorldEvent
 from agentworld.models.records import ToolLogEnd, ToolLogEntry, ToolLogStatus
 from agentworld.models.work import InboxChange
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change
 
@@ -66,7 +67,7 @@ def runner_alive(runner: str | None) -> bool:
     return True
 
 
-def _entry(row: sa.Row[Any]) -> ToolLogEntry:
+def _entry(row: Row) -> ToolLogEntry:
     return ToolLogEntry(
         seq=row.seq,
         tool_call_id=row.tool_call_id,
@@ -84,7 +85,7 @@ def _entry(row: sa.Row[Any]) -> ToolLogEntry:
     )
 
 
-def finish_log(conn: sa.Connection, end: ToolLogEnd) -> None:
+def finish_log(conn: Connection, end: ToolLogEnd) -> None:
     """Record how an execution ended, inside the caller's transaction."""
     conn.execute(
         _FINISH,
@@ -143,7 +144,7 @@ class ToolLogStore:
             arguments=arguments,
         )
 
-        def insert(conn: sa.Connection) -> int:
+        def insert(conn: Connection) -> int:
             insert_log_rows(conn, logged)
             result = conn.execute(_START, row)
             apply_change(conn, world, inbox)
@@ -165,9 +166,11 @@ class ToolLogStore:
             "finished_at": utc_now().isoformat(),
         }
 
-        def update(conn: sa.Connection) -> bool:
+        def update(conn: Connection) -> bool:
             started = conn.execute(sa.select(_TABLE.c.seq).where(where).limit(1)).first()
-            conn.execute(sa.update(_TABLE).where(where, _TABLE.c.status == "running").values(values))
+            conn.execute(
+                sa.update(_TABLE).where(where, _TABLE.c.status == "running").values(values)
+            )
             return started is not None
 
         return await self._storage.in_transaction(update, write=True)
@@ -177,7 +180,7 @@ class ToolLogStore:
     ) -> None:
         end = ToolLogEnd(seq, status, output, duration_ms)
 
-        def update(conn: sa.Connection) -> None:
+        def update(conn: Connection) -> None:
             finish_log(conn, end)
 
         await self._storage.in_transaction(update, write=True)
@@ -196,7 +199,7 @@ class ToolLogStore:
     async def _read(self, where: sa.ColumnElement[bool]) -> list[ToolLogEntry]:
         query = sa.select(_TABLE).where(where).order_by(_TABLE.c.seq)
 
-        def read(conn: sa.Connection) -> list[ToolLogEntry]:
+        def read(conn: Connection) -> list[ToolLogEntry]:
             return [_entry(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)
