@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.models import Agent, Chat, Message, ToolCall, World
 from agentworld.storage import schema
+from agentworld.storage.checkpoints import COMMITS_PER_CHECKPOINT
 from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.sqlite_direct import DirectConnection
@@ -252,6 +253,29 @@ async def test_sqlite_work_runs_on_one_dedicated_thread_that_close_stops(db_url:
 
     assert not threads[0].is_alive()
     assert db_threads() == before
+
+
+async def test_wal_is_checkpointed_by_a_thread_of_its_own_while_writes_go_on(
+    storage: SQLStorage,
+) -> None:
+    """The worker never checkpoints inside a commit; the checkpoint thread copies the log
+    into the database file as writes go on, and stops at close."""
+    path = sqlite_file(storage.url)
+    assert path is not None
+    before = path.stat().st_size
+    big = "x" * 2_000  # about half a page a message: the file must grow once checkpointed
+    for round_ in range(3 * COMMITS_PER_CHECKPOINT):
+        await storage.record_agent_step("lab", "alice", [heard("c1", f"{round_} {big}")], llm_calls=1)
+    for _ in range(100):
+        if path.stat().st_size > before + 100 * len(big):
+            break
+        await asyncio.sleep(0.05)
+    assert path.stat().st_size > before + 100 * len(big)
+    assert [t.name for t in threading.enumerate() if t.name == "agentworld-checkpoint"]
+
+    await storage.close()
+
+    assert not [t for t in threading.enumerate() if t.name == "agentworld-checkpoint"]
 
 
 async def test_engine_gives_other_threads_a_connection_of_their_own(storage: SQLStorage) -> None:
