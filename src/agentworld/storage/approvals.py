@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 
-from agentworld.approval.grants import Grant
+from agentworld.approval.grants import Grant, PolicyState
 from agentworld.errors import NotFoundError
 from agentworld.models import utc_now
 from agentworld.models.records import AuditDecision, AuditEntry, AuditEvent, AuditScope
-from agentworld.storage import schema
+from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection, Row
+from agentworld.storage.pending_rows import USED_IDS
+from agentworld.storage.rows import row_world
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
 
 _GRANTS = schema.approval_grants
 _AUDIT = schema.audit_log
+_IN_FORCE = (
+    sa.select(_GRANTS)
+    .where(_GRANTS.c.world == sa.bindparam("world_key"), _GRANTS.c.revoked_at.is_(None))
+    .order_by(_GRANTS.c.created_at)
+)
 
 
 def _grant(row: Row) -> Grant:
@@ -94,6 +102,26 @@ class ApprovalStore:
             conn.execute(sa.insert(_GRANTS).values(row))
 
         await self._storage.in_transaction(insert, write=True)
+
+    async def before_tool_calls(
+        self, world: str, call_ids: Collection[str]
+    ) -> tuple[set[str], PolicyState]:
+        """In one read, what a batch of tool calls needs first: which of ``call_ids`` the
+        world already uses -- a waiting call or approval (whose table keys on the id), a
+        stored tool result, or a tool execution log; a model may repeat an id, and storing it
+        again would break the pairing of calls and results -- and the world's settings and
+        grants in force, which authorize every call of the batch."""
+        wanted = sorted(set(call_ids))
+
+        def read(conn: Connection) -> tuple[set[str], PolicyState]:
+            settings = queries.world_row(conn, world)
+            grants = tuple(_grant(r) for r in conn.execute(_IN_FORCE, {"world_key": world}))
+            used: set[str] = set()
+            if wanted:
+                used = {row[0] for row in conn.execute(USED_IDS, {"world_key": world, "wanted": wanted})}
+            return used, PolicyState(row_world(settings), grants)
+
+        return await self._storage.in_transaction(read, write=False)
 
     async def grants(self, world: str, *, tool_name: str | None = None) -> list[Grant]:
         """Active (not revoked) grants of the world."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, assert_never, overload
 
@@ -22,7 +22,6 @@ from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import apply_change
 from agentworld.storage.pending_rows import (
     TABLE,
-    USED_IDS,
     audited_arguments,
     call_row,
     find_calls,
@@ -207,20 +206,6 @@ class PendingCallStore:
                     case _:
                         assert_never(call)
             return ids
-
-        return await self._storage.in_transaction(read, write=False)
-
-    async def used_call_ids(self, world: str, ids: Collection[str]) -> set[str]:
-        """Which of ``ids`` the world already uses for a tool call: a waiting call or approval
-        (whose table keys on the id), a stored tool result, or a tool execution log. A model
-        may repeat an id; storing it again would break the pairing of calls and results."""
-        wanted = sorted(set(ids))
-        if not wanted:
-            return set()
-        params = {"world_key": world, "wanted": wanted}
-
-        def read(conn: Connection) -> set[str]:
-            return {row[0] for row in conn.execute(USED_IDS, params)}
 
         return await self._storage.in_transaction(read, write=False)
 

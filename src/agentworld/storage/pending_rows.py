@@ -38,7 +38,7 @@ def find_statement(by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool
 
 
 def _used_ids_statement() -> sa.CompoundSelect:
-    """Where a tool call id can already be in use (see ``used_call_ids``), built once."""
+    """Where a tool call id can already be in use (see ``ApprovalStore.before_tool_calls``), built once."""
     messages, logs = schema.messages, schema.tool_logs
     wanted: sa.BindParameter[list[str]] = _bp("wanted", expanding=True)
     return sa.union(

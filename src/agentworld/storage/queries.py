@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, World, utc_now
 from agentworld.storage import schema
-from agentworld.storage.connection import Connection
+from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
 from agentworld.storage.rows import MESSAGE_COLUMNS, row_agent, row_world, ts
 
@@ -81,15 +81,20 @@ world's log lock on PostgreSQL, which ordered reading needs."""
 
 
 def require_world(conn: Connection, name: str) -> None:
-    if conn.execute(WORLD, {"world_key": name}).first() is None:
+    world_row(conn, name)
+
+
+def world_row(conn: Connection, name: str) -> Row:
+    """The world's row (``rows.row_world`` reads it), or ``NotFoundError``."""
+    row = conn.execute(WORLD, {"world_key": name}).first()
+    if row is None:
         raise NotFoundError(f"world {name!r} not found")
+    return row
 
 
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
     """The world's settings and its agents, inside the caller's transaction."""
-    row = conn.execute(WORLD, {"world_key": name}).first()
-    if row is None:
-        raise NotFoundError(f"world {name!r} not found")
+    row = world_row(conn, name)
     rows = conn.execute(AGENTS_OF_WORLD, {"world_key": name}).all()
     return row_world(row), [row_agent(r) for r in rows]
 
