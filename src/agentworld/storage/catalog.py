@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from agentworld.errors import AlreadyExistsError, NotFoundError
 from agentworld.models import Agent, Chat, World, utc_now
 from agentworld.storage import queries, schema
-from agentworld.storage.approvals import revoke_session_grants
+from agentworld.storage.approvals import audit_row, revoke_grants, revoke_session_grants
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.pending import cancel_agent_calls
@@ -195,16 +195,9 @@ class CatalogStore(StorageCore):
             conn.execute(
                 sa.delete(_AGENTS).where(_AGENTS.c.world == world, _AGENTS.c.name == found)
             )
-            conn.execute(
-                sa.insert(schema.audit_log).values(
-                    world=world,
-                    at=utc_now().isoformat(),
-                    event="agent_deleted",
-                    actor=actor,
-                    agent=found,
-                    detail={"cancelled": cancelled, "sessionGrantsRevoked": revoked},
-                )
-            )
+            detail = {"cancelled": cancelled, "sessionGrantsRevoked": revoked}
+            entry = audit_row(world, event="agent_deleted", actor=actor, agent=found, detail=detail)
+            conn.execute(sa.insert(schema.audit_log).values(entry))
             return str(found)
 
         return await self.in_transaction(delete, write=True)
@@ -327,26 +320,13 @@ class CatalogStore(StorageCore):
                     sa.delete(table).where(table.c.world == world, table.c.chat_id == chat_id)
                 )
                 removed[table.name] = int(result.rowcount or 0)
-            conn.execute(
-                sa.update(schema.approval_grants)
-                .where(
-                    schema.approval_grants.c.world == world,
-                    schema.approval_grants.c.chat_id == chat_id,
-                    schema.approval_grants.c.revoked_at.is_(None),
-                )
-                .values(revoked_at=utc_now().isoformat())
-            )
+            revoke_grants(conn, world, schema.approval_grants.c.chat_id == chat_id)
             _forget_current_chat(conn, world, chat_id)
-            conn.execute(
-                sa.insert(schema.audit_log).values(
-                    world=world,
-                    at=utc_now().isoformat(),
-                    event="chat_deleted",
-                    actor=actor,
-                    chat_id=chat_id,
-                    detail={"deleted": {k: v for k, v in removed.items() if v}},
-                )
+            detail = {"deleted": {k: v for k, v in removed.items() if v}}
+            entry = audit_row(
+                world, event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail
             )
+            conn.execute(sa.insert(schema.audit_log).values(entry))
 
         await self.in_transaction(delete, write=True)
 

@@ -39,7 +39,7 @@ from agentworld.models.events import EventKind, MessageEvent, WorldEvent
 from agentworld.models.message import Message
 from agentworld.storage import schema
 from agentworld.storage.connection import Connection
-from agentworld.storage.rows import MESSAGE_COLUMNS, row_message, ts
+from agentworld.storage.rows import CHAT_MESSAGES, MESSAGE_COLUMNS, row_message, ts
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
@@ -85,13 +85,7 @@ _LOGGED = (
 )
 _LOGGED_IN_CHAT = _LOGGED.where(_EVENTS.c.chat_id == _bp("chat_key"))
 TRANSCRIPT_PAGE = (
-    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
-    .where(
-        _MESSAGES.c.world == _bp("world_key"),
-        _MESSAGES.c.chat_id == _bp("chat_key"),
-        _MESSAGES.c.memory_owner.is_(None),
-        _MESSAGES.c.seq > _bp("after_seq"),
-    )
+    CHAT_MESSAGES.where(_MESSAGES.c.memory_owner.is_(None), _MESSAGES.c.seq > _bp("after_seq"))
     # ``memory_owner`` is NULL in every row here, so ordering by it changes nothing, but it
     # lets PostgreSQL read ``ix_messages_chat`` (world, chat_id, memory_owner, seq) in order
     # and stop at the limit: it does not count ``IS NULL`` as an equality, and ordered by

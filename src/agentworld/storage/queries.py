@@ -17,7 +17,7 @@ from agentworld.models import Agent, World, utc_now
 from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
-from agentworld.storage.rows import MESSAGE_COLUMNS, row_agent, row_world, ts
+from agentworld.storage.rows import CHAT_MESSAGES, row_agent, row_world, ts
 
 _AGENTS = schema.agents
 _CHATS = schema.chats
@@ -62,15 +62,7 @@ CHATS_OF_WORLD = (
     .order_by(_CHATS.c.created_at)
 )
 CHAT = CHATS_OF_WORLD.where(_CHATS.c.chat_id == _bp("chat_key"))
-MEMORY = (
-    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
-    .where(
-        _MESSAGES.c.world == _bp("world_key"),
-        _MESSAGES.c.chat_id == _bp("chat_key"),
-        _MESSAGES.c.memory_owner == _bp("agent_key"),
-    )
-    .order_by(_MESSAGES.c.seq)
-)
+MEMORY = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key")).order_by(_MESSAGES.c.seq)
 MEMORY_SINCE = MEMORY.where(_MESSAGES.c.seq > _bp("after_seq"))
 TRANSCRIPT_SINCE = TRANSCRIPT_PAGE.limit(None)
 LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))

@@ -11,7 +11,7 @@ import os
 import socket
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import sqlalchemy as sa
 
@@ -23,6 +23,7 @@ from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change
+from agentworld.storage.rows import row_record
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
@@ -68,20 +69,13 @@ def runner_alive(runner: str | None) -> bool:
 
 
 def _entry(row: Row) -> ToolLogEntry:
-    return ToolLogEntry(
-        seq=row.seq,
-        tool_call_id=row.tool_call_id,
-        tool_name=row.tool_name,
-        agent=row.agent,
-        chat_id=row.chat_id,
-        input=row.input,
-        output=row.output,
-        # Written only as ``ToolLogStatus`` (``log_start_row``, ``finish``, ``interrupt``).
-        status=cast(ToolLogStatus, row.status),
+    # ``status`` is written only as ``ToolLogStatus`` (``log_start_row``, ``finish``,
+    # ``interrupt``), so it is taken as it is.
+    return row_record(
+        ToolLogEntry,
+        row,
         started_at=datetime.fromisoformat(row.started_at),
         finished_at=datetime.fromisoformat(row.finished_at) if row.finished_at else None,
-        duration_ms=row.duration_ms,
-        runner=row.runner,
     )
 
 
@@ -99,20 +93,26 @@ def finish_log(conn: Connection, end: ToolLogEnd) -> None:
     )
 
 
-def log_start_row(
-    *, world: str, chat_id: str, agent: str, tool_call_id: str, tool_name: str, arguments: Any
-) -> dict[str, Any]:
-    return {
-        "world": world,
-        "chat_id": chat_id,
-        "agent": agent,
-        "tool_call_id": tool_call_id,
-        "tool_name": tool_name,
-        "input": arguments,
-        "status": "running",
-        "started_at": utc_now().isoformat(),
-        "runner": runner_id(),
+class LoggedCall(TypedDict):
+    """The call an execution runs (the keywords of ``ToolLogStore.start``)."""
+
+    world: str
+    chat_id: str
+    agent: str
+    tool_call_id: str
+    tool_name: str
+    arguments: Any
+    """What the tool runs with, secrets redacted: the log's ``input``."""
+
+
+def log_start_row(**call: Unpack[LoggedCall]) -> dict[str, Any]:
+    """The row of an execution that starts now, in this process: the call, its ``arguments``
+    as the ``input``."""
+    row: dict[str, Any] = {
+        **call, "status": "running", "started_at": utc_now().isoformat(), "runner": runner_id()
     }
+    row["input"] = row.pop("arguments")
+    return row
 
 
 class ToolLogStore:
@@ -122,32 +122,20 @@ class ToolLogStore:
     async def start(
         self,
         *,
-        world: str,
-        chat_id: str,
-        agent: str,
-        tool_call_id: str,
-        tool_name: str,
-        arguments: Any,
         inbox: InboxChange | None = None,
         events: Sequence[WorldEvent] = (),
+        **call: Unpack[LoggedCall],
     ) -> int:
         """Record that a call starts running — with ``inbox`` marking its work item started,
         and ``events`` (its ``tool`` start) in the event log, in the same transaction — and
         return the log's id."""
         logged = [event_row(e) for e in events]
-        row = log_start_row(
-            world=world,
-            chat_id=chat_id,
-            agent=agent,
-            tool_call_id=tool_call_id,
-            tool_name=tool_name,
-            arguments=arguments,
-        )
+        row = log_start_row(**call)
 
         def insert(conn: Connection) -> int:
             insert_log_rows(conn, logged)
             result = conn.execute(_START, row)
-            apply_change(conn, world, inbox)
+            apply_change(conn, call["world"], inbox)
             return int(result.scalar_one())
 
         return await self._storage.in_transaction(insert, write=True)
