@@ -3,11 +3,14 @@ approval injection end to end.
 
 - authorize in the runtime: the ``Authorizer`` the world's runtime calls before every tool
   call, called exactly as the loop calls it (the tool from the runtime's registry, the
-  context of an agent in a chat), with N grants stored. Whatever it reads or rebuilds per
-  call (world settings, grants, policy files, the rule engine) is in the figure. Three
-  calls: ``read_file`` (allowed by the shipped policy: the common case of a tool turn), a
-  shell command covered by a session approval, and one that must ask a person. Issue 18:
-  <= 50 µs.
+  context of an agent in a chat, carrying the world's settings and grants the loop read
+  with the batch's call-id check), with N grants stored. Whatever it reads or rebuilds per
+  call (policy files, the rules, the engine) is in the figure. Three calls: ``read_file``
+  (allowed by the shipped policy: the common case of a tool turn), a shell command covered
+  by a session approval, and one that must ask a person. Issue 18: <= 50 µs. Beside it: the
+  batch's read itself (``before_tool_calls``: used call ids, world, grants; once per batch,
+  where the loop read the call ids alone before), and the authorizer given no state, which
+  reads world and grants itself (two reads per call, as every call did before).
 - lookup: does any remembered grant cover this call? (the pure ``find_covering_grant`` over N
   grants, for a plain tool and for a compound shell command). Target < 100 µs. Only a part
   of the above.
@@ -27,6 +30,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from agentworld import AgentWorld, Allow, AskUser, Authorizer, ToolContext, WorldRuntime
@@ -139,40 +143,58 @@ async def bench_runtime_authorize(grant_count: int, count: int) -> None:
             registry = await runtime.tools()
             world = await aw.get_world("w")
             context = ToolContext.for_world(world, chat_id=chat, agent="a1")
+            reads = []
+            for n in range(count + 20):
+                start = time.perf_counter_ns()
+                _, state = await aw.storage.approvals.before_tool_calls("w", {f"call_{n}"})
+                if n >= 20:
+                    reads.append(time.perf_counter_ns() - start)
+            with_state = replace(context, policy=state)
             cases = {
                 "read_file, allowed by the shipped policy": (
                     "read_file",
-                    {"path": "note.txt"},
+                    lambda _n: {"path": "note.txt"},
                     Allow,
                 ),
+                # A new command line every call: the shell analysis is remembered per line.
                 "shell, covered by a session approval": (
                     SHELL_TOOL,
-                    {"command": "git status && ls"},
+                    lambda n: {"command": f"git status && ls dir{n}"},
                     Allow,
                 ),
-                "shell, not covered: ask a person": (SHELL_TOOL, {"command": "touch x"}, AskUser),
+                "shell, not covered: ask a person": (
+                    SHELL_TOOL,
+                    lambda n: {"command": f"touch x{n}"},
+                    AskUser,
+                ),
             }
             print(
                 f"Authorize one call in the runtime ({grant_count} grants stored, SQLite file;"
                 " cpu: mean process CPU per call)"
             )
-            for label, (name, args, expected) in cases.items():
-                tool = registry.get(name)
-                assert tool is not None
-                samples, cpu = [], []
-                for n in range(count + 20):
-                    start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
-                    decision = await authorizer.authorize(tool, args, context)
-                    elapsed, used = (
-                        time.perf_counter_ns() - start,
-                        time.process_time_ns() - start_cpu,
-                    )
-                    if not isinstance(decision, expected):
-                        raise SystemExit(f"{label}: expected {expected.__name__}, got {decision!r}")
-                    if n >= 20:  # warm-up excluded
-                        samples.append(elapsed)
-                        cpu.append(used)
-                _summary(label, samples, "issue 18 <= 50 us", cpu_ns=cpu)
+            for given, call_context, target in (
+                ("with the batch's state (as the loop calls it)", with_state, "issue 18 <= 50 us"),
+                ("given no state: reads world and grants itself", context, "(before issue 18)"),
+            ):
+                print(f" {given}")
+                for label, (name, args, expected) in cases.items():
+                    tool = registry.get(name)
+                    assert tool is not None
+                    samples, cpu = [], []
+                    for n in range(count + 20):
+                        start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
+                        decision = await authorizer.authorize(tool, args(n), call_context)
+                        elapsed, used = (
+                            time.perf_counter_ns() - start,
+                            time.process_time_ns() - start_cpu,
+                        )
+                        if not isinstance(decision, expected):
+                            raise SystemExit(f"{label}: expected {expected.__name__}, got {decision!r}")
+                        if n >= 20:  # warm-up excluded
+                            samples.append(elapsed)
+                            cpu.append(used)
+                    _summary(label, samples, target, cpu_ns=cpu)
+            _summary("the batch's read (once per batch)", reads, "shared with the id check")
 
 
 async def bench_injection(count: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentworld.errors import InvalidInputError
@@ -196,14 +196,11 @@ class AgentWorld(WorldCatalog):
         timeout: float | None = None,
     ) -> SendResult:
         """Answer an approval request, run the world until idle, return what it produced."""
-        runtime = await self.runtime(world)
-        pending = await self.storage.pending.get(world, approval_id)
-        chat = pending.chat_id if pending is not None else ""
-        return await run_and_report(
-            self.storage, runtime, world, chat,
-            lambda: runtime.answer_approval(approval_id, decision=decision, scope=scope, actor=actor),
-            timeout=timeout, everything=not self.long_lived,
-        )  # fmt: skip
+
+        def answer(runtime: WorldRuntime) -> Awaitable[object]:
+            return runtime.answer_approval(approval_id, decision=decision, scope=scope, actor=actor)
+
+        return await self._answer_and_run(world, approval_id, answer, timeout=timeout)
 
     async def grants(self, world: str) -> list[Grant]:
         """Remembered session and always approvals that are still in force."""
@@ -297,12 +294,27 @@ class AgentWorld(WorldCatalog):
         timeout: float | None = None,
     ) -> SendResult:
         """Post a client-side tool result, run the world until idle, return what it produced."""
+
+        def answer(runtime: WorldRuntime) -> Awaitable[object]:
+            return runtime.submit_tool_result(tool_call_id, result, is_error=is_error)
+
+        return await self._answer_and_run(world, tool_call_id, answer, timeout=timeout)
+
+    async def _answer_and_run(
+        self,
+        world: str,
+        call_id: str,
+        answer: Callable[[WorldRuntime], Awaitable[object]],
+        *,
+        timeout: float | None,
+    ) -> SendResult:
+        """Answer the waiting call ``call_id`` (an approval request or a client-side call) by
+        ``answer``, run the world until its chat is idle and report what that produced."""
         runtime = await self.runtime(world)
-        pending = await self.storage.pending.get(world, tool_call_id)
+        pending = await self.storage.pending.get(world, call_id)
         chat = pending.chat_id if pending is not None else ""
         return await run_and_report(
-            self.storage, runtime, world, chat,
-            lambda: runtime.submit_tool_result(tool_call_id, result, is_error=is_error),
+            self.storage, runtime, world, chat, lambda: answer(runtime),
             timeout=timeout, everything=not self.long_lived,
         )  # fmt: skip
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import asyncpg as pg_asyncpg
 
 from agentworld.models import Chat, Message, World
 from agentworld.models.events import SystemEvent
+from agentworld.storage.connection import Connection
 from agentworld.storage.event_log import (
     TRANSCRIPT_PAGE,
     EventLog,
@@ -46,14 +46,20 @@ async def test_messages_and_events_share_one_sequence(log_db: str) -> None:
         log = EventLog(storage)
         await storage.create_world(World(name="w"))
         await storage.create_chat(Chat(world="w", chat_id="c1"))
-        await storage.append_messages("w", [(None, said("c1", "one")), ("a1", said("c1", "memory only"))])
+        await storage.append_messages(
+            "w", [(None, said("c1", "one")), ("a1", said("c1", "memory only"))]
+        )
         await log.append([SystemEvent(world="w", text="between", chat_id="c1")])
         await storage.append_messages("w", [(None, said("c1", "two"))])
 
         batch = await log.after("w", 0)
 
         assert [e.kind for e in batch.events] == ["message", "system", "message"]
-        assert [e.document.get("message", {}).get("content") for e in batch.events] == ["one", None, "two"]
+        assert [e.document.get("message", {}).get("content") for e in batch.events] == [
+            "one",
+            None,
+            "two",
+        ]
         seqs = [e.seq for e in batch.events]
         assert seqs == sorted(seqs) and batch.last_seq == seqs[-1] == await log.head("w")
         assert [e.seq for e in (await log.after("w", seqs[0])).events] == seqs[1:]
@@ -125,7 +131,9 @@ def pg_db(postgres_server: str) -> str:
     return create_database(postgres_server, f"notify{os.getpid()}_{next(_numbers)}")
 
 
-async def test_a_write_notifies_its_world_once_at_commit_and_a_rollback_not_at_all(pg_db: str) -> None:
+async def test_a_write_notifies_its_world_once_at_commit_and_a_rollback_not_at_all(
+    pg_db: str,
+) -> None:
     heard: asyncio.Queue[str] = asyncio.Queue()
     listener = await asyncpg.connect(pg_db)  # the test cluster's plain postgresql:// URL
     try:
@@ -134,7 +142,9 @@ async def test_a_write_notifies_its_world_once_at_commit_and_a_rollback_not_at_a
                 await storage.create_world(World(name=name))
             await storage.create_chat(Chat(world="w", chat_id="c1"))
             for name in ("w", "other"):
-                await listener.add_listener(log_channel(name), lambda *args: heard.put_nowait(args[2]))
+                await listener.add_listener(
+                    log_channel(name), lambda *args: heard.put_nowait(args[2])
+                )
             log = EventLog(storage)
 
             await log.append([SystemEvent(world="w", text=f"e{n}") for n in range(3)])
@@ -142,7 +152,7 @@ async def test_a_write_notifies_its_world_once_at_commit_and_a_rollback_not_at_a
             await storage.append_messages("w", [(None, said("c1", "a message"))])
             assert await asyncio.wait_for(heard.get(), 5) == log_channel("w")
 
-            def rolled_back(conn: sa.Connection) -> None:
+            def rolled_back(conn: Connection) -> None:
                 insert_log_rows(conn, [event_row(SystemEvent(world="other", text="never"))])
                 raise RuntimeError("the transaction fails after its rows")
 
@@ -200,7 +210,10 @@ async def test_a_version_6_sqlite_log_is_rebuilt_with_its_rows_and_numbers(tmp_p
         conn.execute(OLD_EVENTS)
         conn.executemany(
             "INSERT INTO events VALUES (?, 'w', NULL, 'system', ?, '2024-01-01T00:00:00+00:00')",
-            [(n, SystemEvent(world="w", text=f"e{n}").model_dump_json(by_alias=True)) for n in (1, 2, 3)],
+            [
+                (n, SystemEvent(world="w", text=f"e{n}").model_dump_json(by_alias=True))
+                for n in (1, 2, 3)
+            ],
         )
         conn.execute("DELETE FROM events WHERE seq = 3")  # the last number, gone before the upgrade
         conn.execute("UPDATE schema_version SET version = 6")

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from agentworld.models import World
 from agentworld.models.pending import PendingApproval, PendingClientCall, ShellDisplay
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
 
 COMMON = {
@@ -52,8 +53,10 @@ def approval(call_id: str, *, shell: ShellDisplay | None) -> PendingApproval:
 async def stored_detail(storage: SQLStorage, call_id: str) -> object:
     table = schema.pending_calls
 
-    def read(conn: sa.Connection) -> object:
-        return conn.execute(sa.select(table.c.detail).where(table.c.tool_call_id == call_id)).scalar_one()
+    def read(conn: Connection) -> object:
+        return conn.execute(
+            sa.select(table.c.detail).where(table.c.tool_call_id == call_id)
+        ).scalar_one()
 
     return await storage.in_transaction(read, write=False)
 

@@ -25,6 +25,7 @@ from agentworld.models.events import (
 )
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.storage import migrations, schema
+from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.url import DB_ENV_VAR, resolve_database_url
 
@@ -77,7 +78,9 @@ async def populated_world(store: SQLStorage, name: str) -> None:
 
 async def rows_of(store: SQLStorage, table: sa.Table, world: str) -> int:
     query = sa.select(sa.func.count()).select_from(table).where(table.c.world == world)
-    return int(await store.in_transaction(lambda conn: conn.execute(query).scalar_one(), write=False))
+    return int(
+        await store.in_transaction(lambda conn: conn.execute(query).scalar_one(), write=False)
+    )
 
 
 # -- worlds --------------------------------------------------------------------
@@ -315,7 +318,11 @@ async def test_deleting_an_agent_cancels_its_waits_and_drops_its_memory_and_sess
     await storage.create_agent(make_agent("lab", "bob"))
     await storage.pending.add([waiting("Alice", "ap_1"), waiting("Alice", "cl_1", "client")])
     await storage.pending.add([waiting("bob", "ap_2")])
-    for g in (grant("session", "Alice", "g1"), grant("session", "bob", "g2"), grant("always", None, "g3")):
+    for g in (
+        grant("session", "Alice", "g1"),
+        grant("session", "bob", "g2"),
+        grant("always", None, "g3"),
+    ):
         await storage.approvals.add_grant(g)
     await storage.append_messages(
         "lab",
@@ -775,7 +782,9 @@ async def test_append_no_events_is_a_no_op(storage: SQLStorage) -> None:
     assert await storage.last_seq() == 0
 
 
-async def test_persist_events_drops_stream_chunks_and_leaves_ends_to_their_step(storage: SQLStorage) -> None:
+async def test_persist_events_drops_stream_chunks_and_leaves_ends_to_their_step(
+    storage: SQLStorage,
+) -> None:
     """Chunks are live only; an ``end`` is stored by the step that stores its answer, in that
     transaction (tests/runtime/test_streaming.py sees it stored in a real turn)."""
     await storage.create_world(World(name="lab"))
@@ -852,9 +861,9 @@ async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url:
     async with SQLStorage(db_url) as storage:
         world = await storage.get_world("old")
         assert (world.description, world.turn_limit) == ("made by v1", 7)
-        version = await storage.in_transaction(migrations.current_version, write=False)
+        version = await storage.in_schema_transaction(migrations.current_version)
         assert version == len(migrations.MIGRATIONS)
-        tables = await storage.in_transaction(lambda c: set(sa.inspect(c).get_table_names()), write=False)
+        tables = await storage.in_schema_transaction(lambda c: set(sa.inspect(c).get_table_names()))
         assert {"events", "tool_logs"} <= tables
         await storage.append_events([SystemEvent(world="old", text="after upgrade")])
         assert [p["text"] for p in await storage.list_events("old")] == ["after upgrade"]
@@ -912,7 +921,7 @@ async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
 
 
 async def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(storage: SQLStorage) -> None:
-    def pragmas(conn: sa.Connection) -> tuple[Any, Any]:
+    def pragmas(conn: Connection) -> tuple[Any, Any]:
         journal = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
         return journal, conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
 

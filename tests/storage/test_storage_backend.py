@@ -16,7 +16,10 @@ import sqlalchemy as sa
 from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.models import Agent, Chat, Message, ToolCall, World
 from agentworld.storage import schema
+from agentworld.storage.checkpoints import COMMITS_PER_CHECKPOINT
+from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
+from agentworld.storage.sqlite_direct import DirectConnection
 from agentworld.storage.url import sqlite_file
 from agentworld.testing.postgres import create_database
 
@@ -252,9 +255,33 @@ async def test_sqlite_work_runs_on_one_dedicated_thread_that_close_stops(db_url:
     assert db_threads() == before
 
 
+async def test_wal_is_checkpointed_by_a_thread_of_its_own_while_writes_go_on(
+    storage: SQLStorage,
+) -> None:
+    """The worker never checkpoints inside a commit; the checkpoint thread copies the log
+    into the database file as writes go on, and stops at close."""
+    path = sqlite_file(storage.url)
+    assert path is not None
+    before = path.stat().st_size
+    big = "x" * 2_000  # about half a page a message: the file must grow once checkpointed
+    for round_ in range(3 * COMMITS_PER_CHECKPOINT):
+        await storage.record_agent_step("lab", "alice", [heard("c1", f"{round_} {big}")], llm_calls=1)
+    for _ in range(100):
+        if path.stat().st_size > before + 100 * len(big):
+            break
+        await asyncio.sleep(0.05)
+    assert path.stat().st_size > before + 100 * len(big)
+    assert [t.name for t in threading.enumerate() if t.name == "agentworld-checkpoint"]
+
+    await storage.close()
+
+    assert not [t for t in threading.enumerate() if t.name == "agentworld-checkpoint"]
+
+
 async def test_engine_gives_other_threads_a_connection_of_their_own(storage: SQLStorage) -> None:
-    def worker_connection(conn: sa.Connection) -> int:
-        return id(conn.connection.dbapi_connection)
+    def worker_connection(conn: Connection) -> int:
+        assert isinstance(conn, DirectConnection)
+        return id(conn.driver_connection)
 
     worker = await storage.in_transaction(worker_connection, write=False)
     engine = storage.engine
@@ -290,7 +317,9 @@ async def test_failed_statement_is_one_line_and_the_storage_keeps_working(
     storage: SQLStorage,
 ) -> None:
     with pytest.raises(StorageError) as caught:
-        await storage.in_transaction(lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=True)
+        await storage.in_transaction(
+            lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=True
+        )
 
     assert "\n" not in str(caught.value)
     assert "no such table" in str(caught.value)
@@ -302,7 +331,7 @@ async def test_a_unit_that_raises_rolls_back_everything_it_wrote(storage: SQLSto
     class Stop(Exception):
         pass
 
-    def half_done(conn: sa.Connection) -> None:
+    def half_done(conn: Connection) -> None:
         conn.execute(sa.update(schema.agents).values(llm_call_count=99))
         raise Stop
 
@@ -331,6 +360,7 @@ async def _names(storage: SQLStorage) -> list[str]:
 
 
 # -- PostgreSQL ------------------------------------------------------------------------
+
 
 @pytest.fixture
 def postgres_url(postgres_server: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from agentworld.models import new_id, utc_now
+from agentworld.models import World, new_id, utc_now
 from agentworld.shell import SHELL_TOOL
 
 GrantScope = Literal["session", "always"]
@@ -130,3 +130,13 @@ def grant_for(
         approval_id=approval_id,
         created_at=utc_now(),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyState:
+    """What authorizing a call reads from storage: the world's settings and its grants in
+    force. The runtime reads it once per batch of tool calls, in the transaction that checks
+    the batch's call ids, so authorizing each call reads nothing more."""
+
+    world: World
+    grants: tuple[Grant, ...]

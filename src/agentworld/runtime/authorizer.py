@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
-from agentworld.approval.grants import Grant, find_covering_grant
+from agentworld.approval.grants import Grant, PolicyState, find_covering_grant
 from agentworld.errors import InvalidInputError
 from agentworld.policy.engine import PolicyEngine, PolicyResult
 from agentworld.policy.grant_rules import always_rules
@@ -288,10 +288,13 @@ class PolicyAuthorizer:
         *,
         extra_files: Sequence[str] = (),
         mode: str | None = None,
-    ) -> tuple[PolicyEngine, list[PolicyLoadError], list[Grant]]:
+        grants: Sequence[Grant] | None = None,
+    ) -> tuple[PolicyEngine, list[PolicyLoadError], Sequence[Grant]]:
         """The world's engine: defaults of ``tools``, every tier, ``extra_files`` at tier 2
-        after the world's own, and the world's mode unless ``mode`` is given."""
-        grants = await self._storage.approvals.grants(world.name)
+        after the world's own, and the world's mode unless ``mode`` is given; ``grants`` in
+        force, read here unless given."""
+        if grants is None:
+            grants = await self._storage.approvals.grants(world.name)
         loaded = load_rules(
             self._files,
             tools=tools or (),
@@ -316,14 +319,16 @@ class PolicyAuthorizer:
         agent: str | None = None,
         chat_id: str | None = None,
         interactive: bool = True,
+        grants: Sequence[Grant] | None = None,
     ) -> CallVerdict:
         """The decision for a call of ``tool`` in ``world`` — what ``authorize`` acts on.
 
         ``server`` is the MCP server the call claims (default: the tool's own, as in the
-        runtime); ``agent`` and ``chat_id`` bring in that agent's session approvals there.
+        runtime); ``agent`` and ``chat_id`` bring in that agent's session approvals there;
+        ``grants``: those in force, when the caller has just read them.
         """
         engine, errors, grants = await self.engine_for(
-            world, [tool], extra_files=extra_files, mode=mode
+            world, [tool], extra_files=extra_files, mode=mode, grants=grants
         )
         return decide_call(
             engine,
@@ -340,14 +345,22 @@ class PolicyAuthorizer:
     async def authorize(
         self, tool: Tool, arguments: dict[str, Any], context: ToolContext
     ) -> Decision:
-        world = await self._storage.get_world(context.world)
+        # The state the runtime read with the batch, else read now; either way fresh for
+        # this call (another process may have changed a setting or revoked a grant).
+        state = context.policy
+        if state is None or state.world.name != context.world:
+            state = PolicyState(
+                await self._storage.get_world(context.world),
+                tuple(await self._storage.approvals.grants(context.world)),
+            )
         verdict = await self.evaluate(
-            world,
+            state.world,
             tool,
             arguments,
             agent=context.agent,
             chat_id=context.chat_id,
             interactive=context.interactive,
+            grants=state.grants,
         )
         match verdict.decision:
             case PolicyDecision.ALLOW:

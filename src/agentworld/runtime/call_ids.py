@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from agentworld.approval.grants import PolicyState
 from agentworld.models import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -60,10 +61,13 @@ def unique_call_ids(calls: Sequence[ToolCall], taken: Iterable[str]) -> list[Too
 
 async def with_unique_call_ids(
     storage: SQLStorage, world: str, memory: Sequence[Message], calls: list[ToolCall]
-) -> list[ToolCall]:
+) -> tuple[list[ToolCall], PolicyState]:
     """The batch's calls with ids that no call of the agent's memory, and no waiting call,
-    approval, result or tool log of the world, already has."""
+    approval, result or tool log of the world, already has; and, from the same read, the
+    world's settings and grants that authorize the batch (``ToolContext.policy``)."""
     taken = {call.id for m in memory for call in m.tool_calls or ()}
     taken |= {m.tool_call_id for m in memory if m.tool_call_id}
-    taken |= await storage.pending.used_call_ids(world, {call.id for call in calls} - taken)
-    return unique_call_ids(calls, taken)
+    used, policy = await storage.approvals.before_tool_calls(
+        world, {call.id for call in calls} - taken
+    )
+    return unique_call_ids(calls, taken | used), policy

@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal
 
 from agentworld.models import Agent, LLMResponse, Message, ToolCall, World, new_id
@@ -168,8 +169,11 @@ async def run_agent_loop(
                 await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id, events=called.ends)
                 return
             # A repeated id would collide with a stored call or approval: rename it before storing.
-            unique = await with_unique_call_ids(ctx.storage, world.name, memory, response.tool_calls)
+            unique, policy = await with_unique_call_ids(
+                ctx.storage, world.name, memory, response.tool_calls
+            )
             response = response.model_copy(update={"tool_calls": unique})
+            batch_context = replace(tool_context, policy=policy)
             request_message = _model_message(response, message_id, chat_id, agent, loop)
             await ctx.publish(request_message, memory_of=agent.name, llm_calls=1, events=called.ends)
         except asyncio.CancelledError:
@@ -192,13 +196,13 @@ async def run_agent_loop(
         )
         calls = _calls_to_run(response.tool_calls, hooked.event)
         if any(r.enqueue_after == "immediately" for r in hooked.responses):
-            await _skip_calls(ctx, calls, tool_context, batch)
+            await _skip_calls(ctx, calls, batch_context, batch)
             await publish_responses(
                 ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id
             )
             await ctx.settle(done)
             return
-        outcome = await run_tool_calls(ctx, registry, calls, tool_context, batch)
+        outcome = await run_tool_calls(ctx, registry, calls, batch_context, batch)
         if hooked.responded:  # enqueue_after="tool_results": the results are stored; now the reply
             await publish_responses(
                 ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id

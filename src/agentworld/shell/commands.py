@@ -30,6 +30,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from agentworld.shell.split import CommandPart, Opacity, UnparseableCommand, parse_command
@@ -135,8 +136,12 @@ class ShellAnalysis:
         return any(p.redirects_output for p in self.parts)
 
 
+@lru_cache(maxsize=512)
 def analyze(line: str) -> ShellAnalysis:
-    """What ``line`` will run under ``bash --noprofile --norc -c``."""
+    """What ``line`` will run under ``bash --noprofile --norc -c``.
+
+    Pure and immutable, so remembered: one call's line is read by the policy engine, by the
+    grant lookup and by the approval display, and a model repeats its commands."""
     if not line.strip():
         return ShellAnalysis((), False, "empty command")
     try:

@@ -2,73 +2,101 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import sqlalchemy as sa
 
-from agentworld.approval.grants import Grant
+from agentworld.approval.grants import Grant, PolicyState
 from agentworld.errors import NotFoundError
 from agentworld.models import utc_now
 from agentworld.models.records import AuditDecision, AuditEntry, AuditEvent, AuditScope
-from agentworld.storage import schema
+from agentworld.storage import queries, schema
+from agentworld.storage.connection import Connection, Row
+from agentworld.storage.pending_rows import USED_IDS
+from agentworld.storage.rows import row_record, row_world
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
 
 _GRANTS = schema.approval_grants
 _AUDIT = schema.audit_log
+_IN_FORCE = (
+    sa.select(_GRANTS)
+    .where(_GRANTS.c.world == sa.bindparam("world_key"), _GRANTS.c.revoked_at.is_(None))
+    .order_by(_GRANTS.c.created_at)
+)
 
 
-def _grant(row: sa.Row[Any]) -> Grant:
-    return Grant(
-        grant_id=row.grant_id,
-        world=row.world,
-        scope=row.scope,
-        tool_name=row.tool_name,
-        agent=row.agent,
-        chat_id=row.chat_id,
+def _grant(row: Row) -> Grant:
+    return row_record(
+        Grant,
+        row,
         roots=frozenset(row.roots) if row.roots is not None else None,
         allow_redirection=bool(row.allow_redirection),
-        approval_id=row.approval_id,
         created_at=datetime.fromisoformat(row.created_at),
     )
 
 
-def _audit_entry(row: sa.Row[Any]) -> AuditEntry:
-    # The closed-set columns hold only what ``ApprovalStore.audit`` (typed with the same
-    # literals) and the deletions in ``storage`` wrote, so they are taken as they are.
-    return AuditEntry(
-        at=datetime.fromisoformat(row.at),
-        event=cast(AuditEvent, row.event),
-        actor=row.actor,
-        approval_id=row.approval_id,
-        agent=row.agent,
-        chat_id=row.chat_id,
-        tool_name=row.tool_name,
-        tool_args=row.arguments,
-        decision=cast(AuditDecision | None, row.decision),
-        scope=cast(AuditScope | None, row.scope),
-        latency_ms=row.latency_ms,
-        detail=row.detail,
+def _audit_entry(row: Row) -> AuditEntry:
+    # The closed-set columns hold only what ``audit_row`` (typed with the same literals) and
+    # the deletions in ``storage`` wrote, so they are taken as they are.
+    return row_record(
+        AuditEntry, row, at=datetime.fromisoformat(row.at), tool_args=row.arguments
     )
 
 
-def revoke_session_grants(conn: sa.Connection, world: str, agent: str) -> int:
-    """Revoke the agent's session grants inside the caller's transaction (the agent is being
-    deleted, and a new agent of the same name must not inherit them). "Always" grants belong
-    to the world, not to an agent, and stay. Returns how many were revoked."""
+class AuditFields(TypedDict, total=False):
+    """What an audit entry says besides its event and actor (the fields of ``AuditEntry``;
+    ``arguments`` already redacted). A field left out, or None, is stored as SQL NULL."""
+
+    approval_id: str | None
+    agent: str | None
+    chat_id: str | None
+    tool_name: str | None
+    arguments: dict[str, Any] | None
+    decision: AuditDecision | None
+    scope: AuditScope | None
+    latency_ms: float | None
+    detail: dict[str, Any] | None
+
+
+def audit_row(
+    world: str, *, event: AuditEvent, actor: str, **fields: Unpack[AuditFields]
+) -> dict[str, Any]:
+    """An entry of the world's audit log, dated now, as its row: written by ``audit``, or by a
+    deletion inside its own transaction."""
+    # Fields not given are left out, not written as None: a JSON column would store None
+    # as the JSON text ``null`` rather than as SQL NULL.
+    return {
+        "world": world,
+        "at": utc_now().isoformat(),
+        "event": event,
+        "actor": actor,
+        **{column: value for column, value in fields.items() if value is not None},
+    }
+
+
+def revoke_grants(conn: Connection, world: str, *which: sa.ColumnElement[bool]) -> int:
+    """Revoke the world's grants in force that match ``which``, inside the caller's
+    transaction; returns how many were revoked. Revoked, not deleted: the audit log refers
+    to them."""
     result = conn.execute(
         sa.update(_GRANTS)
-        .where(
-            _GRANTS.c.world == world,
-            _GRANTS.c.scope == "session",
-            sa.func.lower(_GRANTS.c.agent) == agent.lower(),
-            _GRANTS.c.revoked_at.is_(None),
-        )
+        .where(_GRANTS.c.world == world, *which, _GRANTS.c.revoked_at.is_(None))
         .values(revoked_at=utc_now().isoformat())
     )
     return int(result.rowcount or 0)
+
+
+def revoke_session_grants(conn: Connection, world: str, agent: str) -> int:
+    """Revoke the agent's session grants inside the caller's transaction (the agent is being
+    deleted, and a new agent of the same name must not inherit them). "Always" grants belong
+    to the world, not to an agent, and stay. Returns how many were revoked."""
+    return revoke_grants(
+        conn, world, _GRANTS.c.scope == "session", sa.func.lower(_GRANTS.c.agent) == agent.lower()
+    )
 
 
 class ApprovalStore:
@@ -89,10 +117,30 @@ class ApprovalStore:
             "created_at": (grant.created_at or utc_now()).isoformat(),
         }
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             conn.execute(sa.insert(_GRANTS).values(row))
 
         await self._storage.in_transaction(insert, write=True)
+
+    async def before_tool_calls(
+        self, world: str, call_ids: Collection[str]
+    ) -> tuple[set[str], PolicyState]:
+        """In one read, what a batch of tool calls needs first: which of ``call_ids`` the
+        world already uses -- a waiting call or approval (whose table keys on the id), a
+        stored tool result, or a tool execution log; a model may repeat an id, and storing it
+        again would break the pairing of calls and results -- and the world's settings and
+        grants in force, which authorize every call of the batch."""
+        wanted = sorted(set(call_ids))
+
+        def read(conn: Connection) -> tuple[set[str], PolicyState]:
+            settings = queries.world_row(conn, world)
+            grants = tuple(_grant(r) for r in conn.execute(_IN_FORCE, {"world_key": world}))
+            used: set[str] = set()
+            if wanted:
+                used = {row[0] for row in conn.execute(USED_IDS, {"world_key": world, "wanted": wanted})}
+            return used, PolicyState(row_world(settings), grants)
+
+        return await self._storage.in_transaction(read, write=False)
 
     async def grants(self, world: str, *, tool_name: str | None = None) -> list[Grant]:
         """Active (not revoked) grants of the world."""
@@ -101,67 +149,25 @@ class ApprovalStore:
             query = query.where(_GRANTS.c.tool_name == tool_name)
         query = query.order_by(_GRANTS.c.created_at)
 
-        def read(conn: sa.Connection) -> list[Grant]:
+        def read(conn: Connection) -> list[Grant]:
             return [_grant(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)
 
     async def revoke(self, world: str, grant_id: str) -> None:
-        def update(conn: sa.Connection) -> None:
-            result = conn.execute(
-                sa.update(_GRANTS)
-                .where(
-                    _GRANTS.c.world == world,
-                    _GRANTS.c.grant_id == grant_id,
-                    _GRANTS.c.revoked_at.is_(None),
-                )
-                .values(revoked_at=utc_now().isoformat())
-            )
-            if result.rowcount == 0:
+        def update(conn: Connection) -> None:
+            if revoke_grants(conn, world, _GRANTS.c.grant_id == grant_id) == 0:
                 raise NotFoundError(f"no active grant {grant_id!r} in world {world!r}")
 
         await self._storage.in_transaction(update, write=True)
 
     async def audit(
-        self,
-        world: str,
-        *,
-        event: AuditEvent,
-        actor: str,
-        approval_id: str | None = None,
-        agent: str | None = None,
-        chat_id: str | None = None,
-        tool_name: str | None = None,
-        arguments: dict[str, Any] | None = None,
-        decision: AuditDecision | None = None,
-        scope: AuditScope | None = None,
-        latency_ms: float | None = None,
-        detail: dict[str, Any] | None = None,
+        self, world: str, *, event: AuditEvent, actor: str, **fields: Unpack[AuditFields]
     ) -> None:
-        """Add an entry to the world's audit log, dated now (the fields of ``AuditEntry``;
-        ``arguments`` already redacted)."""
-        given = {
-            "approval_id": approval_id,
-            "agent": agent,
-            "chat_id": chat_id,
-            "tool_name": tool_name,
-            "arguments": arguments,
-            "decision": decision,
-            "scope": scope,
-            "latency_ms": latency_ms,
-            "detail": detail,
-        }
-        # Fields not given are left out, not written as None: a JSON column would store None
-        # as the JSON text ``null`` rather than as SQL NULL.
-        row = {
-            "world": world,
-            "at": utc_now().isoformat(),
-            "event": event,
-            "actor": actor,
-            **{column: value for column, value in given.items() if value is not None},
-        }
+        """Add an entry to the world's audit log, dated now."""
+        row = audit_row(world, event=event, actor=actor, **fields)
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             conn.execute(sa.insert(_AUDIT).values(row))
 
         await self._storage.in_transaction(insert, write=True)
@@ -170,7 +176,7 @@ class ApprovalStore:
         """The world's audit log, oldest entry first."""
         query = sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
 
-        def read(conn: sa.Connection) -> list[AuditEntry]:
+        def read(conn: Connection) -> list[AuditEntry]:
             return [_audit_entry(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)

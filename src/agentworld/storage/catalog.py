@@ -10,7 +10,8 @@ import sqlalchemy as sa
 from agentworld.errors import AlreadyExistsError, NotFoundError
 from agentworld.models import Agent, Chat, World, utc_now
 from agentworld.storage import queries, schema
-from agentworld.storage.approvals import revoke_session_grants
+from agentworld.storage.approvals import audit_row, revoke_grants, revoke_session_grants
+from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.pending import cancel_agent_calls
 from agentworld.storage.rows import (
@@ -35,14 +36,16 @@ class CatalogStore(StorageCore):
             "updated_at": ts(world.updated_at),
         }
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             conn.execute(sa.insert(_WORLDS).values(row))
 
-        await self.in_transaction(insert, write=True, duplicate=f"world {world.name!r} already exists")
+        await self.in_transaction(
+            insert, write=True, duplicate=f"world {world.name!r} already exists"
+        )
         return world
 
     async def get_world(self, name: str) -> World:
-        def read(conn: sa.Connection) -> World:
+        def read(conn: Connection) -> World:
             row = conn.execute(queries.WORLD, {"world_key": name}).first()
             if row is None:
                 raise NotFoundError(f"world {name!r} not found")
@@ -51,7 +54,7 @@ class CatalogStore(StorageCore):
         return await self.in_transaction(read, write=False)
 
     async def list_worlds(self) -> list[World]:
-        def read(conn: sa.Connection) -> list[World]:
+        def read(conn: Connection) -> list[World]:
             rows = conn.execute(sa.select(_WORLDS).order_by(_WORLDS.c.name))
             return [row_world(r) for r in rows]
 
@@ -61,7 +64,7 @@ class CatalogStore(StorageCore):
         world = world.model_copy(update={"updated_at": utc_now()})
         config = world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"})
 
-        def update(conn: sa.Connection) -> None:
+        def update(conn: Connection) -> None:
             result = conn.execute(
                 sa.update(_WORLDS)
                 .where(_WORLDS.c.name == world.name)
@@ -76,7 +79,7 @@ class CatalogStore(StorageCore):
     async def delete_world(self, name: str) -> None:
         """Delete a world and everything in it, in one transaction."""
 
-        def delete(conn: sa.Connection) -> None:
+        def delete(conn: Connection) -> None:
             for table in (
                 schema.audit_log,
                 schema.approval_grants,
@@ -105,7 +108,7 @@ class CatalogStore(StorageCore):
         }
         taken = f"agent {agent.name!r} already exists in world {agent.world!r}"
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             queries.require_world(conn, agent.world)
             existing = conn.execute(
                 sa.select(_AGENTS.c.name).where(
@@ -123,7 +126,7 @@ class CatalogStore(StorageCore):
     async def get_agent(self, world: str, name: str) -> Agent:
         """Agent names are matched case-insensitively, like mentions (SPEC R1)."""
 
-        def read(conn: sa.Connection) -> Agent:
+        def read(conn: Connection) -> Agent:
             row = conn.execute(
                 sa.select(_AGENTS).where(
                     _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
@@ -139,13 +142,13 @@ class CatalogStore(StorageCore):
     async def world_and_agents(self, name: str) -> tuple[World, list[Agent]]:
         """The world's settings and its agents from one read (used for every routed message)."""
 
-        def read(conn: sa.Connection) -> tuple[World, list[Agent]]:
+        def read(conn: Connection) -> tuple[World, list[Agent]]:
             return queries.world_and_agents(conn, name)
 
         return await self.in_transaction(read, write=False)
 
     async def list_agents(self, world: str) -> list[Agent]:
-        def read(conn: sa.Connection) -> list[Agent]:
+        def read(conn: Connection) -> list[Agent]:
             rows = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": world})
             return [row_agent(r) for r in rows]
 
@@ -154,7 +157,7 @@ class CatalogStore(StorageCore):
     async def update_agent(self, agent: Agent) -> Agent:
         config = agent_config(agent)
 
-        def update(conn: sa.Connection) -> None:
+        def update(conn: Connection) -> None:
             result = conn.execute(
                 sa.update(_AGENTS)
                 .where(_AGENTS.c.world == agent.world, _AGENTS.c.name == agent.name)
@@ -172,7 +175,7 @@ class CatalogStore(StorageCore):
         (each with an audit entry) so answering one later is refused and nothing runs. A new
         agent of the same name starts from nothing. Returns the agent's stored name."""
 
-        def delete(conn: sa.Connection) -> str:
+        def delete(conn: Connection) -> str:
             found = conn.execute(
                 sa.select(_AGENTS.c.name).where(
                     _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
@@ -192,16 +195,9 @@ class CatalogStore(StorageCore):
             conn.execute(
                 sa.delete(_AGENTS).where(_AGENTS.c.world == world, _AGENTS.c.name == found)
             )
-            conn.execute(
-                sa.insert(schema.audit_log).values(
-                    world=world,
-                    at=utc_now().isoformat(),
-                    event="agent_deleted",
-                    actor=actor,
-                    agent=found,
-                    detail={"cancelled": cancelled, "sessionGrantsRevoked": revoked},
-                )
-            )
+            detail = {"cancelled": cancelled, "sessionGrantsRevoked": revoked}
+            entry = audit_row(world, event="agent_deleted", actor=actor, agent=found, detail=detail)
+            conn.execute(sa.insert(schema.audit_log).values(entry))
             return str(found)
 
         return await self.in_transaction(delete, write=True)
@@ -209,7 +205,7 @@ class CatalogStore(StorageCore):
     async def add_llm_call(self, world: str, agent: str) -> int:
         """Count one LLM call for the agent (SPEC R4) and return the new count."""
 
-        def update(conn: sa.Connection) -> Any:
+        def update(conn: Connection) -> Any:
             return conn.execute(
                 sa.update(_AGENTS)
                 .where(_AGENTS.c.world == world, _AGENTS.c.name == agent)
@@ -225,7 +221,7 @@ class CatalogStore(StorageCore):
     async def reset_llm_calls(self, world: str) -> None:
         """Human and world messages give every agent a fresh turn budget (SPEC R4)."""
 
-        def update(conn: sa.Connection) -> None:
+        def update(conn: Connection) -> None:
             conn.execute(queries.RESET_LLM_CALLS, {"world_key": world})
 
         await self.in_transaction(update, write=True)
@@ -239,7 +235,7 @@ class CatalogStore(StorageCore):
             "updated_at": ts(chat.updated_at),
         }
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             queries.require_world(conn, chat.world)
             conn.execute(sa.insert(_CHATS).values(row))
 
@@ -255,7 +251,7 @@ class CatalogStore(StorageCore):
     async def chat_exists(self, world: str, chat_id: str) -> bool:
         """Whether the world has this chat (one indexed lookup, no message count)."""
 
-        def read(conn: sa.Connection) -> bool:
+        def read(conn: Connection) -> bool:
             params = {"world_key": world, "chat_key": chat_id}
             return conn.execute(queries.CHAT_EXISTS, params).first() is not None
 
@@ -265,7 +261,7 @@ class CatalogStore(StorageCore):
         query = queries.CHATS_OF_WORLD if chat_id is None else queries.CHAT
         params = {"world_key": world, "chat_key": chat_id}
 
-        def read(conn: sa.Connection) -> list[Chat]:
+        def read(conn: Connection) -> list[Chat]:
             return [
                 Chat(
                     world=r.world,
@@ -283,7 +279,7 @@ class CatalogStore(StorageCore):
     async def rename_chat(
         self, world: str, chat_id: str, name: str, *, titled: bool = True
     ) -> None:
-        def update(conn: sa.Connection) -> None:
+        def update(conn: Connection) -> None:
             conn.execute(
                 sa.update(_CHATS)
                 .where(_CHATS.c.world == world, _CHATS.c.chat_id == chat_id)
@@ -293,7 +289,7 @@ class CatalogStore(StorageCore):
         await self.in_transaction(update, write=True)
 
     async def chat_is_titled(self, world: str, chat_id: str) -> bool:
-        def read(conn: sa.Connection) -> bool:
+        def read(conn: Connection) -> bool:
             return bool(
                 conn.execute(
                     sa.select(_CHATS.c.titled).where(
@@ -311,7 +307,7 @@ class CatalogStore(StorageCore):
         revoked, not deleted, and the audit log keeps its entries and records the deletion.
         If it was the world's current chat, the world has none until the next one."""
 
-        def delete(conn: sa.Connection) -> None:
+        def delete(conn: Connection) -> None:
             params = {"world_key": world, "chat_key": chat_id}
             if conn.execute(queries.CHAT_EXISTS, params).first() is None:
                 queries.require_world(conn, world)
@@ -324,26 +320,13 @@ class CatalogStore(StorageCore):
                     sa.delete(table).where(table.c.world == world, table.c.chat_id == chat_id)
                 )
                 removed[table.name] = int(result.rowcount or 0)
-            conn.execute(
-                sa.update(schema.approval_grants)
-                .where(
-                    schema.approval_grants.c.world == world,
-                    schema.approval_grants.c.chat_id == chat_id,
-                    schema.approval_grants.c.revoked_at.is_(None),
-                )
-                .values(revoked_at=utc_now().isoformat())
-            )
+            revoke_grants(conn, world, schema.approval_grants.c.chat_id == chat_id)
             _forget_current_chat(conn, world, chat_id)
-            conn.execute(
-                sa.insert(schema.audit_log).values(
-                    world=world,
-                    at=utc_now().isoformat(),
-                    event="chat_deleted",
-                    actor=actor,
-                    chat_id=chat_id,
-                    detail={"deleted": {k: v for k, v in removed.items() if v}},
-                )
+            detail = {"deleted": {k: v for k, v in removed.items() if v}}
+            entry = audit_row(
+                world, event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail
             )
+            conn.execute(sa.insert(schema.audit_log).values(entry))
 
         await self.in_transaction(delete, write=True)
 
@@ -352,7 +335,7 @@ _CHAT_HISTORY = frozenset({schema.audit_log.name, schema.approval_grants.name})
 """Tables whose rows outlive a deleted chat: what was approved, and by whom, stays on record."""
 
 
-def _forget_current_chat(conn: sa.Connection, world: str, chat_id: str) -> None:
+def _forget_current_chat(conn: Connection, world: str, chat_id: str) -> None:
     row = conn.execute(sa.select(_WORLDS.c.config).where(_WORLDS.c.name == world)).first()
     if row is not None and row.config.get("current_chat_id") == chat_id:
         conn.execute(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from agentworld.errors import AlreadyExistsError, StorageError
+from agentworld.storage.connection import Connection
 from agentworld.storage.engine import Runner
 from agentworld.storage.url import sqlite_file
 
@@ -35,7 +37,7 @@ class StorageCore:
         return self._runner.engine
 
     async def in_transaction(
-        self, fn: Callable[[sa.Connection], T], *, write: bool, duplicate: str | None = None
+        self, fn: Callable[[Connection], T], *, write: bool, duplicate: str | None = None
     ) -> T:
         """Run one unit of work in one transaction (``BEGIN IMMEDIATE`` for SQLite writes).
 
@@ -47,15 +49,26 @@ class StorageCore:
         runner = self._runner
         if runner is None:
             raise StorageError("storage is not open")
+        return await self._mapping_errors(runner.run(fn, write=write), duplicate)
+
+    async def in_schema_transaction(self, fn: Callable[[sa.Connection], T]) -> T:
+        """``fn`` on SQLAlchemy's own connection (``inspect``, ``create``), in one write
+        transaction: for schema work, which the units' narrower ``Connection`` cannot do."""
+        runner = self._runner
+        if runner is None:
+            raise StorageError("storage is not open")
+        return await self._mapping_errors(runner.run_schema(fn), None)
+
+    async def _mapping_errors(self, work: Awaitable[T], duplicate: str | None) -> T:
         try:
-            return await runner.run(fn, write=write)
-        except IntegrityError as exc:
+            return await work
+        except (IntegrityError, sqlite3.IntegrityError) as exc:
             if duplicate is not None:
                 raise AlreadyExistsError(duplicate) from exc
-            raise StorageError(f"database refused a row ({self._where()}): {exc.orig}") from exc
-        except DBAPIError as exc:
+            raise StorageError(f"database refused a row ({self._where()}): {_driver(exc)}") from exc
+        except (DBAPIError, sqlite3.Error) as exc:
             # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
-            raise StorageError(f"database error ({self._where()}): {exc.orig}") from exc
+            raise StorageError(f"database error ({self._where()}): {_driver(exc)}") from exc
         except SQLAlchemyError as exc:
             raise StorageError(f"database error ({self._where()}): {exc}") from exc
 
@@ -68,3 +81,8 @@ class StorageCore:
         """True when rows become visible in ``seq`` order (SQLite's single writer), so a
         reader may keep what it has read and ask only for rows after the last seq it saw."""
         return self.url.startswith("sqlite")
+
+
+def _driver(exc: BaseException) -> BaseException:
+    """The driver's own exception: SQLAlchemy wraps it (``orig``), the SQLite path does not."""
+    return exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc

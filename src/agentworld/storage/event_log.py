@@ -38,7 +38,8 @@ import sqlalchemy as sa
 from agentworld.models.events import EventKind, MessageEvent, WorldEvent
 from agentworld.models.message import Message
 from agentworld.storage import schema
-from agentworld.storage.rows import MESSAGE_COLUMNS, row_message, ts
+from agentworld.storage.connection import Connection
+from agentworld.storage.rows import CHAT_MESSAGES, MESSAGE_COLUMNS, row_message, ts
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
@@ -55,8 +56,7 @@ CHANNEL_PREFIX = "agentworld_log_"
 # The lock and the notification in one statement: one round trip per world, as before. Their
 # order does not matter, since the notification goes out at commit, when the lock is released.
 _LOCK = sa.text(
-    "SELECT pg_advisory_xact_lock(:lock_class, hashtext(:world_key)), "
-    "pg_notify(:channel, '')"
+    "SELECT pg_advisory_xact_lock(:lock_class, hashtext(:world_key)), pg_notify(:channel, '')"
 )
 _INSERT = sa.insert(_EVENTS)
 _HEAD = sa.select(sa.func.max(_EVENTS.c.seq)).where(_EVENTS.c.world == _bp("world_key"))
@@ -85,13 +85,7 @@ _LOGGED = (
 )
 _LOGGED_IN_CHAT = _LOGGED.where(_EVENTS.c.chat_id == _bp("chat_key"))
 TRANSCRIPT_PAGE = (
-    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
-    .where(
-        _MESSAGES.c.world == _bp("world_key"),
-        _MESSAGES.c.chat_id == _bp("chat_key"),
-        _MESSAGES.c.memory_owner.is_(None),
-        _MESSAGES.c.seq > _bp("after_seq"),
-    )
+    CHAT_MESSAGES.where(_MESSAGES.c.memory_owner.is_(None), _MESSAGES.c.seq > _bp("after_seq"))
     # ``memory_owner`` is NULL in every row here, so ordering by it changes nothing, but it
     # lets PostgreSQL read ``ix_messages_chat`` (world, chat_id, memory_owner, seq) in order
     # and stop at the limit: it does not count ``IS NULL`` as an equality, and ordered by
@@ -150,7 +144,7 @@ def log_channel(world: str) -> str:
     return CHANNEL_PREFIX + hashlib.sha256(world.casefold().encode()).hexdigest()[:32]
 
 
-def lock_world_log(conn: sa.Connection, worlds: Iterable[str]) -> None:
+def lock_world_log(conn: Connection, worlds: Iterable[str]) -> None:
     """On PostgreSQL, wait until no other open transaction writes to these worlds' logs, and keep
     them out until this one ends (see the module docstring); and tell the worlds' listeners when
     it commits (``log_channel``). Worlds are locked in sorted order, so two transactions never
@@ -164,7 +158,7 @@ def lock_world_log(conn: sa.Connection, worlds: Iterable[str]) -> None:
         )
 
 
-def insert_log_rows(conn: sa.Connection, rows: Sequence[dict[str, Any]]) -> None:
+def insert_log_rows(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     """Append rows to the log, in order, after taking the worlds' locks."""
     if not rows:
         return
@@ -226,7 +220,7 @@ class EventLog:
         if not rows:
             return
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             insert_log_rows(conn, rows)
 
         await self._storage.in_transaction(insert, write=True)
@@ -234,7 +228,7 @@ class EventLog:
     async def head(self, world: str) -> int:
         """The world's last ``seq`` (0 for an empty log)."""
 
-        def read(conn: sa.Connection) -> int:
+        def read(conn: Connection) -> int:
             return int(conn.execute(_HEAD, {"world_key": world}).scalar() or 0)
 
         return await self._storage.in_transaction(read, write=False)
@@ -249,7 +243,7 @@ class EventLog:
         if chat_id is not None:
             query, params["chat_key"] = _LOGGED_IN_CHAT, chat_id
 
-        def read(conn: sa.Connection) -> LogBatch:
+        def read(conn: Connection) -> LogBatch:
             rows = conn.execute(query, params).all()
             last = int(rows[-1][0]) if rows else after_seq
             return LogBatch(_logged(world, rows), last, full=len(rows) >= limit)
@@ -263,7 +257,7 @@ class EventLog:
         log's head, from one consistent read."""
         params = {"world_key": world, "chat_key": chat_id, "after_seq": after, "row_limit": limit}
 
-        def read(conn: sa.Connection) -> TranscriptPage:
+        def read(conn: Connection) -> TranscriptPage:
             rows = conn.execute(TRANSCRIPT_PAGE, params).all()
             head = int(conn.execute(_HEAD, params).scalar() or 0)
             last = int(rows[-1][_FIELDS]) if rows else after
@@ -287,7 +281,10 @@ def _logged(world: str, rows: Sequence[Sequence[Any]]) -> list[LoggedEvent]:
             continue
         message = row_message(row[5:])
         event = MessageEvent(
-            world=world, message=message, event_id=f"evt_{message_id}", created_at=message.created_at
+            world=world,
+            message=message,
+            event_id=f"evt_{message_id}",
+            created_at=message.created_at,
         )
         found.append(
             LoggedEvent(int(seq), "message", chat_id, event.model_dump(mode="json", by_alias=True))

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from agentworld.models import utc_now
 from agentworld.models.work import WORK_ITEM, InboxChange, QueuedWork, WorkItem
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
@@ -62,7 +63,7 @@ def _rows(
     ]
 
 
-def apply_change(conn: sa.Connection, world: str, change: InboxChange | None) -> QueuedWork | None:
+def apply_change(conn: Connection, world: str, change: InboxChange | None) -> QueuedWork | None:
     """Apply ``change`` inside the caller's transaction (see ``InboxChange``).
 
     Returns the chat's next item when the change appended it to an empty inbox — the
@@ -98,7 +99,7 @@ def apply_change(conn: sa.Connection, world: str, change: InboxChange | None) ->
     return None if item_id is None else QueuedWork(int(item_id), chat, change.append[0])
 
 
-def next_item(conn: sa.Connection, world: str, chat_id: str) -> QueuedWork | None:
+def next_item(conn: Connection, world: str, chat_id: str) -> QueuedWork | None:
     """The chat's next item (inside the caller's transaction), or None when it has none."""
     row = conn.execute(_NEXT, {"world_key": world, "chat_key": chat_id}).first()
     if row is None:
@@ -113,7 +114,7 @@ class InboxStore:
         self._storage = storage
 
     async def change(self, world: str, change: InboxChange) -> None:
-        def write(conn: sa.Connection) -> None:
+        def write(conn: Connection) -> None:
             apply_change(conn, world, change)
 
         await self._storage.in_transaction(write, write=True)
@@ -121,7 +122,7 @@ class InboxStore:
     async def first(self, world: str, chat_id: str) -> QueuedWork | None:
         """The chat's next item, or None when it has nothing left to do."""
 
-        def read(conn: sa.Connection) -> QueuedWork | None:
+        def read(conn: Connection) -> QueuedWork | None:
             return next_item(conn, world, chat_id)
 
         return await self._storage.in_transaction(read, write=False)
@@ -129,7 +130,7 @@ class InboxStore:
     async def has_work(self, world: str, chat_id: str) -> bool:
         params = {"world_key": world, "chat_key": chat_id}
 
-        def read(conn: sa.Connection) -> bool:
+        def read(conn: Connection) -> bool:
             return conn.execute(_ANY, params).first() is not None
 
         return await self._storage.in_transaction(read, write=False)
@@ -143,7 +144,7 @@ class InboxStore:
             .order_by(sa.func.min(_TABLE.c.item_id))
         )
 
-        def read(conn: sa.Connection) -> list[str]:
+        def read(conn: Connection) -> list[str]:
             return [str(r.chat_id) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)
@@ -157,7 +158,7 @@ class InboxStore:
             query = query.where(_TABLE.c.chat_id == chat_id)
         query = query.order_by(_TABLE.c.chat_id, _TABLE.c.position, _TABLE.c.item_id)
 
-        def read(conn: sa.Connection) -> list[QueuedWork]:
+        def read(conn: Connection) -> list[QueuedWork]:
             return [
                 QueuedWork(int(r.item_id), str(r.chat_id), WORK_ITEM.validate_python(r.work))
                 for r in conn.execute(query)

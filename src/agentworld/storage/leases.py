@@ -26,6 +26,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from agentworld.models.work import QueuedWork
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import next_item
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class LeaseStore:
     async def claim(self, world: str, chat_id: str, owner: str, *, ttl: float) -> bool:
         """Claim (or renew) the chat for ``owner``; false while another live owner holds it."""
 
-        def write(conn: sa.Connection) -> bool:
+        def write(conn: Connection) -> bool:
             return claim_lease(conn, world, chat_id, owner, ttl)
 
         return await self._storage.in_transaction(write, write=True)
@@ -118,7 +119,7 @@ class LeaseStore:
     ) -> tuple[bool, QueuedWork | None]:
         """``claim``, and the chat's next item, in one transaction: (claimed, next item)."""
 
-        def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
+        def write(conn: Connection) -> tuple[bool, QueuedWork | None]:
             if not claim_lease(conn, world, chat_id, owner, ttl):
                 return False, None
             return True, next_item(conn, world, chat_id)
@@ -129,7 +130,7 @@ class LeaseStore:
         """Extend ``owner``'s claim; false when it no longer holds the chat."""
         params = {"world_key": world, "chat_key": chat_id, "owner_key": owner}
 
-        def write(conn: sa.Connection) -> bool:
+        def write(conn: Connection) -> bool:
             renewed = conn.execute(_RENEW, {**params, "new_expiry": time.time() + ttl})
             return bool(renewed.rowcount)
 
@@ -139,7 +140,7 @@ class LeaseStore:
         """Extend every claim ``owner`` holds in ``world``; return the chats it still holds."""
         params = {"world_key": world, "owner_key": owner}
 
-        def write(conn: sa.Connection) -> set[str]:
+        def write(conn: Connection) -> set[str]:
             conn.execute(_RENEW_ALL, {**params, "new_expiry": time.time() + ttl})
             return {str(r.chat_id) for r in conn.execute(_HELD_BY, params)}
 
@@ -153,7 +154,7 @@ class LeaseStore:
         (still held, next item): ``(True, item)`` while there is work, ``(False, None)``
         once let go (or when the chat is not ``owner``'s any more)."""
 
-        def write(conn: sa.Connection) -> tuple[bool, QueuedWork | None]:
+        def write(conn: Connection) -> tuple[bool, QueuedWork | None]:
             return release_or_next(conn, world, chat_id, owner)
 
         return await self._storage.in_transaction(write, write=True)
@@ -161,7 +162,7 @@ class LeaseStore:
     async def release(self, world: str, chat_id: str, owner: str) -> None:
         params = {"world_key": world, "chat_key": chat_id, "owner_key": owner}
 
-        def write(conn: sa.Connection) -> None:
+        def write(conn: Connection) -> None:
             conn.execute(_RELEASE, params)
 
         await self._storage.in_transaction(write, write=True)
@@ -170,13 +171,13 @@ class LeaseStore:
         """Who holds the chat now (None: nobody), whether or not the claim has lapsed."""
         params = {"world_key": world, "chat_key": chat_id}
 
-        def read(conn: sa.Connection) -> str | None:
+        def read(conn: Connection) -> str | None:
             return conn.execute(_HOLDER, params).scalar()
 
         return await self._storage.in_transaction(read, write=False)
 
 
-def claim_lease(conn: sa.Connection, world: str, chat_id: str, owner: str, ttl: float) -> bool:
+def claim_lease(conn: Connection, world: str, chat_id: str, owner: str, ttl: float) -> bool:
     """Claim (or renew) the chat for ``owner`` inside the caller's transaction."""
     key = {"world_key": world, "chat_key": chat_id}
     now = time.time()
@@ -202,7 +203,7 @@ def claim_lease(conn: sa.Connection, world: str, chat_id: str, owner: str, ttl: 
 
 
 def release_or_next(
-    conn: sa.Connection, world: str, chat_id: str, owner: str
+    conn: Connection, world: str, chat_id: str, owner: str
 ) -> tuple[bool, QueuedWork | None]:
     """Inside the caller's transaction: the chat's next item while ``owner`` holds it, else
     — its inbox empty — let it go (see ``LeaseStore.release_or_next``)."""

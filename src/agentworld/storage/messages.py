@@ -16,6 +16,7 @@ from agentworld.models.pending import PendingApproval
 from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import InboxChange, LeaseAfterStep, Posted
 from agentworld.storage import queries, schema
+from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change, next_item
@@ -40,7 +41,7 @@ class MessageStore(StorageCore):
     ) -> tuple[Agent, list[Message]]:
         """Fresh agent settings and its memory for one chat, from one consistent read (R5)."""
 
-        def read(conn: sa.Connection) -> tuple[Agent, list[Message]]:
+        def read(conn: Connection) -> tuple[Agent, list[Message]]:
             row = conn.execute(queries.AGENT, {"world_key": world, "agent_key": agent}).first()
             if row is None:
                 raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
@@ -57,7 +58,7 @@ class MessageStore(StorageCore):
         """Fresh agent settings plus its memory of the chat after ``after_seq``, in one read,
         and the position to ask from next time (for callers that keep the earlier part)."""
 
-        def read(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
+        def read(conn: Connection) -> tuple[Agent, list[Message], int]:
             return _agent_and_memory_after(conn, world, agent, chat_id, after_seq)
 
         return await self.in_transaction(read, write=False)
@@ -103,7 +104,7 @@ class MessageStore(StorageCore):
         if not rows and not llm_calls and inbox is None and not logged and tool_log_end is None:
             return None
 
-        def write(conn: sa.Connection) -> LeaseAfterStep | None:
+        def write(conn: Connection) -> LeaseAfterStep | None:
             insert_log_rows(conn, logged)
             if tool_log_end is not None:
                 finish_log(conn, tool_log_end)
@@ -135,7 +136,7 @@ class MessageStore(StorageCore):
         row = message_row(world, None, message)
         params = {"world_key": world, "chat_key": message.chat_id}
 
-        def write(conn: sa.Connection) -> Posted:
+        def write(conn: Connection) -> Posted:
             # The chat's row is locked first (PostgreSQL; SQLite serialises writers anyway), so
             # messages posted into one chat at once get their place in the transcript and in the
             # inbox in the same order: the order they are answered in.
@@ -146,7 +147,9 @@ class MessageStore(StorageCore):
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
             first = apply_change(conn, world, inbox)
-            if claim_for is None or not claim_lease(conn, world, message.chat_id, claim_for, claim_ttl):
+            if claim_for is None or not claim_lease(
+                conn, world, message.chat_id, claim_for, claim_ttl
+            ):
                 return Posted(False, None, before)
             first = first or next_item(conn, world, message.chat_id)
             return Posted(True, first, before, queries.world_and_agents(conn, world))
@@ -168,7 +171,7 @@ class MessageStore(StorageCore):
         the model is asked (SPEC O3) without a second trip to the database."""
         rows = [message_row(world, agent, m) for m in messages]
 
-        def write(conn: sa.Connection) -> tuple[Agent, list[Message], int]:
+        def write(conn: Connection) -> tuple[Agent, list[Message], int]:
             queries.insert_messages(conn, rows)
             apply_change(conn, world, inbox)
             return _agent_and_memory_after(conn, world, agent, chat_id, after_seq)
@@ -191,7 +194,7 @@ class MessageStore(StorageCore):
         if not rows and inbox is None:
             return
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             queries.insert_messages(conn, rows)
             apply_change(conn, world, inbox)
 
@@ -215,7 +218,7 @@ class MessageStore(StorageCore):
             else _MESSAGES.c.memory_owner == owner
         ).order_by(_MESSAGES.c.seq)
 
-        def read(conn: sa.Connection) -> list[Message]:
+        def read(conn: Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(query).all()]
 
         return await self.in_transaction(read, write=False)
@@ -232,7 +235,7 @@ class MessageStore(StorageCore):
             "after_seq": after_seq,
         }
 
-        def read(conn: sa.Connection) -> tuple[list[Message], int]:
+        def read(conn: Connection) -> tuple[list[Message], int]:
             rows = conn.execute(queries.MEMORY_SINCE, params).all()
             last = int(rows[-1].seq) if rows else after_seq
             return [row_message(r) for r in rows], last
@@ -252,7 +255,7 @@ class MessageStore(StorageCore):
             .limit(limit)
         )
 
-        def read(conn: sa.Connection) -> list[Message]:
+        def read(conn: Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(query).all()]
 
         return await self.in_transaction(read, write=False)
@@ -261,7 +264,7 @@ class MessageStore(StorageCore):
         """Transcript messages appended after a known position (what a command produced)."""
         params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
 
-        def read(conn: sa.Connection) -> list[Message]:
+        def read(conn: Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params).all()]
 
         return await self.in_transaction(read, write=False)
@@ -273,7 +276,7 @@ class MessageStore(StorageCore):
         approvals still waiting there — in one read, as every ``send`` ends with it."""
         params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
 
-        def read(conn: sa.Connection) -> tuple[list[Message], list[PendingApproval]]:
+        def read(conn: Connection) -> tuple[list[Message], list[PendingApproval]]:
             messages = [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params)]
             waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
             return messages, [c for c in waiting if isinstance(c, PendingApproval)]
@@ -281,7 +284,7 @@ class MessageStore(StorageCore):
         return await self.in_transaction(read, write=False)
 
     async def last_seq(self) -> int:
-        def read(conn: sa.Connection) -> int:
+        def read(conn: Connection) -> int:
             return int(conn.execute(queries.LAST_SEQ).scalar() or 0)
 
         return await self.in_transaction(read, write=False)
@@ -303,7 +306,7 @@ class MessageStore(StorageCore):
             .group_by(group)
         )
 
-        def read(conn: sa.Connection) -> dict[str, Usage]:
+        def read(conn: Connection) -> dict[str, Usage]:
             return {
                 key: Usage(input_tokens=int(i), output_tokens=int(o))
                 for key, i, o in conn.execute(query)
@@ -331,7 +334,7 @@ class MessageStore(StorageCore):
             if not isinstance(e, MessageEvent)
         ]
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             queries.insert_messages(conn, transcript)
             if others:
                 insert_log_rows(conn, others)  # numbered in commit order (event_log)
@@ -350,14 +353,14 @@ class MessageStore(StorageCore):
             query = query.where(table.c.chat_id == chat_id)
         query = query.order_by(table.c.seq)
 
-        def read(conn: sa.Connection) -> list[dict[str, Any]]:
+        def read(conn: Connection) -> list[dict[str, Any]]:
             return [row.payload for row in conn.execute(query)]
 
         return await self.in_transaction(read, write=False)
 
 
 def _agent_and_memory_after(
-    conn: sa.Connection, world: str, agent: str, chat_id: str, after_seq: int
+    conn: Connection, world: str, agent: str, chat_id: str, after_seq: int
 ) -> tuple[Agent, list[Message], int]:
     """Inside the caller's transaction: the agent's settings, its memory of the chat after
     ``after_seq``, and the position to read from next time."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, assert_never, overload
 
@@ -18,10 +18,10 @@ from agentworld.models.pending import (
 )
 from agentworld.models.work import InboxChange
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import apply_change
 from agentworld.storage.pending_rows import (
     TABLE,
-    USED_IDS,
     audited_arguments,
     call_row,
     find_calls,
@@ -36,7 +36,7 @@ _TABLE = TABLE
 
 
 def cancel_agent_calls(
-    conn: sa.Connection, world: str, agent: str, *, reason: str, actor: str
+    conn: Connection, world: str, agent: str, *, reason: str, actor: str
 ) -> list[str]:
     """Cancel the agent's waiting calls and approvals, each with an audit entry, inside the
     caller's transaction (the agent is being deleted): none can be answered, so none runs.
@@ -84,7 +84,9 @@ def refuse_closed(call: PendingCall) -> None:
     """A call whose wait was cancelled is refused with the reason, before anything else."""
     if call.status == "cancelled":
         reason = (call.answer or {}).get("reason") or "it was cancelled"
-        raise InvalidInputError(f"{_noun(call)} {call.tool_call_id!r} is no longer pending: {reason}")
+        raise InvalidInputError(
+            f"{_noun(call)} {call.tool_call_id!r} is no longer pending: {reason}"
+        )
 
 
 def _noun(call: PendingCall) -> str:
@@ -122,7 +124,7 @@ class PendingCallStore:
         messages = [message_row(calls[0].world, calls[0].agent, m) for m in memory]
         rows = [call_row(c) for c in calls]
 
-        def insert(conn: sa.Connection) -> None:
+        def insert(conn: Connection) -> None:
             if messages:
                 conn.execute(sa.insert(schema.messages), messages)
             conn.execute(sa.insert(_TABLE), rows)
@@ -135,7 +137,7 @@ class PendingCallStore:
         """Atomically claim the right to resume a batch's loop: true for exactly one caller,
         whose ``inbox`` change (the loop that continues) is committed with the claim."""
 
-        def claim(conn: sa.Connection) -> bool:
+        def claim(conn: Connection) -> bool:
             result = conn.execute(
                 sa.update(_TABLE)
                 .where(
@@ -155,7 +157,7 @@ class PendingCallStore:
         """Ids of the batch's tool calls that have no result in the agent's memory yet."""
         messages = schema.messages
 
-        def read(conn: sa.Connection) -> list[str]:
+        def read(conn: Connection) -> list[str]:
             row = conn.execute(
                 sa.select(messages.c.tool_calls).where(
                     messages.c.world == world,
@@ -192,7 +194,7 @@ class PendingCallStore:
         if unanswered_only:
             query = query.where(_TABLE.c.status == "pending")
 
-        def read(conn: sa.Connection) -> set[str]:
+        def read(conn: Connection) -> set[str]:
             ids: set[str] = set()
             for row in conn.execute(query):
                 call = row_call(row)
@@ -207,26 +209,12 @@ class PendingCallStore:
 
         return await self._storage.in_transaction(read, write=False)
 
-    async def used_call_ids(self, world: str, ids: Collection[str]) -> set[str]:
-        """Which of ``ids`` the world already uses for a tool call: a waiting call or approval
-        (whose table keys on the id), a stored tool result, or a tool execution log. A model
-        may repeat an id; storing it again would break the pairing of calls and results."""
-        wanted = sorted(set(ids))
-        if not wanted:
-            return set()
-        params = {"world_key": world, "wanted": wanted}
-
-        def read(conn: sa.Connection) -> set[str]:
-            return {row[0] for row in conn.execute(USED_IDS, params)}
-
-        return await self._storage.in_transaction(read, write=False)
-
     async def holds_call(self, world: str, agent: str, message_id: str, tool_call_id: str) -> bool:
         """Whether the agent's memory has message ``message_id`` carrying call ``tool_call_id``
         (the ownership check of SPEC A3: the memory is the source of truth)."""
         messages = schema.messages
 
-        def read(conn: sa.Connection) -> bool:
+        def read(conn: Connection) -> bool:
             row = conn.execute(
                 sa.select(messages.c.tool_calls).where(
                     messages.c.world == world,
@@ -241,7 +229,7 @@ class PendingCallStore:
         return await self._storage.in_transaction(read, write=False)
 
     async def get(self, world: str, tool_call_id: str) -> PendingCall | None:
-        def read(conn: sa.Connection) -> PendingCall | None:
+        def read(conn: Connection) -> PendingCall | None:
             row = conn.execute(
                 sa.select(_TABLE).where(
                     _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
@@ -295,7 +283,8 @@ class PendingCallStore:
     ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
         """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
         (the query filters on the same column that picks each row's class)."""
-        def read(conn: sa.Connection) -> list[PendingCall]:
+
+        def read(conn: Connection) -> list[PendingCall]:
             return find_calls(
                 conn, world, chat_id=chat_id, kind=kind, status=status, batch_id=batch_id
             )
@@ -350,7 +339,7 @@ class PendingCallStore:
         only one succeeds; the other gets a clear refusal (SPEC A3).
         """
 
-        def write(conn: sa.Connection) -> Answered[PendingCall]:
+        def write(conn: Connection) -> Answered[PendingCall]:
             row = conn.execute(
                 sa.select(_TABLE).where(
                     _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id

@@ -13,6 +13,8 @@ from pydantic import TypeAdapter
 
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection, Row
+from agentworld.storage.rows import ts
 
 TABLE = schema.pending_calls
 _PENDING_CALL: TypeAdapter[PendingCall] = TypeAdapter(PendingCall)
@@ -21,9 +23,7 @@ _TABLE = TABLE
 
 
 @functools.cache
-def find_statement(
-    by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool
-) -> sa.Select[Any]:
+def find_statement(by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool) -> sa.Select[Any]:
     """The ``find`` query for one combination of filters, built once with bind parameters
     (``send`` runs it after every turn; see ``storage.queries``)."""
     query = sa.select(_TABLE).where(_TABLE.c.world == _bp("world_key"))
@@ -39,7 +39,7 @@ def find_statement(
 
 
 def _used_ids_statement() -> sa.CompoundSelect:
-    """Where a tool call id can already be in use (see ``used_call_ids``), built once."""
+    """Where a tool call id can already be in use (see ``ApprovalStore.before_tool_calls``), built once."""
     messages, logs = schema.messages, schema.tool_logs
     wanted: sa.BindParameter[list[str]] = _bp("wanted", expanding=True)
     return sa.union(
@@ -58,23 +58,30 @@ def _used_ids_statement() -> sa.CompoundSelect:
 USED_IDS = _used_ids_statement()
 
 
+_AS_STORED = (
+    "world",
+    "tool_call_id",
+    "chat_id",
+    "agent",
+    "kind",
+    "tool_name",
+    "arguments",
+    "batch_id",
+    "trigger_sender",
+    "reply_to",
+    "status",
+    "answer",
+)
+"""The columns that hold the waiting call's field of the same name as it is. The others are
+its times, as text, and ``detail``, the fields of its case (``resumed_at`` is the batch's)."""
+
+
 def call_row(call: PendingCall) -> dict[str, Any]:
     return {
-        "world": call.world,
-        "tool_call_id": call.tool_call_id,
-        "chat_id": call.chat_id,
-        "agent": call.agent,
-        "kind": call.kind,
-        "tool_name": call.tool_name,
-        "arguments": call.arguments,
-        "batch_id": call.batch_id,
-        "trigger_sender": call.trigger_sender,
-        "reply_to": call.reply_to,
+        **{name: getattr(call, name) for name in _AS_STORED},
         "detail": _detail(call),
-        "status": call.status,
         "created_at": call.created_at.isoformat(),
-        "answered_at": call.answered_at.isoformat() if call.answered_at else None,
-        "answer": call.answer,
+        "answered_at": ts(call.answered_at),
     }
 
 
@@ -89,26 +96,15 @@ def _detail(call: PendingCall) -> dict[str, Any]:
             assert_never(call)
 
 
-def row_call(row: sa.Row[Any]) -> PendingCall:
+def row_call(row: Row) -> PendingCall:
     """A stored row as its typed case, validated like any stored JSON: ``kind`` picks the
     class, and an approval's fields come from the ``detail`` column (by their aliases)."""
     return _PENDING_CALL.validate_python(
         {
             **(row.detail or {}),
-            "world": row.world,
-            "tool_call_id": row.tool_call_id,
-            "chat_id": row.chat_id,
-            "agent": row.agent,
-            "kind": row.kind,
-            "tool_name": row.tool_name,
-            "arguments": row.arguments,
-            "batch_id": row.batch_id,
-            "trigger_sender": row.trigger_sender,
-            "reply_to": row.reply_to,
-            "status": row.status,
+            **{name: getattr(row, name) for name in _AS_STORED},
             "created_at": datetime.fromisoformat(row.created_at),
             "answered_at": datetime.fromisoformat(row.answered_at) if row.answered_at else None,
-            "answer": row.answer,
         }
     )
 
@@ -126,7 +122,7 @@ def audited_arguments(call: PendingCall) -> dict[str, Any] | None:
 
 
 def find_calls(
-    conn: sa.Connection,
+    conn: Connection,
     world: str,
     *,
     chat_id: str | None = None,

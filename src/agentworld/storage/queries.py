@@ -15,8 +15,9 @@ import sqlalchemy as sa
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, World, utc_now
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
-from agentworld.storage.rows import MESSAGE_COLUMNS, row_agent, row_world, ts
+from agentworld.storage.rows import CHAT_MESSAGES, row_agent, row_world, ts
 
 _AGENTS = schema.agents
 _CHATS = schema.chats
@@ -61,15 +62,7 @@ CHATS_OF_WORLD = (
     .order_by(_CHATS.c.created_at)
 )
 CHAT = CHATS_OF_WORLD.where(_CHATS.c.chat_id == _bp("chat_key"))
-MEMORY = (
-    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
-    .where(
-        _MESSAGES.c.world == _bp("world_key"),
-        _MESSAGES.c.chat_id == _bp("chat_key"),
-        _MESSAGES.c.memory_owner == _bp("agent_key"),
-    )
-    .order_by(_MESSAGES.c.seq)
-)
+MEMORY = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key")).order_by(_MESSAGES.c.seq)
 MEMORY_SINCE = MEMORY.where(_MESSAGES.c.seq > _bp("after_seq"))
 TRANSCRIPT_SINCE = TRANSCRIPT_PAGE.limit(None)
 LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
@@ -79,21 +72,26 @@ INSERT_EVENTS = sa.insert(schema.events)
 world's log lock on PostgreSQL, which ordered reading needs."""
 
 
-def require_world(conn: sa.Connection, name: str) -> None:
-    if conn.execute(WORLD, {"world_key": name}).first() is None:
-        raise NotFoundError(f"world {name!r} not found")
+def require_world(conn: Connection, name: str) -> None:
+    world_row(conn, name)
 
 
-def world_and_agents(conn: sa.Connection, name: str) -> tuple[World, list[Agent]]:
-    """The world's settings and its agents, inside the caller's transaction."""
+def world_row(conn: Connection, name: str) -> Row:
+    """The world's row (``rows.row_world`` reads it), or ``NotFoundError``."""
     row = conn.execute(WORLD, {"world_key": name}).first()
     if row is None:
         raise NotFoundError(f"world {name!r} not found")
+    return row
+
+
+def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
+    """The world's settings and its agents, inside the caller's transaction."""
+    row = world_row(conn, name)
     rows = conn.execute(AGENTS_OF_WORLD, {"world_key": name}).all()
     return row_world(row), [row_agent(r) for r in rows]
 
 
-def insert_messages(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
+def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Store ``messages`` rows; each transcript message also gets its event-log row, in the
     same transaction (``storage/event_log.py``: one sequence over messages and events)."""
     if not rows:
@@ -108,7 +106,7 @@ def insert_messages(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
         conn.execute(INSERT_EVENTS, logged)
 
 
-def count_llm_calls(conn: sa.Connection, world: str, agent: str, calls: int) -> None:
+def count_llm_calls(conn: Connection, world: str, agent: str, calls: int) -> None:
     conn.execute(
         COUNT_LLM_CALLS,
         {"world_key": world, "agent_key": agent, "calls": calls, "now": ts(utc_now())},

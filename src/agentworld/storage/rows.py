@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 
 from agentworld.models import Agent, Message, World
 from agentworld.storage import schema
+from agentworld.storage.connection import Row
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Record = TypeVar("_Record", bound="DataclassInstance")
 
 
 def ts(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def row_record(cls: type[_Record], row: Row, **converted: Any) -> _Record:
+    """A record (a dataclass whose fields are columns of the same names) from its row: each
+    field as stored, but those given in ``converted`` (a time to parse, a set to rebuild).
+    So a mapper names only what it converts, and a field added to both is read at once."""
+    stored = {name: getattr(row, name) for name in _fields(cls) if name not in converted}
+    return cls(**stored, **converted)
+
+
+@functools.cache
+def _fields(cls: type[DataclassInstance]) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(cls))
 
 
 def message_row(world: str, owner: str | None, message: Message) -> dict[str, Any]:
@@ -59,6 +80,12 @@ MESSAGE_COLUMNS: tuple[sa.ColumnElement[Any], ...] = (
     _MESSAGES.c.output_tokens,
 )
 """What ``row_message`` reads, in its order; a query may select more columns after these."""
+
+CHAT_MESSAGES = sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq).where(
+    _MESSAGES.c.world == sa.bindparam("world_key"), _MESSAGES.c.chat_id == sa.bindparam("chat_key")
+)
+"""A chat's messages with their positions (``world_key``, ``chat_key``), for a query to narrow
+by ``memory_owner`` to the transcript or to one agent's memory."""
 
 _validate_message = Message.__pydantic_validator__.validate_python
 
@@ -106,13 +133,13 @@ def row_message(row: Sequence[Any]) -> Message:
     )
 
 
-def row_world(row: sa.Row[Any]) -> World:
+def row_world(row: Row) -> World:
     return World.model_validate(
         {**row.config, "name": row.name, "created_at": row.created_at, "updated_at": row.updated_at}
     )
 
 
-def row_agent(row: sa.Row[Any]) -> Agent:
+def row_agent(row: Row) -> Agent:
     return Agent.model_validate(
         {
             **row.config,

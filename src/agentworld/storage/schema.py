@@ -27,6 +27,42 @@ def _sequence_key(name: str) -> sa.Column[int]:
     )
 
 
+def _name(name: str, *, key: bool = False, nullable: bool = False) -> sa.Column[str]:
+    """A name or id of ours: a world, agent or chat, a message, a batch, a grant, an actor.
+    One width everywhere, so a name fits every table that refers to it."""
+    return sa.Column(name, sa.String(64), primary_key=key, nullable=nullable)
+
+
+def _call_id(name: str, *, key: bool = False, nullable: bool = False) -> sa.Column[str]:
+    """A tool call's id as the model gave it (an approval is known by its call's id): ids
+    from providers run longer than ours."""
+    return sa.Column(name, sa.String(128), primary_key=key, nullable=nullable)
+
+
+def _tool_name(*, nullable: bool = False) -> sa.Column[str]:
+    """The name of the tool called, MCP server prefix included."""
+    return sa.Column("tool_name", sa.String(200), nullable=nullable)
+
+
+def _code(name: str, *, nullable: bool = False) -> sa.Column[str]:
+    """One value of a closed set (a ``Literal`` of the models: a kind, a status, a role)."""
+    return sa.Column(name, sa.String(16), nullable=nullable)
+
+
+def _time(name: str, *, nullable: bool = False) -> sa.Column[str]:
+    """A moment as ISO 8601 text in UTC (``datetime.isoformat``): the same on both databases,
+    and ordered as text the way it is in time."""
+    return sa.Column(name, sa.String(40), nullable=nullable)
+
+
+def _chat_of_world(*, key: bool = False, world_wide: bool = False) -> tuple[sa.Column[str], ...]:
+    """``world`` and ``chat_id``: the chat a row belongs to (with ``world_wide``, a row may
+    belong to the world as a whole, in no chat). Deleting a chat deletes its rows from every
+    table with both columns (``CatalogStore.delete_chat``), so a table of a chat's rows takes
+    the pair from here."""
+    return _name("world", key=key), _name("chat_id", key=key, nullable=world_wide)
+
+
 schema_version = sa.Table(
     "schema_version",
     metadata,
@@ -36,50 +72,48 @@ schema_version = sa.Table(
 worlds = sa.Table(
     "worlds",
     metadata,
-    sa.Column("name", sa.String(64), primary_key=True),
+    _name("name", key=True),
     sa.Column("config", sa.JSON, nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("updated_at", sa.String(40), nullable=False),
+    _time("created_at"),
+    _time("updated_at"),
 )
 
 agents = sa.Table(
     "agents",
     metadata,
-    sa.Column("world", sa.String(64), primary_key=True),
-    sa.Column("name", sa.String(64), primary_key=True),
+    _name("world", key=True),
+    _name("name", key=True),
     sa.Column("config", sa.JSON, nullable=False),
     sa.Column("llm_call_count", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("last_active", sa.String(40)),
-    sa.Column("created_at", sa.String(40), nullable=False),
+    _time("last_active", nullable=True),
+    _time("created_at"),
 )
 
 chats = sa.Table(
     "chats",
     metadata,
-    sa.Column("world", sa.String(64), primary_key=True),
-    sa.Column("chat_id", sa.String(64), primary_key=True),
+    *_chat_of_world(key=True),
     sa.Column("name", sa.String(200), nullable=False),
     sa.Column("titled", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("updated_at", sa.String(40), nullable=False),
+    _time("created_at"),
+    _time("updated_at"),
 )
 
 messages = sa.Table(
     "messages",
     metadata,
     _sequence_key("seq"),
-    sa.Column("world", sa.String(64), nullable=False),
-    sa.Column("chat_id", sa.String(64), nullable=False),
-    sa.Column("memory_owner", sa.String(64)),
-    sa.Column("message_id", sa.String(64), nullable=False),
-    sa.Column("role", sa.String(16), nullable=False),
-    sa.Column("sender", sa.String(64), nullable=False),
-    sa.Column("agent_id", sa.String(64)),
+    *_chat_of_world(),
+    _name("memory_owner", nullable=True),
+    _name("message_id"),
+    _code("role"),
+    _name("sender"),
+    _name("agent_id", nullable=True),
     sa.Column("content", sa.Text),
     sa.Column("tool_calls", sa.JSON),
-    sa.Column("tool_call_id", sa.String(128)),
-    sa.Column("reply_to", sa.String(64)),
-    sa.Column("created_at", sa.String(40), nullable=False),
+    _call_id("tool_call_id", nullable=True),
+    _name("reply_to", nullable=True),
+    _time("created_at"),
     sa.Column("input_tokens", sa.Integer),
     sa.Column("output_tokens", sa.Integer),
     sa.Index("ix_messages_chat", "world", "chat_id", "memory_owner", "seq"),
@@ -91,12 +125,11 @@ events = sa.Table(
     "events",
     metadata,
     _sequence_key("seq"),
-    sa.Column("world", sa.String(64), nullable=False),
-    sa.Column("chat_id", sa.String(64)),
-    sa.Column("kind", sa.String(16), nullable=False),
+    *_chat_of_world(world_wide=True),
+    _code("kind"),
     sa.Column("payload", sa.JSON, nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("message_id", sa.String(64)),
+    _time("created_at"),
+    _name("message_id", nullable=True),
     sa.Index("ix_events_world", "world", "seq"),
     sqlite_autoincrement=True,
 )
@@ -111,16 +144,15 @@ tool_logs = sa.Table(
     "tool_logs",
     metadata,
     _sequence_key("seq"),
-    sa.Column("world", sa.String(64), nullable=False),
-    sa.Column("chat_id", sa.String(64), nullable=False),
-    sa.Column("agent", sa.String(64), nullable=False),
-    sa.Column("tool_call_id", sa.String(128), nullable=False),
-    sa.Column("tool_name", sa.String(200), nullable=False),
+    *_chat_of_world(),
+    _name("agent"),
+    _call_id("tool_call_id"),
+    _tool_name(),
     sa.Column("input", sa.JSON),
     sa.Column("output", sa.JSON),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("started_at", sa.String(40), nullable=False),
-    sa.Column("finished_at", sa.String(40)),
+    _code("status"),
+    _time("started_at"),
+    _time("finished_at", nullable=True),
     sa.Column("duration_ms", sa.Float),
     sa.Column("runner", sa.String(128)),
     sa.Index("ix_tool_logs_call", "world", "tool_call_id"),
@@ -131,22 +163,22 @@ interrupted by a crash from one another process is running right now."""
 pending_calls = sa.Table(
     "pending_calls",
     metadata,
-    sa.Column("world", sa.String(64), primary_key=True),
-    sa.Column("tool_call_id", sa.String(128), primary_key=True),
-    sa.Column("chat_id", sa.String(64), nullable=False),
-    sa.Column("agent", sa.String(64), nullable=False),
-    sa.Column("kind", sa.String(16), nullable=False),
-    sa.Column("tool_name", sa.String(200), nullable=False),
+    _name("world", key=True),
+    _call_id("tool_call_id", key=True),
+    _name("chat_id"),
+    _name("agent"),
+    _code("kind"),
+    _tool_name(),
     sa.Column("arguments", sa.Text, nullable=False),
-    sa.Column("batch_id", sa.String(64), nullable=False),
-    sa.Column("trigger_sender", sa.String(64), nullable=False),
-    sa.Column("reply_to", sa.String(64)),
+    _name("batch_id"),
+    _name("trigger_sender"),
+    _name("reply_to", nullable=True),
     sa.Column("detail", sa.JSON),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("answered_at", sa.String(40)),
+    _code("status"),
+    _time("created_at"),
+    _time("answered_at", nullable=True),
     sa.Column("answer", sa.JSON),
-    sa.Column("resumed_at", sa.String(40)),
+    _time("resumed_at", nullable=True),
     sa.Index("ix_pending_status", "world", "status", "chat_id"),
     sa.Index("ix_pending_batch", "world", "batch_id"),
 )
@@ -157,17 +189,17 @@ is the state machine of the wait, so "answered once" is one atomic UPDATE, acros
 approval_grants = sa.Table(
     "approval_grants",
     metadata,
-    sa.Column("grant_id", sa.String(64), primary_key=True),
-    sa.Column("world", sa.String(64), nullable=False),
-    sa.Column("scope", sa.String(16), nullable=False),
-    sa.Column("agent", sa.String(64)),
-    sa.Column("chat_id", sa.String(64)),
-    sa.Column("tool_name", sa.String(200), nullable=False),
+    _name("grant_id", key=True),
+    _name("world"),
+    _code("scope"),
+    _name("agent", nullable=True),
+    _name("chat_id", nullable=True),
+    _tool_name(),
     sa.Column("roots", sa.JSON),
     sa.Column("allow_redirection", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("approval_id", sa.String(128)),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("revoked_at", sa.String(40)),
+    _call_id("approval_id", nullable=True),
+    _time("created_at"),
+    _time("revoked_at", nullable=True),
     sa.Index("ix_grants_world", "world", "revoked_at"),
 )
 """Remembered approvals: ``session`` (one agent in one chat) and ``always`` (the whole world)."""
@@ -176,17 +208,17 @@ audit_log = sa.Table(
     "audit_log",
     metadata,
     _sequence_key("seq"),
-    sa.Column("world", sa.String(64), nullable=False),
-    sa.Column("at", sa.String(40), nullable=False),
-    sa.Column("event", sa.String(16), nullable=False),
-    sa.Column("actor", sa.String(64), nullable=False),
-    sa.Column("approval_id", sa.String(128)),
-    sa.Column("agent", sa.String(64)),
-    sa.Column("chat_id", sa.String(64)),
-    sa.Column("tool_name", sa.String(200)),
+    _name("world"),
+    _time("at"),
+    _code("event"),
+    _name("actor"),
+    _call_id("approval_id", nullable=True),
+    _name("agent", nullable=True),
+    _name("chat_id", nullable=True),
+    _tool_name(nullable=True),
     sa.Column("arguments", sa.JSON),
-    sa.Column("decision", sa.String(16)),
-    sa.Column("scope", sa.String(16)),
+    _code("decision", nullable=True),
+    _code("scope", nullable=True),
     sa.Column("latency_ms", sa.Float),
     sa.Column("detail", sa.JSON),
     sa.Index("ix_audit_world", "world", "seq"),
@@ -197,11 +229,10 @@ chat_inbox = sa.Table(
     "chat_inbox",
     metadata,
     _sequence_key("item_id"),
-    sa.Column("world", sa.String(64), nullable=False),
-    sa.Column("chat_id", sa.String(64), nullable=False),
+    *_chat_of_world(),
     sa.Column("position", sa.BigInteger, nullable=False),
     sa.Column("work", sa.JSON, nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
+    _time("created_at"),
     sa.Index("ix_inbox_chat", "world", "chat_id", "position", "item_id"),
 )
 """Work a chat still has to do (``models.work``), in order of ``position`` then ``item_id``:
@@ -211,8 +242,7 @@ queued after it. A row is deleted in the transaction of the step that finishes i
 chat_leases = sa.Table(
     "chat_leases",
     metadata,
-    sa.Column("world", sa.String(64), primary_key=True),
-    sa.Column("chat_id", sa.String(64), primary_key=True),
+    *_chat_of_world(key=True),
     sa.Column("owner", sa.String(200), nullable=False),
     sa.Column("expires_at", sa.Float, nullable=False),
 )

@@ -53,7 +53,7 @@ class SQLStorage(CatalogStore, MessageStore):
         runner = open_runner(self.url, echo=self._echo)
         self._runner = runner
         try:
-            await self.in_transaction(migrations.upgrade, write=True)
+            await self.in_schema_transaction(migrations.upgrade)
         except BaseException:
             self._runner = None
             await runner.close()

@@ -11,7 +11,7 @@ import os
 import socket
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import sqlalchemy as sa
 
@@ -20,8 +20,10 @@ from agentworld.models.events import WorldEvent
 from agentworld.models.records import ToolLogEnd, ToolLogEntry, ToolLogStatus
 from agentworld.models.work import InboxChange
 from agentworld.storage import schema
+from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change
+from agentworld.storage.rows import row_record
 
 if TYPE_CHECKING:
     from agentworld.storage.sql import SQLStorage
@@ -66,25 +68,18 @@ def runner_alive(runner: str | None) -> bool:
     return True
 
 
-def _entry(row: sa.Row[Any]) -> ToolLogEntry:
-    return ToolLogEntry(
-        seq=row.seq,
-        tool_call_id=row.tool_call_id,
-        tool_name=row.tool_name,
-        agent=row.agent,
-        chat_id=row.chat_id,
-        input=row.input,
-        output=row.output,
-        # Written only as ``ToolLogStatus`` (``log_start_row``, ``finish``, ``interrupt``).
-        status=cast(ToolLogStatus, row.status),
+def _entry(row: Row) -> ToolLogEntry:
+    # ``status`` is written only as ``ToolLogStatus`` (``log_start_row``, ``finish``,
+    # ``interrupt``), so it is taken as it is.
+    return row_record(
+        ToolLogEntry,
+        row,
         started_at=datetime.fromisoformat(row.started_at),
         finished_at=datetime.fromisoformat(row.finished_at) if row.finished_at else None,
-        duration_ms=row.duration_ms,
-        runner=row.runner,
     )
 
 
-def finish_log(conn: sa.Connection, end: ToolLogEnd) -> None:
+def finish_log(conn: Connection, end: ToolLogEnd) -> None:
     """Record how an execution ended, inside the caller's transaction."""
     conn.execute(
         _FINISH,
@@ -98,20 +93,26 @@ def finish_log(conn: sa.Connection, end: ToolLogEnd) -> None:
     )
 
 
-def log_start_row(
-    *, world: str, chat_id: str, agent: str, tool_call_id: str, tool_name: str, arguments: Any
-) -> dict[str, Any]:
-    return {
-        "world": world,
-        "chat_id": chat_id,
-        "agent": agent,
-        "tool_call_id": tool_call_id,
-        "tool_name": tool_name,
-        "input": arguments,
-        "status": "running",
-        "started_at": utc_now().isoformat(),
-        "runner": runner_id(),
+class LoggedCall(TypedDict):
+    """The call an execution runs (the keywords of ``ToolLogStore.start``)."""
+
+    world: str
+    chat_id: str
+    agent: str
+    tool_call_id: str
+    tool_name: str
+    arguments: Any
+    """What the tool runs with, secrets redacted: the log's ``input``."""
+
+
+def log_start_row(**call: Unpack[LoggedCall]) -> dict[str, Any]:
+    """The row of an execution that starts now, in this process: the call, its ``arguments``
+    as the ``input``."""
+    row: dict[str, Any] = {
+        **call, "status": "running", "started_at": utc_now().isoformat(), "runner": runner_id()
     }
+    row["input"] = row.pop("arguments")
+    return row
 
 
 class ToolLogStore:
@@ -121,32 +122,20 @@ class ToolLogStore:
     async def start(
         self,
         *,
-        world: str,
-        chat_id: str,
-        agent: str,
-        tool_call_id: str,
-        tool_name: str,
-        arguments: Any,
         inbox: InboxChange | None = None,
         events: Sequence[WorldEvent] = (),
+        **call: Unpack[LoggedCall],
     ) -> int:
         """Record that a call starts running — with ``inbox`` marking its work item started,
         and ``events`` (its ``tool`` start) in the event log, in the same transaction — and
         return the log's id."""
         logged = [event_row(e) for e in events]
-        row = log_start_row(
-            world=world,
-            chat_id=chat_id,
-            agent=agent,
-            tool_call_id=tool_call_id,
-            tool_name=tool_name,
-            arguments=arguments,
-        )
+        row = log_start_row(**call)
 
-        def insert(conn: sa.Connection) -> int:
+        def insert(conn: Connection) -> int:
             insert_log_rows(conn, logged)
             result = conn.execute(_START, row)
-            apply_change(conn, world, inbox)
+            apply_change(conn, call["world"], inbox)
             return int(result.scalar_one())
 
         return await self._storage.in_transaction(insert, write=True)
@@ -165,9 +154,11 @@ class ToolLogStore:
             "finished_at": utc_now().isoformat(),
         }
 
-        def update(conn: sa.Connection) -> bool:
+        def update(conn: Connection) -> bool:
             started = conn.execute(sa.select(_TABLE.c.seq).where(where).limit(1)).first()
-            conn.execute(sa.update(_TABLE).where(where, _TABLE.c.status == "running").values(values))
+            conn.execute(
+                sa.update(_TABLE).where(where, _TABLE.c.status == "running").values(values)
+            )
             return started is not None
 
         return await self._storage.in_transaction(update, write=True)
@@ -177,7 +168,7 @@ class ToolLogStore:
     ) -> None:
         end = ToolLogEnd(seq, status, output, duration_ms)
 
-        def update(conn: sa.Connection) -> None:
+        def update(conn: Connection) -> None:
             finish_log(conn, end)
 
         await self._storage.in_transaction(update, write=True)
@@ -196,7 +187,7 @@ class ToolLogStore:
     async def _read(self, where: sa.ColumnElement[bool]) -> list[ToolLogEntry]:
         query = sa.select(_TABLE).where(where).order_by(_TABLE.c.seq)
 
-        def read(conn: sa.Connection) -> list[ToolLogEntry]:
+        def read(conn: Connection) -> list[ToolLogEntry]:
             return [_entry(r) for r in conn.execute(query)]
 
         return await self._storage.in_transaction(read, write=False)

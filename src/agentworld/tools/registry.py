@@ -17,6 +17,7 @@ from agentworld.errors import InvalidInputError
 from agentworld.providers.base import ToolSpec
 
 if TYPE_CHECKING:
+    from agentworld.approval.grants import PolicyState
     from agentworld.models import World
 
 ToolLocation = Literal["server", "client"]
@@ -39,6 +40,9 @@ class ToolContext:
     tool_env: tuple[str, ...] = ()
     """Names of variables passed to tool processes besides the safe defaults (the world's
     ``tool_env``; see ``tools/environment.py``)."""
+    policy: PolicyState | None = None
+    """The world's settings and grants as the runtime read them for this batch of calls, so
+    the authorizer need not read them again; None: the authorizer reads them itself."""
 
     @classmethod
     def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
