@@ -14,9 +14,11 @@ code in between reads attributes it can type-check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+
+from agentworld.models.message import utc_now
 
 AuditEvent = Literal[
     "request", "decision", "policy", "rewrite", "cancelled", "agent_deleted", "chat_deleted"
@@ -40,34 +42,34 @@ chat was stopped while the tool ran)."""
 ChatState = Literal["running", "queued", "waiting", "idle"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AuditEntry:
     """One entry of a world's audit log, oldest first (see the module docstring)."""
 
-    at: datetime
+    at: datetime = field(default_factory=utc_now)
     """When it happened (UTC): an auditor orders and dates decisions by it."""
     event: AuditEvent
     """What happened; the fields that follow are filled as the event has them."""
     actor: str
     """Who did it: the agent that asked, the person (or ``timeout``, ``policy``,
     ``non-interactive``) that answered, the hooks that rewrote a message."""
-    approval_id: str | None
+    approval_id: str | None = None
     """The approval request (or cancelled call) it concerns, to join request and decision."""
-    agent: str | None
+    agent: str | None = None
     """The agent whose call or message it concerns."""
-    chat_id: str | None
+    chat_id: str | None = None
     """The chat it happened in; kept after the chat is deleted, so the record outlives it."""
-    tool_name: str | None
+    tool_name: str | None = None
     """The tool called; None for events about no call (a rewrite, a deletion)."""
-    tool_args: dict[str, Any] | None
+    tool_args: dict[str, Any] | None = None
     """The call's arguments as the person was shown them, secrets redacted."""
-    decision: AuditDecision | None
+    decision: AuditDecision | None = None
     """The answer, for a ``decision`` or ``policy`` entry."""
-    scope: AuditScope | None
+    scope: AuditScope | None = None
     """How far an approval reaches (once, the session, always), for a ``decision`` entry."""
-    latency_ms: float | None
+    latency_ms: float | None = None
     """How long the request waited for its answer: how long an agent was held up."""
-    detail: dict[str, Any] | None
+    detail: dict[str, Any] | None = None
     """What else the event carries: the message asked, the rule that denied, a rewrite's
     original and processed text, what a deletion removed."""
 

@@ -21,6 +21,7 @@ from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
+from agentworld.models.records import AuditEntry
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
@@ -102,14 +103,16 @@ async def request_approval(
     await ctx.storage.pending.add([pending], memory=[request])
     await ctx.storage.approvals.audit(
         context.world,
-        event="request",
-        actor=context.agent,
-        approval_id=approval_id,
-        agent=context.agent,
-        chat_id=context.chat_id,
-        tool_name=tool.name,
-        arguments=args_shown,
-        detail={"message": prompt, **extra},
+        AuditEntry(
+            event="request",
+            actor=context.agent,
+            approval_id=approval_id,
+            agent=context.agent,
+            chat_id=context.chat_id,
+            tool_name=tool.name,
+            tool_args=args_shown,
+            detail={"message": prompt, **extra},
+        ),
     )
     await ctx.publish(request)
     await _approval_event(
@@ -241,17 +244,19 @@ async def _audit_decision(
     """Every answer to a request — a person's or the timeout's — in the audit log (SPEC A9)."""
     await ctx.storage.approvals.audit(
         pending.world,
-        event="decision",
-        actor=actor,
-        approval_id=pending.tool_call_id,
-        agent=pending.agent,
-        chat_id=pending.chat_id,
-        tool_name=pending.tool_name,
-        arguments=pending.tool_args,
-        decision=decision,
-        scope=scope,
-        latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
-        detail=detail,
+        AuditEntry(
+            event="decision",
+            actor=actor,
+            approval_id=pending.tool_call_id,
+            agent=pending.agent,
+            chat_id=pending.chat_id,
+            tool_name=pending.tool_name,
+            tool_args=pending.tool_args,
+            decision=decision,
+            scope=scope,
+            latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
+            detail=detail,
+        ),
     )
 
 

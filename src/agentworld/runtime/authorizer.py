@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
 from agentworld.approval.grants import Grant, PolicyState, find_covering_grant
 from agentworld.errors import InvalidInputError
+from agentworld.models.records import AuditEntry
 from agentworld.policy.engine import PolicyEngine, PolicyResult
 from agentworld.policy.grant_rules import always_rules
 from agentworld.policy.loader import (
@@ -383,15 +384,17 @@ class PolicyAuthorizer:
         automatic = verdict.by == "nobody to ask"
         await self._storage.approvals.audit(
             context.world,
-            event="policy",
-            actor="non-interactive" if automatic else "policy",
-            agent=context.agent,
-            chat_id=context.chat_id,
-            tool_name=tool.name,
-            arguments=redact(arguments),
-            decision="deny",
-            detail={**verdict.result.to_json(), "reason": verdict.reason} if automatic
-            else verdict.result.to_json(),
+            AuditEntry(
+                event="policy",
+                actor="non-interactive" if automatic else "policy",
+                agent=context.agent,
+                chat_id=context.chat_id,
+                tool_name=tool.name,
+                tool_args=redact(arguments),
+                decision="deny",
+                detail={**verdict.result.to_json(), "reason": verdict.reason} if automatic
+                else verdict.result.to_json(),
+            ),
         )
 
 

@@ -36,6 +36,7 @@ from agentworld.events.bus import EventBus
 from agentworld.models.domain import World
 from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
 from agentworld.models.message import Message, Role
+from agentworld.models.records import AuditEntry
 from agentworld.redaction import redact_text
 from agentworld.routing.messages import is_routable
 from agentworld.storage.sql import SQLStorage
@@ -199,11 +200,13 @@ async def record_rewrite(
     }
     await storage.approvals.audit(
         bus.world,
-        event="rewrite",
-        actor=", ".join(hooks) or "hook",
-        agent=said.agent_id,
-        chat_id=said.chat_id,
-        detail=detail,
+        AuditEntry(
+            event="rewrite",
+            actor=", ".join(hooks) or "hook",
+            agent=said.agent_id,
+            chat_id=said.chat_id,
+            detail=detail,
+        ),
     )
     text = (
         f"an on_event hook rewrote message {said.message_id}: the agents answer the rewrite; "

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from agentworld.approval.grants import Grant, PolicyState
 from agentworld.errors import NotFoundError
 from agentworld.models import utc_now
-from agentworld.models.records import AuditDecision, AuditEntry, AuditEvent, AuditScope
+from agentworld.models.records import AuditEntry
 from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.pending_rows import USED_IDS
@@ -47,35 +48,21 @@ def _audit_entry(row: Row) -> AuditEntry:
     )
 
 
-class AuditFields(TypedDict, total=False):
-    """What an audit entry says besides its event and actor (the fields of ``AuditEntry``;
-    ``arguments`` already redacted). A field left out, or None, is stored as SQL NULL."""
+def audit_row(world: str, entry: AuditEntry) -> dict[str, Any]:
+    """An entry of the world's audit log as its row: written by ``audit``, or by a deletion
+    inside its own transaction. ``tool_args`` is stored as the ``arguments`` column."""
+    row: dict[str, Any] = {"world": world}
+    for field in dataclasses.fields(entry):
+        value = getattr(entry, field.name)
+        # A field left None is left out, not written: a JSON column would store None as the
+        # JSON text ``null`` rather than as SQL NULL.
+        if value is not None:
+            row[_AUDIT_COLUMN.get(field.name, field.name)] = value
+    row["at"] = entry.at.isoformat()
+    return row
 
-    approval_id: str | None
-    agent: str | None
-    chat_id: str | None
-    tool_name: str | None
-    arguments: dict[str, Any] | None
-    decision: AuditDecision | None
-    scope: AuditScope | None
-    latency_ms: float | None
-    detail: dict[str, Any] | None
 
-
-def audit_row(
-    world: str, *, event: AuditEvent, actor: str, **fields: Unpack[AuditFields]
-) -> dict[str, Any]:
-    """An entry of the world's audit log, dated now, as its row: written by ``audit``, or by a
-    deletion inside its own transaction."""
-    # Fields not given are left out, not written as None: a JSON column would store None
-    # as the JSON text ``null`` rather than as SQL NULL.
-    return {
-        "world": world,
-        "at": utc_now().isoformat(),
-        "event": event,
-        "actor": actor,
-        **{column: value for column, value in fields.items() if value is not None},
-    }
+_AUDIT_COLUMN = {"tool_args": "arguments"}
 
 
 def revoke_grants(conn: Connection, world: str, *which: sa.ColumnElement[bool]) -> int:
@@ -161,11 +148,9 @@ class ApprovalStore:
 
         await self._storage.in_transaction(update, write=True)
 
-    async def audit(
-        self, world: str, *, event: AuditEvent, actor: str, **fields: Unpack[AuditFields]
-    ) -> None:
-        """Add an entry to the world's audit log, dated now."""
-        row = audit_row(world, event=event, actor=actor, **fields)
+    async def audit(self, world: str, entry: AuditEntry) -> None:
+        """Add ``entry`` to the world's audit log (its arguments already redacted)."""
+        row = audit_row(world, entry)
 
         def insert(conn: Connection) -> None:
             conn.execute(sa.insert(_AUDIT).values(row))

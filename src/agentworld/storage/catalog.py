@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from agentworld.errors import AlreadyExistsError, NotFoundError
 from agentworld.models import Agent, Chat, World, utc_now
+from agentworld.models.records import AuditEntry
 from agentworld.storage import queries, schema
 from agentworld.storage.approvals import audit_row, revoke_grants, revoke_session_grants
 from agentworld.storage.connection import Connection
@@ -196,7 +197,9 @@ class CatalogStore(StorageCore):
                 sa.delete(_AGENTS).where(_AGENTS.c.world == world, _AGENTS.c.name == found)
             )
             detail = {"cancelled": cancelled, "sessionGrantsRevoked": revoked}
-            entry = audit_row(world, event="agent_deleted", actor=actor, agent=found, detail=detail)
+            entry = audit_row(
+                world, AuditEntry(event="agent_deleted", actor=actor, agent=found, detail=detail)
+            )
             conn.execute(sa.insert(schema.audit_log).values(entry))
             return str(found)
 
@@ -324,7 +327,7 @@ class CatalogStore(StorageCore):
             _forget_current_chat(conn, world, chat_id)
             detail = {"deleted": {k: v for k, v in removed.items() if v}}
             entry = audit_row(
-                world, event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail
+                world, AuditEntry(event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail)
             )
             conn.execute(sa.insert(schema.audit_log).values(entry))
 
