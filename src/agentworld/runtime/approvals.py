@@ -25,7 +25,7 @@ from agentworld.models.records import AuditEntry
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
-from agentworld.runtime.turn_context import TurnContext
+from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.tool_logs import runner_alive
 from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
@@ -114,7 +114,7 @@ async def request_approval(
             detail={"message": prompt, **extra},
         ),
     )
-    await ctx.publish(request)
+    await ctx.publish(Step(request))
     await _approval_event(
         ctx, pending, "requested", {"message": prompt, "toolArgs": args_shown, **extra}
     )
@@ -161,7 +161,7 @@ async def answer_approval(
     )
     await _audit_decision(ctx, pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending))
     for message in results:
-        await ctx.publish(message)
+        await ctx.publish(Step(message))
     await _approval_event(ctx, pending, "answered", {"decision": decision, "scope": scope, "actor": actor})
     if decision == "approve" and scope in ("session", "always"):
         await _remember(ctx, pending, scope, context)
@@ -196,12 +196,14 @@ async def run_approved(
         result, end = ran.result, ran.end
     message = _result_message(call, original, result.content)
     await ctx.publish(
-        message,
-        memory_of=call.agent,
-        settles=queued.item_id,
-        then=(resume_for(call),),
-        events=(result_event(context, original, call.tool_name, result),),
-        tool_log_end=end,
+        Step(
+            message,
+            memory_of=call.agent,
+            settles=queued.item_id,
+            then=(resume_for(call),),
+            events=(result_event(context, original, call.tool_name, result),),
+            tool_log_end=end,
+        )
     )
 
 
@@ -302,7 +304,7 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
         ctx, pending, actor="timeout", decision="deny", scope="once", detail={"reason": "timeout"}
     )
     for message in results:
-        await ctx.publish(message)
+        await ctx.publish(Step(message))
     await _approval_event(ctx, pending, "answered", {"decision": "deny", "reason": "timeout"})
     ctx.kick(pending.chat_id)
     return True

@@ -15,7 +15,7 @@ from agentworld.models import Message
 from agentworld.models.pending import PendingCall
 from agentworld.models.work import InboxChange
 from agentworld.runtime.approvals import resume_for
-from agentworld.runtime.turn_context import TurnContext
+from agentworld.runtime.turn_context import Step, TurnContext
 
 
 async def submit_client_result(
@@ -46,6 +46,6 @@ async def submit_client_result(
         results=[message],
         inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
     )
-    await ctx.publish(message)
+    await ctx.publish(Step(message))
     ctx.kick(pending.chat_id)
     return answered.call

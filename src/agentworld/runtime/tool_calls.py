@@ -19,7 +19,7 @@ from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.tool_run import Ran, result_event, run_logged, tool_event
-from agentworld.runtime.turn_context import TurnContext
+from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, parse_arguments
@@ -141,8 +141,10 @@ async def _store_result(
         batch_id=batch.message_id,
     )
     await ctx.publish(
-        message,
-        memory_of=context.agent,
-        events=(result_event(context, call.id, call.function.name, result),),
-        tool_log_end=end,
+        Step(
+            message,
+            memory_of=context.agent,
+            events=(result_event(context, call.id, call.function.name, result),),
+            tool_log_end=end,
+        )
     )

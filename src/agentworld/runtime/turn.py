@@ -28,7 +28,7 @@ from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool
 from agentworld.runtime.tool_calls import Batch, run_tool_calls
-from agentworld.runtime.turn_context import TurnContext
+from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
 
@@ -80,15 +80,17 @@ async def _hand_back(
 ) -> None:
     """The agent used its LLM calls (R4): control goes back to the people, and the turn ends."""
     await ctx.publish(
-        Message(
-            chat_id=chat_id,
-            role="assistant",
-            sender=agent.name,
-            agent_id=agent.name,
-            content=TURN_LIMIT_TEXT.format(count=agent.llm_call_count),
-            reply_to_message_id=reply_to,
-        ),
-        settles=item_id,
+        Step(
+            Message(
+                chat_id=chat_id,
+                role="assistant",
+                sender=agent.name,
+                agent_id=agent.name,
+                content=TURN_LIMIT_TEXT.format(count=agent.llm_call_count),
+                reply_to_message_id=reply_to,
+            ),
+            settles=item_id,
+        )
     )
 
 
@@ -166,7 +168,7 @@ async def run_agent_loop(
         try:
             if response.type == "text":
                 answer = _model_message(response, message_id, chat_id, agent, loop)
-                await ctx.publish(answer, memory_of=agent.name, llm_calls=1, settles=item_id, events=called.ends)
+                await ctx.publish(Step(answer, memory_of=agent.name, llm_calls=1, settles=item_id, events=called.ends))
                 return
             # A repeated id would collide with a stored call or approval: rename it before storing.
             unique, policy = await with_unique_call_ids(
@@ -175,7 +177,7 @@ async def run_agent_loop(
             response = response.model_copy(update={"tool_calls": unique})
             batch_context = replace(tool_context, policy=policy)
             request_message = _model_message(response, message_id, chat_id, agent, loop)
-            await ctx.publish(request_message, memory_of=agent.name, llm_calls=1, events=called.ends)
+            await ctx.publish(Step(request_message, memory_of=agent.name, llm_calls=1, events=called.ends))
         except asyncio.CancelledError:
             if called.end is not None:  # stopped before the answer was stored: drop its stream
                 stopped = called.end.model_copy(update={"phase": "error", "error": "stopped"})
@@ -318,7 +320,7 @@ async def _skip_calls(
             content=json.dumps({"skipped": "the application answered in place of this call"}),
             batch_id=batch.message_id,
         )
-        await ctx.publish(message, memory_of=context.agent)
+        await ctx.publish(Step(message, memory_of=context.agent))
 
 
 async def publish_responses(
@@ -341,7 +343,7 @@ async def publish_responses(
             reply_to_message_id=reply_to,
         )
         remembered = agent is not None and response.sender == agent
-        await ctx.publish(message, memory_of=agent if remembered else None)
+        await ctx.publish(Step(message, memory_of=agent if remembered else None))
 
 
 async def _report_stop(
@@ -366,5 +368,7 @@ async def _report_stop(
         )
     )
     await ctx.publish(
-        Message(chat_id=chat_id, role="system", sender="system", content=text), settles=settles
+        Step(
+            Message(chat_id=chat_id, role="system", sender="system", content=text), settles=settles
+        )
     )

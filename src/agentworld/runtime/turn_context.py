@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
@@ -20,24 +19,22 @@ from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolRegistry
 
 
-class Publish(Protocol):
-    async def __call__(
-        self,
-        message: Message,
-        *,
-        memory_of: str | None = None,
-        llm_calls: int = 0,
-        settles: int | None = None,
-        then: tuple[WorkItem, ...] = (),
-        events: tuple[WorldEvent, ...] = (),
-        tool_log_end: ToolLogEnd | None = None,
-    ) -> None:
-        """Store ``message`` in the transcript — and, with ``memory_of``, in that agent's memory
-        with its LLM call count; its routing queued; the inbox item it ``settles`` replaced by
-        ``then``; the ``events`` that go with it (the ``end`` of the streamed call that produced
-        it, the ``tool`` result event of a tool's result) and how the tool run ended — in one
-        transaction, then publish the events and the message and run what it queued."""
-        ...
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step to commit: ``message`` in the transcript — and, with ``memory_of``, in that
+    agent's memory with its LLM call count; its routing queued; the inbox item it ``settles``
+    replaced by ``then``; the ``events`` that go with it (the ``end`` of the streamed call that
+    produced it, the ``tool`` result event of a tool's result) and how the tool run ended — in
+    one transaction (``TurnContext.publish``), then the events and the message published and
+    what it queued run."""
+
+    message: Message
+    memory_of: str | None = None
+    llm_calls: int = 0
+    settles: int | None = None
+    then: tuple[WorkItem, ...] = ()
+    events: tuple[WorldEvent, ...] = ()
+    tool_log_end: ToolLogEnd | None = None
 
 
 @dataclass(frozen=True)
@@ -49,8 +46,8 @@ class TurnContext:
     tools_for: Callable[[World], Awaitable[ToolRegistry]]
     """The world's tool registry (built-ins, MCP servers, client tools)."""
     authorizer: Authorizer
-    publish: Publish
-    """Persist, run subscribers and route a message (SPEC E2)."""
+    publish: Callable[[Step], Awaitable[None]]
+    """Commit a step, run subscribers and route its message (SPEC E2)."""
     settle: Callable[[InboxChange], Awaitable[None]]
     """Commit an inbox change that no message goes with, and run what it queued."""
     kick: Callable[[str], None]

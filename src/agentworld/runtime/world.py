@@ -20,9 +20,8 @@ from typing import Any, assert_never
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
-from agentworld.models.events import MessageEvent, WorldEvent
+from agentworld.models.events import MessageEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
-from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import (
     InboxChange,
     Loop,
@@ -32,7 +31,6 @@ from agentworld.models.work import (
     Route,
     RunApproved,
     Turn,
-    WorkItem,
 )
 from agentworld.providers.registry import build_provider
 from agentworld.routing.mentions import is_human_sender
@@ -59,7 +57,7 @@ from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import title_chat
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
-from agentworld.runtime.turn_context import TurnContext
+from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.pending import refuse_closed
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
@@ -189,21 +187,13 @@ class WorldRuntime:
             self._runners.kick(chat_id)
         return message, posted
 
-    async def publish(
-        self,
-        message: Message,
-        *,
-        memory_of: str | None = None,
-        llm_calls: int = 0,
-        settles: int | None = None,
-        then: tuple[WorkItem, ...] = (),
-        events: tuple[WorldEvent, ...] = (),
-        tool_log_end: ToolLogEnd | None = None,
-    ) -> None:
-        """Store → subscribers → route (SPEC E2), the storing in one transaction: the message
-        in the transcript (and, with ``memory_of``, in that agent's memory with its LLM call
-        count), its routing queued when it is spoken, and the inbox item it ``settles``
+    async def publish(self, step: Step) -> None:
+        """Store → subscribers → route (SPEC E2), the storing in one transaction: the step's
+        message in the transcript (and, with ``memory_of``, in that agent's memory with its LLM
+        call count), its routing queued when it is spoken, and the inbox item it ``settles``
         replaced by ``then`` (removed when ``then`` is empty)."""
+        message, memory_of, llm_calls = step.message, step.memory_of, step.llm_calls
+        settles, then, events, tool_log_end = step.settles, step.then, step.events, step.tool_log_end
         hooked = self._hooks.may_exist and not message.tool_calls
         routed = hooked or (is_routable(message) and may_address_anyone(message))
         # An answer that addresses nobody needs no routing, unless hooks are to see it; the
@@ -391,7 +381,7 @@ class WorldRuntime:
             case Turn() | Loop() | Resume():
                 event, line = agent_failed(self.world, queued.chat_id, work.agent, exc)
                 await self.bus.publish(event)
-                await self.publish(line)
+                await self.publish(Step(line))
             case _:
                 await self.bus.publish(work_failed(self.world, queued.chat_id, work, exc))
 
