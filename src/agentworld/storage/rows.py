@@ -113,7 +113,9 @@ def row_message(row: Sequence[Any]) -> Message:
         *_,
     ) = row
     if isinstance(tool_calls, str):  # asyncpg hands JSON over already decoded
-        tool_calls = json.loads(tool_calls)
+        # Most messages carry no calls: their JSON ``null`` needs no parser (a long memory
+        # is read whole by a fresh process).
+        tool_calls = None if tool_calls == "null" else json.loads(tool_calls)
     return _validate_message(
         {
             "message_id": message_id,
