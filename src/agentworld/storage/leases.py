@@ -21,8 +21,6 @@ import time
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from agentworld.models.work import QueuedWork
 from agentworld.storage import schema
@@ -51,12 +49,20 @@ _OWNER_IN_WORLD = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.owner == 
 _RENEW_ALL = sa.update(_TABLE).where(_OWNER_IN_WORLD).values(expires_at=_bp("new_expiry"))
 _HELD_BY = sa.select(_TABLE.c.chat_id).where(_OWNER_IN_WORLD)
 _RELEASE = sa.delete(_TABLE).where(_MINE)
-_INSERT_IF_ABSENT = {
-    "postgresql": pg_insert(_TABLE).on_conflict_do_nothing(),
-    "sqlite": sqlite_insert(_TABLE).on_conflict_do_nothing(),
-}
-"""``INSERT … ON CONFLICT DO NOTHING`` per dialect: two processes claiming a free chat at
-once both try to insert; one row wins, the other claims nothing."""
+
+
+@functools.cache
+def _insert_if_absent(dialect: str) -> sa.Insert:
+    """``INSERT … ON CONFLICT DO NOTHING`` for the dialect: two processes claiming a free
+    chat at once both try to insert; one row wins, the other claims nothing. Built on first
+    use, once: the PostgreSQL dialect (with asyncpg's) costs a SQLite process 30 ms to import."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(_TABLE).on_conflict_do_nothing()
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(_TABLE).on_conflict_do_nothing()
 
 
 def _start_ticks(pid: int) -> str | None:
@@ -182,7 +188,7 @@ def claim_lease(conn: Connection, world: str, chat_id: str, owner: str, ttl: flo
     key = {"world_key": world, "chat_key": chat_id}
     now = time.time()
     fresh = {"world": world, "chat_id": chat_id, "owner": owner, "expires_at": now + ttl}
-    if conn.execute(_INSERT_IF_ABSENT[conn.dialect.name], fresh).rowcount:
+    if conn.execute(_insert_if_absent(conn.dialect.name), fresh).rowcount:
         return True  # the chat was free (the usual case: one statement)
     row = conn.execute(_READ, key).first()
     if row is None:
