@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 from agentworld.approval.grants import Grant
 from agentworld.documents import (
@@ -71,21 +72,28 @@ def test_a_tool_log_document_keeps_its_keys_in_order_and_a_running_call_has_no_f
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
+def waiting(tool_call_id: str, tool_name: str, arguments: str) -> dict[str, Any]:
+    """The fields every waiting call has, in chat_1 of agent a1."""
+    return {
+        "world": "w",
+        "tool_call_id": tool_call_id,
+        "chat_id": "chat_1",
+        "agent": "a1",
+        "tool_name": tool_name,
+        "arguments": arguments,
+        "batch_id": "msg_1",
+        "trigger_sender": "human",
+        "created_at": WHEN,
+    }
+
+
 def test_an_approval_document_names_the_approval_and_what_the_person_was_shown() -> None:
     pending = PendingApproval(
-        world="w",
-        tool_call_id="approval_1",
-        chat_id="chat_1",
-        agent="a1",
-        tool_name="shell_cmd",
-        arguments='{"command": "rm x"}',
-        batch_id="msg_1",
-        trigger_sender="human",
+        **waiting("approval_1", "shell_cmd", '{"command": "rm x"}'),
         original_call_id="call_1",
         request_message_id="msg_2",
         message="Run rm x?",
         tool_args={"command": "rm x"},
-        created_at=WHEN,
     )
 
     assert json.dumps(approval_doc(pending)) == (
@@ -95,17 +103,7 @@ def test_an_approval_document_names_the_approval_and_what_the_person_was_shown()
 
 
 def test_a_waiting_client_call_document_carries_its_arguments_decoded() -> None:
-    call = PendingClientCall(
-        world="w",
-        tool_call_id="call_1",
-        chat_id="chat_1",
-        agent="a1",
-        tool_name="client.pick",
-        arguments='{"color": "red"}',
-        batch_id="msg_1",
-        trigger_sender="human",
-        created_at=WHEN,
-    )
+    call = PendingClientCall(**waiting("call_1", "client.pick", '{"color": "red"}'))
 
     assert json.dumps(pending_call_doc(call)) == (
         '{"toolCallId": "call_1", "agent": "a1", "chatId": "chat_1", "toolName": "client.pick", '

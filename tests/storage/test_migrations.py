@@ -121,12 +121,8 @@ async def test_tool_logs_from_before_version_4_gain_the_runner_column_and_keep_t
 
     async with SQLStorage(db_url) as storage:
         seq = await storage.tool_logs.start(
-            world="old",
-            chat_id="c1",
-            agent="a1",
-            tool_call_id="call_new",
-            tool_name="shell_cmd",
-            arguments={"command": "pwd"},
+            world="old", chat_id="c1", agent="a1", tool_call_id="call_new",
+            tool_name="shell_cmd", arguments={"command": "pwd"},
         )
         running = await storage.tool_logs.running("old")
         logs = await storage.tool_logs.find("old")
