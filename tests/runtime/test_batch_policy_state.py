@@ -4,19 +4,34 @@ longer covers its calls."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentworld.agent_world import AgentWorld
 from agentworld.approval.decisions import Allow, AskUser
 from agentworld.approval.grants import Grant, PolicyState
 from agentworld.models import Agent, Message, World
 from agentworld.runtime.authorizer import PolicyAuthorizer
 from agentworld.shell import SHELL_TOOL
 from agentworld.storage.sql import SQLStorage
+from agentworld.testing.openai_wire import Reply, ToolCallSpec
 from agentworld.tools.registry import ToolContext
 from agentworld.tools.world_tools import BUILTIN_TOOLS
+
+
+def tool_then_answer(*calls: ToolCallSpec) -> Any:
+    """Ask for ``calls`` first; once results (or a refusal) are back, answer."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        return Reply.text("done") if body["messages"][-1]["role"] == "tool" else Reply.tools(*calls)
+
+    return respond
+
 
 SHELL = next(tool for tool in BUILTIN_TOOLS if tool.name == SHELL_TOOL)
 TOUCH = {"command": "touch report.txt"}
@@ -78,3 +93,32 @@ async def test_a_grant_revoked_by_another_process_before_the_batch_no_longer_cov
     _, after = await storage.approvals.before_tool_calls("lab", {"call_2"})
 
     assert isinstance(await authorizer.authorize(SHELL, TOUCH, replace(context, policy=after)), AskUser)
+
+
+async def test_a_grant_revoked_while_the_batchs_first_call_runs_does_not_cover_the_next(
+    aw: AgentWorld, make_world: Any, script: Any, tmp_path: Path
+) -> None:
+    """The state read with the batch authorizes its first call only: the second call of the
+    batch, after a tool ran for a while, is authorized from a fresh read."""
+    await make_world("a1", working_dir=str(tmp_path))
+    chat = (await aw.new_chat("w")).chat_id
+    await aw.storage.approvals.add_grant(
+        Grant(grant_id="g1", world="w", scope="session", tool_name=SHELL_TOOL, agent="a1", chat_id=chat, roots=frozenset({"sleep", "touch"}))  # fmt: skip
+    )
+    script.by_agent["a1"] = tool_then_answer(
+        ToolCallSpec(name=SHELL_TOOL, arguments='{"command": "sleep 1"}', id="call_sleep"),
+        ToolCallSpec(name=SHELL_TOOL, arguments='{"command": "touch after.txt"}', id="call_touch"),
+    )
+    sending = asyncio.create_task(aw.send("w", "@a1 sleep, then touch", chat_id=chat, timeout=60))
+    for _ in range(200):  # until the first call runs
+        if await aw.storage.tool_logs.running("w"):
+            break
+        await asyncio.sleep(0.02)
+    assert [log.tool_call_id for log in await aw.storage.tool_logs.running("w")] == ["call_sleep"]
+
+    await aw.storage.approvals.revoke("w", "g1")
+    result = await sending
+
+    assert not (tmp_path / "after.txt").exists()
+    (waiting,) = result.pending_approvals
+    assert waiting.tool_args == {"command": "touch after.txt"}

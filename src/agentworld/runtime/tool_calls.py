@@ -9,7 +9,7 @@ that the loop must wait; the loop resumes when the client posts the result.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
@@ -59,6 +59,10 @@ async def run_tool_calls(
             outcome: ToolResult | Ran | None = ToolResult.interrupted(call.id)
         else:
             outcome = await _handle(ctx, registry, call, context, batch)
+        # The world's settings and grants the batch read (``ToolContext.policy``) are fresh
+        # for its first call only: a later one may come after a tool ran for minutes, and a
+        # person may have revoked a grant meanwhile, so it is authorized from a fresh read.
+        context = replace(context, policy=None)
         if outcome is None:
             waiting = True
             continue

@@ -116,7 +116,8 @@ class ApprovalStore:
         world already uses -- a waiting call or approval (whose table keys on the id), a
         stored tool result, or a tool execution log; a model may repeat an id, and storing it
         again would break the pairing of calls and results -- and the world's settings and
-        grants in force, which authorize every call of the batch."""
+        grants in force, which authorize the batch's first call (later ones read afresh:
+        ``tool_calls.run_tool_calls``)."""
         wanted = sorted(set(call_ids))
 
         def read(conn: Connection) -> tuple[set[str], PolicyState]:

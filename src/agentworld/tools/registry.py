@@ -41,8 +41,9 @@ class ToolContext:
     """Names of variables passed to tool processes besides the safe defaults (the world's
     ``tool_env``; see ``tools/environment.py``)."""
     policy: PolicyState | None = None
-    """The world's settings and grants as the runtime read them for this batch of calls, so
-    the authorizer need not read them again; None: the authorizer reads them itself."""
+    """The world's settings and grants as the runtime read them just before this call (with
+    its batch's call-id check, for the batch's first call), so the authorizer need not read
+    them again; None: the authorizer reads them itself."""
 
     @classmethod
     def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
