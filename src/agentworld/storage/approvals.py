@@ -19,7 +19,7 @@ from agentworld.storage.pending_rows import USED_IDS
 from agentworld.storage.rows import row_record, row_world
 
 if TYPE_CHECKING:
-    from agentworld.storage.sql import SQLStorage
+    from agentworld.storage.core import StorageCore
 
 _GRANTS = schema.approval_grants
 _AUDIT = schema.audit_log
@@ -87,7 +87,7 @@ def revoke_session_grants(conn: Connection, world: str, agent: str) -> int:
 
 
 class ApprovalStore:
-    def __init__(self, storage: SQLStorage) -> None:
+    def __init__(self, storage: StorageCore) -> None:
         self._storage = storage
 
     async def add_grant(self, grant: Grant) -> None:

@@ -42,7 +42,7 @@ from agentworld.storage.connection import Connection
 from agentworld.storage.rows import CHAT_MESSAGES, MESSAGE_COLUMNS, row_message, ts
 
 if TYPE_CHECKING:
-    from agentworld.storage.sql import SQLStorage
+    from agentworld.storage.core import StorageCore
 
 _EVENTS = schema.events
 _MESSAGES = schema.messages
@@ -201,7 +201,7 @@ class EventLog:
     """Reads of the event log, and appends of events that are not messages. Stateless: make one
     over any open ``SQLStorage``."""
 
-    def __init__(self, storage: SQLStorage) -> None:
+    def __init__(self, storage: StorageCore) -> None:
         self._storage = storage
 
     @property

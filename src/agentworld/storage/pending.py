@@ -30,7 +30,7 @@ from agentworld.storage.pending_rows import (
 from agentworld.storage.rows import message_row
 
 if TYPE_CHECKING:
-    from agentworld.storage.sql import SQLStorage
+    from agentworld.storage.core import StorageCore
 
 _TABLE = TABLE
 
@@ -113,7 +113,7 @@ class Answered(Generic[_Call]):
 
 
 class PendingCallStore:
-    def __init__(self, storage: SQLStorage) -> None:
+    def __init__(self, storage: StorageCore) -> None:
         self._storage = storage
 
     async def add(self, calls: list[PendingCall], *, memory: Sequence[Message] = ()) -> None:

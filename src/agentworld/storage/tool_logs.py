@@ -26,7 +26,7 @@ from agentworld.storage.inbox import apply_change
 from agentworld.storage.rows import row_record
 
 if TYPE_CHECKING:
-    from agentworld.storage.sql import SQLStorage
+    from agentworld.storage.core import StorageCore
 
 _TABLE = schema.tool_logs
 _START = sa.insert(_TABLE).returning(_TABLE.c.seq)
@@ -116,7 +116,7 @@ def log_start_row(**call: Unpack[LoggedCall]) -> dict[str, Any]:
 
 
 class ToolLogStore:
-    def __init__(self, storage: SQLStorage) -> None:
+    def __init__(self, storage: StorageCore) -> None:
         self._storage = storage
 
     async def start(
