@@ -28,6 +28,12 @@ _IN_FORCE = (
     .where(_GRANTS.c.world == sa.bindparam("world_key"), _GRANTS.c.revoked_at.is_(None))
     .order_by(_GRANTS.c.created_at)
 )
+_IN_FORCE_OF_TOOL = _IN_FORCE.where(_GRANTS.c.tool_name == sa.bindparam("tool_key"))
+_AUDIT_OF_WORLD = (
+    sa.select(_AUDIT).where(_AUDIT.c.world == sa.bindparam("world_key")).order_by(_AUDIT.c.seq)
+)
+"""Built once with bind parameters (see ``storage.queries``): a statement built per call is
+compiled per call."""
 
 
 def _grant(row: Row) -> Grant:
@@ -132,13 +138,14 @@ class ApprovalStore:
 
     async def grants(self, world: str, *, tool_name: str | None = None) -> list[Grant]:
         """Active (not revoked) grants of the world."""
-        query = sa.select(_GRANTS).where(_GRANTS.c.world == world, _GRANTS.c.revoked_at.is_(None))
-        if tool_name is not None:
-            query = query.where(_GRANTS.c.tool_name == tool_name)
-        query = query.order_by(_GRANTS.c.created_at)
+        query, params = (
+            (_IN_FORCE, {"world_key": world})
+            if tool_name is None
+            else (_IN_FORCE_OF_TOOL, {"world_key": world, "tool_key": tool_name})
+        )
 
         def read(conn: Connection) -> list[Grant]:
-            return [_grant(r) for r in conn.execute(query)]
+            return [_grant(r) for r in conn.execute(query, params)]
 
         return await self._storage.in_transaction(read, write=False)
 
@@ -160,9 +167,7 @@ class ApprovalStore:
 
     async def audit_log(self, world: str) -> list[AuditEntry]:
         """The world's audit log, oldest entry first."""
-        query = sa.select(_AUDIT).where(_AUDIT.c.world == world).order_by(_AUDIT.c.seq)
-
         def read(conn: Connection) -> list[AuditEntry]:
-            return [_audit_entry(r) for r in conn.execute(query)]
+            return [_audit_entry(r) for r in conn.execute(_AUDIT_OF_WORLD, {"world_key": world})]
 
         return await self._storage.in_transaction(read, write=False)

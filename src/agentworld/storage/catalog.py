@@ -26,6 +26,8 @@ _AGENTS = schema.agents
 _CHATS = schema.chats
 _MESSAGES = schema.messages
 _WORLDS = schema.worlds
+_ALL_WORLDS = sa.select(_WORLDS).order_by(_WORLDS.c.name)
+"""Built once (see ``storage.queries``): the CLI resolves a world's spelling with it."""
 
 
 class CatalogStore(StorageCore):
@@ -56,7 +58,7 @@ class CatalogStore(StorageCore):
 
     async def list_worlds(self) -> list[World]:
         def read(conn: Connection) -> list[World]:
-            rows = conn.execute(sa.select(_WORLDS).order_by(_WORLDS.c.name))
+            rows = conn.execute(_ALL_WORLDS)
             return [row_world(r) for r in rows]
 
         return await self.in_transaction(read, write=False)
