@@ -1,5 +1,5 @@
 """``python -m agentworld`` runs the CLI."""
 
-from agentworld.cli.app import main
+from agentworld.cli.entry import main
 
 main()

@@ -119,7 +119,8 @@ def test_worlds_and_agents_are_found_whatever_the_case_they_are_typed_in(cli: An
 HELP_OF_EVERY_COMMAND = r"""
 import contextlib, io, json, sys
 import typer
-from agentworld.cli.app import app, main
+from agentworld.cli.app import app
+from agentworld.cli.entry import main
 
 def paths(command, prefix):
     yield prefix

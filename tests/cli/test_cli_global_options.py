@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentworld.cli.app import place_global_options
+from agentworld.cli.entry import place_global_options
 from agentworld.storage.migrations import foreign_schema_problem
 
 

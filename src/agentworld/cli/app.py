@@ -11,7 +11,6 @@ integer``, exit 2) instead of a boxed usage text or a traceback (SPEC §3).
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -92,57 +91,6 @@ def demo() -> None:
     asyncio.run(run_demo())
 
 
-def _configure_logging() -> None:
-    """``AGENTWORLD_LOG=debug`` (or info, warning …) logs to stderr; a value that is no level
-    is reported and ignored, so it cannot break every command."""
-    import logging
-    import os
-
-    level = os.environ.get("AGENTWORLD_LOG", "").strip().upper()
-    if not level:
-        return
-    if level not in logging.getLevelNamesMapping() and not level.isdigit():
-        sys.stderr.write(
-            f"warning: AGENTWORLD_LOG={level.lower()!r} is not a log level "
-            "(debug, info, warning, error, critical); logging stays off\n"
-        )
-        return
-    logging.basicConfig(
-        level=int(level) if level.isdigit() else level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-
-
-def place_global_options(args: Sequence[str]) -> list[str]:
-    """Accept the global options where people type them: ``--db URL`` after the command
-    (``agentworld world list --db x.db``) moves in front of it, and ``--json`` before it
-    (``agentworld --json world list``) moves to its end. Nothing after ``--`` is touched."""
-    args = list(args)
-    end = args.index("--") if "--" in args else len(args)
-    head, tail = args[:end], args[end:]
-    front: list[str] = []
-    rest: list[str] = []
-    json_flag = False
-    in_front = True
-    index = 0
-    while index < len(head):
-        token = head[index]
-        if in_front and not token.startswith("-"):
-            in_front = False  # the command: what follows belongs to it
-        if token == "--db" and index + 1 < len(head):
-            front += head[index : index + 2]
-            index += 2
-            continue
-        if token.startswith("--db="):
-            front.append(token)
-        elif in_front and token == "--json":
-            json_flag = True
-        else:
-            (front if in_front else rest).append(token)
-        index += 1
-    return front + rest + (["--json"] if json_flag else []) + tail
-
-
 _CLICK_PHRASES = {
     "Input should be a valid integer, unable to parse string as an integer": "not an integer",
     "Input should be a valid number, unable to parse string as a number": "not a number",
@@ -190,14 +138,13 @@ def plain_usage(command: click.Command) -> click.Command:
     return command
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """The ``agentworld`` command: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for
-    a malformed command line)."""
-    _configure_logging()
-    args = place_global_options(sys.argv[1:] if argv is None else argv)
+def run_command_line(args: Sequence[str]) -> None:
+    """Run ``args`` (global options in front, ``entry.place_global_options``) through the
+    command tree: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for a malformed
+    command line)."""
     command = plain_usage(typer.main.get_command(app))
     try:
-        code = command.main(args, prog_name="agentworld", standalone_mode=False)
+        code = command.main(list(args), prog_name="agentworld", standalone_mode=False)
     except typer.TyperException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # a group typed alone: show its help
             ctx = getattr(exc, "ctx", None)

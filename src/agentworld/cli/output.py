@@ -13,7 +13,7 @@ import shlex
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
 # The documents are shared with the HTTP API; the CLI's modules reach them through here.
 from agentworld.documents import APPROVAL_CALL as APPROVAL_CALL
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from agentworld.models import Agent, Chat, Message, Usage
+    from agentworld.models import Agent, Chat, Usage
     from agentworld.models.pending import PendingApproval
 
 def print_json(document: Any) -> None:
@@ -297,7 +297,37 @@ def result_summary(content: str, *, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def print_messages(messages: Sequence[Message], *, empty: str | None = "no messages yet") -> None:
+class ShownFunction(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> str: ...
+
+
+class ShownToolCall(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def function(self) -> ShownFunction: ...
+
+
+class ShownMessage(Protocol):
+    """What a transcript line shows of a message: a ``Message``, or a ``StoredMessage`` of the
+    bare SQLite reader (``cli.quick``), which prints transcripts without loading the models."""
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def sender(self) -> str: ...
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def tool_call_id(self) -> str | None: ...
+    @property
+    def tool_calls(self) -> Sequence[ShownToolCall] | None: ...
+
+
+def print_messages(messages: Sequence[ShownMessage], *, empty: str | None = "no messages yet") -> None:
     """A transcript as people read it (``message_lines``), or ``empty`` when there is none."""
     console = _console()
     if not messages and empty is not None:
@@ -307,7 +337,7 @@ def print_messages(messages: Sequence[Message], *, empty: str | None = "no messa
             console.print(line)
 
 
-def message_lines(message: Message, *, result_limit: int | None = None) -> list[str]:
+def message_lines(message: ShownMessage, *, result_limit: int | None = None) -> list[str]:
     """One message as rich-markup lines: who said what, the tools an agent called and what
     they returned (cut to ``result_limit`` characters, if given); an approval request (the
     injected ``client.requestApproval`` call) and its answer are shown as such."""

@@ -130,11 +130,8 @@ class CatalogStore(StorageCore):
         """Agent names are matched case-insensitively, like mentions (SPEC R1)."""
 
         def read(conn: Connection) -> Agent:
-            row = conn.execute(
-                sa.select(_AGENTS).where(
-                    _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
-                )
-            ).first()
+            params = {"world_key": world, "agent_key": name.lower()}
+            row = conn.execute(queries.AGENT_NAMED, params).first()
             if row is None:
                 queries.require_world(conn, world)
                 raise NotFoundError(f"agent {name!r} not found in world {world!r}")

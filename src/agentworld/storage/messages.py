@@ -201,25 +201,17 @@ class MessageStore(StorageCore):
         await self.in_transaction(insert, write=True)
 
     async def transcript(self, world: str, chat_id: str) -> list[Message]:
-        return await self._messages(world, chat_id, owner=None)
+        return await self._messages(queries.TRANSCRIPT, world_key=world, chat_key=chat_id)
 
     async def memory(self, world: str, agent: str, chat_id: str | None = None) -> list[Message]:
-        return await self._messages(world, chat_id, owner=agent)
+        """The agent's memory of one chat, or of every chat of the world in order."""
+        if chat_id is None:
+            return await self._messages(queries.MEMORY_OF_EVERY_CHAT, world_key=world, agent_key=agent)
+        return await self._messages(queries.MEMORY, world_key=world, chat_key=chat_id, agent_key=agent)
 
-    async def _messages(
-        self, world: str, chat_id: str | None, *, owner: str | None
-    ) -> list[Message]:
-        query = sa.select(*MESSAGE_COLUMNS).where(_MESSAGES.c.world == world)
-        if chat_id is not None:
-            query = query.where(_MESSAGES.c.chat_id == chat_id)
-        query = query.where(
-            _MESSAGES.c.memory_owner.is_(None)
-            if owner is None
-            else _MESSAGES.c.memory_owner == owner
-        ).order_by(_MESSAGES.c.seq)
-
+    async def _messages(self, query: sa.Select[Any], **params: str) -> list[Message]:
         def read(conn: Connection) -> list[Message]:
-            return [row_message(r) for r in conn.execute(query).all()]
+            return [row_message(r) for r in conn.execute(query, params).all()]
 
         return await self.in_transaction(read, write=False)
 

@@ -107,10 +107,13 @@ MIGRATIONS: Sequence[Migration] = (
 )
 
 
+CURRENT_VERSION = sa.select(sa.func.max(schema.schema_version.c.version))
+
+
 def current_version(conn: sa.Connection) -> int:
     if not sa.inspect(conn).has_table("schema_version"):
         return 0
-    return int(conn.execute(sa.select(sa.func.max(schema.schema_version.c.version))).scalar() or 0)
+    return int(conn.execute(CURRENT_VERSION).scalar() or 0)
 
 
 def foreign_schema_problem(tables: Iterable[str], *, whole_database: bool) -> str | None:

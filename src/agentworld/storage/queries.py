@@ -17,7 +17,7 @@ from agentworld.models import Agent, World, utc_now
 from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
-from agentworld.storage.rows import CHAT_MESSAGES, row_agent, row_world, ts
+from agentworld.storage.rows import CHAT_MESSAGES, MESSAGE_COLUMNS, row_agent, row_world, ts
 
 _AGENTS = schema.agents
 _CHATS = schema.chats
@@ -34,6 +34,10 @@ AGENTS_OF_WORLD = (
 AGENT = sa.select(_AGENTS).where(
     _AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key")
 )
+AGENT_NAMED = sa.select(_AGENTS).where(
+    _AGENTS.c.world == _bp("world_key"), sa.func.lower(_AGENTS.c.name) == _bp("agent_key")
+)
+"""An agent by name regardless of case (``agent_key`` lower-cased), as mentions find it."""
 COUNT_LLM_CALLS = (
     sa.update(_AGENTS)
     .where(_AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key"))
@@ -63,6 +67,12 @@ CHATS_OF_WORLD = (
 )
 CHAT = CHATS_OF_WORLD.where(_CHATS.c.chat_id == _bp("chat_key"))
 MEMORY = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key")).order_by(_MESSAGES.c.seq)
+TRANSCRIPT = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner.is_(None)).order_by(_MESSAGES.c.seq)
+MEMORY_OF_EVERY_CHAT = (
+    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
+    .where(_MESSAGES.c.world == _bp("world_key"), _MESSAGES.c.memory_owner == _bp("agent_key"))
+    .order_by(_MESSAGES.c.seq)
+)
 MEMORY_SINCE = MEMORY.where(_MESSAGES.c.seq > _bp("after_seq"))
 TRANSCRIPT_SINCE = TRANSCRIPT_PAGE.limit(None)
 LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))

@@ -1,0 +1,146 @@
+"""``agentworld messages`` answered without the full command line's start-up.
+
+Reading a transcript is what people and scripts run most, and the full path pays for typer's
+command tree, SQLAlchemy and pydantic before it reads a row (~0.6 s; SPEC §6 allows 0.5 s and
+issue 18 asks for 0.25 s). This answers the plain, successful cases from a bare ``sqlite3``
+connection (``storage.sqlite_reads``) with the same output, byte for byte
+(tests/cli/test_cli_quick.py runs both paths on the same databases).
+
+It answers only what it can answer exactly: the command line must be one of the forms below,
+word for word, and the database a current SQLite file holding the world, chat and agent
+named, with something to show. Everything else — ``--help``, an unknown option, a missing
+world, an empty chat, PostgreSQL, an older schema — returns None and goes to the full
+command line, which gives its usual output or error.
+
+    [--db URL] messages WORLD [--chat ID] [--agent NAME] [--json]
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesCommand:
+    db: str | None
+    world: str
+    chat: str | None
+    agent: str | None
+    json_out: bool
+
+
+def answer(args: Sequence[str]) -> int | None:
+    """The exit status once the command is answered here, or None to leave it to the full
+    command line (nothing has been printed then)."""
+    command = parse(args)
+    if command is None:
+        return None
+    path = _database_file(command.db)
+    if path is None:
+        return None
+    from agentworld.storage import sqlite_reads
+
+    conn = sqlite_reads.open_current(path)
+    if conn is None:
+        return None
+    try:
+        return _messages(conn, command)
+    except (sqlite_reads.Unreadable, sqlite3.Error, ValueError):
+        # A row in a shape it does not know, a busy or damaged file: the full path reads it,
+        # or says what is wrong with it.
+        return None
+    finally:
+        conn.close()
+
+
+def parse(args: Sequence[str]) -> MessagesCommand | None:
+    """The command if ``args`` (global options already in front, see ``entry``) are exactly
+    one of the forms this module answers, else None."""
+    words = list(args)
+    db: str | None = None
+    if words[:1] == ["--db"] and len(words) >= 2:
+        db, words = words[1], words[2:]
+    elif words and words[0].startswith("--db="):
+        db, words = words[0].removeprefix("--db="), words[1:]
+    if len(words) < 2 or words[0] != "messages" or words[1].startswith("-"):
+        return None
+    world, rest = words[1], words[2:]
+    values: dict[str, str] = {}
+    json_out = False
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        name, equals, value = word.partition("=")
+        if word == "--json" and not json_out:
+            json_out = True
+        elif name in ("--chat", "--agent") and name not in values and equals:
+            values[name] = value
+        elif word in ("--chat", "--agent") and word not in values and index + 1 < len(rest):
+            index += 1
+            values[word] = rest[index]
+        else:
+            return None
+        index += 1
+    if any(not value or value.startswith("-") for value in values.values()):
+        return None
+    if db is None:
+        db = os.environ.get("AGENTWORLD_DB")
+        if db == "":
+            return None  # what an empty variable means is the option parser's call
+    return MessagesCommand(db, world, values.get("--chat"), values.get("--agent"), json_out)
+
+
+def _database_file(db: str | None) -> Path | None:
+    """The SQLite file ``--db`` names, as the full path resolves it; None for anything else
+    (PostgreSQL, a memory database, a URL it would refuse)."""
+    from agentworld.errors import AgentWorldError
+    from agentworld.storage.url import (
+        check_command_line_database,
+        resolve_database_url,
+        sqlite_file,
+    )
+
+    try:
+        url = resolve_database_url(db)
+        check_command_line_database(url)
+    except AgentWorldError:
+        return None
+    return sqlite_file(url)
+
+
+def _messages(conn: sqlite3.Connection, command: MessagesCommand) -> int | None:
+    from agentworld.storage import sqlite_reads
+
+    world = sqlite_reads.world_named(conn, command.world)
+    if world is None:
+        return None
+    name, settings = world
+    chat_id = command.chat or settings.get("current_chat_id")
+    if chat_id is not None and not isinstance(chat_id, str):
+        return None
+    if command.agent is not None:
+        if command.chat is not None and not sqlite_reads.chat_exists(conn, name, command.chat):
+            return None
+        owner = sqlite_reads.agent_named(conn, name, command.agent)
+        if owner is None:
+            return None
+        found = sqlite_reads.memory(conn, name, owner, command.chat)
+    else:
+        if chat_id is None or not sqlite_reads.chat_exists(conn, name, chat_id):
+            return None
+        found = sqlite_reads.transcript(conn, name, chat_id)
+    if not found:
+        return None  # "no messages yet" names a next step, which the full path works out
+
+    from agentworld.cli import output
+
+    if command.json_out:
+        document = {"chatId": chat_id, "agent": command.agent, "messages": [m.to_json() for m in found]}
+        output.print_json(document)
+    else:
+        output.print_messages(found)
+    return 0

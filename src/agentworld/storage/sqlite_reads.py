@@ -1,0 +1,250 @@
+"""A chat's transcript and an agent's memory read on a bare ``sqlite3`` connection.
+
+``agentworld messages`` is run hundreds of times a day, by people and by scripts. The full
+path imports SQLAlchemy and pydantic and builds the schema's statements before it reads a
+row, which costs more than half a second; this module needs neither. Its statements are the
+text of the SQLAlchemy statements ``storage.queries`` runs for the same reads, and a test
+holds each one to that statement's SQLite compilation, so the two cannot drift apart.
+
+It only ever reads, and only from a database this version made and finished upgrading: it
+never creates a file, never migrates, and leaves anything it cannot vouch for (no file,
+another schema version, a row in a shape it does not know) to the full path, by returning
+None or raising ``Unreadable``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 7
+"""The schema version these statements are written for: ``len(migrations.MIGRATIONS)``
+(a test holds them equal)."""
+
+_MESSAGE_COLUMNS = (
+    "messages.message_id, messages.chat_id, messages.role, messages.sender, messages.agent_id, "
+    "messages.content, messages.tool_calls AS tool_calls, messages.tool_call_id, "
+    "messages.reply_to, messages.created_at, messages.input_tokens, messages.output_tokens, "
+    "messages.seq"
+)
+
+VERSION = "SELECT max(schema_version.version) AS max_1 FROM schema_version"
+WORLD = (
+    "SELECT worlds.name, worlds.config, worlds.created_at, worlds.updated_at "
+    "FROM worlds WHERE worlds.name = :world_key"
+)
+ALL_WORLDS = (
+    "SELECT worlds.name, worlds.config, worlds.created_at, worlds.updated_at "
+    "FROM worlds ORDER BY worlds.name"
+)
+CHAT_EXISTS = (
+    "SELECT chats.chat_id FROM chats "
+    "WHERE chats.world = :world_key AND chats.chat_id = :chat_key"
+)
+AGENT_NAMED = (
+    "SELECT agents.world, agents.name, agents.config, agents.llm_call_count, "
+    "agents.last_active, agents.created_at FROM agents "
+    "WHERE agents.world = :world_key AND lower(agents.name) = :agent_key"
+)
+TRANSCRIPT = (
+    f"SELECT {_MESSAGE_COLUMNS} FROM messages "
+    "WHERE messages.world = :world_key AND messages.chat_id = :chat_key "
+    "AND messages.memory_owner IS NULL ORDER BY messages.seq"
+)
+MEMORY = (
+    f"SELECT {_MESSAGE_COLUMNS} FROM messages "
+    "WHERE messages.world = :world_key AND messages.chat_id = :chat_key "
+    "AND messages.memory_owner = :agent_key ORDER BY messages.seq"
+)
+MEMORY_OF_EVERY_CHAT = (
+    f"SELECT {_MESSAGE_COLUMNS} FROM messages "
+    "WHERE messages.world = :world_key AND messages.memory_owner = :agent_key "
+    "ORDER BY messages.seq"
+)
+
+_ROLES = frozenset({"user", "assistant", "tool", "system"})
+
+
+class Unreadable(Exception):
+    """Something this reader cannot vouch for reading exactly as the full path does."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFunction:
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredToolCall:
+    id: str
+    function: StoredFunction
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A stored message as the CLI shows it: the fields ``cli.output.message_lines`` reads,
+    and ``to_json``, which gives exactly ``Message.to_json()`` of the same row."""
+
+    message_id: str
+    chat_id: str
+    role: str
+    sender: str
+    agent_id: str | None
+    content: str | None
+    tool_calls: tuple[StoredToolCall, ...] | None
+    tool_call_id: str | None
+    reply_to_message_id: str | None
+    created_at: str
+    """Already in the document's form: ISO 8601 in UTC ending in ``Z``."""
+
+    def to_json(self) -> dict[str, Any]:
+        calls = None
+        if self.tool_calls is not None:
+            calls = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.function.name, "arguments": call.function.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        return {
+            "messageId": self.message_id,
+            "chatId": self.chat_id,
+            "role": self.role,
+            "sender": self.sender,
+            "agentId": self.agent_id,
+            "content": self.content,
+            "tool_calls": calls,
+            "tool_call_id": self.tool_call_id,
+            "replyToMessageId": self.reply_to_message_id,
+            "createdAt": self.created_at,
+        }
+
+
+def open_current(path: Path) -> sqlite3.Connection | None:
+    """A connection to the database at ``path`` if it exists and is at ``SCHEMA_VERSION``;
+    None otherwise (the full path then creates, upgrades or refuses it)."""
+    if not path.is_file():
+        return None
+    try:
+        # mode=rw: never create the file; what runs on the connection only reads.
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=5.0)
+    except sqlite3.Error:
+        return None
+    try:
+        (version,) = conn.execute(VERSION).fetchone()
+    except sqlite3.Error:  # not a database, or not ours
+        conn.close()
+        return None
+    if version != SCHEMA_VERSION:
+        conn.close()
+        return None
+    return conn
+
+
+def world_named(conn: sqlite3.Connection, name: str) -> tuple[str, dict[str, Any]] | None:
+    """The stored spelling and settings of the world ``name`` names regardless of case (as
+    the CLI finds worlds), or None when there is none."""
+    names = [row[0] for row in conn.execute(ALL_WORLDS)]
+    if name not in names:
+        name = next((stored for stored in names if stored.lower() == name.lower()), name)
+    row = conn.execute(WORLD, {"world_key": name}).fetchone()
+    if row is None:
+        return None
+    config = json.loads(row[1])
+    if not isinstance(config, dict):
+        raise Unreadable("world settings")
+    return row[0], config
+
+
+def chat_exists(conn: sqlite3.Connection, world: str, chat_id: str) -> bool:
+    return conn.execute(CHAT_EXISTS, {"world_key": world, "chat_key": chat_id}).fetchone() is not None
+
+
+def agent_named(conn: sqlite3.Connection, world: str, name: str) -> str | None:
+    """The stored name of the world's agent ``name`` names; matched by the same SQL as the
+    full path (``lower()``, ASCII in SQLite)."""
+    row = conn.execute(AGENT_NAMED, {"world_key": world, "agent_key": name.lower()}).fetchone()
+    return None if row is None else str(row[1])
+
+
+def transcript(conn: sqlite3.Connection, world: str, chat_id: str) -> list[StoredMessage]:
+    rows = conn.execute(TRANSCRIPT, {"world_key": world, "chat_key": chat_id})
+    return [stored_message(row) for row in rows]
+
+
+def memory(
+    conn: sqlite3.Connection, world: str, agent: str, chat_id: str | None
+) -> list[StoredMessage]:
+    """The agent's memory of one chat, or of every chat in order."""
+    if chat_id is None:
+        rows = conn.execute(MEMORY_OF_EVERY_CHAT, {"world_key": world, "agent_key": agent})
+    else:
+        rows = conn.execute(MEMORY, {"world_key": world, "chat_key": chat_id, "agent_key": agent})
+    return [stored_message(row) for row in rows]
+
+
+def stored_message(row: tuple[Any, ...]) -> StoredMessage:
+    """A message from a row of ``TRANSCRIPT`` or ``MEMORY``, read as ``rows.row_message``
+    and ``Message`` read it; ``Unreadable`` for anything they would read differently or
+    refuse (a type they would coerce, a call list of another shape, a time not in UTC)."""
+    (message_id, chat_id, role, sender, agent_id, content, calls, call_id, reply_to, created, *_) = row
+    texts = (message_id, chat_id, role, sender, created)
+    if not all(isinstance(value, str) for value in texts) or role not in _ROLES:
+        raise Unreadable("message columns")
+    if not all(value is None or isinstance(value, str) for value in (agent_id, content, call_id, reply_to)):
+        raise Unreadable("message columns")
+    return StoredMessage(
+        message_id=message_id,
+        chat_id=chat_id,
+        role=role,
+        sender=sender,
+        agent_id=agent_id,
+        content=content,
+        tool_calls=_tool_calls(calls),
+        tool_call_id=call_id,
+        reply_to_message_id=reply_to,
+        created_at=_utc_text(created),
+    )
+
+
+def _tool_calls(stored: Any) -> tuple[StoredToolCall, ...] | None:
+    if stored is None or stored == "null":
+        return None
+    if not isinstance(stored, str):
+        raise Unreadable("tool calls")
+    calls = json.loads(stored)
+    if not calls:
+        return None
+    if not isinstance(calls, list):
+        raise Unreadable("tool calls")
+    return tuple(_tool_call(call) for call in calls)
+
+
+def _tool_call(call: Any) -> StoredToolCall:
+    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+        raise Unreadable("tool call")
+    function = call["function"]
+    ident, name, arguments = call.get("id"), function.get("name"), function.get("arguments", "{}")
+    if not (isinstance(ident, str) and isinstance(name, str) and isinstance(arguments, str)):
+        raise Unreadable("tool call")
+    if call.get("type", "function") != "function":
+        raise Unreadable("tool call")
+    return StoredToolCall(id=ident, function=StoredFunction(name=name, arguments=arguments))
+
+
+def _utc_text(stored: str) -> str:
+    """``2026-01-02T03:04:05.123456+00:00`` as the document writes it, ``…Z``."""
+    try:
+        moment = datetime.fromisoformat(stored)
+    except ValueError as exc:
+        raise Unreadable("time") from exc
+    if moment.utcoffset() != timedelta(0):
+        raise Unreadable("time")
+    return moment.isoformat().replace("+00:00", "Z")
