@@ -98,7 +98,44 @@ def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
     return {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage)}
 
 
-def approval_doc(pending: PendingApproval) -> dict[str, Any]:
+class ShownShell(Protocol):
+    """What an approval request showed of a shell line (``models.pending.ShellDisplay``)."""
+
+    @property
+    def command_line(self) -> str: ...
+    @property
+    def directory(self) -> str: ...
+    @property
+    def commands(self) -> Sequence[str]: ...
+    @property
+    def note(self) -> str: ...
+
+
+class ShownApproval(Protocol):
+    """What the approval document and its text show of a request: a ``PendingApproval``, or
+    a ``StoredApproval`` of the bare SQLite reader (``cli.quick``)."""
+
+    @property
+    def world(self) -> str: ...
+    @property
+    def tool_call_id(self) -> str: ...
+    @property
+    def agent(self) -> str: ...
+    @property
+    def chat_id(self) -> str: ...
+    @property
+    def tool_name(self) -> str: ...
+    @property
+    def tool_args(self) -> dict[str, Any]: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def shell(self) -> ShownShell | None: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+def approval_doc(pending: ShownApproval) -> dict[str, Any]:
     """The approval document of SPEC §3."""
     return {
         "approvalId": pending.tool_call_id,

@@ -68,7 +68,9 @@ def built(tmp_path_factory: pytest.TempPathFactory, module_env: dict[str, str]) 
     script = base / "a.json"
     call = {"name": "shell_cmd", "arguments": {"command": "touch RELEASED"}}
     script.write_text(json.dumps([{"tool_calls": [call]}, "done [bold]now[/bold] ✓"]))
-    cli("world", "create", "Team", "--no-streaming", "--working-dir", str(work))
+    policy = base / "policy.toml"  # a tool that is not the shell asks too: its arguments are shown
+    policy.write_text('[[rule]]\ntoolName = "read_file"\ndecision = "ask_user"\npriority = 5\n')
+    cli("world", "create", "Team", "--no-streaming", "--working-dir", str(work), "--policy", str(policy))
     cli("agent", "create", "Team", "Ann", "--provider", "scripted", "--model", f"file:{script}")
     cli("agent", "create", "Team", "bob", "--provider", "scripted", "--model", "echo")
     first = cli("send", "Team", "@ann please \\[x] [red]touch[/red] it", "--json")
@@ -77,6 +79,15 @@ def built(tmp_path_factory: pytest.TempPathFactory, module_env: dict[str, str]) 
     cli("send", "Team", "@bob héllo\nsecond line")
     second = cli("chat", "new", "Team", "--json")["chatId"]
     cli("send", "Team", "@bob only here", "--chat", second)
+    for agent, call in (
+        ("Cal", {"name": "shell_cmd", "arguments": {"command": "touch A && rm -rf B"}}),
+        ("Dee", {"name": "read_file", "arguments": {"path": "[b]hi[/b].txt"}}),
+    ):
+        asks = base / f"{agent}.json"
+        asks.write_text(json.dumps([{"tool_calls": [call]}, "done"]))
+        cli("agent", "create", "Team", agent, "--provider", "scripted", "--model", f"file:{asks}")
+    cli("send", "Team", "@cal clean up", "--chat", second)
+    cli("send", "Team", "@dee write it", "--chat", first["chatId"])
     cli("chat", "use", "Team", first["chatId"])
     return db_file, str(second)
 
@@ -106,6 +117,10 @@ def test_every_form_prints_what_the_full_command_line_prints(
         ["messages", "Team", "--agent", "Bob", "--chat", talked, "--json"],
         ["messages", "Team", "--agent", "bob"],
         ["--json", "messages", "Team", "--agent", "bob"],
+        ["approvals", "Team"],
+        ["approvals", "team", "--json"],
+        ["approvals", "Team", "--chat", talked],
+        ["approvals", "Team", f"--chat={talked}", "--json"],
     ]
     for index, form in enumerate(forms):
         for db in (["--db", db_url], [f"--db={db_url}"])[: 2 if index < 2 else 1]:
@@ -118,6 +133,9 @@ def test_every_form_prints_what_the_full_command_line_prints(
             assert quick.stdout.strip()
     shown = run(QUICK_ONLY, ["--db", db_url, "messages", "Team"], env).stdout
     assert "approval" in shown and "[red]touch[/red]" in shown and "héllo" in shown
+    waiting = run(QUICK_ONLY, ["--db", db_url, "approvals", "Team"], env).stdout
+    assert "rm -rf B" in waiting and "[b]hi[/b]" in waiting and f"--db {db_url}" in waiting
+    assert len(json.loads(run(QUICK_ONLY, ["--db", db_url, "approvals", "Team", "--json"], env).stdout)["approvals"]) == 2
     # $AGENTWORLD_DB names the database as --db does
     by_env = run(QUICK_ONLY, ["messages", "Team", "--json"], {**env, "AGENTWORLD_DB": db_url})
     assert by_env.returncode == 0
@@ -142,6 +160,11 @@ LEFT_TO_THE_FULL_PATH = [
     ["messages"],
     ["messages", "--json", "Team"],
     ["chat", "list", "Team"],
+    ["approvals", "Team", "--grants"],
+    ["approvals", "Team", "--revoke", "grant_x"],
+    ["approvals", "Team", "--agent", "Cal"],
+    ["approvals", "Team", "--chat", "chat_unknown"],
+    ["approvals", "Nowhere"],
     ["--version"],
 ]
 
@@ -152,6 +175,25 @@ def test_anything_else_is_left_to_the_full_command_line(
     for form in LEFT_TO_THE_FULL_PATH:
         quick = run(QUICK_ONLY, ["--db", db_url, *form], env)
         assert (quick.returncode, quick.stdout) == (99, ""), form
+
+
+def test_a_world_with_work_to_take_up_is_left_to_the_full_path(
+    talked: str, cli: Any, db_url: str, env: dict[str, str]
+) -> None:
+    """Opening the world's runtime would log a dead process's tool run as interrupted, or
+    deny an overdue request: the listing of approvals is then the full path's."""
+    approvals = ["--db", db_url, "approvals", "Team", "--json"]
+    assert run(QUICK_ONLY, approvals, env).returncode == 0
+    with sqlite3.connect(db_url.removeprefix("sqlite:///")) as raw:
+        raw.execute("UPDATE tool_logs SET status = 'running'")
+    assert run(QUICK_ONLY, approvals, env).returncode == 99
+    with sqlite3.connect(db_url.removeprefix("sqlite:///")) as raw:
+        raw.execute("UPDATE tool_logs SET status = 'ok'")
+        raw.execute("UPDATE pending_calls SET created_at = '2020-01-01T00:00:00+00:00'")
+    assert run(QUICK_ONLY, approvals, env).returncode == 99
+    expired = cli("approvals", "Team", "--json").json()  # the full path denies them
+    assert expired == {"approvals": []}
+    assert run(QUICK_ONLY, approvals, env).stdout == '{\n  "approvals": []\n}\n'
 
 
 def test_an_empty_chat_an_old_schema_and_other_databases_are_left_to_the_full_path(

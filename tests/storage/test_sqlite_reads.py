@@ -15,7 +15,15 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from agentworld.models import Agent, Chat, Message, ToolCall, World
-from agentworld.storage import catalog, migrations, queries, sqlite_reads
+from agentworld.storage import (
+    catalog,
+    inbox,
+    migrations,
+    pending_rows,
+    queries,
+    sqlite_reads,
+    tool_logs,
+)
 from agentworld.storage.sql import SQLStorage
 
 STATEMENTS: list[tuple[str, sa.Select[Any]]] = [
@@ -27,6 +35,9 @@ STATEMENTS: list[tuple[str, sa.Select[Any]]] = [
     (sqlite_reads.TRANSCRIPT, queries.TRANSCRIPT),
     (sqlite_reads.MEMORY, queries.MEMORY),
     (sqlite_reads.MEMORY_OF_EVERY_CHAT, queries.MEMORY_OF_EVERY_CHAT),
+    (sqlite_reads.RUNNING_TOOLS, tool_logs.RUNNING),
+    (sqlite_reads.CHATS_WITH_WORK, inbox.CHATS_WITH_WORK),
+    (sqlite_reads.PENDING_CALLS, pending_rows.find_statement(False, True, True, False)),
 ]
 
 

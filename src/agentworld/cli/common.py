@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from agentworld.cli import output
+from agentworld.cli import state as cli_state
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
 
 T = TypeVar("T")
 
-state: dict[str, Any] = {"db": None, "interactive": True}
+state = cli_state.state
+"""Shared with ``cli.quick`` and ``cli.output`` through ``cli.state``."""
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 

@@ -15,8 +15,11 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
+from agentworld.cli.state import state
+
 # The documents are shared with the HTTP API; the CLI's modules reach them through here.
 from agentworld.documents import APPROVAL_CALL as APPROVAL_CALL
+from agentworld.documents import ShownApproval
 from agentworld.documents import agent_doc as agent_doc
 from agentworld.documents import approval_answer as approval_answer
 from agentworld.documents import approval_doc as approval_doc
@@ -37,7 +40,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from agentworld.models import Agent, Chat, Usage
-    from agentworld.models.pending import PendingApproval
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
@@ -99,9 +101,6 @@ def _compact(value: Any) -> str:
 def command(*args: str) -> str:
     """A command line ready to paste: ``agentworld`` with this process's ``--db`` when it is
     not what a new command would use anyway (the default, or ``$AGENTWORLD_DB``)."""
-    # Imported here: common imports this module to report errors.
-    from agentworld.cli.common import state
-
     db = state.get("db")
     words = ["agentworld"]
     if db and db != os.environ.get("AGENTWORLD_DB"):
@@ -124,7 +123,7 @@ def say(line: str) -> None:
 
 
 def print_approvals(
-    pending: Sequence[PendingApproval],
+    pending: Sequence[ShownApproval],
     *,
     empty: str | None = None,
     answers: Literal["commands", "slash", "none"] = "commands",

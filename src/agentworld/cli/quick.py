@@ -1,18 +1,21 @@
-"""``agentworld messages`` answered without the full command line's start-up.
+"""``agentworld messages`` and ``agentworld approvals`` answered without the full command line's
+start-up.
 
-Reading a transcript is what people and scripts run most, and the full path pays for typer's
-command tree, SQLAlchemy and pydantic before it reads a row (~0.6 s; SPEC §6 allows 0.5 s and
-issue 18 asks for 0.25 s). This answers the plain, successful cases from a bare ``sqlite3``
-connection (``storage.sqlite_reads``) with the same output, byte for byte
+Reading a transcript and the approvals waiting are what people and scripts run most, and the
+full path pays for typer's command tree, SQLAlchemy and pydantic before it reads a row
+(0.6-1 s; issue 18 asks for 0.25 s). This answers their plain, successful cases from a bare
+``sqlite3`` connection (``storage.sqlite_reads``) with the same output, byte for byte
 (tests/cli/test_cli_quick.py runs both paths on the same databases).
 
 It answers only what it can answer exactly: the command line must be one of the forms below,
 word for word, and the database a current SQLite file holding the world, chat and agent
-named, with something to show. Everything else — ``--help``, an unknown option, a missing
-world, an empty chat, PostgreSQL, an older schema — returns None and goes to the full
-command line, which gives its usual output or error.
+named, with something to show. Everything else — ``--help``, another option, a missing
+world, an empty chat, PostgreSQL, an older schema, a world whose runtime would have work to
+take up — returns None and goes to the full command line, which gives its usual output or
+error.
 
     [--db URL] messages WORLD [--chat ID] [--agent NAME] [--json]
+    [--db URL] approvals WORLD [--chat ID] [--json]
 """
 
 from __future__ import annotations
@@ -22,10 +25,15 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+Answered = Literal["messages", "approvals"]
+_OPTIONS: dict[Answered, tuple[str, ...]] = {"messages": ("--chat", "--agent"), "approvals": ("--chat",)}
 
 
 @dataclass(frozen=True, slots=True)
-class MessagesCommand:
+class QuickCommand:
+    name: Answered
     db: str | None
     world: str
     chat: str | None
@@ -48,7 +56,9 @@ def answer(args: Sequence[str]) -> int | None:
     if conn is None:
         return None
     try:
-        return _messages(conn, command)
+        if command.name == "messages":
+            return _messages(conn, command)
+        return _approvals(conn, command)
     except (sqlite_reads.Unreadable, sqlite3.Error, ValueError):
         # A row in a shape it does not know, a busy or damaged file: the full path reads it,
         # or says what is wrong with it.
@@ -57,7 +67,7 @@ def answer(args: Sequence[str]) -> int | None:
         conn.close()
 
 
-def parse(args: Sequence[str]) -> MessagesCommand | None:
+def parse(args: Sequence[str]) -> QuickCommand | None:
     """The command if ``args`` (global options already in front, see ``entry``) are exactly
     one of the forms this module answers, else None."""
     words = list(args)
@@ -66,20 +76,24 @@ def parse(args: Sequence[str]) -> MessagesCommand | None:
         db, words = words[1], words[2:]
     elif words and words[0].startswith("--db="):
         db, words = words[0].removeprefix("--db="), words[1:]
-    if len(words) < 2 or words[0] != "messages" or words[1].startswith("-"):
+    if len(words) < 2 or words[1].startswith("-"):
+        return None
+    name = next((answered for answered in _OPTIONS if answered == words[0]), None)
+    if name is None:
         return None
     world, rest = words[1], words[2:]
+    allowed = _OPTIONS[name]
     values: dict[str, str] = {}
     json_out = False
     index = 0
     while index < len(rest):
         word = rest[index]
-        name, equals, value = word.partition("=")
+        option, equals, value = word.partition("=")
         if word == "--json" and not json_out:
             json_out = True
-        elif name in ("--chat", "--agent") and name not in values and equals:
-            values[name] = value
-        elif word in ("--chat", "--agent") and word not in values and index + 1 < len(rest):
+        elif option in allowed and option not in values and equals:
+            values[option] = value
+        elif word in allowed and word not in values and index + 1 < len(rest):
             index += 1
             values[word] = rest[index]
         else:
@@ -91,7 +105,7 @@ def parse(args: Sequence[str]) -> MessagesCommand | None:
         db = os.environ.get("AGENTWORLD_DB")
         if db == "":
             return None  # what an empty variable means is the option parser's call
-    return MessagesCommand(db, world, values.get("--chat"), values.get("--agent"), json_out)
+    return QuickCommand(name, db, world, values.get("--chat"), values.get("--agent"), json_out)
 
 
 def _database_file(db: str | None) -> Path | None:
@@ -112,7 +126,7 @@ def _database_file(db: str | None) -> Path | None:
     return sqlite_file(url)
 
 
-def _messages(conn: sqlite3.Connection, command: MessagesCommand) -> int | None:
+def _messages(conn: sqlite3.Connection, command: QuickCommand) -> int | None:
     from agentworld.storage import sqlite_reads
 
     world = sqlite_reads.world_named(conn, command.world)
@@ -143,4 +157,34 @@ def _messages(conn: sqlite3.Connection, command: MessagesCommand) -> int | None:
         output.print_json(document)
     else:
         output.print_messages(found)
+    return 0
+
+
+def _approvals(conn: sqlite3.Connection, command: QuickCommand) -> int | None:
+    """The full path opens the world's runtime first, which takes up what stopped processes
+    left (``WorldRuntime.resume_stopped_work``); answered here only when that would do
+    nothing."""
+    from agentworld.storage import sqlite_reads
+
+    world = sqlite_reads.world_named(conn, command.world)
+    if world is None:
+        return None
+    name, settings = world
+    timeout = settings.get("approval_timeout")
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool):
+        return None
+    if command.chat is not None and not sqlite_reads.chat_exists(conn, name, command.chat):
+        return None
+    if not sqlite_reads.world_is_settled(conn, name, timeout):
+        return None
+    found = [a for a in sqlite_reads.approvals(conn, name) if command.chat in (None, a.chat_id)]
+
+    from agentworld.cli import output
+    from agentworld.cli.state import state
+
+    state["db"] = command.db  # the answer commands it prints name the same database
+    if command.json_out:
+        output.print_json({"approvals": [output.approval_doc(a) for a in found]})
+    else:
+        output.print_approvals(found, empty="no pending approvals")
     return 0

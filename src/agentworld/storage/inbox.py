@@ -28,6 +28,12 @@ _bp = sa.bindparam
 _ITEM = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.item_id == _bp("item_key"))
 _OF_CHAT = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.chat_id == _bp("chat_key"))
 _DELETE_ITEM = sa.delete(_TABLE).where(_ITEM)
+CHATS_WITH_WORK = (
+    sa.select(_TABLE.c.chat_id)
+    .where(_TABLE.c.world == _bp("world_key"))
+    .group_by(_TABLE.c.chat_id)
+    .order_by(sa.func.min(_TABLE.c.item_id))
+)
 _REPLACE_ITEM = sa.update(_TABLE).where(_ITEM).values(work=_bp("new_work"))
 _ITEM_POSITION = sa.select(_TABLE.c.position).where(_ITEM)
 _LAST_POSITION = sa.select(sa.func.max(_TABLE.c.position)).where(_OF_CHAT)
@@ -137,15 +143,8 @@ class InboxStore:
 
     async def chats_with_work(self, world: str) -> list[str]:
         """Chats of the world with work left (to resume after a process stopped)."""
-        query = (
-            sa.select(_TABLE.c.chat_id)
-            .where(_TABLE.c.world == world)
-            .group_by(_TABLE.c.chat_id)
-            .order_by(sa.func.min(_TABLE.c.item_id))
-        )
-
         def read(conn: Connection) -> list[str]:
-            return [str(r.chat_id) for r in conn.execute(query)]
+            return [str(r.chat_id) for r in conn.execute(CHATS_WITH_WORK, {"world_key": world})]
 
         return await self._storage.in_transaction(read, write=False)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,28 @@ MEMORY_OF_EVERY_CHAT = (
     f"SELECT {_MESSAGE_COLUMNS} FROM messages "
     "WHERE messages.world = :world_key AND messages.memory_owner = :agent_key "
     "ORDER BY messages.seq"
+)
+
+RUNNING_TOOLS = (
+    "SELECT tool_logs.seq, tool_logs.world, tool_logs.chat_id, tool_logs.agent, "
+    "tool_logs.tool_call_id, tool_logs.tool_name, tool_logs.input, tool_logs.output, "
+    "tool_logs.status, tool_logs.started_at, tool_logs.finished_at, tool_logs.duration_ms, "
+    "tool_logs.runner FROM tool_logs "
+    "WHERE tool_logs.world = :world_key AND tool_logs.status = :status_key ORDER BY tool_logs.seq"
+)
+CHATS_WITH_WORK = (
+    "SELECT chat_inbox.chat_id FROM chat_inbox WHERE chat_inbox.world = :world_key "
+    "GROUP BY chat_inbox.chat_id ORDER BY min(chat_inbox.item_id)"
+)
+PENDING_CALLS = (
+    "SELECT pending_calls.world, pending_calls.tool_call_id, pending_calls.chat_id, "
+    "pending_calls.agent, pending_calls.kind, pending_calls.tool_name, pending_calls.arguments, "
+    "pending_calls.batch_id, pending_calls.trigger_sender, pending_calls.reply_to, "
+    "pending_calls.detail, pending_calls.status, pending_calls.created_at, "
+    "pending_calls.answered_at, pending_calls.answer, pending_calls.resumed_at FROM pending_calls "
+    "WHERE pending_calls.world = :world_key AND pending_calls.kind = :kind_key "
+    "AND pending_calls.status = :status_key "
+    "ORDER BY pending_calls.created_at, pending_calls.tool_call_id"
 )
 
 _ROLES = frozenset({"user", "assistant", "tool", "system"})
@@ -125,6 +147,32 @@ class StoredMessage:
             "replyToMessageId": self.reply_to_message_id,
             "createdAt": self.created_at,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredShell:
+    """How an approval request showed a shell line (``models.pending.ShellDisplay``)."""
+
+    command_line: str
+    directory: str
+    commands: tuple[str, ...]
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredApproval:
+    """A pending approval request with the fields its document and its text show
+    (``documents.approval_doc``, ``cli.output.print_approvals``)."""
+
+    world: str
+    tool_call_id: str
+    chat_id: str
+    agent: str
+    tool_name: str
+    tool_args: dict[str, Any]
+    message: str
+    shell: StoredShell | None
+    created_at: datetime
 
 
 def open_current(path: Path) -> sqlite3.Connection | None:
@@ -241,10 +289,77 @@ def _tool_call(call: Any) -> StoredToolCall:
 
 def _utc_text(stored: str) -> str:
     """``2026-01-02T03:04:05.123456+00:00`` as the document writes it, ``…Z``."""
+    return _utc(stored).isoformat().replace("+00:00", "Z")
+
+
+def _utc(stored: str) -> datetime:
+    """A stored time, which is in UTC; ``Unreadable`` for any other."""
     try:
         moment = datetime.fromisoformat(stored)
     except ValueError as exc:
         raise Unreadable("time") from exc
     if moment.utcoffset() != timedelta(0):
         raise Unreadable("time")
-    return moment.isoformat().replace("+00:00", "Z")
+    return moment
+
+
+def world_is_settled(conn: sqlite3.Connection, world: str, approval_timeout: float) -> bool:
+    """Whether opening the world's runtime would change nothing: no tool run left
+    ``running`` (a stopped process's runs are logged as interrupted), no approval request
+    overdue (it would be denied), no queued work (it would be run)."""
+    if conn.execute(RUNNING_TOOLS, {"world_key": world, "status_key": "running"}).fetchone():
+        return False
+    if conn.execute(CHATS_WITH_WORK, {"world_key": world}).fetchone():
+        return False
+    now = datetime.now(UTC)
+    return all(now - a.created_at <= timedelta(seconds=approval_timeout) for a in approvals(conn, world))
+
+
+def approvals(conn: sqlite3.Connection, world: str) -> list[StoredApproval]:
+    """The world's pending approval requests, oldest first."""
+    params = {"world_key": world, "kind_key": "approval", "status_key": "pending"}
+    return [stored_approval(row) for row in conn.execute(PENDING_CALLS, params)]
+
+
+def stored_approval(row: tuple[Any, ...]) -> StoredApproval:
+    """An approval request from a row of ``PENDING_CALLS``, as ``pending_rows.row_call``
+    reads it; ``Unreadable`` for anything the model would read differently or refuse."""
+    world, call_id, chat_id, agent, _kind, tool_name, _arguments, _batch, _sender, _reply, detail, *rest = row
+    created = rest[1]
+    if not all(isinstance(value, str) for value in (world, call_id, chat_id, agent, tool_name, created, detail)):
+        raise Unreadable("approval columns")
+    fields = json.loads(detail)
+    if not isinstance(fields, dict):
+        raise Unreadable("approval detail")
+    message, tool_args = fields.get("message"), fields.get("toolArgs")
+    if not isinstance(message, str) or not isinstance(tool_args, dict):
+        raise Unreadable("approval detail")
+    if not isinstance(fields.get("originalCallId"), str) or not isinstance(fields.get("requestMessageId"), str):
+        raise Unreadable("approval detail")
+    return StoredApproval(
+        world=world,
+        tool_call_id=call_id,
+        chat_id=chat_id,
+        agent=agent,
+        tool_name=tool_name,
+        tool_args=tool_args,
+        message=message,
+        shell=_shell(fields.get("shell")),
+        created_at=_utc(created),
+    )
+
+
+def _shell(shown: Any) -> StoredShell | None:
+    if shown is None:
+        return None
+    if not isinstance(shown, dict):
+        raise Unreadable("shell display")
+    line, directory, commands = shown.get("commandLine"), shown.get("directory"), shown.get("commands")
+    note = shown.get("note", "")
+    if not (isinstance(line, str) and isinstance(directory, str) and isinstance(note, str)):
+        raise Unreadable("shell display")
+    if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
+        raise Unreadable("shell display")
+    if not isinstance(shown.get("understood"), bool):
+        raise Unreadable("shell display")
+    return StoredShell(command_line=line, directory=directory, commands=tuple(commands), note=note)

@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 
 _TABLE = schema.tool_logs
 _START = sa.insert(_TABLE).returning(_TABLE.c.seq)
+RUNNING = (
+    sa.select(_TABLE)
+    .where(_TABLE.c.world == sa.bindparam("world_key"), _TABLE.c.status == sa.bindparam("status_key"))
+    .order_by(_TABLE.c.seq)
+)
+"""A world's executions in one status (``status_key``): those ``running`` never finished."""
 _FINISH = (
     sa.update(_TABLE)
     .where(_TABLE.c.seq == sa.bindparam("seq_key"))
@@ -142,7 +148,11 @@ class ToolLogStore:
 
     async def running(self, world: str) -> list[ToolLogEntry]:
         """Executions that started and never finished."""
-        return await self._read(sa.and_(_TABLE.c.world == world, _TABLE.c.status == "running"))
+
+        def read(conn: Connection) -> list[ToolLogEntry]:
+            return [_entry(r) for r in conn.execute(RUNNING, {"world_key": world, "status_key": "running"})]
+
+        return await self._storage.in_transaction(read, write=False)
 
     async def interrupt(self, world: str, tool_call_id: str, *, reason: str) -> bool:
         """Mark a call's unfinished executions interrupted (their process stopped); true when

@@ -1,0 +1,9 @@
+"""The command line's global settings, set once before a command runs: ``--db`` (or
+``$AGENTWORLD_DB``), and whether a person can be asked. A module of its own, free of typer,
+so ``cli.quick`` and ``cli.output`` can read it without the command tree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+state: dict[str, Any] = {"db": None, "interactive": True}
