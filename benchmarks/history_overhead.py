@@ -9,7 +9,9 @@ is ``AgentWorld.send(world, "@a1 hi", chat_id=...)``.
 
 Cold (the figure issue 18 sets): ``--cold-runs`` times, a fresh Python process opens a
 copy of a database whose chat holds ``--large`` messages in its transcript and in a1's
-memory, and answers one message (then a second one, warm). Then another fresh process
+memory, and answers one message (then a second one, warm). Once with the agent's default
+memory window (the latest 500 messages are shown, and only those are read) and once with
+the whole memory shown (``memory_window=0``); ``--cold-windows`` picks others. Then another fresh process
 sends the first turn's model request, byte for byte, with the SDK's ``client.post`` (its
 first call, so it pays the connection and the SDK's lazy set-up too): the cold floor.
 
@@ -17,8 +19,8 @@ Warm (one process, interleaved round-robin):
 
 * small -- ``--small`` transcript messages and as many agent-memory messages;
 * large transcript, small memory -- the transcript size alone must not matter;
-* large transcript + large memory -- the agent's LLM input is built from its whole memory
-  for the chat (SPEC R5), so every request carries ~10,000 messages.
+* large transcript + large memory -- the agent's LLM input is built from its memory window
+  of the chat (the default: its latest 500 messages).
 
 Every turn's model request is replayed with ``client.post`` (same server, same messages,
 same HTTP path), and overhead = turn - replay, the median of the per-turn differences.
@@ -59,6 +61,7 @@ from _harness import (
 
 from agentworld import AgentWorld
 from agentworld.models import Message
+from agentworld.models.domain import DEFAULT_MEMORY_WINDOW
 from agentworld.testing.openai_wire import OpenAIWireServer
 
 BATCH = 1_000
@@ -236,23 +239,29 @@ def _spawn(*argv: str) -> tuple[dict[str, float], float]:
     return json.loads(done.stdout.strip().splitlines()[-1]), wall
 
 
-async def make_template(args: argparse.Namespace, server: OpenAIWireServer, db: Path) -> str:
-    """A closed database whose chat holds ``--large`` messages; returns the chat's id."""
+async def make_template(
+    args: argparse.Namespace, server: OpenAIWireServer, db: Path, window: int
+) -> str:
+    """A closed database whose chat holds ``--large`` messages, its agent with memory window
+    ``window``; returns the chat's id."""
     async with AgentWorld(f"sqlite:///{db}") as aw:
         await aw.create_world(
             WORLD, streaming=False, turn_limit=TURN_LIMIT, working_dir=str(db.parent)
         )
         await aw.create_agent(
-            WORLD, "a1", provider="openai", model=PLAIN_MODEL, base_url=server.base_url
-        )
+            WORLD, "a1", provider="openai", model=PLAIN_MODEL, base_url=server.base_url,
+            memory_window=window,
+        )  # fmt: skip
         return await prefilled_chat(aw, transcript=args.large, memory=args.large)
 
 
-def run_cold(args: argparse.Namespace, server: OpenAIWireServer) -> dict[str, list[float]]:
+def run_cold(
+    args: argparse.Namespace, server: OpenAIWireServer, window: int
+) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="agentworld-cold-") as keep:
         db = Path(keep) / "template.db"
-        chat = asyncio.run(make_template(args, server, db))
+        chat = asyncio.run(make_template(args, server, db, window))
         server.clear()
         for n in range(args.cold_runs):
             run_db = Path(keep) / f"run{n}.db"  # each run starts from the same database
@@ -276,12 +285,13 @@ def run_cold(args: argparse.Namespace, server: OpenAIWireServer) -> dict[str, li
     return samples
 
 
-def report_cold(args: argparse.Namespace, samples: dict[str, list[float]]) -> None:
+def report_cold(args: argparse.Namespace, window: int, samples: dict[str, list[float]]) -> None:
     s = {key: Stats.of(values) for key, values in samples.items()}
     prompt = int(statistics.median(samples["prompt"]))
+    shown = "the whole memory" if window == 0 else f"memory window {window:,}"
     print(
         f"Cold: a fresh process per run ({args.cold_runs} runs), chat of {args.large:,} messages"
-        f" in transcript and a1's memory; prompt {prompt:,} messages"
+        f" in transcript and a1's memory, {shown}; prompt {prompt:,} messages"
     )
     print(s["process"].line("whole process (start, open, 2 turns, exit)", width=44))
     print(s["open"].line("AgentWorld opened", width=44))
@@ -303,8 +313,8 @@ def run(args: argparse.Namespace) -> None:
             mode="non-streaming",
             baseline="the same request sent with the SDK's client.post, same loopback server",
         )
-        if args.cold_runs > 0:
-            report_cold(args, run_cold(args, server))
+        for window in args.cold_windows if args.cold_runs > 0 else ():
+            report_cold(args, window, run_cold(args, server, window))
             print()
         if args.turns > 0:
             report_warm(*asyncio.run(run_warm(args, server)))
@@ -319,6 +329,12 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=10_000, help="messages in the large history")
     parser.add_argument("--cold-runs", type=int, default=3, help="fresh processes (0: none)")
     parser.add_argument("--turns", type=int, default=10, help="warm turns per variant (0: none)")
+    parser.add_argument(
+        "--cold-windows",
+        type=lambda text: [int(w) for w in text.split(",")],
+        default=[DEFAULT_MEMORY_WINDOW, 0],
+        help="the agent's memory window in the cold runs, comma-separated (0: the whole memory)",
+    )
     parser.add_argument(
         "--big-memory-turns", type=int, default=3, help="warm turns with the large memory"
     )

@@ -77,6 +77,7 @@ AGENT: dict[str, Any] = {
     "maxTokens": int,
     "baseUrl": str,
     "apiKeyEnv": str,
+    "memoryWindow": int,
     "status": str,
     "llmCallCount": int,
     "lastActive": TIMESTAMP,

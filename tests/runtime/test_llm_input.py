@@ -10,6 +10,7 @@ from agentworld.runtime.llm_input import (
     AWAITING_CLIENT,
     REFUSED_NOTE,
     build_prompt,
+    memory_window,
 )
 
 AGENT = Agent(world="w", name="a1", provider="scripted", model="echo", system_prompt="be a1")
@@ -77,3 +78,29 @@ def test_a_model_that_called_a_reserved_tool_is_told_in_words_not_shown_the_call
 def test_no_system_prompt_means_no_system_message() -> None:
     agent = AGENT.model_copy(update={"system_prompt": ""})
     assert [p.role for p in build_prompt(agent, [msg("user", "hi", sender="human")])] == ["user"]
+
+
+def test_a_memory_window_starts_at_a_user_message_among_the_latest() -> None:
+    exchange = [
+        msg("user", "q", sender="human"),
+        msg("assistant", tool_calls=[ToolCall.of("c1", "read_file")]),
+        msg("tool", "r", tool_call_id="c1"),
+        msg("assistant", "a"),
+    ]
+    memory = [m.model_copy(update={"content": f"{m.content}{i}"}) for i in range(10) for m in exchange]
+    assert memory_window(memory, 0) == memory  # 0: the whole memory
+    assert memory_window(memory, 40) == memory
+    shown = memory_window(memory, 22)  # the last 22 begin with a tool result and an answer
+    assert shown == memory[-20:]
+    assert shown[0].role == "user"
+    prompt = build_prompt(AGENT, shown)
+    assert [p.role for p in prompt[:4]] == ["system", "user", "assistant", "tool"]
+
+
+def test_a_window_with_no_user_message_starts_after_any_orphan_results() -> None:
+    loop = [msg("user", "go", sender="human")]
+    for i in range(15):
+        loop += [msg("assistant", tool_calls=[ToolCall.of(f"c{i}", "read_file")]), msg("tool", "r", tool_call_id=f"c{i}")]
+    shown = memory_window(loop, 21)  # 21 from the end: a tool result first, no user message
+    assert shown == loop[-20:]
+    assert shown[0].role == "assistant"

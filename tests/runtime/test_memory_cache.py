@@ -254,3 +254,30 @@ async def test_a_store_without_seq_ordered_commits_is_read_whole_every_time(
         assert contents(memory) == ["rewritten", "new"]
         assert contents(again) == ["rewritten", "new"]
         assert contents(await store.memory("w", "a1", "c1")) == ["rewritten", "new"]
+
+
+async def test_a_first_read_reads_only_the_window_of_an_agent_that_has_one(
+    storage: SQLStorage, cache: MemoryCache
+) -> None:
+    """A fresh process answering in a long chat does not load what the agent is not shown;
+    later reads append, and the cache keeps no more than twice the window."""
+    await storage.update_agent(agent("w", "a1", memory_window=20))
+    await storage.append_messages("w", [("a1", said("c1", f"m{i}")) for i in range(50)])
+    await storage.append_messages("w", [("a2", said("c1", f"m{i}")) for i in range(50)])
+
+    _, first = await cache.agent_and_memory("w", "a1", "c1")
+    _, whole = await cache.agent_and_memory("w", "a2", "c1")  # the default window holds all 50
+    assert contents(first) == [f"m{i}" for i in range(30, 50)]
+    assert len(whole) == 50
+
+    await storage.append_messages("w", [("a1", said("c1", f"n{i}")) for i in range(19)])
+    _, second = await cache.agent_and_memory("w", "a1", "c1")
+    assert contents(second) == [f"m{i}" for i in range(30, 50)] + [f"n{i}" for i in range(19)]
+    await storage.append_messages("w", [("a1", said("c1", "n19")), ("a1", said("c1", "n20"))])
+    _, third = await cache.agent_and_memory("w", "a1", "c1")
+    assert contents(third) == [f"n{i}" for i in range(1, 21)]  # over 40: cut to the window
+
+    uncached = WholeReadStorage(storage.url)
+    async with uncached:
+        _, read_whole = await MemoryCache(uncached).agent_and_memory("w", "a1", "c1")
+    assert contents(read_whole) == [f"n{i}" for i in range(1, 21)]

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, WorldArg, parse_max_tokens, parse_temperature, run
+from agentworld.cli.common import (
+    JsonOpt,
+    WorldArg,
+    parse_max_tokens,
+    parse_memory_window,
+    parse_temperature,
+    run,
+)
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -26,6 +33,7 @@ ApiKeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="Env var ho
 SystemPrompt = Annotated[str | None, typer.Option("--system-prompt", help="The agent's instructions.")]
 Temperature = Annotated[float | None, typer.Option("--temperature", parser=parse_temperature, help="Sampling temperature, 0 to 2.")]
 MaxTokens = Annotated[int | None, typer.Option("--max-tokens", parser=parse_max_tokens, help="Most tokens per answer (1 to 1000000).")]
+MemoryWindow = Annotated[int | None, typer.Option("--memory-window", parser=parse_memory_window, help="How many of its latest messages of a chat the agent is shown (0: all; default 500).")]
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The agent's name: its @mention handle.")]
 
 
@@ -53,6 +61,7 @@ def agent_create_or_update(
     system_prompt: SystemPrompt = None,
     temperature: Temperature = None,
     max_tokens: MaxTokens = None,
+    memory_window: MemoryWindow = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`agent create` and `agent update` take the same options; update changes only those given."""

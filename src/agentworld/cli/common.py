@@ -140,6 +140,7 @@ _FLAGS: dict[str, str] = {
     "provider": "--provider",
     "model": "--model",
     "system_prompt": "--system-prompt",
+    "memory_window": "--memory-window",
     "temperature": "--temperature",
     "max_tokens": "--max-tokens",
     "base_url": "--base-url",
@@ -215,6 +216,16 @@ def parse_max_tokens(value: str) -> int:
     from agentworld.models.settings import MAX_OUTPUT_TOKENS
 
     return parse_int(value, minimum=1, maximum=MAX_OUTPUT_TOKENS)
+
+
+def parse_memory_window(value: str) -> int:
+    """``--memory-window``: 0 (the whole memory), or how many latest messages an agent is shown."""
+    from agentworld.models.domain import MAX_MEMORY_WINDOW, MIN_MEMORY_WINDOW
+
+    number = parse_int(value, minimum=0, maximum=MAX_MEMORY_WINDOW)
+    if 0 < number < MIN_MEMORY_WINDOW:
+        raise typer.BadParameter(f"must be 0 (the whole memory) or ≥ {MIN_MEMORY_WINDOW}")
+    return number
 
 
 def parse_temperature(value: str) -> float:

@@ -20,6 +20,9 @@ PROVIDER_NAMES: tuple[str, ...] = get_args(ProviderName)
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 MAX_APPROVAL_TIMEOUT = 365 * 24 * 3600.0
+DEFAULT_MEMORY_WINDOW = 500
+MIN_MEMORY_WINDOW = 20
+MAX_MEMORY_WINDOW = 1_000_000
 RESERVED_NAMES = frozenset({"human", "user", "you", "system", "world"})
 """Senders with a meaning of their own in routing (SPEC R2); no agent may take one (any case)."""
 
@@ -145,6 +148,12 @@ class Agent(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1, alias="maxTokens")
     base_url: str | None = Field(default=None, alias="baseUrl")
     api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
+    memory_window: int = Field(
+        default=DEFAULT_MEMORY_WINDOW, ge=0, le=MAX_MEMORY_WINDOW, alias="memoryWindow"
+    )
+    """How many of its latest memory messages of the chat the agent is shown (0: all of
+    them). All are kept; a bounded prompt keeps a long chat within the model's context and
+    lets a fresh process read only the tail (``runtime.llm_input.memory_window``)."""
     status: Literal["active", "inactive"] = "active"
     llm_call_count: int = Field(default=0, alias="llmCallCount")
     last_active: datetime | None = Field(default=None, alias="lastActive")
@@ -154,6 +163,15 @@ class Agent(BaseModel):
     @classmethod
     def _valid_name(cls, value: str) -> str:
         return _check_name(value)
+
+    @field_validator("memory_window")
+    @classmethod
+    def _whole_or_enough(cls, value: int) -> int:
+        # A window must hold a tool batch with its results, or the loop could not see the
+        # calls a stopped process cut short.
+        if 0 < value < MIN_MEMORY_WINDOW:
+            raise ValueError(f"use 0 (the whole memory) or at least {MIN_MEMORY_WINDOW} messages")
+        return value
 
 
 class Chat(BaseModel):

@@ -70,6 +70,24 @@ REFUSED_NOTE = (
 """What the model is told in place of its own ``client.*`` calls, which it never sees (A8)."""
 
 
+def memory_window(memory: Sequence[Message], size: int) -> Sequence[Message]:
+    """The part of the memory an agent with window ``size`` is shown: all of it (0), else
+    its latest ``size`` messages from the first ``user`` message among them, so no answer or
+    tool result is shown without what it answered (providers refuse a tool result without
+    its call, and some a conversation that does not start with the user). With no ``user``
+    message among them — a long tool loop — from the first that is not a tool result.
+
+    A memory of exactly ``size`` messages may itself be a window (a fresh process reads only
+    the tail), so it is cut at its first user message too."""
+    if not size or len(memory) < size:
+        return memory
+    tail = memory[-size:]
+    start = next((i for i, m in enumerate(tail) if m.role == "user"), None)
+    if start is None:
+        start = next((i for i, m in enumerate(tail) if m.role != "tool"), len(tail))
+    return tail[start:]
+
+
 def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]:
     """System prompt, then the memory in order, with every tool result placed right after the
     assistant message that made the call, in call order (providers reject anything else).

@@ -58,6 +58,8 @@ class MemoryCache:
                 world, agent, chat_id, entry.last_seq
             )
         entry.messages.extend(new)
+        if settings.memory_window and len(entry.messages) > 2 * settings.memory_window:
+            del entry.messages[: -settings.memory_window]  # never shown again: not kept either
         entry.last_seq = last
         self._entries[key] = entry  # re-inserted: the dict keeps the most recently used last
         if len(self._entries) > MAX_ENTRIES:

@@ -26,7 +26,7 @@ from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_hu
 from agentworld.runtime.call_ids import with_unique_call_ids
 from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
-from agentworld.runtime.llm_input import build_prompt, is_client_tool
+from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
 from agentworld.runtime.tool_calls import Batch, run_tool_calls
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.sql import SQLStorage
@@ -147,7 +147,7 @@ async def run_agent_loop(
             return
         request = LLMRequest(
             model=agent.model,
-            messages=build_prompt(agent, memory),
+            messages=build_prompt(agent, memory_window(memory, agent.memory_window)),
             tools=registry.specs(),
             temperature=agent.temperature,
             max_tokens=agent.max_tokens,

@@ -42,13 +42,8 @@ class MessageStore(StorageCore):
         """Fresh agent settings and its memory for one chat, from one consistent read (R5)."""
 
         def read(conn: Connection) -> tuple[Agent, list[Message]]:
-            row = conn.execute(queries.AGENT, {"world_key": world, "agent_key": agent}).first()
-            if row is None:
-                raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
-            rows = conn.execute(
-                queries.MEMORY, {"world_key": world, "chat_key": chat_id, "agent_key": agent}
-            ).all()
-            return row_agent(row), [row_message(r) for r in rows]
+            settings, memory, _ = _agent_and_memory_after(conn, world, agent, chat_id, 0)
+            return settings, memory
 
         return await self.in_transaction(read, write=False)
 
@@ -355,11 +350,18 @@ def _agent_and_memory_after(
     conn: Connection, world: str, agent: str, chat_id: str, after_seq: int
 ) -> tuple[Agent, list[Message], int]:
     """Inside the caller's transaction: the agent's settings, its memory of the chat after
-    ``after_seq``, and the position to read from next time."""
+    ``after_seq``, and the position to read from next time. A first read (``after_seq`` 0)
+    of an agent with a memory window reads only the window: a fresh process answering in a
+    long chat does not load what the agent will not be shown."""
     params = {"world_key": world, "chat_key": chat_id, "agent_key": agent, "after_seq": after_seq}
     row = conn.execute(queries.AGENT, params).first()
     if row is None:
         raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
-    found = conn.execute(queries.MEMORY_SINCE, params).all()
+    settings = row_agent(row)
+    if after_seq == 0 and settings.memory_window:
+        params["window_size"] = settings.memory_window
+        found = conn.execute(queries.MEMORY_TAIL, params).all()[::-1]
+    else:
+        found = conn.execute(queries.MEMORY_SINCE, params).all()
     last = int(found[-1].seq) if found else after_seq
-    return row_agent(row), [row_message(r) for r in found], last
+    return settings, [row_message(r) for r in found], last

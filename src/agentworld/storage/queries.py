@@ -67,6 +67,13 @@ CHATS_OF_WORLD = (
 )
 CHAT = CHATS_OF_WORLD.where(_CHATS.c.chat_id == _bp("chat_key"))
 MEMORY = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key")).order_by(_MESSAGES.c.seq)
+MEMORY_TAIL = (
+    CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key"))
+    .order_by(_MESSAGES.c.seq.desc())
+    .limit(_bp("window_size"))
+)
+"""The latest ``window_size`` messages of the agent's memory of the chat, newest first: all a
+fresh process reads for an agent with a memory window."""
 TRANSCRIPT = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner.is_(None)).order_by(_MESSAGES.c.seq)
 MEMORY_OF_EVERY_CHAT = (
     sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
