@@ -11,17 +11,20 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
 
 from agentworld.models.llm import Usage
 from agentworld.models.message import Message, ToolCall, new_id, utc_now
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+    # Every event goes over the wire with its fields in camelCase (``chat_id`` is ``chatId``):
+    # the rule is stated here once, so no field spells its JSON name by hand.
+    model_config = ConfigDict(populate_by_name=True, frozen=True, alias_generator=to_camel)
 
-    event_id: str = Field(default_factory=lambda: new_id("evt_"), alias="eventId")
+    event_id: str = Field(default_factory=lambda: new_id("evt_"))
     world: str
-    created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
+    created_at: datetime = Field(default_factory=utc_now)
 
     @property
     def chat(self) -> str | None:
@@ -47,9 +50,9 @@ class SSEEvent(_Event):
 
     kind: Literal["sse"] = "sse"
     phase: SSEPhase
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
     agent: str
-    message_id: str = Field(alias="messageId")
+    message_id: str
     content: str = ""
     usage: Usage | None = None
     error: str | None = None
@@ -64,10 +67,10 @@ class ToolEvent(_Event):
 
     kind: Literal["tool"] = "tool"
     phase: ToolPhase
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
     agent: str
-    tool_call_id: str = Field(alias="toolCallId")
-    tool_name: str = Field(alias="toolName")
+    tool_call_id: str
+    tool_name: str
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -93,7 +96,7 @@ class SystemEvent(_Event):
     level: Literal["info", "warning", "error"] = "error"
     reason: SystemReason = "notice"
     text: str
-    chat_id: str | None = Field(default=None, alias="chatId")
+    chat_id: str | None = None
     context: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -105,7 +108,7 @@ class CrudEvent(_Event):
     operation: Literal["create", "update", "delete"]
     entity: Literal["world", "agent", "chat", "policy"]
     name: str
-    chat_id: str | None = Field(default=None, alias="chatId")
+    chat_id: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -114,10 +117,10 @@ class ApprovalEvent(_Event):
 
     kind: Literal["approval"] = "approval"
     phase: Literal["requested", "answered"]
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
     agent: str
-    approval_id: str = Field(alias="approvalId")
-    tool_name: str = Field(alias="toolName")
+    approval_id: str
+    tool_name: str
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -129,11 +132,11 @@ class ToolCallEvent(_Event):
     """
 
     kind: Literal["tool_call"] = "tool_call"
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
     agent: str
-    message_id: str = Field(alias="messageId")
+    message_id: str
     """The assistant message that made the calls."""
-    tool_calls: tuple[ToolCall, ...] = Field(alias="toolCalls")
+    tool_calls: tuple[ToolCall, ...]
 
 
 WorldEvent = Annotated[

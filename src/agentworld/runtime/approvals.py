@@ -23,6 +23,7 @@ from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
 from agentworld.models.records import AuditEntry
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
+from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import Step, TurnContext
@@ -352,19 +353,16 @@ async def _remember(ctx: TurnContext, pending: PendingCall, scope: GrantScope, c
         return
     await ctx.storage.approvals.add_grant(grant)
     if scope == "always":
+        rule = {
+            "toolName": grant.tool_name,
+            "rootCommands": sorted(grant.roots) if grant.roots else None,
+            "priority": ALWAYS_ALLOW_PRIORITY,
+            "decision": "ALLOW",
+        }
         await ctx.bus.publish(
             CrudEvent(
-                world=context.world,
-                operation="create",
-                entity="policy",
-                name=f"always:{grant.grant_id}",
-                chat_id=context.chat_id,
-                data={
-                    "toolName": grant.tool_name,
-                    "rootCommands": sorted(grant.roots) if grant.roots else None,
-                    "priority": 2.95,
-                    "decision": "ALLOW",
-                },
+                world=context.world, operation="create", entity="policy",
+                name=f"always:{grant.grant_id}", chat_id=context.chat_id, data=rule,
             )
         )
 

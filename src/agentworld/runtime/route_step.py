@@ -8,6 +8,7 @@ transaction — so the answers come in creation order, before anything queued la
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentworld.models import Agent, Message, World
@@ -15,7 +16,7 @@ from agentworld.models.events import MessageEvent
 from agentworld.models.work import InboxChange, Loop, QueuedWork, Turn, WorkItem
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
 from agentworld.routing.messages import is_routable, may_address_anyone
-from agentworld.runtime.hooks import HookSet, dispatch, record_rewrite
+from agentworld.runtime.hooks import HookSet, OnEvent, dispatch, record_rewrite
 from agentworld.runtime.turn import handed_back, incoming_copy, publish_responses
 from agentworld.runtime.turn_context import TurnContext
 
@@ -50,26 +51,34 @@ async def take_up(
 ) -> Routed:
     """Offer the stored ``message`` to the hooks, then route it (or what they made of it).
     ``known``: the world and its agents, when the post that queued the route read them."""
-    chat_id = queued.chat_id
-    done = InboxChange(chat_id, current=queued.item_id, becomes=())
-    if not hooks.may_exist:
-        return await route(ctx, hooks, world_name, queued, message, known=known)
-    world = known[0] if known is not None else await ctx.storage.get_world(world_name)
-    in_force = hooks.for_world(world)
-    if not in_force:
-        return await route(ctx, hooks, world_name, queued, message, known=known)
+    if hooks.may_exist:
+        world = known[0] if known is not None else await ctx.storage.get_world(world_name)
+        in_force = hooks.for_world(world)
+        if in_force:
+            event = MessageEvent(world=world_name, message=message)
+            final = await _through_hooks(ctx, in_force, world, queued.chat_id, event)
+            if final is None:
+                await ctx.settle(InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
+                return Routed()
+            message, known = final, None  # hooks run any code: the route reads the world anew
+    return await _route(ctx, hooks, world_name, queued, message, known)
+
+
+async def _through_hooks(
+    ctx: TurnContext, in_force: Sequence[OnEvent], world: World, chat_id: str, event: MessageEvent
+) -> Message | None:
+    """What the hooks in force make of the event's message: the message the agents are to take
+    in and answer, or None when nothing is left to route (a hook answered in its place, or the
+    message is not one the agents are offered)."""
+    message = event.message
     dispatched = await dispatch(
-        in_force,
-        MessageEvent(world=world_name, message=message),
-        default_sender=message.agent_id or "hook",
-        bus=ctx.bus,
+        in_force, event, default_sender=message.agent_id or "hook", bus=ctx.bus
     )
     if dispatched.responded:
         await publish_responses(
             ctx, world, None, chat_id, dispatched.responses, reply_to=message.message_id
         )
-        await ctx.settle(done)
-        return Routed()
+        return None
     final = dispatched.event.message if isinstance(dispatched.event, MessageEvent) else message
     rewritten = final.content != message.content
     if rewritten:
@@ -77,22 +86,20 @@ async def take_up(
     if not is_routable(message):
         # A tool result or system note, shown to the hooks after it was used: it is never
         # offered to the agents, rewritten or not.
-        await ctx.settle(done)
-        return Routed()
+        return None
     if rewritten:
         # What the agents take in and answer; the transcript keeps what was said.
         final = final.model_copy(update={"message_id": message.message_id, "chat_id": chat_id})
-    return await route(ctx, hooks, world_name, queued, final)
+    return final
 
 
-async def route(
+async def _route(
     ctx: TurnContext,
     hooks: HookSet,
     world_name: str,
     queued: QueuedWork,
     message: Message,
-    *,
-    known: WorldAndAgents | None = None,
+    known: WorldAndAgents | None,
 ) -> Routed:
     """The route item becomes, in its place, a loop for each agent that answers — with the
     message in each one's memory, in the same transaction. An agent's message to an agent

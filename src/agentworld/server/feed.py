@@ -57,27 +57,33 @@ class FeedItem:
     document: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class LogReading:
+    """How every feed of a server reads the event log: ``log`` itself, every ``poll`` seconds
+    (every ``safety_poll`` seconds while notifications arrive), keeping the last ``keep`` items.
+    ``Feeds`` makes it once and hands it to each world's feed."""
+
+    log: EventLog
+    poll: float
+    safety_poll: float = SAFETY_POLL_SECONDS
+    keep: int = 2000
+
+
 class WorldFeed:
     """The recent events of one world, read once for every client that follows it."""
 
     def __init__(
         self,
         world: str,
-        log: EventLog,
+        reading: LogReading,
         bus_of: Callable[[], EventBus | None],
         *,
-        poll: float,
-        safety_poll: float = SAFETY_POLL_SECONDS,
         listener: LogListener | None = None,
-        keep: int = 2000,
     ) -> None:
         self.world = world
-        self._log = log
+        self._reading = reading
         self._bus_of = bus_of
-        self._poll = poll
-        self._safety_poll = safety_poll
         self._listener = listener
-        self._keep = keep
         self._items: deque[tuple[int, FeedItem]] = deque()
         """(feed position, item): positions count every item, chunks too, from 0."""
         self._next_pos = 0
@@ -99,7 +105,7 @@ class WorldFeed:
         if self._listener is not None:
             await self._listener.watch(self.world, self._poked.set)
         try:
-            self.head = self._floor = await self._log.head(self.world)
+            self.head = self._floor = await self._reading.log.head(self.world)
         except BaseException:
             if self._listener is not None:
                 await self._listener.unwatch(self.world, self._poked.set)
@@ -124,8 +130,8 @@ class WorldFeed:
     def _wait_seconds(self) -> float:
         """The safety net while notifications arrive; the plain poll otherwise."""
         if self._listener is not None and self._listener.listening:
-            return self._safety_poll
-        return self._poll
+            return self._reading.safety_poll
+        return self._reading.poll
 
     async def _run(self) -> None:
         while True:
@@ -145,7 +151,7 @@ class WorldFeed:
             self._stored_since_read = False
             added = False
             while True:
-                batch = await self._log.after(self.world, self.head, limit=READ_LIMIT)
+                batch = await self._reading.log.after(self.world, self.head, limit=READ_LIMIT)
                 for event in batch.events:
                     self._append(FeedItem(event.seq, event.kind, event.chat_id, event.document))
                     added = True
@@ -158,7 +164,7 @@ class WorldFeed:
     def _append(self, item: FeedItem) -> None:
         self._items.append((self._next_pos, item))
         self._next_pos += 1
-        while len(self._items) > self._keep:
+        while len(self._items) > self._reading.keep:
             _pos, dropped = self._items.popleft()
             if dropped.seq is not None:
                 self._floor = dropped.seq
@@ -208,7 +214,7 @@ class WorldFeed:
             if pos is None:
                 if cursor < self._floor:  # older than what the feed keeps: read the log
                     head = self.head
-                    batch = await self._log.after(
+                    batch = await self._reading.log.after(
                         self.world, cursor, chat_id=chat_id, limit=READ_LIMIT
                     )
                     for event in batch.events:
@@ -258,10 +264,8 @@ class Feeds:
         poll: float,
         safety_poll: float = SAFETY_POLL_SECONDS,
     ) -> None:
-        self._log = log
+        self._reading = LogReading(log, poll, safety_poll)
         self._bus_of = bus_of
-        self._poll = poll
-        self._safety_poll = safety_poll
         self._feeds: dict[str, WorldFeed] = {}
         self._lock = asyncio.Lock()
         self._listener: LogListener | None = None
@@ -272,11 +276,11 @@ class Feeds:
         return self._listener
 
     async def _listener_for_log(self) -> LogListener | None:
-        if self._listener is None and self._log.url.startswith("postgresql"):
+        if self._listener is None and self._reading.log.url.startswith("postgresql"):
             # Imported here: asyncpg is loaded only by servers that run on PostgreSQL.
             from agentworld.server.notify import LogListener
 
-            listener = LogListener(self._log.url)
+            listener = LogListener(self._reading.log.url)
             await listener.start()
             self._listener = listener
         return self._listener
@@ -288,10 +292,8 @@ class Feeds:
             if feed is None:
                 feed = WorldFeed(
                     world,
-                    self._log,
+                    self._reading,
                     lambda: self._bus_of(world),
-                    poll=self._poll,
-                    safety_poll=self._safety_poll,
                     listener=await self._listener_for_log(),
                 )
                 await feed.start()

@@ -68,10 +68,9 @@ async def update_world(world: WorldName, body: WorldSettings, aw: AW) -> JSONRes
     return JSONResponse(public_world(await aw.update_world(world, **body.changes())))
 
 
-@router.delete("/{world}", status_code=204, tags=["worlds"])
-async def delete_world(world: WorldName, aw: AW) -> Response:
+@router.delete("/{world}", status_code=204, response_class=Response, tags=["worlds"])
+async def delete_world(world: WorldName, aw: AW) -> None:
     await aw.delete_world(world)
-    return Response(status_code=204)
 
 
 # -- agents ------------------------------------------------------------------------------------
@@ -102,11 +101,10 @@ async def update_agent(
     return JSONResponse(agent_doc(await aw.update_agent(world, agent, **body.changes())))
 
 
-@router.delete("/{world}/agents/{agent}", status_code=204, tags=["agents"])
-async def delete_agent(world: WorldName, agent: AgentName, aw: AW) -> Response:
+@router.delete("/{world}/agents/{agent}", status_code=204, response_class=Response, tags=["agents"])
+async def delete_agent(world: WorldName, agent: AgentName, aw: AW) -> None:
     """Delete an agent; its pending approvals are cancelled (SPEC A3)."""
     await aw.delete_agent(world, agent)
-    return Response(status_code=204)
 
 
 @router.get("/{world}/agents/{agent}/memory", response_model=MemoryDoc, tags=["agents"])
@@ -154,11 +152,10 @@ async def change_chat(world: WorldName, chat: ChatId, body: ChatChange, aw: AW) 
     return JSONResponse(chat_doc(found, (await aw.chat_usage(world)).get(chat)))
 
 
-@router.delete("/{world}/chats/{chat}", status_code=204, tags=["chats"])
-async def delete_chat(world: WorldName, chat: ChatId, aw: AW) -> Response:
+@router.delete("/{world}/chats/{chat}", status_code=204, response_class=Response, tags=["chats"])
+async def delete_chat(world: WorldName, chat: ChatId, aw: AW) -> None:
     """Delete a chat with its messages (refused while it still has work)."""
     await aw.delete_chat(world, chat)
-    return Response(status_code=204)
 
 
 @router.get("/{world}/chats/{chat}/messages", response_model=MessagePage, tags=["chats"])

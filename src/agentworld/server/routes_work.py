@@ -81,8 +81,9 @@ async def answer_approval(
 @router.get("/{world}/pending-calls", response_model=PendingCallList, tags=["client tools"])
 async def list_pending_calls(world: WorldName, aw: AW, chat: ChatFilter = None) -> JSONResponse:
     """Client-side tool calls waiting for their results."""
-    calls = await aw.pending_calls(world, chat_id=chat)
-    return JSONResponse({"pendingToolCalls": [pending_call_doc(c) for c in calls]})
+    return JSONResponse(
+        {"pendingToolCalls": [pending_call_doc(c) for c in await aw.pending_calls(world, chat_id=chat)]}
+    )
 
 
 @router.post("/{world}/pending-calls/{tool_call_id}", response_model=RunDoc, tags=["client tools"])
@@ -151,12 +152,11 @@ async def list_grants(world: WorldName, aw: AW) -> JSONResponse:
     return JSONResponse({"grants": [grant_doc(g) for g in await aw.grants(world)]})
 
 
-@router.delete("/{world}/grants/{grant_id}", status_code=204, tags=["policy"])
-async def revoke_grant(world: WorldName, grant_id: str, aw: AW) -> Response:
+@router.delete("/{world}/grants/{grant_id}", status_code=204, response_class=Response, tags=["policy"])
+async def revoke_grant(world: WorldName, grant_id: str, aw: AW) -> None:
     """Revoke a grant (an "always" rule's id is ``always:GRANT_ID`` in the rules)."""
     await aw.get_world(world)
     await aw.revoke_grant(world, grant_id.removeprefix("always:"))
-    return Response(status_code=204)
 
 
 @router.get("/{world}/audit", response_model=AuditList, tags=["policy"])

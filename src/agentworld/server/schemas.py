@@ -8,11 +8,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.domain import ProviderName
 
-_BODY = ConfigDict(extra="forbid", populate_by_name=True)
+_BODY = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+"""Requests, like documents, name their fields in camelCase (``turn_limit`` is ``turnLimit``):
+stated once here and in ``_Doc``, so no field spells its JSON name by hand."""
 
 
 # -- requests ----------------------------------------------------------------------------------
@@ -33,21 +36,21 @@ class WorldSettings(_Settings):
     """World settings, as in the world document; only those given are set."""
 
     description: str | None = None
-    turn_limit: int | None = Field(default=None, alias="turnLimit")
-    max_iterations: int | None = Field(default=None, alias="maxIterations")
-    approval_timeout: float | None = Field(default=None, alias="approvalTimeout")
+    turn_limit: int | None = None
+    max_iterations: int | None = None
+    approval_timeout: float | None = None
     streaming: bool | None = None
-    non_interactive: bool | None = Field(default=None, alias="nonInteractive")
-    main_agent: str | None = Field(default=None, alias="mainAgent")
-    working_dir: str | None = Field(default=None, alias="workingDir")
-    policy_files: list[str] | None = Field(default=None, alias="policyFiles")
-    policy_mode: Literal["default", "auto_edit", "yolo"] | None = Field(default=None, alias="policyMode")
-    allowed_tools: list[str] | None = Field(default=None, alias="allowedTools")
-    excluded_tools: list[str] | None = Field(default=None, alias="excludedTools")
-    mcp_config: dict[str, Any] | None = Field(default=None, alias="mcpConfig")
+    non_interactive: bool | None = None
+    main_agent: str | None = None
+    working_dir: str | None = None
+    policy_files: list[str] | None = None
+    policy_mode: Literal["default", "auto_edit", "yolo"] | None = None
+    allowed_tools: list[str] | None = None
+    excluded_tools: list[str] | None = None
+    mcp_config: dict[str, Any] | None = None
     hooks: list[str] | None = None
-    client_tools: list[dict[str, Any]] | None = Field(default=None, alias="clientTools")
-    tool_env: list[str] | None = Field(default=None, alias="toolEnv")
+    client_tools: list[dict[str, Any]] | None = None
+    tool_env: list[str] | None = None
 
 
 class WorldCreate(WorldSettings):
@@ -59,11 +62,11 @@ class AgentSettings(_Settings):
 
     provider: ProviderName | None = None
     model: str | None = None
-    base_url: str | None = Field(default=None, alias="baseUrl")
-    api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
-    system_prompt: str | None = Field(default=None, alias="systemPrompt")
+    base_url: str | None = None
+    api_key_env: str | None = None
+    system_prompt: str | None = None
     temperature: float | None = None
-    max_tokens: int | None = Field(default=None, alias="maxTokens")
+    max_tokens: int | None = None
 
 
 class AgentCreate(AgentSettings):
@@ -103,7 +106,7 @@ class ToolResultPost(BaseModel):
     model_config = _BODY
 
     result: Any = None
-    is_error: bool = Field(default=False, alias="isError")
+    is_error: bool = False
 
 
 class PolicyTest(BaseModel):
@@ -115,7 +118,7 @@ class PolicyTest(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     server: str | None = None
     mode: Literal["default", "auto_edit", "yolo"] | None = None
-    non_interactive: bool = Field(default=False, alias="nonInteractive")
+    non_interactive: bool = False
     agent: str | None = None
     chat: str | None = None
 
@@ -124,7 +127,7 @@ class PolicyTest(BaseModel):
 
 
 class _Doc(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, alias_generator=to_camel)
 
 
 class Health(_Doc):
@@ -141,8 +144,8 @@ class ErrorDoc(_Doc):
 
 
 class UsageDoc(_Doc):
-    input_tokens: int = Field(alias="inputTokens")
-    output_tokens: int = Field(alias="outputTokens")
+    input_tokens: int
+    output_tokens: int
 
 
 class AgentDoc(Agent):
@@ -166,16 +169,15 @@ class ChatList(_Doc):
 
 
 class ChatCreated(_Doc):
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
 
 
 class MessagePage(_Doc):
     messages: list[Message]
     next_after: int = Field(
-        alias="nextAfter", description="Give as ?after= for the next page (a transcript position)."
+        description="Give as ?after= for the next page (a transcript position)."
     )
     last_event_id: int = Field(
-        alias="lastEventId",
         description="The world's event-log position when this page was read: follow the event "
         "stream from here (Last-Event-ID) to miss nothing that came after.",
     )
@@ -183,23 +185,23 @@ class MessagePage(_Doc):
 
 class MemoryDoc(_Doc):
     agent: str
-    chat_id: str | None = Field(alias="chatId")
+    chat_id: str | None
     messages: list[Message]
 
 
 class Posted(_Doc):
-    chat_id: str = Field(alias="chatId")
-    message_id: str = Field(alias="messageId")
+    chat_id: str
+    message_id: str
 
 
 class ApprovalDoc(_Doc):
-    approval_id: str = Field(alias="approvalId")
+    approval_id: str
     agent: str
-    chat_id: str = Field(alias="chatId")
-    tool_name: str = Field(alias="toolName")
-    tool_args: dict[str, Any] = Field(alias="toolArgs")
+    chat_id: str
+    tool_name: str
+    tool_args: dict[str, Any]
     message: str
-    created_at: str | None = Field(alias="createdAt")
+    created_at: str | None
 
 
 class ApprovalList(_Doc):
@@ -207,33 +209,33 @@ class ApprovalList(_Doc):
 
 
 class RunDoc(_Doc):
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
     messages: list[Message]
-    pending_approvals: list[ApprovalDoc] = Field(alias="pendingApprovals")
+    pending_approvals: list[ApprovalDoc]
 
 
 class PendingCallDoc(_Doc):
-    tool_call_id: str = Field(alias="toolCallId")
+    tool_call_id: str
     agent: str
-    chat_id: str = Field(alias="chatId")
-    tool_name: str = Field(alias="toolName")
-    tool_args: dict[str, Any] = Field(alias="toolArgs")
-    created_at: str | None = Field(alias="createdAt")
+    chat_id: str
+    tool_name: str
+    tool_args: dict[str, Any]
+    created_at: str | None
 
 
 class PendingCallList(_Doc):
-    pending_tool_calls: list[PendingCallDoc] = Field(alias="pendingToolCalls")
+    pending_tool_calls: list[PendingCallDoc]
 
 
 class GrantDoc(_Doc):
-    grant_id: str = Field(alias="grantId")
+    grant_id: str
     scope: str
-    tool_name: str = Field(alias="toolName")
+    tool_name: str
     agent: str | None
-    chat_id: str | None = Field(alias="chatId")
-    root_commands: list[str] | None = Field(alias="rootCommands")
-    approval_id: str | None = Field(alias="approvalId")
-    created_at: str | None = Field(alias="createdAt")
+    chat_id: str | None
+    root_commands: list[str] | None
+    approval_id: str | None
+    created_at: str | None
 
 
 class GrantList(_Doc):
@@ -257,7 +259,7 @@ class AuditList(_Doc):
 
 
 class ToolLogList(_Doc):
-    tool_logs: list[dict[str, Any]] = Field(alias="toolLogs")
+    tool_logs: list[dict[str, Any]]
 
 
 class ToolDoc(_Doc):
@@ -278,17 +280,17 @@ ChatState = Literal["running", "queued", "waiting", "idle"]
 
 
 class ChatStatus(_Doc):
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
     name: str
     state: ChatState = Field(
         description="running: a process holds the chat and works on it; queued: it has work "
         "that no process runs yet; waiting: only approvals or client tool results are awaited; "
         "idle: nothing to do."
     )
-    queued_items: int = Field(alias="queuedItems")
+    queued_items: int
     runner: str | None = Field(description="host:pid:start of the process running it")
-    pending_approvals: int = Field(alias="pendingApprovals")
-    pending_tool_calls: int = Field(alias="pendingToolCalls")
+    pending_approvals: int
+    pending_tool_calls: int
 
 
 class WorldStatus(_Doc):
@@ -305,7 +307,7 @@ class StopDoc(_Doc):
     """What a stop did: ``stopped`` is false when the chat had nothing running here (or
     another process runs it: stop it there)."""
 
-    chat_id: str = Field(alias="chatId")
+    chat_id: str
     stopped: bool
     dropped: int
     interrupted: list[str]

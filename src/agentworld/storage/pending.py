@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, assert_never, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    NotRequired,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    assert_never,
+    overload,
+)
 
 import sqlalchemy as sa
 
@@ -99,6 +110,43 @@ def _noun(call: PendingCall) -> str:
             assert_never(call)
 
 
+def _calls_in_memory(
+    conn: Connection, world: str, agent: str, message_id: str
+) -> list[dict[str, Any]]:
+    """The tool calls that message ``message_id`` of the agent's memory carries, as stored
+    (none when the memory has no such message): the memory, not the pending rows, is the source
+    of truth for what a batch asked."""
+    messages = schema.messages
+    row = conn.execute(
+        sa.select(messages.c.tool_calls).where(
+            messages.c.world == world,
+            messages.c.memory_owner == agent,
+            messages.c.message_id == message_id,
+        )
+    ).first()
+    return list(row.tool_calls or ()) if row is not None else []
+
+
+class _Filters(TypedDict, total=False):
+    """What ``PendingCallStore.find`` narrows the waiting calls by, besides their kind; one left
+    out keeps ``find_calls``' default (any chat, only those still pending, any batch)."""
+
+    chat_id: str | None
+    status: str | None
+    batch_id: str | None
+
+
+class _AnswerArgs(TypedDict):
+    """What ``PendingCallStore.answer`` is given besides the call and its kind, spelled once for
+    its overloads: they differ only in the kind (the implementation holds the defaults)."""
+
+    answer: dict[str, Any]
+    results: list[Message]
+    status: NotRequired[str]
+    start_log: NotRequired[dict[str, Any] | None]
+    inbox: NotRequired[InboxChange | None]
+
+
 _Call = TypeVar("_Call", bound=PendingClientCall | PendingApproval, covariant=True)
 
 
@@ -158,16 +206,9 @@ class PendingCallStore:
         messages = schema.messages
 
         def read(conn: Connection) -> list[str]:
-            row = conn.execute(
-                sa.select(messages.c.tool_calls).where(
-                    messages.c.world == world,
-                    messages.c.memory_owner == agent,
-                    messages.c.message_id == batch_id,
-                )
-            ).first()
-            if row is None or not row.tool_calls:
+            ids = [call["id"] for call in _calls_in_memory(conn, world, agent, batch_id)]
+            if not ids:
                 return []
-            ids = [call["id"] for call in row.tool_calls]
             answered = {
                 r.tool_call_id
                 for r in conn.execute(
@@ -212,19 +253,10 @@ class PendingCallStore:
     async def holds_call(self, world: str, agent: str, message_id: str, tool_call_id: str) -> bool:
         """Whether the agent's memory has message ``message_id`` carrying call ``tool_call_id``
         (the ownership check of SPEC A3: the memory is the source of truth)."""
-        messages = schema.messages
 
         def read(conn: Connection) -> bool:
-            row = conn.execute(
-                sa.select(messages.c.tool_calls).where(
-                    messages.c.world == world,
-                    messages.c.memory_owner == agent,
-                    messages.c.message_id == message_id,
-                )
-            ).first()
-            return row is not None and any(
-                c.get("id") == tool_call_id for c in row.tool_calls or ()
-            )
+            calls = _calls_in_memory(conn, world, agent, message_id)
+            return any(c.get("id") == tool_call_id for c in calls)
 
         return await self._storage.in_transaction(read, write=False)
 
@@ -241,82 +273,40 @@ class PendingCallStore:
 
     @overload
     async def find(
-        self,
-        world: str,
-        *,
-        chat_id: str | None = None,
-        kind: Literal["client"],
-        status: str | None = "pending",
-        batch_id: str | None = None,
+        self, world: str, *, kind: None = None, **filters: Unpack[_Filters]
+    ) -> list[PendingCall]: ...
+
+    @overload
+    async def find(
+        self, world: str, *, kind: Literal["client"], **filters: Unpack[_Filters]
     ) -> list[PendingClientCall]: ...
 
     @overload
     async def find(
-        self,
-        world: str,
-        *,
-        chat_id: str | None = None,
-        kind: Literal["approval"],
-        status: str | None = "pending",
-        batch_id: str | None = None,
+        self, world: str, *, kind: Literal["approval"], **filters: Unpack[_Filters]
     ) -> list[PendingApproval]: ...
 
-    @overload
     async def find(
-        self,
-        world: str,
-        *,
-        chat_id: str | None = None,
-        kind: None = None,
-        status: str | None = "pending",
-        batch_id: str | None = None,
-    ) -> list[PendingCall]: ...
-
-    async def find(
-        self,
-        world: str,
-        *,
-        chat_id: str | None = None,
-        kind: PendingKind | None = None,
-        status: str | None = "pending",
-        batch_id: str | None = None,
+        self, world: str, *, kind: PendingKind | None = None, **filters: Unpack[_Filters]
     ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
         """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
         (the query filters on the same column that picks each row's class)."""
 
         def read(conn: Connection) -> list[PendingCall]:
-            return find_calls(
-                conn, world, chat_id=chat_id, kind=kind, status=status, batch_id=batch_id
-            )
+            return find_calls(conn, world, kind=kind, **filters)
 
         return await self._storage.in_transaction(read, write=False)
 
     @overload
     async def answer(
-        self,
-        world: str,
-        tool_call_id: str,
-        *,
-        kind: Literal["client"],
-        answer: dict[str, Any],
-        results: list[Message],
-        status: str = "answered",
-        start_log: dict[str, Any] | None = None,
-        inbox: InboxChange | None = None,
+        self, world: str, tool_call_id: str, *, kind: Literal["client"],
+        **given: Unpack[_AnswerArgs],
     ) -> Answered[PendingClientCall]: ...
 
     @overload
     async def answer(
-        self,
-        world: str,
-        tool_call_id: str,
-        *,
-        kind: Literal["approval"],
-        answer: dict[str, Any],
-        results: list[Message],
-        status: str = "answered",
-        start_log: dict[str, Any] | None = None,
-        inbox: InboxChange | None = None,
+        self, world: str, tool_call_id: str, *, kind: Literal["approval"],
+        **given: Unpack[_AnswerArgs],
     ) -> Answered[PendingApproval]: ...
 
     async def answer(

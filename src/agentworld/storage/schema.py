@@ -9,22 +9,27 @@ its name there. Rows are only ever appended (SPEC §6: never rewrite a memory).
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
+from sqlalchemy.schema import SchemaItem
 
 metadata = sa.MetaData()
 
 
-def _sequence_key(name: str) -> sa.Column[int]:
-    """A primary key the database numbers 1, 2, 3… in order of insertion, so rows can be read
-    back in that order and "after number N". Every table with such a key makes it here, because
-    the type is subtle: BIGINT on PostgreSQL, but exactly INTEGER on SQLite, where only an
-    ``INTEGER PRIMARY KEY`` is the rowid that numbers itself."""
-    return sa.Column(
-        name,
+def _numbered(name: str, *items: SchemaItem, key: str = "seq", **options: Any) -> sa.Table:
+    """A table whose first column ``key`` is a primary key the database numbers 1, 2, 3… in
+    order of insertion, so rows can be read back in that order and "after number N". Every
+    table with such a key is made here, because the type is subtle: BIGINT on PostgreSQL, but
+    exactly INTEGER on SQLite, where only an ``INTEGER PRIMARY KEY`` is the rowid that numbers
+    itself."""
+    sequence = sa.Column(
+        key,
         sa.BigInteger().with_variant(sa.Integer, "sqlite"),
         primary_key=True,
         autoincrement=True,
     )
+    return sa.Table(name, metadata, sequence, *items, **options)
 
 
 def _name(name: str, *, key: bool = False, nullable: bool = False) -> sa.Column[str]:
@@ -99,10 +104,8 @@ chats = sa.Table(
     _time("updated_at"),
 )
 
-messages = sa.Table(
+messages = _numbered(
     "messages",
-    metadata,
-    _sequence_key("seq"),
     *_chat_of_world(),
     _name("memory_owner", nullable=True),
     _name("message_id"),
@@ -121,10 +124,8 @@ messages = sa.Table(
     sa.Index("ix_messages_id", "world", "message_id"),
 )
 
-events = sa.Table(
+events = _numbered(
     "events",
-    metadata,
-    _sequence_key("seq"),
     *_chat_of_world(world_wide=True),
     _code("kind"),
     sa.Column("payload", sa.JSON, nullable=False),
@@ -140,10 +141,8 @@ sequence orders messages and every other event. ``seq`` is never reused, even af
 at the end are deleted (SQLite ``AUTOINCREMENT``; a PostgreSQL sequence never goes back): a
 client resuming after seq N must not miss a later row that got N again."""
 
-tool_logs = sa.Table(
+tool_logs = _numbered(
     "tool_logs",
-    metadata,
-    _sequence_key("seq"),
     *_chat_of_world(),
     _name("agent"),
     _call_id("tool_call_id"),
@@ -204,10 +203,8 @@ approval_grants = sa.Table(
 )
 """Remembered approvals: ``session`` (one agent in one chat) and ``always`` (the whole world)."""
 
-audit_log = sa.Table(
+audit_log = _numbered(
     "audit_log",
-    metadata,
-    _sequence_key("seq"),
     _name("world"),
     _time("at"),
     _code("event"),
@@ -225,15 +222,14 @@ audit_log = sa.Table(
 )
 """Every approval request and decision: who, when, which tool with which (redacted) arguments."""
 
-chat_inbox = sa.Table(
+chat_inbox = _numbered(
     "chat_inbox",
-    metadata,
-    _sequence_key("item_id"),
     *_chat_of_world(),
     sa.Column("position", sa.BigInteger, nullable=False),
     sa.Column("work", sa.JSON, nullable=False),
     _time("created_at"),
     sa.Index("ix_inbox_chat", "world", "chat_id", "position", "item_id"),
+    key="item_id",
 )
 """Work a chat still has to do (``models.work``), in order of ``position`` then ``item_id``:
 an item replaced by several continuations keeps its position, so they come before anything
