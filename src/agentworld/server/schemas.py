@@ -67,6 +67,7 @@ class AgentSettings(_Settings):
     system_prompt: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    memory_window: int | None = None
 
 
 class AgentCreate(AgentSettings):
