@@ -1,7 +1,8 @@
 """Shared plumbing for the benchmarks in this folder (SPEC §6).
 
-Every benchmark runs one world in a throw-away SQLite file against the loopback
-``OpenAIWireServer``, and compares what Agent World costs with what the bare
+Every benchmark runs one world in a throw-away SQLite file against a loopback model server
+(``OpenAIWireServer``, or the child-process ``OpenAIWireProcess`` where the load is
+heavy), and compares what Agent World costs with what the bare
 ``openai`` SDK costs against the same server in the same run. The helpers here
 build that world, make the raw SDK calls, and summarise timings; they hold no
 measurement policy of their own.
@@ -15,12 +16,12 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import openai
 
 from agentworld import AgentWorld
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec, echo_responder
+from agentworld.testing.openai_wire import Reply, ToolCallSpec, echo_responder
 
 if TYPE_CHECKING:
     from agentworld import WorldRuntime
@@ -166,11 +167,21 @@ def small_request(model: str = PLAIN_MODEL) -> dict[str, Any]:
 # -- the world under test ------------------------------------------------------------
 
 
+class ModelServer(Protocol):
+    """What a bench world needs of its model server: where it is."""
+
+    @property
+    def base_url(self) -> str: ...
+
+
+ServerT = TypeVar("ServerT", bound=ModelServer)
+
+
 @dataclass
-class BenchWorld:
+class BenchWorld(Generic[ServerT]):
     aw: AgentWorld
     runtime: WorldRuntime
-    server: OpenAIWireServer
+    server: ServerT
     db_path: Path
 
     async def new_chat(self) -> str:
@@ -185,12 +196,12 @@ class BenchWorld:
 
 @asynccontextmanager
 async def bench_world(
-    server: OpenAIWireServer,
+    server: ServerT,
     *,
     stream: bool,
     agents: Sequence[tuple[str, str]] = (("a1", PLAIN_MODEL),),
     system_prompt: str = "",
-) -> AsyncIterator[BenchWorld]:
+) -> AsyncIterator[BenchWorld[ServerT]]:
     """A world with ``agents`` (name, model) on ``server``, in a temp dir removed afterwards.
 
     The temp dir is the world's working directory and holds ``NOTE_FILE``.

@@ -1,15 +1,32 @@
 """Concurrent chats: many chats answered at once by one process, nothing lost (SPEC §6).
 
 SPEC §6 asks for "1,000 concurrent chats on one process without errors or lost
-messages". This opens ``--chats`` chats in one world, publishes one human
-message into every chat at the same moment (``@a1 hi``, or ``hello everyone``
-with ``--agents K`` > 1 so that all K agents answer), then waits until every
-chat is idle. It reports wall time and turns per second, the latency of the
-answers, how many model requests reached the loopback server (each chat's
-first exchange also asks for a title, SPEC O5; retries would show up as
-extras), every ``system`` event the runtime published, and finally checks
-storage: every chat must hold its human message and exactly one answer from
-each agent ("lost: 0, duplicated: 0").
+messages" and issue 18 for ≥ 400 turns/s doing it. This opens ``--chats`` chats in one
+world, publishes one human message into every chat at the same moment (``@a1 hi``, or
+``hello everyone`` with ``--agents K`` > 1 so that all K agents answer), then waits until
+every chat is idle. It reports wall time and turns per second, the latency of the answers,
+how many model requests reached the model server (each chat's first exchange also asks
+for a title, SPEC O5; retries would show up as extras), every ``system`` event the runtime
+published, and finally checks storage: every chat must hold its human message and exactly
+one answer from each agent ("lost: 0, duplicated: 0").
+
+The model is ``agentworld.testing.openai_wire_async``: an asyncio server in a child
+process that answers every request at once (the echo of ``OpenAIWireServer``, same wire
+format). A server in this process, a thread per connection, was the bottleneck (the bare
+SDK reached 81 requests/s against it) and its CPU was charged to the process measured.
+
+Beside it, in the same run and against the same server, each with ``--chats`` requests at
+once (``--no-baselines`` skips them):
+
+* **raw SDK**: ``chat.completions.create`` on a default ``openai.AsyncOpenAI`` client, one
+  request per turn (no title), the way an application without us would call it;
+* **provider alone**: our provider's ``complete``, built as the world builds an agent's
+  (``build_provider``: the client and pool every agent of an endpoint shares), no runtime:
+  the HTTP side of a turn, without storage or routing.
+
+CPU seconds are given per phase for this process and for the server's.
+
+    python concurrent_chats.py --chats 1000 [--stream] [--agents K]
 """
 
 from __future__ import annotations
@@ -18,11 +35,25 @@ import argparse
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 
-from _harness import PLAIN_MODEL, WORLD, BenchWorld, Stats, bench_world, header
+from _harness import (
+    PLAIN_MODEL,
+    WORLD,
+    BenchWorld,
+    RawClient,
+    Stats,
+    bench_world,
+    header,
+    small_request,
+)
+from _serve import load_average
 
+from agentworld.models import Agent
 from agentworld.models.events import MessageEvent, SystemEvent, WorldEvent
-from agentworld.testing.openai_wire import OpenAIWireServer
+from agentworld.providers.base import LLMRequest, PromptMessage
+from agentworld.providers.registry import build_provider
+from agentworld.testing.openai_wire_async import OpenAIWireProcess
 
 
 class Watcher:
@@ -43,7 +74,7 @@ class Watcher:
                 self.answer_latencies.append(time.perf_counter() - self.start)
 
 
-async def verify(bw: BenchWorld, chats: list[str], agents: list[str]) -> Counter[str]:
+async def verify(bw: BenchWorld[OpenAIWireProcess], chats: list[str], agents: list[str]) -> Counter[str]:
     """Count, from storage, what every chat should hold and what it holds instead."""
     counts: Counter[str] = Counter()
     for chat in chats:
@@ -59,11 +90,73 @@ async def verify(bw: BenchWorld, chats: list[str], agents: list[str]) -> Counter
     return counts
 
 
+class Phase:
+    """Wall time, this process's CPU and the server's CPU over one measured phase."""
+
+    def __init__(self, server: OpenAIWireProcess) -> None:
+        self.server = server
+        self.wall = self.cpu = self.server_cpu = 0.0
+
+    def __enter__(self) -> Phase:
+        self.server.clear()
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        self._server_cpu = self.server.cpu_seconds()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._wall
+        self.cpu = time.process_time() - self._cpu
+        self.server_cpu = self.server.cpu_seconds() - self._server_cpu
+
+    def line(self, label: str, done: int, errors: int) -> str:
+        stats = self.server.stats()
+        return (
+            f"  {label:<16} {done / self.wall:7.1f} turns/s   {done:,} done, {errors} errors,"
+            f" {stats['requests']:,} requests, {stats['connections']:,} connections used;"
+            f" CPU {self.cpu:.1f} s here ({self.cpu / max(done, 1) * 1000:.2f} ms/turn),"
+            f" {self.server_cpu:.1f} s server"
+        )
+
+
+async def burst(n: int, call: Callable[[], Awaitable[object]]) -> tuple[int, int, str]:
+    """``n`` calls at once: how many succeeded, how many failed, and the first failure."""
+    results = await asyncio.gather(*(call() for _ in range(n)), return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException)]
+    return n - len(errors), len(errors), repr(errors[0])[:160] if errors else ""
+
+
+async def baselines(server: OpenAIWireProcess, args: argparse.Namespace) -> list[str]:
+    """The raw SDK, then our provider alone, each with ``--chats`` requests at once."""
+    lines = []
+    raw = RawClient(server.base_url, stream=args.stream)
+    try:
+        with Phase(server) as phase:
+            done, errors, first = await burst(args.chats, lambda: raw.call(small_request()))
+        lines.append(phase.line("raw SDK", done, errors) + (f"\n    first error: {first}" if first else ""))
+    finally:
+        await raw.aclose()
+
+    # Built as the world builds an agent's (registry, retry wrapper, pool settings).
+    agent = Agent(world=WORLD, name="a1", provider="openai", model=PLAIN_MODEL, base_url=server.base_url)
+    provider = build_provider(agent)
+    request = LLMRequest(model=PLAIN_MODEL, messages=[PromptMessage(role="user", content="@a1 hi")])
+    try:
+        with Phase(server) as phase:
+            done, errors, first = await burst(
+                args.chats, lambda: provider.complete(request, stream=args.stream)
+            )
+        lines.append(phase.line("provider alone", done, errors) + (f"\n    first error: {first}" if first else ""))
+    finally:
+        await provider.aclose()
+    return lines
+
+
 async def run(args: argparse.Namespace) -> None:
     agents = [f"a{i}" for i in range(1, args.agents + 1)]
     text = "@a1 hi" if args.agents == 1 else "hello everyone"
     watcher = Watcher(set(agents))
-    with OpenAIWireServer() as server:
+    with OpenAIWireProcess() as server:
+        baseline_lines = [] if args.no_baselines else await baselines(server, args)
         async with bench_world(
             server, stream=args.stream, agents=[(a, PLAIN_MODEL) for a in agents]
         ) as bw:
@@ -72,28 +165,32 @@ async def run(args: argparse.Namespace) -> None:
             chats = [await bw.new_chat() for _ in range(args.chats)]
             setup = time.perf_counter() - started
 
-            server.clear()
-            watcher.start = time.perf_counter()
-            await asyncio.gather(*(bw.runtime.send(chat, text) for chat in chats))
-            sent = time.perf_counter() - watcher.start
             timed_out = False
-            try:
-                await bw.runtime.wait_until_idle(timeout=args.timeout)
-            except TimeoutError:
-                timed_out = True
-            wall = time.perf_counter() - watcher.start
-            requests = len(server.requests)
+            with Phase(server) as phase:
+                watcher.start = time.perf_counter()
+                await asyncio.gather(*(bw.runtime.send(chat, text) for chat in chats))
+                sent = time.perf_counter() - watcher.start
+                try:
+                    await bw.runtime.wait_until_idle(timeout=args.timeout)
+                except TimeoutError:
+                    timed_out = True
+            stats = server.stats()
+            # A turn that fails publishes a system event; that is the runtime's error count.
+            ours = phase.line("Agent World", len(watcher.answer_latencies), len(watcher.system_events))
 
             started = time.perf_counter()
             counts = await verify(bw, chats, agents)
             verify_time = time.perf_counter() - started
 
     turns = args.chats * args.agents
+    wall = phase.wall
     header(
         "Agent World concurrent chats (SPEC §6: 1,000 chats, no errors, nothing lost)",
         mode="streaming" if args.stream else "non-streaming",
         chats=f"{args.chats:,}, {args.agents} agent(s), message {text!r} into each",
         chat_setup=f"{setup:.1f} s ({setup / args.chats * 1000:.2f} ms per chat)",
+        model_server="openai_wire_async, a child process (answers at once)",
+        load_average=load_average(),
     )
     print(f"  all {args.chats:,} messages published in {sent:.2f} s")
     state = f"TIMED OUT after {args.timeout:.0f} s" if timed_out else "all chats idle"
@@ -102,9 +199,13 @@ async def run(args: argparse.Namespace) -> None:
     print(f"  throughput: {len(watcher.answer_latencies) / wall:.1f} turns/s")
     print(Stats.of(watcher.answer_latencies).line("answer published after first send", width=36))
     print(
-        f"  model requests: {requests:,} "
+        f"  model requests: {stats['requests']:,} "
         f"(expected {turns + args.chats:,} = {turns:,} turns + {args.chats:,} chat titles)"
     )
+    print()
+    print(f"Same server, {args.chats:,} at once")
+    for line in [*baseline_lines, ours]:
+        print(line)
     print()
     print(f"Storage check ({verify_time:.1f} s)")
     print(f"  chats complete: {counts['chats complete']:,} of {args.chats:,}")
@@ -125,6 +226,9 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true", help="streaming world")
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="give up waiting for idle after this many s"
+    )
+    parser.add_argument(
+        "--no-baselines", action="store_true", help="skip the raw SDK and provider-alone bursts"
     )
     asyncio.run(run(parser.parse_args()))
 

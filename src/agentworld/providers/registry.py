@@ -28,6 +28,23 @@ DEFAULT_BASE_URL: dict[str, str] = {
     "xai": "https://api.x.ai/v1",
 }
 RETRIES_ENV = "AGENTWORLD_LLM_RETRIES"
+CONNECTIONS_ENV = "AGENTWORLD_LLM_CONNECTIONS"
+"""Requests an OpenAI-compatible endpoint gets at once from this process (default 32; the
+rest queue, see ``providers.openai``): raise it for a slow model serving many chats."""
+OPENAI_TIMEOUT = 120.0
+
+
+def _max_connections() -> int:
+    from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS
+
+    raw = os.environ.get(CONNECTIONS_ENV, "").strip()
+    try:
+        value = int(raw) if raw else DEFAULT_MAX_CONNECTIONS
+    except ValueError:
+        raise ProviderConfigError(f"${CONNECTIONS_ENV} must be a whole number, not {raw!r}") from None
+    if value < 1:
+        raise ProviderConfigError(f"${CONNECTIONS_ENV} must be at least 1, not {value}")
+    return value
 
 
 def _api_key(agent: Agent, *, required: bool) -> tuple[str, str]:
@@ -61,7 +78,13 @@ def build_provider(agent: Agent) -> LLMProvider:
                     f"agent {agent.name!r} uses openai-compatible: set --base-url"
                 )
             key, env = _api_key(agent, required=needs_key)
-            provider = OpenAIProvider(api_key=key, base_url=base_url, api_key_env=env)
+            provider = OpenAIProvider(
+                api_key=key,
+                base_url=base_url,
+                api_key_env=env,
+                timeout=OPENAI_TIMEOUT,
+                max_connections=_max_connections(),
+            )
         case "anthropic":
             from agentworld.providers.anthropic import AnthropicProvider
 
@@ -89,7 +112,7 @@ def _azure(agent: Agent) -> LLMProvider:
     """Azure OpenAI: the model is the deployment name; endpoint and API version from the env."""
     import openai
 
-    from agentworld.providers.openai import OpenAIProvider
+    from agentworld.providers.openai import OpenAIProvider, pooled_http_client, request_timeout
 
     key, env = _api_key(agent, required=agent.base_url is None)
     version = (
@@ -97,25 +120,35 @@ def _azure(agent: Agent) -> LLMProvider:
         or os.environ.get("OPENAI_API_VERSION")
         or AZURE_DEFAULT_API_VERSION
     )
+    endpoint = os.environ.get(AZURE_ENDPOINT_ENV, "")
+    if agent.base_url is None and not endpoint:
+        raise ProviderConfigError(
+            f"agent {agent.name!r} (azure) needs an endpoint: set ${AZURE_ENDPOINT_ENV} or --base-url"
+        )
+    connections = _max_connections()
+    # The same pool and timeouts as every OpenAI-compatible endpoint (providers.openai).
+    timeout = request_timeout(OPENAI_TIMEOUT)
+    http_client = pooled_http_client(connections, OPENAI_TIMEOUT)
     if agent.base_url is not None:
         client = openai.AsyncAzureOpenAI(
-            api_key=key, base_url=agent.base_url, api_version=version, max_retries=0, timeout=120.0
+            api_key=key,
+            base_url=agent.base_url,
+            api_version=version,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
         )
     else:
-        endpoint = os.environ.get(AZURE_ENDPOINT_ENV)
-        if not endpoint:
-            raise ProviderConfigError(
-                f"agent {agent.name!r} (azure) needs an endpoint: set ${AZURE_ENDPOINT_ENV} or --base-url"
-            )
         client = openai.AsyncAzureOpenAI(
             api_key=key,
             azure_endpoint=endpoint,
             azure_deployment=agent.model,
             api_version=version,
             max_retries=0,
-            timeout=120.0,
+            timeout=timeout,
+            http_client=http_client,
         )
-    return OpenAIProvider(api_key=key, api_key_env=env, client=client)
+    return OpenAIProvider(api_key=key, api_key_env=env, client=client, max_connections=connections)
 
 
 def provider_cache_key(agent: Agent) -> tuple[str, str, str, str]:
