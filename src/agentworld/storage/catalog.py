@@ -30,6 +30,16 @@ _ALL_WORLDS = sa.select(_WORLDS).order_by(_WORLDS.c.name)
 """Built once (see ``storage.queries``): the CLI resolves a world's spelling with it."""
 
 
+_OF_CHAT = (_CHATS.c.world == sa.bindparam("world_key"), _CHATS.c.chat_id == sa.bindparam("chat_key"))
+_RENAME_CHAT = (
+    sa.update(_CHATS)
+    .where(*_OF_CHAT)
+    .values(name=sa.bindparam("new_name"), titled=sa.bindparam("new_titled"), updated_at=sa.bindparam("now"))
+)
+_CHAT_TITLED = sa.select(_CHATS.c.titled).where(*_OF_CHAT)
+"""Built once: every chat's first exchange titles it (see ``storage.queries``)."""
+
+
 class CatalogStore(StorageCore):
     async def create_world(self, world: World) -> World:
         row = {
@@ -281,24 +291,19 @@ class CatalogStore(StorageCore):
     async def rename_chat(
         self, world: str, chat_id: str, name: str, *, titled: bool = True
     ) -> None:
+        params = {"world_key": world, "chat_key": chat_id, "new_name": name, "new_titled": titled,
+                  "now": ts(utc_now())}  # fmt: skip
+
         def update(conn: Connection) -> None:
-            conn.execute(
-                sa.update(_CHATS)
-                .where(_CHATS.c.world == world, _CHATS.c.chat_id == chat_id)
-                .values(name=name, titled=titled, updated_at=ts(utc_now()))
-            )
+            conn.execute(_RENAME_CHAT, params)
 
         await self.in_transaction(update, write=True)
 
     async def chat_is_titled(self, world: str, chat_id: str) -> bool:
+        params = {"world_key": world, "chat_key": chat_id}
+
         def read(conn: Connection) -> bool:
-            return bool(
-                conn.execute(
-                    sa.select(_CHATS.c.titled).where(
-                        _CHATS.c.world == world, _CHATS.c.chat_id == chat_id
-                    )
-                ).scalar()
-            )
+            return bool(conn.execute(_CHAT_TITLED, params).scalar())
 
         return await self.in_transaction(read, write=False)
 
