@@ -29,7 +29,7 @@ DEFAULT_BASE_URL: dict[str, str] = {
 }
 RETRIES_ENV = "AGENTWORLD_LLM_RETRIES"
 CONNECTIONS_ENV = "AGENTWORLD_LLM_CONNECTIONS"
-"""Requests an OpenAI-compatible endpoint gets at once from this process (default 32; the
+"""Requests an OpenAI-compatible endpoint gets at once from this process (default 64; the
 rest queue, see ``providers.openai``): raise it for a slow model serving many chats."""
 OPENAI_TIMEOUT = 120.0
 
