@@ -181,3 +181,20 @@ def test_azure_without_endpoint_names_the_env_var(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
     with pytest.raises(ProviderConfigError, match="AZURE_OPENAI_ENDPOINT"):
         build_provider(Agent(world="w", name="a", provider="azure", model="d"))
+
+
+async def test_azure_endpoint_takes_the_model_as_its_deployment(
+    openai_server: OpenAIWireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
+    monkeypatch.setenv("AZURE_OPENAI_API_VERSION", "2024-06-01")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", openai_server.base_url.removesuffix("/v1"))
+    provider = build_provider(Agent(world="w", name="a", provider="azure", model="gpt4-deployment"))
+    try:
+        reply = await provider.complete(
+            LLMRequest(model="gpt4-deployment", messages=[PromptMessage(role="user", content="hi")])
+        )
+    finally:
+        await provider.aclose()
+    assert reply.content == "echo: hi"
+    assert openai_server.paths == ["/openai/deployments/gpt4-deployment/chat/completions?api-version=2024-06-01"]

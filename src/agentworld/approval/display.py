@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import re
 import string
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from agentworld.approval.shell_view import ShellView
 from agentworld.redaction import redact, redact_text
 from agentworld.shell import SHELL_TOOL
 from agentworld.shell.commands import ShellAnalysis, analyze
@@ -49,31 +49,6 @@ def _escape_all(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_escape_all(v) for v in value]
     return value
-
-
-@dataclass(frozen=True, slots=True)
-class ShellView:
-    """A shell call as the person sees it and the audit log records it."""
-
-    command_line: str
-    directory: str
-    commands: tuple[str, ...]
-    understood: bool
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "commandLine": self.command_line,
-            "directory": self.directory,
-            "commands": list(self.commands),
-            "understood": self.understood,
-            "note": self.note,
-        }
-
-    def sentence(self) -> str:
-        commands = "; ".join(f"`{c}`" for c in self.commands) or "nothing we could read"
-        text = f"run `{self.command_line}` in {self.directory} (runs: {commands})"
-        return f"{text}. {self.note}" if self.note else text
 
 
 def shell_view(arguments: dict[str, Any], *, working_dir: str) -> ShellView:

@@ -60,7 +60,7 @@ class PendingClientCall(_WaitingCall):
 
 class ShellDisplay(BaseModel):
     """A ``shell_cmd`` call as the approval request showed it: the stored form of
-    ``approval.display.ShellView`` (the models layer cannot import the approval package)."""
+    ``approval.shell_view.ShellView`` (the models layer cannot import the approval package)."""
 
     model_config = ConfigDict(populate_by_name=True, frozen=True)
 

@@ -7,6 +7,7 @@ and are never stored.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from agentworld.errors import InvalidInputError, ProviderConfigError
@@ -129,25 +130,19 @@ def _azure(agent: Agent) -> LLMProvider:
     # The same pool and timeouts as every OpenAI-compatible endpoint (providers.openai).
     timeout = request_timeout(OPENAI_TIMEOUT)
     http_client = pooled_http_client(connections, OPENAI_TIMEOUT)
+    azure_client = functools.partial(
+        openai.AsyncAzureOpenAI,
+        api_key=key,
+        api_version=version,
+        max_retries=0,
+        timeout=timeout,
+        http_client=http_client,
+    )
+    # A base URL names the deployment itself; an endpoint takes the agent's model as one.
     if agent.base_url is not None:
-        client = openai.AsyncAzureOpenAI(
-            api_key=key,
-            base_url=agent.base_url,
-            api_version=version,
-            max_retries=0,
-            timeout=timeout,
-            http_client=http_client,
-        )
+        client = azure_client(base_url=agent.base_url)
     else:
-        client = openai.AsyncAzureOpenAI(
-            api_key=key,
-            azure_endpoint=endpoint,
-            azure_deployment=agent.model,
-            api_version=version,
-            max_retries=0,
-            timeout=timeout,
-            http_client=http_client,
-        )
+        client = azure_client(azure_endpoint=endpoint, azure_deployment=agent.model)
     return OpenAIProvider(api_key=key, api_key_env=env, client=client, max_connections=connections)
 
 

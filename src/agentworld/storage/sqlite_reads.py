@@ -21,6 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from agentworld.approval.shell_view import ShellView
+
 SCHEMA_VERSION = 7
 """The schema version these statements are written for: ``len(migrations.MIGRATIONS)``
 (a test holds them equal)."""
@@ -150,16 +152,6 @@ class StoredMessage:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredShell:
-    """How an approval request showed a shell line (``models.pending.ShellDisplay``)."""
-
-    command_line: str
-    directory: str
-    commands: tuple[str, ...]
-    note: str
-
-
-@dataclass(frozen=True, slots=True)
 class StoredApproval:
     """A pending approval request with the fields its document and its text show
     (``documents.approval_doc``, ``cli.output.print_approvals``)."""
@@ -171,7 +163,7 @@ class StoredApproval:
     tool_name: str
     tool_args: dict[str, Any]
     message: str
-    shell: StoredShell | None
+    shell: ShellView | None
     created_at: datetime
 
 
@@ -248,17 +240,10 @@ def stored_message(row: tuple[Any, ...]) -> StoredMessage:
         raise Unreadable("message columns")
     if not all(value is None or isinstance(value, str) for value in (agent_id, content, call_id, reply_to)):
         raise Unreadable("message columns")
+    # The row's columns come in the order of the dataclass's fields.
+    calls_read, created_read = _tool_calls(calls), _utc_text(created)
     return StoredMessage(
-        message_id=message_id,
-        chat_id=chat_id,
-        role=role,
-        sender=sender,
-        agent_id=agent_id,
-        content=content,
-        tool_calls=_tool_calls(calls),
-        tool_call_id=call_id,
-        reply_to_message_id=reply_to,
-        created_at=_utc_text(created),
+        message_id, chat_id, role, sender, agent_id, content, calls_read, call_id, reply_to, created_read
     )
 
 
@@ -336,20 +321,11 @@ def stored_approval(row: tuple[Any, ...]) -> StoredApproval:
         raise Unreadable("approval detail")
     if not isinstance(fields.get("originalCallId"), str) or not isinstance(fields.get("requestMessageId"), str):
         raise Unreadable("approval detail")
-    return StoredApproval(
-        world=world,
-        tool_call_id=call_id,
-        chat_id=chat_id,
-        agent=agent,
-        tool_name=tool_name,
-        tool_args=tool_args,
-        message=message,
-        shell=_shell(fields.get("shell")),
-        created_at=_utc(created),
-    )
+    shell = _shell(fields.get("shell"))
+    return StoredApproval(world, call_id, chat_id, agent, tool_name, tool_args, message, shell, _utc(created))
 
 
-def _shell(shown: Any) -> StoredShell | None:
+def _shell(shown: Any) -> ShellView | None:
     if shown is None:
         return None
     if not isinstance(shown, dict):
@@ -360,6 +336,7 @@ def _shell(shown: Any) -> StoredShell | None:
         raise Unreadable("shell display")
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         raise Unreadable("shell display")
-    if not isinstance(shown.get("understood"), bool):
+    understood = shown.get("understood")
+    if not isinstance(understood, bool):
         raise Unreadable("shell display")
-    return StoredShell(command_line=line, directory=directory, commands=tuple(commands), note=note)
+    return ShellView(line, directory, tuple(commands), understood, note)
