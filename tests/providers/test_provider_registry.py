@@ -166,13 +166,7 @@ async def test_azure_addresses_the_deployment_with_an_api_version(
     monkeypatch.setenv("AZURE_OPENAI_API_VERSION", "2024-06-01")
     agent = Agent(world="w", name="a", provider="azure", model="gpt4-deployment", base_url=openai_server.base_url)
     provider = build_provider(agent)
-    try:
-        reply = await provider.complete(
-            LLMRequest(model="gpt4-deployment", messages=[PromptMessage(role="user", content="hi")])
-        )
-    finally:
-        await provider.aclose()
-    assert reply.content == "echo: hi"
+    assert await _say_hi_once(provider, model="gpt4-deployment") == "echo: hi"
     assert openai_server.paths == ["/v1/deployments/gpt4-deployment/chat/completions?api-version=2024-06-01"]
 
 
@@ -190,11 +184,14 @@ async def test_azure_endpoint_takes_the_model_as_its_deployment(
     monkeypatch.setenv("AZURE_OPENAI_API_VERSION", "2024-06-01")
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", openai_server.base_url.removesuffix("/v1"))
     provider = build_provider(Agent(world="w", name="a", provider="azure", model="gpt4-deployment"))
+    assert await _say_hi_once(provider, model="gpt4-deployment") == "echo: hi"
+    assert openai_server.paths == ["/openai/deployments/gpt4-deployment/chat/completions?api-version=2024-06-01"]
+
+
+async def _say_hi_once(provider: LLMProvider, *, model: str) -> str | None:
+    """One request through ``provider``, which is closed after."""
     try:
-        reply = await provider.complete(
-            LLMRequest(model="gpt4-deployment", messages=[PromptMessage(role="user", content="hi")])
-        )
+        reply = await provider.complete(LLMRequest(model=model, messages=[PromptMessage(role="user", content="hi")]))
     finally:
         await provider.aclose()
-    assert reply.content == "echo: hi"
-    assert openai_server.paths == ["/openai/deployments/gpt4-deployment/chat/completions?api-version=2024-06-01"]
+    return reply.content
