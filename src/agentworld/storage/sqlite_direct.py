@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine.interfaces import Dialect
-from sqlalchemy.exc import MultipleResultsFound, NoResultFound
+from sqlalchemy.exc import InvalidRequestError, MultipleResultsFound, NoResultFound
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import BindParameter
 
 from agentworld.storage.connection import Parameters
 
@@ -70,6 +71,31 @@ class DirectResult:
         return iter(self._rows)
 
 
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """One ``?`` of a compiled statement: the keys its value is given under, the bind
+    parameter that holds its value when none is given, and its type's bind processor."""
+
+    key: str
+    name: str
+    bind: BindParameter[Any]
+    binder: Processor | None
+
+    def value(self, given: Mapping[str, Any]) -> Any:
+        """The value bound, as ``SQLCompiler.construct_params`` finds it: given under the
+        parameter's key or its compiled name, else the statement's own (a literal compared
+        to, a callable), and a required parameter without one is an error."""
+        if self.key in given:
+            value = given[self.key]
+        elif self.name in given:
+            value = given[self.name]
+        elif self.bind.required:
+            raise InvalidRequestError(f"A value is required for bind parameter {self.key!r}")
+        else:
+            value = self.bind.effective_value if self.bind.callable else self.bind.value
+        return value if self.binder is None else self.binder(value)
+
+
 @dataclass(slots=True)
 class _Plan:
     """A statement compiled for SQLite, with what its executions need."""
@@ -82,6 +108,9 @@ class _Plan:
     """Per result column; None when no column needs converting."""
     expanding: bool
     """An ``IN`` list bound at execution: the SQL depends on the values' count."""
+    slots: tuple[_Slot, ...] | None
+    """The values in order, read straight from the parameters given; None where only
+    ``construct_params`` knows (an expanding list, parameters set with ``.params()``)."""
     row_type: Any = field(default=None)
     """A named tuple of the result's columns, made at the first execution that has rows."""
 
@@ -119,14 +148,29 @@ class StatementCache:
         readers = tuple(
             c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
         )
+        names = tuple(compiled.positiontup or ())
+        expanding = bool(compiled.post_compile_params)
         return _Plan(
             compiled=compiled,
             sql=compiled.string,
-            names=tuple(compiled.positiontup or ()),
+            names=names,
             binders=binders,
             readers=readers if any(r is not None for r in readers) else None,
-            expanding=bool(compiled.post_compile_params),
+            expanding=expanding,
+            slots=None if expanding else _slots(compiled, names, binders),
         )
+
+
+def _slots(
+    compiled: SQLCompiler, names: tuple[str, ...], binders: Mapping[str, Processor]
+) -> tuple[_Slot, ...] | None:
+    if compiled._collected_params:
+        return None
+    # The positions name the parameters unescaped (``the world``, not ``the_world``).
+    bound = {name: bind for bind, name in compiled.bind_names.items()}
+    if any(name not in bound for name in names):
+        return None
+    return tuple(_Slot(bound[name].key, name, bound[name], binders.get(name)) for name in names)
 
 
 def _writes_columns(statement: Executable) -> bool:
@@ -159,6 +203,10 @@ class DirectConnection:
             state = plan.compiled.construct_expanded_state(parameters)
             sql, names, values = state.statement, state.positiontup or (), state.parameters
             binders = {**plan.binders, **state.processors}
+        elif plan.slots is not None:
+            given = parameters or {}
+            cursor = self._raw.execute(plan.sql, [slot.value(given) for slot in plan.slots])
+            return self._result(plan, cursor)
         else:
             sql, names, binders = plan.sql, plan.names, plan.binders
             values = plan.compiled.construct_params(parameters)
@@ -171,11 +219,13 @@ class DirectConnection:
         if not rows:
             return DirectResult([], 0, None)
         plan = self._cache.plan(statement, rows[0])
-        construct = plan.compiled.construct_params
-        names, binders = plan.names, plan.binders
-        cursor = self._raw.executemany(
-            plan.sql, [_ordered(names, construct(row), binders) for row in rows]
-        )
+        slots = plan.slots
+        if slots is not None:
+            values = [[slot.value(row) for slot in slots] for row in rows]
+        else:
+            construct, names, binders = plan.compiled.construct_params, plan.names, plan.binders
+            values = [_ordered(names, construct(row), binders) for row in rows]
+        cursor = self._raw.executemany(plan.sql, values)
         return DirectResult([], cursor.rowcount, None)
 
     def exec_driver_sql(self, statement: str) -> DirectResult:

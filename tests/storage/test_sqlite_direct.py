@@ -1,0 +1,139 @@
+"""The SQLite connection binds each statement's values itself (``sqlite_direct._Slot``)
+instead of asking SQLAlchemy's ``construct_params`` on every execution. These hold the two
+equal, statement by statement, on a real SQLite file: what the direct path reads back is
+what SQLAlchemy's own execution of the same statement reads back."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import InvalidRequestError
+
+from agentworld.storage.sqlite_direct import DirectConnection, StatementCache
+
+_META = sa.MetaData()
+_ITEMS = sa.Table(
+    "items",
+    _META,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("world", sa.String, nullable=False),
+    sa.Column("label", sa.String),
+    sa.Column("done", sa.Boolean, nullable=False, default=False),
+    sa.Column("data", sa.JSON),
+)
+
+_ROWS = [
+    {"world": "w", "label": "a", "done": False, "data": {"n": 1}},
+    {"world": "w", "label": "b", "done": True, "data": [1, "two"]},
+    {"world": "v", "label": None, "done": True, "data": None},
+]
+
+_SELECT = sa.select(_ITEMS.c.label, _ITEMS.c.done, _ITEMS.c.data).order_by(_ITEMS.c.id)
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[sa.Engine]:
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'direct.db'}")
+    _META.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(_ITEMS.insert(), _ROWS)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def direct(engine: sa.Engine) -> Iterator[DirectConnection]:
+    database = engine.url.database
+    assert database is not None
+    raw = sqlite3.connect(database)
+    yield DirectConnection(raw, StatementCache(engine.dialect))
+    raw.close()
+
+
+def _both(
+    engine: sa.Engine, direct: DirectConnection, statement: sa.Executable, params: dict[str, Any] | None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    with engine.connect() as conn:
+        theirs = [tuple(row) for row in conn.execute(statement, params)]
+    ours = [tuple(row) for row in direct.execute(statement, params)]
+    return ours, theirs
+
+
+@pytest.mark.parametrize(
+    ("statement", "params"),
+    [
+        # a literal compared to: its value is the statement's own
+        (_SELECT.where(_ITEMS.c.world == "w"), None),
+        (_SELECT.where(_ITEMS.c.done.is_(True), _ITEMS.c.world == "w"), {}),
+        # given under the parameter's key
+        (_SELECT.where(_ITEMS.c.world == sa.bindparam("world_key")), {"world_key": "v"}),
+        # one parameter used twice
+        (
+            _SELECT.where(
+                sa.or_(_ITEMS.c.world == sa.bindparam("k"), _ITEMS.c.label == sa.bindparam("k"))
+            ),
+            {"k": "a"},
+        ),
+        # a name SQLAlchemy escapes when it renders it
+        (_SELECT.where(_ITEMS.c.world == sa.bindparam("the world")), {"the world": "w"}),
+        # a value computed when the statement runs
+        (_SELECT.where(_ITEMS.c.world == sa.bindparam("w", callable_=lambda: "v")), None),
+        # a JSON value and a boolean through their types' bind processors
+        (_SELECT.where(_ITEMS.c.done == sa.bindparam("done")), {"done": True}),
+        (_SELECT.where(_ITEMS.c.data == sa.bindparam("data", type_=sa.JSON)), {"data": {"n": 1}}),
+        # a limit given as a parameter
+        (_SELECT.limit(sa.bindparam("n")), {"n": 2}),
+    ],
+)
+def test_a_read_binds_what_sqlalchemy_binds(
+    engine: sa.Engine, direct: DirectConnection, statement: sa.Select[Any], params: dict[str, Any] | None
+) -> None:
+    ours, theirs = _both(engine, direct, statement, params)
+    assert theirs  # each case selects something, so a wrong value cannot pass unseen
+    assert ours == theirs
+
+
+def test_writes_bind_by_column_key_one_row_and_many(
+    engine: sa.Engine, direct: DirectConnection
+) -> None:
+    direct.execute(_ITEMS.insert(), {"world": "x", "label": "one", "done": True, "data": {"k": [1]}})
+    direct.execute(
+        _ITEMS.insert(),
+        [{"world": "x", "label": "two", "done": False, "data": None}, {"world": "x", "label": "three", "done": True, "data": "s"}],
+    )
+    changed = direct.execute(
+        _ITEMS.update().where(_ITEMS.c.label == sa.bindparam("old")).values(label=sa.bindparam("new")),
+        {"old": "two", "new": "2"},
+    )
+    direct.driver_connection.commit()
+    assert changed.rowcount == 1
+    with engine.connect() as conn:
+        rows = [tuple(r) for r in conn.execute(_SELECT.where(_ITEMS.c.world == "x"))]
+    assert rows == [("one", True, {"k": [1]}), ("2", False, None), ("three", True, "s")]
+
+
+def test_a_required_value_not_given_is_the_error_sqlalchemy_raises(
+    engine: sa.Engine, direct: DirectConnection
+) -> None:
+    statement = _SELECT.where(_ITEMS.c.world == sa.bindparam("world_key"))
+    compiled = statement.compile(dialect=engine.dialect)
+    with pytest.raises(InvalidRequestError) as theirs:
+        compiled.construct_params({"other": 1})
+    with pytest.raises(InvalidRequestError) as ours:
+        direct.execute(statement, {"other": 1})
+    assert str(theirs.value).startswith("A value is required for bind parameter 'world_key'")
+    assert str(ours.value) == str(theirs.value).split(" (Background")[0]
+
+
+def test_an_in_list_still_expands_to_the_values_given(
+    engine: sa.Engine, direct: DirectConnection
+) -> None:
+    statement = _SELECT.where(_ITEMS.c.label.in_(sa.bindparam("labels", expanding=True)))
+    ours, theirs = _both(engine, direct, statement, {"labels": ["a", "b"]})
+    assert len(ours) == 2
+    assert ours == theirs
