@@ -210,3 +210,17 @@ def test_an_empty_chat_an_old_schema_and_other_databases_are_left_to_the_full_pa
     with sqlite3.connect(db_url.removeprefix("sqlite:///")) as raw:
         raw.execute("UPDATE schema_version SET version = version - 1")
     assert run(QUICK_ONLY, ["--db", db_url, "messages", "Team"], env).returncode == 99
+
+
+def test_a_world_argument_finds_its_stored_spelling_from_the_file(
+    talked: str, db_url: str, tmp_path: Path
+) -> None:
+    """Every command's WORLD argument is looked up here first; None sends it to the facade."""
+    from agentworld.cli.quick import stored_world_spelling
+
+    assert stored_world_spelling(db_url, "tEAM") == "Team"
+    assert stored_world_spelling(db_url, "Team") == "Team"
+    assert stored_world_spelling(db_url, "nobody") == "nobody"  # the command reports it unknown
+    for db in ("postgresql://nobody@127.0.0.1:1/none", "sqlite://", f"sqlite:///{tmp_path / 'missing.db'}"):
+        assert stored_world_spelling(db, "team") is None
+    assert not (tmp_path / "missing.db").exists()

@@ -36,9 +36,9 @@ def stored_world_name(ctx: typer.Context, name: str | None) -> str | None:
     World names, like agent names and @mentions, are one name whatever their case: ``Team``
     cannot be created beside ``team``, so ``team`` finds ``Team`` — in every command, not only
     in those whose lookup happens to ignore case. A name no world has is returned as typed, so
-    the command reports it. This costs one short read
-    before the command runs; the lookup belongs in the ``AgentWorld`` facade, and this goes
-    when the facade does it."""
+    the command reports it. This costs one short read before the command runs, straight from
+    the SQLite file where it can (``quick.stored_world_spelling``), else through the facade."""
+    from agentworld.cli.quick import stored_world_spelling
     from agentworld.models.domain import name_problem
 
     creating = ctx.parent is not None and (ctx.parent.info_name, ctx.info_name) == ("world", "create")
@@ -46,6 +46,9 @@ def stored_world_name(ctx: typer.Context, name: str | None) -> str | None:
         # Not a name at all: the command refuses it with its own message. A world to create
         # is taken as typed: creating it says which spelling exists, if one does.
         return name
+    spelling = stored_world_spelling(state["db"], name)
+    if spelling is not None:
+        return spelling
 
     async def lookup(aw: AgentWorld) -> str:
         return await world_spelling(aw, name)

@@ -67,6 +67,27 @@ def answer(args: Sequence[str]) -> int | None:
         conn.close()
 
 
+def stored_world_spelling(db: str | None, name: str) -> str | None:
+    """The stored spelling of the world ``name`` names regardless of case (``name`` itself
+    when no world has it), read straight from the SQLite file ``db`` names; None when only
+    the full path can tell: not a SQLite file at the current schema, or unreadable."""
+    path = _database_file(db)
+    if path is None:
+        return None
+    from agentworld.storage import sqlite_reads
+
+    conn = sqlite_reads.open_current(path)
+    if conn is None:
+        return None
+    try:
+        found = sqlite_reads.world_named(conn, name)
+    except (sqlite_reads.Unreadable, sqlite3.Error, ValueError):
+        return None
+    finally:
+        conn.close()
+    return name if found is None else found[0]
+
+
 def parse(args: Sequence[str]) -> QuickCommand | None:
     """The command if ``args`` (global options already in front, see ``entry``) are exactly
     one of the forms this module answers, else None."""
