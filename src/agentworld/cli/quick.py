@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -47,45 +48,50 @@ def answer(args: Sequence[str]) -> int | None:
     command = parse(args)
     if command is None:
         return None
-    path = _database_file(command.db)
-    if path is None:
-        return None
     from agentworld.storage import sqlite_reads
 
-    conn = sqlite_reads.open_current(path)
-    if conn is None:
-        return None
-    try:
-        if command.name == "messages":
-            return _messages(conn, command)
-        return _approvals(conn, command)
-    except (sqlite_reads.Unreadable, sqlite3.Error, ValueError):
-        # A row in a shape it does not know, a busy or damaged file: the full path reads it,
-        # or says what is wrong with it.
-        return None
-    finally:
-        conn.close()
+    with _current_file(command.db) as conn:
+        if conn is None:
+            return None
+        try:
+            if command.name == "messages":
+                return _messages(conn, command)
+            return _approvals(conn, command)
+        except (sqlite_reads.Unreadable, sqlite3.Error, ValueError):
+            # A row in a shape it does not know, a busy or damaged file: the full path reads
+            # it, or says what is wrong with it.
+            return None
 
 
 def stored_world_spelling(db: str | None, name: str) -> str | None:
     """The stored spelling of the world ``name`` names regardless of case (``name`` itself
     when no world has it), read straight from the SQLite file ``db`` names; None when only
     the full path can tell: not a SQLite file at the current schema, or unreadable."""
-    path = _database_file(db)
-    if path is None:
-        return None
     from agentworld.storage import sqlite_reads
 
-    conn = sqlite_reads.open_current(path)
-    if conn is None:
-        return None
-    try:
-        found = sqlite_reads.world_named(conn, name)
-    except (sqlite_reads.Unreadable, sqlite3.Error, ValueError):
-        return None
-    finally:
-        conn.close()
+    with _current_file(db) as conn:
+        if conn is None:
+            return None
+        try:
+            found = sqlite_reads.world_named(conn, name)
+        except (sqlite_reads.Unreadable, sqlite3.Error, ValueError):
+            return None
     return name if found is None else found[0]
+
+
+@contextmanager
+def _current_file(db: str | None) -> Iterator[sqlite3.Connection | None]:
+    """A connection to the SQLite file ``db`` names if it is at the current schema, closed
+    after; None for anything only the full path reads (``sqlite_reads.open_current``)."""
+    from agentworld.storage import sqlite_reads
+
+    path = _database_file(db)
+    conn = None if path is None else sqlite_reads.open_current(path)
+    try:
+        yield conn
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 def parse(args: Sequence[str]) -> QuickCommand | None:
