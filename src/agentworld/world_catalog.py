@@ -78,6 +78,19 @@ class WorldCatalog:
         )
         return world
 
+    async def world_name(self, name: str) -> str:
+        """The stored spelling of the world ``name`` names: world names, like agent names and
+        @mentions, are one name whatever their case (``Team`` cannot be created beside
+        ``team``), so ``team`` finds ``Team``. A name no world has comes back as given, for
+        the caller to report unknown. A world this process runs is known without a read."""
+        if name in self._runtimes:
+            return name
+        names = await self.storage.world_names()
+        if name in names:
+            return name
+        folded = name.lower()
+        return next((stored for stored in names if stored.lower() == folded), name)
+
     async def get_world(self, name: str) -> World:
         return await self.storage.get_world(name)
 

@@ -101,3 +101,22 @@ def test_policy_grants_audit_tool_logs_and_tools(api: httpx.Client, world_name: 
     assert api.get(f"/api/worlds/{world_name}/pending-calls").json() == {"pendingToolCalls": []}
     names = [t["name"] for t in api.get(f"/api/worlds/{world_name}/tools").json()["tools"]]
     assert "shell_cmd" in names
+
+
+def test_a_world_is_found_in_any_case_as_on_the_command_line(
+    served: Served, api: httpx.Client, world_name: str
+) -> None:
+    stored = world_name.capitalize() + "Case"
+    assert api.post("/api/worlds", json={"name": stored}).status_code == 201
+    typed = stored.upper()
+    assert error_of(api.post("/api/worlds", json={"name": typed})) == (409, "already_exists")
+    assert api.get(f"/api/worlds/{typed}").json()["name"] == stored
+    assert api.post(f"/api/worlds/{typed}/agents", json={"name": "a1", "provider": "scripted", "model": "echo"}).status_code == 201
+    chat = api.post(f"/api/worlds/{stored.lower()}/chats").json()["chatId"]
+    posted = api.post(f"/api/worlds/{typed}/chats/{chat}/messages", json={"text": "@a1 hi"})
+    assert posted.status_code == 202
+    assert cli_json(served, "chat", "list", stored)["chats"][0]["chatId"] == chat
+    assert api.get(f"/api/worlds/{stored.lower()}/agents").json() == cli_json(served, "agent", "list", stored)
+    assert api.get(f"/api/worlds/{typed}/agents/A1").json()["name"] == "a1"
+    assert api.delete(f"/api/worlds/{typed}").status_code == 204
+    assert error_of(api.get(f"/api/worlds/{stored}")) == (404, "not_found")

@@ -51,17 +51,9 @@ def stored_world_name(ctx: typer.Context, name: str | None) -> str | None:
         return spelling
 
     async def lookup(aw: AgentWorld) -> str:
-        return await world_spelling(aw, name)
+        return await aw.world_name(name)
 
     return run(lookup)
-
-
-async def world_spelling(aw: AgentWorld, name: str) -> str:
-    """The stored name of the world ``name`` names regardless of case, else ``name``."""
-    names = [world.name for world in await aw.list_worlds()]
-    if name in names:
-        return name
-    return next((stored for stored in names if stored.lower() == name.lower()), name)
 
 
 WorldArg = Annotated[

@@ -159,13 +159,13 @@ class TalkSession:
         # Imported in a thread: the prompt stays responsive while the runtime's modules load.
         await asyncio.to_thread(importlib.import_module, "agentworld.agent_world")
         from agentworld.agent_world import AgentWorld
-        from agentworld.cli.common import check_database, world_spelling
+        from agentworld.cli.common import check_database
 
         await asyncio.to_thread(check_database, self._db)
         aw = AgentWorld(self._db, interactive=True, long_lived=True)  # waits for its chat only
         await aw.__aenter__()
         self._aw = aw  # closed with the session, whatever happens next
-        self.world = self.prompts.world = await world_spelling(aw, self.world)
+        self.world = self.prompts.world = await aw.world_name(self.world)
         await aw.get_world(self.world)
         if self.chat:
             chat = await aw.get_chat(self.world, self.chat)

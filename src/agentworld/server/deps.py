@@ -30,7 +30,15 @@ def _config(request: Request) -> ServerConfig:
 AW = Annotated[AgentWorld, Depends(_agent_world)]
 Config = Annotated[ServerConfig, Depends(_config)]
 
-WorldName = Annotated[str, Path(description="The world's name.")]
+
+async def _world_name(
+    world: Annotated[str, Path(description="The world's name, in any case.")], aw: AW
+) -> str:
+    """The stored spelling, as the command line finds it: ``/api/worlds/team`` is ``Team``."""
+    return await aw.world_name(world)
+
+
+WorldName = Annotated[str, Depends(_world_name)]
 AgentName = Annotated[str, Path(description="The agent's name.")]
 ChatId = Annotated[str, Path(description="The chat's id.")]
 ChatFilter = Annotated[str | None, Query(description="Only this chat.")]

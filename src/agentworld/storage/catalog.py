@@ -28,6 +28,7 @@ _MESSAGES = schema.messages
 _WORLDS = schema.worlds
 _ALL_WORLDS = sa.select(_WORLDS).order_by(_WORLDS.c.name)
 """Built once (see ``storage.queries``): the CLI resolves a world's spelling with it."""
+_WORLD_NAMES = sa.select(_WORLDS.c.name).order_by(_WORLDS.c.name)
 
 
 _OF_CHAT = (_CHATS.c.world == sa.bindparam("world_key"), _CHATS.c.chat_id == sa.bindparam("chat_key"))
@@ -70,6 +71,12 @@ class CatalogStore(StorageCore):
         def read(conn: Connection) -> list[World]:
             rows = conn.execute(_ALL_WORLDS)
             return [row_world(r) for r in rows]
+
+        return await self.in_transaction(read, write=False)
+
+    async def world_names(self) -> list[str]:
+        def read(conn: Connection) -> list[str]:
+            return [name for (name,) in conn.execute(_WORLD_NAMES)]
 
         return await self.in_transaction(read, write=False)
 
