@@ -279,10 +279,11 @@ class WorldCatalog:
         owner = await self.storage.get_agent(world, agent)
         return await self.storage.memory(world, owner.name, chat_id)
 
-    async def chat_usage(self, world: str) -> dict[str, Usage]:
-        """Tokens used in each chat of the world, by chat id (chats nobody answered are absent)."""
+    async def chat_usage(self, world: str, *, chat_id: str | None = None) -> dict[str, Usage]:
+        """Tokens used in each chat of the world, by chat id (chats nobody answered are
+        absent); with ``chat_id``, in that chat alone."""
         await self.storage.get_world(world)
-        return await self.storage.usage_by_chat(world)
+        return await self.storage.usage_by_chat(world, chat_id=chat_id)
 
     async def agent_usage(self, world: str, agent: str) -> Usage:
         """Tokens the agent used over every chat of the world (zero for one that never

@@ -577,6 +577,8 @@ async def test_usage_is_summed_by_agent_and_by_chat(storage: SQLStorage) -> None
         "c1": Usage(input_tokens=110, output_tokens=11),
         "c2": Usage(input_tokens=20, output_tokens=2),
     }
+    assert await storage.usage_by_chat("lab", chat_id="c2") == {"c2": Usage(input_tokens=20, output_tokens=2)}
+    assert await storage.usage_by_chat("lab", chat_id="c3") == {}
     assert await storage.usage_by_agent("empty") == {}
 
 

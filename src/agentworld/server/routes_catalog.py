@@ -138,7 +138,7 @@ async def new_chat(world: WorldName, aw: AW) -> JSONResponse:
 @router.get("/{world}/chats/{chat}", response_model=ChatDoc, tags=["chats"])
 async def get_chat(world: WorldName, chat: ChatId, aw: AW) -> JSONResponse:
     found = await aw.get_chat(world, chat)
-    return JSONResponse(chat_doc(found, (await aw.chat_usage(world)).get(chat)))
+    return JSONResponse(chat_doc(found, (await aw.chat_usage(world, chat_id=chat)).get(chat)))
 
 
 @router.patch("/{world}/chats/{chat}", response_model=ChatDoc, tags=["chats"])
@@ -149,7 +149,7 @@ async def change_chat(world: WorldName, chat: ChatId, body: ChatChange, aw: AW) 
         found = await aw.rename_chat(world, chat, body.name)
     if body.current:
         found = await aw.use_chat(world, chat)
-    return JSONResponse(chat_doc(found, (await aw.chat_usage(world)).get(chat)))
+    return JSONResponse(chat_doc(found, (await aw.chat_usage(world, chat_id=chat)).get(chat)))
 
 
 @router.delete("/{world}/chats/{chat}", status_code=204, response_class=Response, tags=["chats"])

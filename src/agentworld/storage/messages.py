@@ -279,17 +279,21 @@ class MessageStore(StorageCore):
     async def usage_by_agent(self, world: str) -> dict[str, Usage]:
         return await self._usage(world, group=_MESSAGES.c.memory_owner)
 
-    async def usage_by_chat(self, world: str) -> dict[str, Usage]:
-        return await self._usage(world, group=_MESSAGES.c.chat_id)
+    async def usage_by_chat(self, world: str, *, chat_id: str | None = None) -> dict[str, Usage]:
+        """By chat id; with ``chat_id``, that chat's alone (absent when nobody answered)."""
+        only = () if chat_id is None else (_MESSAGES.c.chat_id == chat_id,)
+        return await self._usage(world, group=_MESSAGES.c.chat_id, where=only)
 
-    async def _usage(self, world: str, *, group: sa.ColumnElement[Any]) -> dict[str, Usage]:
+    async def _usage(
+        self, world: str, *, group: sa.ColumnElement[Any], where: Sequence[sa.ColumnElement[bool]] = ()
+    ) -> dict[str, Usage]:
         query = (
             sa.select(
                 group,
                 sa.func.coalesce(sa.func.sum(_MESSAGES.c.input_tokens), 0),
                 sa.func.coalesce(sa.func.sum(_MESSAGES.c.output_tokens), 0),
             )
-            .where(_MESSAGES.c.world == world, _MESSAGES.c.memory_owner.is_not(None))
+            .where(_MESSAGES.c.world == world, _MESSAGES.c.memory_owner.is_not(None), *where)
             .group_by(group)
         )
 
