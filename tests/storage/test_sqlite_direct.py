@@ -86,6 +86,9 @@ def _both(
         # a JSON value and a boolean through their types' bind processors
         (_SELECT.where(_ITEMS.c.done == sa.bindparam("done")), {"done": True}),
         (_SELECT.where(_ITEMS.c.data == sa.bindparam("data", type_=sa.JSON)), {"data": {"n": 1}}),
+        # a value set on the statement with .params(), and one given over it
+        (_SELECT.where(_ITEMS.c.world == sa.bindparam("wk")).params(wk="v"), None),
+        (_SELECT.where(_ITEMS.c.world == sa.bindparam("wk")).params(wk="v"), {"wk": "w"}),
         # a limit given as a parameter
         (_SELECT.limit(sa.bindparam("n")), {"n": 2}),
     ],

@@ -164,7 +164,9 @@ class StatementCache:
 def _slots(
     compiled: SQLCompiler, names: tuple[str, ...], binders: Mapping[str, Processor]
 ) -> tuple[_Slot, ...] | None:
-    if compiled._collected_params:
+    # Parameters set with ``.params()`` are collected by the compiler (SQLAlchemy 2.1; 2.0
+    # copies them into the statement's own binds, which the slots read).
+    if getattr(compiled, "_collected_params", None):
         return None
     # The positions name the parameters unescaped (``the world``, not ``the_world``).
     bound = {name: bind for bind, name in compiled.bind_names.items()}
