@@ -23,6 +23,7 @@ from typing import Any, Literal
 import httpx
 
 from agentworld.testing.postgres import PostgresUnavailable, create_database, postgres_cluster
+from agentworld.testing.processes import stop_process
 
 Backend = Literal["sqlite", "postgresql"]
 _numbers = itertools.count()
@@ -102,12 +103,7 @@ def served(db_url: str) -> Iterator[Served]:
                 time.sleep(0.05)
             yield Served(base_url, process.pid)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
 
 
 def each_backend(choice: str, run: Callable[[Backend], dict[str, Any]]) -> list[dict[str, Any]]:

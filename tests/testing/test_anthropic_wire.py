@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -13,6 +11,7 @@ import httpx2
 import pytest
 
 from agentworld.testing.anthropic_wire import AnthropicWireServer, DropMode, Reply, ToolCallSpec
+from agentworld.testing.processes import module_server, stop_process
 
 MODEL = "claude-wire-test"
 MSGS: Any = [{"role": "user", "content": "hello there world"}]
@@ -334,23 +333,9 @@ def test_sync_client_and_models_endpoint(server: AnthropicWireServer) -> None:
 
 
 def test_runs_as_a_process() -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentworld.testing.anthropic_wire"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        base_url = proc.stdout.readline().strip()
+    with module_server("agentworld.testing.anthropic_wire") as (base_url, proc):
         assert base_url.startswith("http://127.0.0.1:")
         with anthropic.Anthropic(base_url=base_url, api_key="t", max_retries=0) as c:
             message = c.messages.create(model=MODEL, max_tokens=10, messages=MSGS)
         assert message.content[0].text == "echo: hello there world"
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        assert stop_process(proc) == 0

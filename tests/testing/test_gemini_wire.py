@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -16,6 +14,7 @@ from google import genai
 from google.genai import errors, types
 
 from agentworld.testing.gemini_wire import GeminiWireServer, Reply, ToolCallSpec
+from agentworld.testing.processes import module_server, stop_process
 
 WEATHER = types.Tool(
     function_declarations=[
@@ -355,23 +354,11 @@ async def test_keep_alive_sequential_calls(client: genai.Client) -> None:
 
 
 def test_runs_as_a_process() -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentworld.testing.gemini_wire"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        base_url = proc.stdout.readline().strip()
+    with module_server("agentworld.testing.gemini_wire") as (base_url, proc):
         assert base_url.startswith("http://127.0.0.1:")
         c = make_client(base_url)
         try:
             assert c.models.generate_content(model="m", contents="hi").text == "echo: hi"
         finally:
             c.close()
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        assert stop_process(proc) == 0

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -13,6 +11,7 @@ import openai
 import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+from agentworld.testing.processes import module_server, stop_process
 
 MSGS: Any = [{"role": "user", "content": "hello there world"}]
 TOOLS: Any = [
@@ -314,23 +313,9 @@ def test_sync_client_and_models_endpoint(server: OpenAIWireServer) -> None:
 
 
 def test_runs_as_a_process() -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentworld.testing.openai_wire"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        base_url = proc.stdout.readline().strip()
+    with module_server("agentworld.testing.openai_wire") as (base_url, proc):
         assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
         with openai.OpenAI(base_url=base_url, api_key="t", max_retries=0) as c:
             resp = c.chat.completions.create(model="m", messages=MSGS)
         assert resp.choices[0].message.content == "echo: hello there world"
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        assert stop_process(proc) == 0

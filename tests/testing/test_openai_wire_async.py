@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -20,6 +18,7 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer
 from agentworld.testing.openai_wire_async import OpenAIWireProcess
+from agentworld.testing.processes import module_server, stop_process
 
 MSGS: Any = [
     {"role": "system", "content": "be brief"},
@@ -157,23 +156,9 @@ def test_requests_on_one_connection_are_answered_in_order(process: OpenAIWirePro
 
 
 def test_runs_as_a_process_and_exits_cleanly_on_sigterm() -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentworld.testing.openai_wire_async"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        base_url = proc.stdout.readline().strip()
+    with module_server("agentworld.testing.openai_wire_async") as (base_url, proc):
         assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
         with openai.OpenAI(base_url=base_url, api_key="t", max_retries=0) as c:
             resp = c.chat.completions.create(model="m", messages=MSGS)
         assert resp.choices[0].message.content == "echo: hello there world, how are you today?"
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        assert stop_process(proc) == 0

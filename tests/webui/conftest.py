@@ -24,6 +24,7 @@ from tcp_proxy import TcpProxy
 
 from agentworld.runtime.titles import TITLE_INSTRUCTION
 from agentworld.testing.openai_wire import AgentScript, OpenAIWireServer
+from agentworld.testing.processes import stop_process
 
 ROOT = Path(__file__).parents[2]
 CHROMIUM = os.environ.get("AGENTWORLD_CHROMIUM", "/usr/bin/chromium")
@@ -128,12 +129,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with httpx.Client(base_url=direct, timeout=30) as api:
         yield Served(proxy.base_url, db_url, home, proxy, api)
     proxy.close()
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    stop_process(process)
 
 
 _worlds = iter(range(1_000_000))

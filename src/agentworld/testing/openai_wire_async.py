@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from agentworld.testing.openai_wire import _envelope, _events, _finish, _usage, echo_responder
+from agentworld.testing.processes import stop_process
 
 __all__ = ["OpenAIWireProcess", "WireStats", "serve"]
 
@@ -304,16 +305,8 @@ class OpenAIWireProcess:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        if process is not None:
+            stop_process(process)
 
     def __enter__(self) -> Self:
         return self.start()
