@@ -109,6 +109,21 @@ class Posted:
     world: tuple[World, list[Agent]] | None = None
     """The world's settings and agents as the post left them, read in its transaction when
     the poster claimed the chat: the route it does next need not read them again."""
+    taken_up: TakenUp | None = None
+    """Set when the post also routed the message (``first`` is then the answering agent's
+    ``loop``): that agent's settings and memory, read in the same transaction."""
+
+
+@dataclass(frozen=True)
+class TakenUp:
+    """An agent's settings and its memory of a chat after ``after_seq`` (up to ``last_seq``),
+    read in the transaction that put the message it answers into that memory: its loop's
+    first step starts from them instead of reading them again."""
+
+    agent: Agent
+    memory: list[Message]
+    after_seq: int
+    last_seq: int
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,11 @@ class HookSet:
         self._world_names_hooks = bool(world.hooks)
 
     @property
+    def registered(self) -> bool:
+        """Whether hooks were registered in Python (the world's settings aside)."""
+        return bool(self._registered)
+
+    @property
     def may_exist(self) -> bool:
         """Whether a message must be offered to hooks — decided without reading storage."""
         return bool(self._registered) or self._world_names_hooks

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentworld.models import Agent, Message
-from agentworld.models.work import InboxChange
+from agentworld.models.work import InboxChange, TakenUp
 from agentworld.storage.sql import SQLStorage
 
 MAX_ENTRIES = 2048
@@ -57,6 +57,32 @@ class MemoryCache:
             settings, new, last = await self._storage.agent_and_memory_since(
                 world, agent, chat_id, entry.last_seq
             )
+        return settings, self._keep(key, entry, settings, new, last)
+
+    def last_seq(self, world: str, agent: str, chat_id: str) -> int:
+        """Where a read of the agent's memory of the chat is to start (0: from the start)."""
+        if not self._storage.commits_in_seq_order:
+            return 0
+        entry = self._entries.get((world, agent, chat_id))
+        return 0 if entry is None else entry.last_seq
+
+    def absorb(self, world: str, chat_id: str, taken_up: TakenUp) -> tuple[Agent, list[Message]] | None:
+        """The agent's settings and memory from a read done elsewhere (the post that routed
+        its message, ``last_seq`` having told where to start) — None, to read afresh, when
+        this cache has moved on since."""
+        agent = taken_up.agent
+        if not self._storage.commits_in_seq_order:
+            return agent, list(taken_up.memory)  # read whole: ``last_seq`` said 0
+        key = (world, agent.name, chat_id)
+        entry = self._entries.pop(key, None) or _Entry()
+        if entry.last_seq != taken_up.after_seq:
+            self._entries[key] = entry
+            return None
+        return agent, self._keep(key, entry, agent, taken_up.memory, taken_up.last_seq)
+
+    def _keep(
+        self, key: tuple[str, str, str], entry: _Entry, settings: Agent, new: Sequence[Message], last: int
+    ) -> list[Message]:
         entry.messages.extend(new)
         if settings.memory_window and len(entry.messages) > 2 * settings.memory_window:
             del entry.messages[: -settings.memory_window]  # never shown again: not kept either
@@ -64,7 +90,7 @@ class MemoryCache:
         self._entries[key] = entry  # re-inserted: the dict keeps the most recently used last
         if len(self._entries) > MAX_ENTRIES:
             del self._entries[next(iter(self._entries))]
-        return settings, list(entry.messages)
+        return list(entry.messages)
 
     def forget(self, world: str, agent: str | None = None) -> None:
         """Drop cached memories (an agent or world was deleted)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from agentworld.models import Agent, Message, World
 from agentworld.models.events import MessageEvent
-from agentworld.models.work import InboxChange, Loop, QueuedWork, Turn, WorkItem
+from agentworld.models.work import InboxChange, Loop, QueuedWork, TakenUp, Turn, WorkItem
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
 from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.hooks import HookSet, OnEvent, dispatch, record_rewrite
@@ -38,6 +38,8 @@ class Routed:
     it to that agent's loop: the loop stores it — and turns the route item into itself — in
     the transaction of its first memory read (one write less per turn). Until then the route
     item stays in the inbox, so a process that stops in between routes the message again."""
+    taken_up: TakenUp | None = None
+    """The agent's settings and memory, when the post routed the message and read them."""
 
 
 async def take_up(
@@ -122,9 +124,7 @@ async def _route(
             await storage.reset_llm_calls(world_name)
             agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
         for agent in agents:
-            if agent.status != "active" or not should_agent_respond(
-                agent.name, sender=sender, content=message.content or "", main_agent=world.main_agent
-            ):
+            if not _answers(agent, world, message):
                 continue
             if not fresh and agent.llm_call_count >= world.turn_limit:
                 # It hands back to the people when its turn comes, and that ends the
@@ -146,3 +146,26 @@ async def _route(
     if not starts:
         return Routed()
     return Routed(QueuedWork(queued.item_id, queued.chat_id, starts[0]), world)  # in its place
+
+
+def _answers(agent: Agent, world: World, message: Message) -> bool:
+    """Whether ``agent`` is one the message calls on (its turn budget aside)."""
+    return agent.status == "active" and should_agent_respond(
+        agent.name, sender=message.sender, content=message.content or "", main_agent=world.main_agent
+    )
+
+
+def single_loop(message: Message, world: World, agents: Sequence[Agent]) -> tuple[Loop, Message] | None:
+    """The route of a person's (or the world's) ``message`` when it is the common case —
+    the world names no hooks and exactly one agent answers: that agent's loop and the message
+    as it joins its memory. None for anything else, which the route step decides as usual.
+    Pure, so the post can decide it inside its transaction (``SQLStorage.post_to_chat``); the
+    caller makes sure no hook is registered in Python and the message may address anyone."""
+    if world.hooks:
+        return None
+    answering = [agent for agent in agents if _answers(agent, world, message)]
+    if len(answering) != 1:
+        return None
+    (agent,) = answering
+    loop = Loop(agent=agent.name, answer_to=message.sender, reply_to=message.message_id, fresh=True)
+    return loop, incoming_copy(message, agent.name)

@@ -20,7 +20,7 @@ from typing import Literal
 
 from agentworld.models import Agent, LLMResponse, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
-from agentworld.models.work import InboxChange, Loop
+from agentworld.models.work import InboxChange, Loop, TakenUp
 from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_human_sender
 from agentworld.runtime.call_ids import with_unique_call_ids
@@ -102,6 +102,7 @@ async def run_agent_loop(
     item_id: int,
     *,
     incoming: Message | None = None,
+    taken_up: TakenUp | None = None,
 ) -> None:
     """Iterate model calls and tool calls until a text answer or the iteration cap.
 
@@ -113,7 +114,9 @@ async def run_agent_loop(
     whoever runs the chat next: a batch of calls cut short is finished first (calls that
     had started are reported interrupted, never run again). A loop that answers a person
     (``loop.fresh``) makes its first call whatever the turn limit: the person's message
-    gave the agent a fresh budget.
+    gave the agent a fresh budget. ``taken_up``: the agent's settings and memory as the
+    post that routed the message read them (the message already in that memory, the item
+    already ``loop``), for the first step to start from.
     """
     agent_name = loop.agent
     tool_context = ToolContext.for_world(
@@ -123,14 +126,18 @@ async def run_agent_loop(
     model_calls = 0
     while model_calls < world.max_iterations:
         remember = [incoming] if incoming is not None else []
-        agent, memory = await ctx.memory.agent_and_memory(
-            world.name,
-            agent_name,
-            chat_id,
-            remember=remember,
-            inbox=InboxChange(chat_id, current=item_id, becomes=(loop,)) if remember else None,
-        )
-        incoming = None
+        known = ctx.memory.absorb(world.name, chat_id, taken_up) if taken_up is not None else None
+        if known is not None:
+            agent, memory = known
+        else:
+            agent, memory = await ctx.memory.agent_and_memory(
+                world.name,
+                agent_name,
+                chat_id,
+                remember=remember,
+                inbox=InboxChange(chat_id, current=item_id, becomes=(loop,)) if remember else None,
+            )
+        incoming, taken_up = None, None
         registry = await ctx.tools_for(world)
         cut_short = await _unfinished_batch(ctx, world.name, agent_name, memory)
         if cut_short is not None:

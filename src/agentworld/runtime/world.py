@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, assert_never
 
 from agentworld.events.bus import EventBus
@@ -51,7 +52,7 @@ from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_fa
 from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
-from agentworld.runtime.route_step import Routed, WorldAndAgents, take_up
+from agentworld.runtime.route_step import Routed, WorldAndAgents, single_loop, take_up
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
@@ -168,21 +169,30 @@ class WorldRuntime:
         """``send``, and what the post did (``Posted``: where the transcript stood before it)."""
         message = Message(chat_id=chat_id, role="user", sender=sender, content=content)
         # One transaction: the chat exists, the message is stored with its routing queued, and
-        # a human resets the turn budgets.
+        # a human resets the turn budgets; if this process claims the chat, the common route
+        # (no hooks, one agent answers) is taken there too, with that agent's memory read.
         routed = is_routable(message)
+        fresh = is_human_sender(sender) or sender.lower() == "world"
+        plain = routed and fresh and not self._hooks.registered  # fresh: may address anyone
         posted = await self.storage.post_to_chat(
             self.world,
             message,
-            reset_llm_calls=is_human_sender(sender) or sender.lower() == "world",
+            reset_llm_calls=fresh,
             inbox=InboxChange(chat_id, append=(Route(message=message),)) if routed else None,
             claim_for=self._runners.owner if routed else None,  # and run it, if nobody does
             claim_ttl=LEASE_SECONDS,
+            route=partial(single_loop, message) if plain else None,
+            memory_after=lambda agent: self._memory.last_seq(self.world, agent, chat_id),
         )
         await self.bus.publish(MessageEvent(world=self.world, message=message))
         if posted.claimed:
-            if posted.first is not None and posted.world is not None:
-                self._known[posted.first.item_id] = posted.world
-            self._runners.start_claimed(chat_id, posted.first)
+            if (first := posted.first) is not None and posted.world is not None:
+                self._hooks.note(posted.world[0])
+                if posted.taken_up is None:
+                    self._known[first.item_id] = posted.world
+                else:  # routed already: its loop starts from the memory the post read
+                    self._routed[first.item_id] = Routed(first, posted.world[0], taken_up=posted.taken_up)
+            self._runners.start_claimed(chat_id, first)
         elif routed:
             self._runners.kick(chat_id)
         return message, posted
@@ -334,6 +344,7 @@ class WorldRuntime:
                     work,
                     queued.item_id,
                     incoming=continues.incoming if continues is not None else None,
+                    taken_up=continues.taken_up if continues is not None else None,
                 )
             case Resume():
                 await self._resume(queued, work)

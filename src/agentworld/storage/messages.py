@@ -4,17 +4,17 @@ memories beside the transcript's original, never in its place (``runtime.hooks``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from agentworld.errors import NotFoundError
-from agentworld.models import Agent, Message, Usage
+from agentworld.models import Agent, Message, Usage, World
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
 from agentworld.models.records import ToolLogEnd
-from agentworld.models.work import InboxChange, LeaseAfterStep, Posted
+from agentworld.models.work import InboxChange, LeaseAfterStep, Loop, Posted, QueuedWork, TakenUp
 from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
@@ -33,6 +33,9 @@ from agentworld.storage.tool_logs import finish_log
 
 _MESSAGES = schema.messages
 _CHAT_FOR_POSTING = queries.CHAT_EXISTS.with_for_update()
+RouteOnPost = Callable[[World, list[Agent]], tuple[Loop, Message] | None]
+"""Who answers a posted message, decided in the post's transaction: one agent's loop and the
+message as it joins that agent's memory, or None to leave the route to the chat's runner."""
 
 
 class MessageStore(StorageCore):
@@ -122,12 +125,20 @@ class MessageStore(StorageCore):
         inbox: InboxChange | None = None,
         claim_for: str | None = None,
         claim_ttl: float = 0.0,
+        route: RouteOnPost | None = None,
+        memory_after: Callable[[str], int] = lambda _agent: 0,
     ) -> Posted:
         """Store a message posted into a chat from outside (a person, the world) — refused if
         the chat does not exist — and, for human and world messages, give every agent a fresh
         turn budget (SPEC R4), queueing its routing; one transaction. With ``claim_for``, the
         same transaction also claims the chat's lease for that owner if it is free, so the
-        poster can start running it at once (see ``Posted``)."""
+        poster can start running it at once (see ``Posted``).
+
+        ``route``: when the claim makes the queued route the chat's only item, it decides
+        from the world and agents whether one agent's loop takes the route's place; then the
+        message joins that agent's memory, the item becomes the loop, and the agent's memory
+        after ``memory_after(agent)`` is read — still one transaction (``Posted.taken_up``),
+        where the loop's first step would have taken another."""
         row = message_row(world, None, message)
         params = {"world_key": world, "chat_key": message.chat_id}
 
@@ -141,13 +152,24 @@ class MessageStore(StorageCore):
             queries.insert_messages(conn, [row])
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
-            first = apply_change(conn, world, inbox)
+            appended = apply_change(conn, world, inbox)
             if claim_for is None or not claim_lease(
                 conn, world, message.chat_id, claim_for, claim_ttl
             ):
                 return Posted(False, None, before)
-            first = first or next_item(conn, world, message.chat_id)
-            return Posted(True, first, before, queries.world_and_agents(conn, world))
+            known = queries.world_and_agents(conn, world)
+            decided = route(*known) if route is not None and appended is not None else None
+            if appended is None or decided is None:
+                return Posted(True, appended or next_item(conn, world, message.chat_id), before, known)
+            loop, incoming = decided
+            queries.insert_messages(conn, [message_row(world, loop.agent, incoming)])
+            apply_change(conn, world, InboxChange(message.chat_id, current=appended.item_id, becomes=(loop,)))
+            (agent,) = [a for a in known[1] if a.name == loop.agent]
+            after = memory_after(loop.agent)
+            read = {**params, "agent_key": loop.agent, "after_seq": after}
+            agent, memory, last = _memory_after(conn, read, agent)
+            first = QueuedWork(appended.item_id, message.chat_id, loop)
+            return Posted(True, first, before, known, TakenUp(agent, memory, after, last))
 
         return await self.in_transaction(write, write=True)
 
@@ -361,7 +383,14 @@ def _agent_and_memory_after(
     row = conn.execute(queries.AGENT, params).first()
     if row is None:
         raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
-    settings = row_agent(row)
+    return _memory_after(conn, params, row_agent(row))
+
+
+def _memory_after(
+    conn: Connection, params: dict[str, Any], settings: Agent
+) -> tuple[Agent, list[Message], int]:
+    """``_agent_and_memory_after`` for an agent whose settings are in hand already."""
+    after_seq = params["after_seq"]
     if after_seq == 0 and settings.memory_window:
         params["window_size"] = settings.memory_window
         found = conn.execute(queries.MEMORY_TAIL, params).all()[::-1]
