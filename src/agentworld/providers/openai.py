@@ -3,7 +3,8 @@
 Requests go through the SDK's documented low-level ``client.post`` with a body we
 already build in wire format: ``chat.completions.create`` would walk and re-transform
 every message of the history (about 0.13 ms per message), which dominates a turn with
-a long memory. Responses are still parsed into the SDK's typed models.
+a long memory. A whole response is read from its JSON (``openai_completion``); a
+stream's chunks are still parsed into the SDK's typed models.
 
 Also serves every OpenAI-compatible endpoint (Ollama, xAI, OpenRouter, local
 servers) through ``base_url``. The SDK's own retries are turned off: retrying
@@ -32,9 +33,10 @@ from agentworld.errors import (
     ProviderError,
     ProviderResponseError,
 )
-from agentworld.models import LLMResponse, ToolCall, Usage
+from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
 from agentworld.providers.errors import incomplete_stream, response_error
+from agentworld.providers.openai_completion import completion_response
 from agentworld.providers.openai_stream import StreamAssembler
 
 if TYPE_CHECKING:
@@ -196,24 +198,9 @@ class OpenAIProvider:
         )
 
     async def _generate(self, params: dict[str, Any]) -> LLMResponse:
-        completion = await self._client.post(
-            "/chat/completions", body=params, cast_to=self._types.ChatCompletion
-        )
-        if not completion.choices:
-            raise ProviderResponseError(f"{self.base_url} returned no choices", status=200)
-        message = completion.choices[0].message
-        usage = Usage(
-            input_tokens=completion.usage.prompt_tokens if completion.usage else 0,
-            output_tokens=completion.usage.completion_tokens if completion.usage else 0,
-        )
-        calls = [
-            ToolCall.of(call.id, call.function.name, call.function.arguments or "{}")
-            for call in message.tool_calls or []
-            if call.type == "function"
-        ]
-        content = message.content or ""
-        # The model name is kept as in the streamed path, so both modes agree (L2).
-        return LLMResponse.of(content, calls, usage=usage, model=completion.model)
+        # The body as parsed JSON, not the SDK's typed models (``openai_completion`` says why).
+        body = await self._client.post("/chat/completions", body=params, cast_to=object)
+        return completion_response(body, endpoint=self.base_url)
 
     async def _stream(self, params: dict[str, Any], on_text: TextCallback | None) -> LLMResponse:
         assembler = StreamAssembler()
