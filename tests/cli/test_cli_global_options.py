@@ -121,7 +121,10 @@ def test_shell_completion_completes_commands(tmp_path: Path) -> None:
     )
     assert result.returncode == 0
     assert result.stdout.split() == ["world"]
-    shown = _agentworld("--show-completion", "bash", home=tmp_path)
+    # Without a shell named, typer finds it among the process's ancestors (shellingham), which
+    # under a test runner's workers sometimes finds none: name it, as typer's own tests do.
+    named = {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    shown = _agentworld("--show-completion", "bash", home=tmp_path, env=named)
     assert shown.returncode == 0 and "_agentworld_completion" in shown.stdout
 
 
