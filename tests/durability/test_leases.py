@@ -4,6 +4,7 @@ holder is never robbed, a lapsed or provably dead one is taken over, items keep 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from agentworld.models import Chat, Message, World
 from agentworld.models.work import InboxChange, Loop, Route, Turn
 from agentworld.storage.leases import owner_gone, process_identity, runtime_identity
 from agentworld.storage.sql import SQLStorage
+from agentworld.testing.postgres import create_database
 
 
 @pytest.fixture
@@ -113,3 +115,35 @@ async def test_continuations_take_the_place_of_the_item_they_continue(storage: S
     assert await storage.inbox.chats_with_work("w") == ["c1"]
     assert await storage.inbox.has_work("w", "c1")
     assert not await storage.inbox.has_work("w", "other")
+
+
+async def test_finishing_lets_an_idle_chat_go_and_keeps_a_busy_or_foreign_one(storage: SQLStorage) -> None:
+    await _finishing(storage, "w")
+
+
+async def test_finishing_on_postgres_too(postgres_server: str) -> None:
+    world = f"fin{os.getpid()}"
+    async with SQLStorage(create_database(postgres_server, f"leases{os.getpid()}")) as store:
+        await store.create_world(World(name=world))
+        await store.create_chat(Chat(world=world, chat_id="c1"))
+        try:
+            await _finishing(store, world)
+        finally:
+            await store.delete_world(world)
+
+
+async def _finishing(storage: SQLStorage, w: str) -> None:
+    me, other = runtime_identity(), _dead_owner()
+    assert await storage.leases.claim(w, "c1", me, ttl=20)
+    queued = Message(chat_id="c1", role="user", sender="human", content="more")
+    await storage.inbox.change(w, InboxChange("c1", append=(Route(message=queued),)))
+    held, item = await storage.leases.release_or_next(w, "c1", me)  # work queued: kept
+    assert held and item is not None and item.work == Route(message=queued)
+    assert await storage.leases.holder(w, "c1") == me
+
+    await storage.inbox.change(w, InboxChange("c1", current=item.item_id, becomes=()))
+    assert await storage.leases.release_or_next(w, "c1", other) == (False, None)  # not theirs
+    assert await storage.leases.holder(w, "c1") == me
+    assert await storage.leases.release_or_next(w, "c1", me) == (False, None)  # idle: let go
+    assert await storage.leases.holder(w, "c1") is None
+    assert await storage.leases.release_or_next(w, "c1", me) == (False, None)  # nothing held

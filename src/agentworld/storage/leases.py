@@ -49,6 +49,12 @@ _OWNER_IN_WORLD = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.owner == 
 _RENEW_ALL = sa.update(_TABLE).where(_OWNER_IN_WORLD).values(expires_at=_bp("new_expiry"))
 _HELD_BY = sa.select(_TABLE.c.chat_id).where(_OWNER_IN_WORLD)
 _RELEASE = sa.delete(_TABLE).where(_MINE)
+_INBOX = schema.chat_inbox
+_RELEASE_IF_IDLE = _RELEASE.where(
+    ~sa.exists().where(_INBOX.c.world == _bp("world_key"), _INBOX.c.chat_id == _bp("chat_key"))
+)
+"""Let the chat go if it is ``owner``'s and its inbox is empty: the end of nearly every turn,
+one statement instead of reading the holder and the next item first."""
 
 
 @functools.cache
@@ -214,6 +220,8 @@ def release_or_next(
     """Inside the caller's transaction: the chat's next item while ``owner`` holds it, else
     — its inbox empty — let it go (see ``LeaseStore.release_or_next``)."""
     key = {"world_key": world, "chat_key": chat_id}
+    if conn.execute(_RELEASE_IF_IDLE, {**key, "owner_key": owner}).rowcount:
+        return False, None
     if conn.execute(_HOLDER, key).scalar() != owner:
         return False, None
     item = next_item(conn, world, chat_id)
