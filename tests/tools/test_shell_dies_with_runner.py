@@ -170,6 +170,21 @@ async def test_a_cancelled_call_kills_the_command_group(tmp_path: Path) -> None:
 # -- what the command sees is unchanged ------------------------------------------------------
 
 
+@pytest.fixture
+def interrupt_not_ignored() -> Iterator[None]:
+    """This process as a runtime is usually started: not ignoring SIGINT. A process started in
+    the background of a non-interactive shell (``cmd &``) ignores it, and the command inherits
+    that on purpose (``process_guard``: an inherited "ignore" stays), so ``kill -INT $$`` would
+    not end it — the test would measure how pytest was launched, not the guard."""
+    before = signal.getsignal(signal.SIGINT)
+    if before == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.parametrize(
     ("line", "exit_code"),
     [
@@ -178,6 +193,7 @@ async def test_a_cancelled_call_kills_the_command_group(tmp_path: Path) -> None:
         ("kill -INT $$; echo survived", -signal.SIGINT),
     ],
 )
+@pytest.mark.usefixtures("interrupt_not_ignored")
 async def test_the_exit_code_or_the_killing_signal_is_reported(
     tmp_path: Path, line: str, exit_code: int
 ) -> None:
