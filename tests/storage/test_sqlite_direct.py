@@ -91,6 +91,13 @@ def _both(
         (_SELECT.where(_ITEMS.c.world == sa.bindparam("wk")).params(wk="v"), {"wk": "w"}),
         # a limit given as a parameter
         (_SELECT.limit(sa.bindparam("n")), {"n": 2}),
+        # several values given, one through its binder (the plan's itemgetter path)
+        (
+            _SELECT.where(_ITEMS.c.done == sa.bindparam("done"), _ITEMS.c.world == sa.bindparam("wk")),
+            {"done": True, "wk": "w"},
+        ),
+        # a value given beside a literal of the statement's own
+        (_SELECT.where(_ITEMS.c.world == sa.bindparam("wk"), _ITEMS.c.label != "zzz"), {"wk": "w"}),
     ],
 )
 def test_a_read_binds_what_sqlalchemy_binds(

@@ -18,6 +18,7 @@ import sqlite3
 from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy.engine.interfaces import Dialect
@@ -29,6 +30,8 @@ from sqlalchemy.sql.elements import BindParameter
 from agentworld.storage.connection import Parameters
 
 Processor = Callable[[Any], Any]
+
+_NOTHING: Mapping[str, Any] = {}
 
 CACHE_LIMIT = 512
 """Compiled statements kept. The stores' hot statements are built once at import, so they
@@ -111,8 +114,23 @@ class _Plan:
     slots: tuple[_Slot, ...] | None
     """The values in order, read straight from the parameters given; None where only
     ``construct_params`` knows (an expanding list, parameters set with ``.params()``)."""
+    take: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+    """The values straight from a dict given under the slots' keys (C-level ``itemgetter``,
+    then the binders); None where some slot may fall back to a default or another name.
+    Raises ``KeyError`` when a key is missing, for ``values`` to sort out."""
     row_type: Any = field(default=None)
     """A named tuple of the result's columns, made at the first execution that has rows."""
+
+    def values(self, given: Mapping[str, Any]) -> Sequence[Any]:
+        """The ``?`` values in order (``slots`` is set)."""
+        take = self.take
+        if take is not None:
+            try:
+                return take(given)
+            except KeyError:
+                pass  # under the compiled name, or missing: the slots know which
+        assert self.slots is not None
+        return [slot.value(given) for slot in self.slots]
 
 
 class StatementCache:
@@ -122,17 +140,27 @@ class StatementCache:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self._plans: dict[tuple[int, tuple[str, ...] | None], tuple[Executable, _Plan]] = {}
+        self._fixed: dict[int, tuple[Executable, _Plan]] = {}
+        """Statements that write no columns: one plan each, found by the statement alone."""
 
     def plan(self, statement: Executable, first: Mapping[str, Any] | None) -> _Plan:
-        keys = tuple(sorted(first)) if first and _writes_columns(statement) else None
+        fixed = self._fixed.get(id(statement))
+        if fixed is not None and fixed[0] is statement:
+            return fixed[1]
+        writes = _writes_columns(statement)
+        keys = tuple(sorted(first)) if first and writes else None
         entry = self._plans.get((id(statement), keys))
         if entry is not None and entry[0] is statement:
             return entry[1]
         plan = self._compile(statement, keys)
-        if len(self._plans) >= CACHE_LIMIT:
+        if len(self._plans) + len(self._fixed) >= CACHE_LIMIT:
             self._plans.clear()
+            self._fixed.clear()
         # The statement is kept with its plan, so its id cannot be reused while cached.
-        self._plans[(id(statement), keys)] = (statement, plan)
+        if writes:
+            self._plans[(id(statement), keys)] = (statement, plan)
+        else:
+            self._fixed[id(statement)] = (statement, plan)
         return plan
 
     def _compile(self, statement: Executable, keys: tuple[str, ...] | None) -> _Plan:
@@ -150,6 +178,7 @@ class StatementCache:
         )
         names = tuple(compiled.positiontup or ())
         expanding = bool(compiled.post_compile_params)
+        slots = None if expanding else _slots(compiled, names, binders)
         return _Plan(
             compiled=compiled,
             sql=compiled.string,
@@ -157,7 +186,8 @@ class StatementCache:
             binders=binders,
             readers=readers if any(r is not None for r in readers) else None,
             expanding=expanding,
-            slots=None if expanding else _slots(compiled, names, binders),
+            slots=slots,
+            take=_taker(slots) if slots is not None else None,
         )
 
 
@@ -173,6 +203,32 @@ def _slots(
     if any(name not in bound for name in names):
         return None
     return tuple(_Slot(bound[name].key, name, bound[name], binders.get(name)) for name in names)
+
+
+def _taker(slots: tuple[_Slot, ...]) -> Callable[[Mapping[str, Any]], Sequence[Any]] | None:
+    """The fast way to read ``slots``' values, when every one of them is a value the caller
+    must give (no default to fall back to): one ``itemgetter`` over their keys, then each
+    binder on its own position. Most of a turn's statements are like that."""
+    if any(not slot.bind.required for slot in slots):
+        return None
+    keys = [slot.key for slot in slots]
+    if not keys:
+        return lambda _given: ()
+    get = itemgetter(*keys)
+    if len(keys) == 1:
+        (binder,) = [slot.binder for slot in slots]
+        if binder is None:
+            return lambda given: (get(given),)
+        return lambda given: (binder(get(given)),)
+    bound = tuple((i, slot.binder) for i, slot in enumerate(slots) if slot.binder is not None)
+    if not bound:
+        return get
+    def take(given: Mapping[str, Any]) -> list[Any]:
+        values = list(get(given))
+        for i, binder in bound:
+            values[i] = binder(values[i])
+        return values
+    return take
 
 
 def _writes_columns(statement: Executable) -> bool:
@@ -198,7 +254,7 @@ class DirectConnection:
         return self._raw
 
     def execute(self, statement: Executable, parameters: Parameters | None = None) -> DirectResult:
-        if isinstance(parameters, Sequence):
+        if parameters.__class__ is not dict and isinstance(parameters, Sequence):
             return self._execute_many(statement, parameters)
         plan = self._cache.plan(statement, parameters)
         if plan.expanding:
@@ -206,8 +262,7 @@ class DirectConnection:
             sql, names, values = state.statement, state.positiontup or (), state.parameters
             binders = {**plan.binders, **state.processors}
         elif plan.slots is not None:
-            given = parameters or {}
-            cursor = self._raw.execute(plan.sql, [slot.value(given) for slot in plan.slots])
+            cursor = self._raw.execute(plan.sql, plan.values(parameters or _NOTHING))
             return self._result(plan, cursor)
         else:
             sql, names, binders = plan.sql, plan.names, plan.binders
@@ -221,9 +276,8 @@ class DirectConnection:
         if not rows:
             return DirectResult([], 0, None)
         plan = self._cache.plan(statement, rows[0])
-        slots = plan.slots
-        if slots is not None:
-            values = [[slot.value(row) for slot in slots] for row in rows]
+        if plan.slots is not None:
+            values = [plan.values(row) for row in rows]
         else:
             construct, names, binders = plan.compiled.construct_params, plan.names, plan.binders
             values = [_ordered(names, construct(row), binders) for row in rows]
