@@ -15,7 +15,6 @@ import os
 from datetime import timedelta
 from typing import Any, Literal, assert_never
 
-from agentworld.approval.display import approval_message, shown
 from agentworld.approval.grants import GrantScope, grant_for
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
@@ -52,6 +51,9 @@ async def request_approval(
 
     The request shows exactly what will run (``approval.display``); the same view goes to
     the pending row and the audit log, so what was approved can be reconstructed."""
+    # Imported on first use, like the policy engine (see ``runtime.authorizer``).
+    from agentworld.approval.display import approval_message, shown
+
     args_shown = shown(arguments)
     prompt, view = approval_message(
         tool.name,

@@ -16,6 +16,11 @@ nobody can be asked (SPEC P2).
 the tiers are put together: the runtime (``PolicyAuthorizer.authorize``) and
 ``agentworld policy test`` / ``policy list`` both go through them, so what the CLI prints is
 what the runtime does.
+
+The policy engine (with its pattern compiler) and the policy file loader (with its TOML
+parser) are imported where they are first used, not with this module: a process whose turns
+call no tool (most CLI ``send``s, a server's first answer) never needs them, and with the
+approval display (``runtime.approvals``) they were about a third of the runtime's import.
 """
 
 from __future__ import annotations
@@ -30,15 +35,7 @@ from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
 from agentworld.approval.grants import Grant, PolicyState, find_covering_grant
 from agentworld.errors import InvalidInputError
 from agentworld.models.records import AuditEntry
-from agentworld.policy.engine import PolicyEngine, PolicyResult
 from agentworld.policy.grant_rules import always_rules
-from agentworld.policy.loader import (
-    PolicyLoadError,
-    PolicySet,
-    builtin_rules,
-    legacy_rules,
-    load_policy_file,
-)
 from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier
 from agentworld.redaction import redact
 from agentworld.tools.registry import CLIENT_PREFIX, Tool, ToolContext, ToolRegistry
@@ -46,6 +43,8 @@ from agentworld.tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
     from agentworld.models import World
+    from agentworld.policy.engine import PolicyEngine, PolicyResult
+    from agentworld.policy.loader import PolicyLoadError, PolicySet
     from agentworld.storage.sql import SQLStorage
 
 ADMIN_POLICY_ENV = "AGENTWORLD_ADMIN_POLICY"
@@ -102,6 +101,8 @@ class PolicyFiles:
         self._cache: dict[tuple[str, int], _CachedFile] = {}
 
     def load(self, path: str, tier: int) -> PolicySet:
+        from agentworld.policy.loader import load_policy_file
+
         try:
             stat = Path(path).stat()
             stamp = (stat.st_mtime_ns, stat.st_size)
@@ -121,6 +122,8 @@ def admin_policy_files() -> list[str]:
 
 def check_policy_files(paths: Sequence[str | Path]) -> None:
     """Refuse files with any error, naming the file and rule (used when a world is configured)."""
+    from agentworld.policy.loader import load_policy_file
+
     errors = [e for path in paths for e in load_policy_file(path).errors]
     if errors:
         raise InvalidInputError("; ".join(str(e) for e in errors))
@@ -138,6 +141,8 @@ def load_rules(
 ) -> PolicySet:
     """Every rule of every tier, in load order, and the errors of the files read — the one place
     the tiers are put together. Admin files always come from ``$AGENTWORLD_ADMIN_POLICY``."""
+    from agentworld.policy.loader import PolicySet, builtin_rules, legacy_rules
+
     errors: list[PolicyLoadError] = []
     user: list[PolicyRule] = []
     for path in user_files:
@@ -280,7 +285,8 @@ class PolicyAuthorizer:
     def __init__(self, storage: SQLStorage, *, files: PolicyFiles | None = None) -> None:
         self._storage = storage
         self._files = files or PolicyFiles()
-        self._builtin = builtin_rules()
+        self._builtin: Sequence[PolicyRule] | None = None
+        """The shipped rules, parsed at the first call that needs them."""
 
     async def engine_for(
         self,
@@ -294,8 +300,13 @@ class PolicyAuthorizer:
         """The world's engine: defaults of ``tools``, every tier, ``extra_files`` at tier 2
         after the world's own, and the world's mode unless ``mode`` is given; ``grants`` in
         force, read here unless given."""
+        from agentworld.policy.engine import PolicyEngine
+        from agentworld.policy.loader import builtin_rules
+
         if grants is None:
             grants = await self._storage.approvals.grants(world.name)
+        if self._builtin is None:
+            self._builtin = builtin_rules()
         loaded = load_rules(
             self._files,
             tools=tools or (),

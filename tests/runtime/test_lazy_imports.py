@@ -1,0 +1,80 @@
+"""A process pays for the policy machinery only when a tool is called.
+
+The policy engine (its pattern compiler), the policy file loader (its TOML parser) and the
+approval display were a third of the runtime's import; ``runtime.authorizer`` and
+``runtime.approvals`` import them at their first use. A fresh process answering a plain
+message must not load them, and one whose agent calls a tool must (so the check can fail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from agentworld import AgentWorld
+
+TOOL_MACHINERY = (
+    "agentworld.policy.engine",
+    "agentworld.policy.loader",
+    "agentworld.approval.display",  # only when a call waits for a person
+)
+
+_TURN = """
+import asyncio, json, sys
+from agentworld import AgentWorld
+
+async def main(db):
+    async with AgentWorld(f"sqlite:///{db}") as aw:
+        result = await aw.send("w", "@a1 hi", timeout=30)
+    loaded = [m for m in MACHINERY if m in sys.modules]
+    print(json.dumps({"loaded": loaded, "said": [m.content for m in result.messages]}))
+
+MACHINERY = sys.argv[2].split(",")
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def _world(db: Path, model: str, workdir: Path) -> None:
+    async with AgentWorld(f"sqlite:///{db}") as aw:
+        await aw.create_world("w", working_dir=str(workdir))
+        await aw.create_agent("w", "a1", provider="scripted", model=model)
+
+
+def _fresh_turn(tmp_path: Path, model: str) -> dict[str, list[str]]:
+    """Make the world here, then answer one message in a fresh process (as ``agentworld
+    send`` does) and say which of the tool machinery that process loaded."""
+    asyncio.run(_world(tmp_path / "w.db", model, tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", _TURN, str(tmp_path / "w.db"), ",".join(TOOL_MACHINERY)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    result: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_plain_turn_loads_none_of_the_tool_machinery(tmp_path: Path) -> None:
+    result = _fresh_turn(tmp_path, "echo")
+    assert result["said"][-1] == "echo: @a1 hi"
+    assert result["loaded"] == []
+
+
+def test_a_tool_call_loads_it_and_is_authorized(tmp_path: Path) -> None:
+    (tmp_path / "note.txt").write_text("the note")
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"content": "", "tool_calls": [{"name": "read_file", "arguments": {"path": "note.txt"}}]},
+                "done",
+            ]
+        )
+    )
+    result = _fresh_turn(tmp_path, f"file:{script}")
+    assert result["said"][-1] == "done"
+    assert result["loaded"] == ["agentworld.policy.engine", "agentworld.policy.loader"]
