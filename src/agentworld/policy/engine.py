@@ -133,13 +133,17 @@ class PolicyEngine:
         """The first rule that surely matches decides; a DENY rule that only *could* match
         before it (the part runs something we cannot see) makes the answer at least ASK_USER."""
         could_deny: PolicyRule | None = None
-        in_part: Matcher | None = None
+        texts: _PartTexts | None = None
         for rule in self.rules:
             if not rule.matches_tool(SHELL_TOOL):
                 continue
-            if rule.args_pattern is not None and in_part is None:
-                in_part = self._patterns.matcher(stable_stringify({**others, "command": part.text}))
-            match = _rule_matches(rule, part, in_part, whole)
+            if rule.args_pattern is not None and texts is None:
+                texts = _PartTexts(
+                    self._patterns.matcher(stable_stringify({**others, "command": part.text})),
+                    self._patterns.matcher(stable_stringify({**others, "command": " ".join(part.argv)})),
+                    whole,
+                )
+            match = _rule_matches(rule, part, texts)
             if match == "no":
                 continue
             if match == "maybe":
@@ -162,23 +166,36 @@ class PolicyEngine:
                 return PolicyResult(PolicyDecision.ASK_USER, rule, f"{part.text!r} sets environment variables")
             if part.redirects_output and not rule.allow_redirection:
                 return PolicyResult(
-                    PolicyDecision.ASK_USER, rule, f"{part.text!r} redirects output to a file"
+                    PolicyDecision.ASK_USER, rule, f"{part.text!r} redirects output to a file (or writes one, as sed -i does)"
                 )
         return PolicyResult(rule.decision, rule, part.text)
 
 
-def _rule_matches(
-    rule: PolicyRule, part: CommandPart, in_part: Matcher | None, whole: Matcher
-) -> Match:
+@dataclass(frozen=True, slots=True)
+class _PartTexts:
+    """What an ``argsPattern`` is searched in, for one part of a shell line: the call with
+    ``command`` narrowed to the part's source text, the same with the part's words after
+    quote removal (``'r''m'`` is ``rm``), and the whole call."""
+
+    source: Matcher
+    words: Matcher
+    whole: Matcher
+
+
+def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None) -> Match:
     """``yes``, ``no`` or ``maybe`` (the part runs something we cannot see, and only a DENY
-    rule cares about that). A rule with no criteria is about every shell call: always yes."""
+    rule cares about that). A rule with no criteria is about every shell call: always yes.
+
+    A DENY pattern is searched in every text the part could be read as (denying more is
+    always safe), and one that misses a part with a word only known at run time (a glob,
+    ``$VAR``, ``~``) "could match" it: ``cat /etc/shado?`` opens ``/etc/shadow``."""
     deny = rule.decision is PolicyDecision.DENY
     if rule.args_pattern is not None:
-        assert in_part is not None
-        # A DENY pattern may also match the whole call: denying more is always safe.
-        hit = in_part(rule.args_pattern) or (deny and whole(rule.args_pattern))
+        assert texts is not None
+        pattern = rule.args_pattern
+        hit = texts.source(pattern) or (deny and (texts.words(pattern) or texts.whole(pattern)))
         if not hit:
-            return "maybe" if deny and part.opacity != "clear" else "no"
+            return "maybe" if deny and _unsure(part) else "no"
         if not deny and part.opacity == "unknown":
             return "maybe"
         return "yes"
@@ -197,8 +214,15 @@ def _rule_matches(
             # `rm '-rf' x` is `rm -rf x`: a DENY regex also sees the words after quote removal.
             deny and rule.command_regex.search(" ".join(part.argv)) is not None
         )
+        if deny and not hit and _unsure(part):
+            return "maybe"
         return _certainty("yes" if hit else "no", part, deny=deny)
     return "yes"
+
+
+def _unsure(part: CommandPart) -> bool:
+    """Whether a pattern that misses the part's text may still match what runs."""
+    return part.opacity != "clear" or not part.fully_literal
 
 
 def _certainty(match: Match, part: CommandPart, *, deny: bool) -> Match:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
+from agentworld.shell.program_options import option_effects
 from agentworld.shell.split import CommandPart, Opacity, UnparseableCommand, parse_command
 from agentworld.shell.syntax import (
     MAX_DEPTH,
@@ -44,7 +45,7 @@ from agentworld.shell.syntax import (
 )
 
 Match = Literal["yes", "no", "maybe"]
-_TOKEN_SPLIT = re.compile(r"[\s;&|()<>'\"`$=,:]+")
+_TOKEN_SPLIT = re.compile(r"[\s;&|()<>'\"`$=,:!{}]+")
 
 _POSIX_SHELLS = frozenset({"sh", "dash", "ash"})
 _OTHER_SHELLS = frozenset({"zsh", "ksh", "mksh", "ksh93", "fish", "csh", "tcsh", "yash", "rc"})
@@ -212,6 +213,9 @@ def _command(
         opacity, inner = _script_option(base, words, writes, depth)
     elif base in _WRAPPERS:
         opacity, inner = _wrapped(base, words, writes, depth)
+    elif (effects := option_effects(base, words)) is not None:  # git -c, sed e, sort -o …
+        opacity = "unknown" if effects.runs_hidden_code else opacity
+        writes = writes or effects.writes_files
     if opacity != "clear":
         key = None
     part = CommandPart(
@@ -392,7 +396,9 @@ def mentions(part: CommandPart, name: str) -> bool:
     """Whether an argument of ``part`` names the command ``name`` (``ionice touch x``,
     ``script -c 'touch x'``): a wrapper we do not know may run it."""
     for arg in part.argv[1:]:
-        for token in _TOKEN_SPLIT.split(arg):
+        # `r""m` and `r\m` inside an argument are `rm` to the shell that may run it.
+        unquoted = arg.replace('"', "").replace("'", "").replace("\\", "")
+        for token in (*_TOKEN_SPLIT.split(arg), *_TOKEN_SPLIT.split(unquoted)):
             if token and posixpath.basename(token) == name:
                 return True
     return False

@@ -135,6 +135,12 @@ class CommandPart:
             return self.literal[index]
         return _DYNAMIC.search(self.argv[index]) is None and not _EXPANDING.search(self.argv[index])
 
+    @property
+    def fully_literal(self) -> bool:
+        """Whether every word is known before the line runs: no glob, expansion or ``~``
+        whose value a pattern could not see."""
+        return all(self.is_literal(i) for i in range(len(self.argv)))
+
 
 @dataclass(frozen=True)
 class ParsedCommand:

@@ -1,0 +1,297 @@
+"""Options that turn a harmless-looking program into one that runs commands or writes files.
+
+``git status`` only reads, but ``git -c alias.x='!rm -rf ~' x`` runs ``rm``; ``sort f``
+prints, but ``sort -o f2 f`` writes ``f2``. A rule (or an "approve always" grant) for the
+program was written with the first kind in mind, so :func:`option_effects` says, for the
+programs known to have such options, whether this invocation
+
+* runs a command we cannot read (``unknown``: no rule for the program may allow it, and a
+  DENY rule "could match" it) — ``git -c``/``--upload-pack``/``rebase -x``, ``sed`` scripts
+  with ``e``, ``man -P``, ``rg --pre``, ``sort --compress-program``, ``tar --to-command``,
+  ``zip -TT``, ``rsync -e`` …;
+* writes files the way an output redirection does (a person is asked unless the rule says
+  ``allowRedirection``) — ``sed -i``, ``sort -o``, ``git log --output``, ``uniq IN OUT`` ….
+
+A word only known at run time counts as the worst case: ``git $X`` may be ``git -c …``,
+and a glob may expand to a file named ``-ofile``. The ``sed``
+script reader accepts a plain subset (addresses, ``s``/``y`` and the one-letter commands);
+anything else in a script is ``unknown``, never guessed at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agentworld.shell.words import Word
+
+
+@dataclass(frozen=True, slots=True)
+class OptionEffects:
+    runs_hidden_code: bool = False
+    writes_files: bool = False
+
+
+NONE = OptionEffects()
+_HIDDEN = OptionEffects(runs_hidden_code=True)
+
+
+def _flags(words: Sequence[Word], long: tuple[str, ...], short: str = "") -> bool:
+    """Whether an option word is one of ``long`` (``--x`` or ``--x=v``) or a short cluster
+    with a letter of ``short`` anywhere in it (``-o``, ``-no``; a value glued on, as in
+    ``-tX``, is read as letters too: it can only make the answer yes). ``--`` ends them."""
+    for word in words:
+        value = word.value
+        if value == "--":
+            return False
+        if value.startswith("--"):
+            if value.partition("=")[0] in long:
+                return True
+        elif value.startswith("-") and any(letter in short for letter in value[1:]):
+            return True
+    return False
+
+
+def _positional(words: Sequence[Word], valued: str = "") -> list[Word]:
+    """The non-option words (``valued``: short options that take the next word)."""
+    found: list[Word] = []
+    skip = False
+    ended = False
+    for word in words:
+        if skip:
+            skip = False
+        elif ended or not word.value.startswith("-") or word.value == "-":
+            found.append(word)
+        elif word.value == "--":
+            ended = True
+        elif len(word.value) == 2 and word.value[1] in valued:
+            skip = True
+    return found
+
+
+# -- git --------------------------------------------------------------------------------
+
+_GIT_GLOBAL_VALUED = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"})
+_GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path")
+_GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help"})
+_GIT_WRITES_OUTPUT = frozenset({"log", "show", "diff", "format-patch", "whatchanged", "diff-tree", "diff-index", "diff-files", "range-diff"})
+
+
+def _git(args: Sequence[Word]) -> OptionEffects:
+    i = 0
+    while i < len(args) and args[i].value.startswith("-"):
+        value = args[i].value
+        if value.startswith("-c") or value.partition("=")[0] in ("--config-env", "--exec-path"):
+            return _HIDDEN  # configuration on the command line: aliases, pagers, hooks, filters
+        i += 2 if value in _GIT_GLOBAL_VALUED else 1
+    if i >= len(args):
+        return NONE
+    sub, rest = args[i].value, args[i + 1 :]
+    if sub in _GIT_RUNS or (sub == "submodule" and any(w.value == "foreach" for w in rest)):
+        return _HIDDEN
+    if sub == "bisect" and rest[:1] and rest[0].value == "run":
+        return _HIDDEN
+    if _flags(rest, _GIT_CODE_OPTIONS, "O" if sub == "grep" else ""):
+        return _HIDDEN
+    if sub in ("rebase", "fetch", "pull", "clone", "ls-remote", "archive", "push") and _flags(
+        rest, (), "xu" if sub != "push" else ""
+    ):
+        return _HIDDEN  # rebase -x CMD; fetch/clone/ls-remote -u CMD (the upload pack)
+    if sub == "config" and _flags(rest, ("--edit",), "e"):
+        return _HIDDEN  # opens an editor
+    if sub == "config" and (len(_positional(rest)) >= 2 or _flags(rest, ("--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section"))):
+        return OptionEffects(writes_files=True)  # an alias set here runs later
+    if sub in _GIT_WRITES_OUTPUT and _flags(rest, ("--output", "--output-directory"), "o" if sub == "format-patch" else ""):
+        return OptionEffects(writes_files=True)
+    return NONE
+
+
+# -- sed --------------------------------------------------------------------------------
+
+_SED_ONE_LETTER = frozenset("=dDgGhHnNpPxzF{}")
+_SED_NUMBERED = frozenset("qQlL")
+
+
+def plain_sed_script(script: str) -> bool:
+    """Whether ``script`` is made only of addresses, ``s``/``y`` (flags without ``e`` or
+    ``w``), braces and the one-letter commands that neither run nor write anything (``p``,
+    ``d``, ``q`` …). Anything else — ``e``, ``w``, ``r``, ``a``/``i``/``c`` text, labels,
+    comments — is not read, so it is not plain."""
+    i, end = 0, len(script)
+    while True:
+        i = _skip(script, i, " \t\n;")
+        if i >= end:
+            return True
+        i = _address(script, i)
+        if 0 <= i < end and script[i] == ",":
+            i = _address(script, _skip(script, i + 1, " \t"), second=True)
+        if i < 0:
+            return False
+        i = _skip(script, i, " \t")
+        if i < end and script[i] == "!":
+            i = _skip(script, i + 1, " \t")
+        if i >= end:
+            return False
+        command = script[i]
+        i += 1
+        if command == "{":
+            continue  # a block opens: its first command may follow at once
+        if command in _SED_NUMBERED:
+            i = _skip(script, _skip(script, i, " \t"), "0123456789")
+        elif command in ("s", "y"):
+            i = _delimited(script, i, parts=2)
+            if i < 0:
+                return False
+            if command == "s":
+                flags_end = _skip(script, i, "gpiImM0123456789")
+                i = flags_end
+        elif command not in _SED_ONE_LETTER:
+            return False
+        i = _skip(script, i, " \t")
+        if i < end and script[i] not in ";\n}":
+            return False  # `s/a/b/e`, `s/a/b/w f`: a flag or argument we do not allow
+
+
+def _skip(text: str, i: int, chars: str) -> int:
+    while i < len(text) and text[i] in chars:
+        i += 1
+    return i
+
+
+def _delimited(text: str, i: int, *, parts: int) -> int:
+    """The index after ``parts`` sections closed by the delimiter at ``text[i]``; -1 if
+    they are not closed."""
+    if i >= len(text) or text[i] in "\\\n":
+        return -1
+    delimiter = text[i]
+    i += 1
+    for _ in range(parts):
+        while i < len(text) and text[i] != delimiter:
+            i += 2 if text[i] == "\\" else 1
+        if i >= len(text):
+            return -1
+        i += 1
+    return i
+
+
+def _address(text: str, i: int, *, second: bool = False) -> int:
+    """The index after an address at ``text[i]`` (the same index when there is none; -1 when
+    it is malformed): ``12``, ``1~2``, ``$``, ``/re/I``, ``\\%re%``; a second one may be
+    ``+N`` or ``~N``."""
+    if i >= len(text):
+        return i
+    first = text[i]
+    if first.isdigit() or (second and first in "+~"):
+        return _skip(text, _skip(text, i + 1, "0123456789~"), "0123456789")
+    if first == "$":
+        return i + 1
+    if first == "/":
+        i = _delimited(text, i, parts=1)
+    elif first == "\\":
+        i = _delimited(text, i + 1, parts=1)
+    else:
+        return -1 if second else i
+    return i if i < 0 else _skip(text, i, "IM")
+
+
+def _sed(args: Sequence[Word]) -> OptionEffects:
+    scripts: list[Word] = []
+    free: list[Word] = []
+    writes = False
+    i = 0
+    while i < len(args):
+        word = args[i]
+        value = word.value
+        nxt = args[i + 1] if i + 1 < len(args) else Word("", "", False, 0, 0)
+        if value == "--":
+            free += args[i + 1 :]
+            break
+        if value.startswith("--"):
+            name, eq, given = value.partition("=")
+            if name == "--file":
+                return _HIDDEN  # the script is in a file we do not read
+            if name == "--expression":
+                scripts.append(Word(word.text, given, word.literal, word.start, word.end) if eq else nxt)
+                i += 0 if eq else 1
+            elif name == "--line-length" and not eq:
+                i += 1
+            writes = writes or name == "--in-place"
+        elif value.startswith("-") and value != "-":
+            for j, letter in enumerate(value[1:], start=2):
+                if letter == "f":
+                    return _HIDDEN
+                if letter == "i":
+                    writes = True
+                    break  # the rest is the backup suffix
+                if letter in "el":
+                    rest = value[j:]
+                    if letter == "e":
+                        scripts.append(Word(word.text, rest, word.literal, word.start, word.end) if rest else nxt)
+                    i += 0 if rest else 1
+                    break
+        else:
+            free.append(word)
+        i += 1
+    if not scripts:
+        scripts = free[:1]
+    if not scripts or any(not w.literal or not plain_sed_script(w.value) for w in scripts):
+        return _HIDDEN
+    return OptionEffects(writes_files=writes)
+
+
+# -- the others --------------------------------------------------------------------------
+
+
+def _two_files(args: Sequence[Word], valued: str) -> OptionEffects:
+    """``uniq IN OUT``, ``xxd IN OUT``: a second file operand is written."""
+    return OptionEffects(writes_files=len(_positional(args, valued)) >= 2)
+
+
+Effects = Callable[[Sequence[Word]], OptionEffects]
+
+
+def _table(
+    long: tuple[str, ...], short: str = "", writes_long: tuple[str, ...] = (), writes_short: str = ""
+) -> Effects:
+    """A program whose options ``long``/``short`` run a command, and ``writes_*`` write files."""
+
+    def effects(args: Sequence[Word]) -> OptionEffects:
+        if _flags(args, long, short):
+            return _HIDDEN
+        return OptionEffects(writes_files=_flags(args, writes_long, writes_short))
+
+    return effects
+
+
+_PROGRAMS: dict[str, Effects] = {
+    "git": _git,
+    "sed": _sed,
+    "gsed": _sed,
+    "man": _table(("--pager", "--html", "--browser"), "PH"),
+    "rg": _table(("--pre",)),
+    "sort": _table(("--compress-program",), "", ("--output",), "o"),
+    "tar": _table(("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"), "IF"),
+    "zip": _table(("--unzip-command",), "", (), ""),
+    "rsync": _table(("--rsh", "--rsync-path"), "e"),
+    "uniq": lambda args: _two_files(args, "fsw"),
+    "xxd": lambda args: _two_files(args, "cgloOs"),
+    "curl": _table((), "", ("--output", "--remote-name", "--remote-name-all", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--output-dir"), "oODc"),
+}
+
+
+def option_effects(name: str, words: Sequence[Word]) -> OptionEffects | None:
+    """What the options of ``words`` (the program's own name first) make it do; None for a
+    program this module knows nothing about. A word only known at run time counts as
+    hidden code."""
+    effects = _PROGRAMS.get(name)
+    if effects is None:
+        return None
+    args = words[1:]
+    if any(not w.literal for w in args):
+        return _HIDDEN  # `git $X`, `sort *`: an expansion (a file named `-o…`) may be an option
+    if name == "zip" and any(w.value.startswith("-TT") for w in args):
+        return _HIDDEN
+    if name == "tar" and args and not args[0].value.startswith("-"):
+        # `tar xIf CMD a.tar`: old-style, the first word is a cluster of option letters
+        args = [Word(args[0].text, "-" + args[0].value, True, args[0].start, args[0].end), *args[1:]]
+    return effects(args)
