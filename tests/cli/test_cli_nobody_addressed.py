@@ -37,3 +37,20 @@ def test_a_message_addressing_nobody_says_so(cli: Any, openai_server: OpenAIWire
     )
     answered = cli("send", "w", "@a hello")
     assert answered.code == 0 and "note:" not in answered.stderr
+
+
+def test_a_system_message_or_a_turn_limit_notice_says_why_nobody_answers(
+    cli: Any, openai_server: OpenAIWireServer
+) -> None:
+    """Both start with a mention, so "mention an agent" would be no reason at all (SPEC R2, R4)."""
+    _world(cli, openai_server)
+
+    system = cli("send", "w", "@a hi", "--sender", "system", "--json")
+    notice = cli("send", "w", "@a Turn limit reached, over to you")
+
+    assert system.code == 0
+    assert system.stderr == "note: nobody answers: system messages are never answered\n"
+    assert [m["sender"] for m in system.json()["messages"]] == ["system"]  # stored all the same
+    assert notice.code == 0
+    assert notice.stderr == "note: nobody answers: agents ignore messages that contain 'Turn limit reached'\n"
+    assert openai_server.requests == []

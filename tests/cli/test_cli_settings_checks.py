@@ -44,7 +44,7 @@ def test_deleting_the_main_agent_clears_it_with_a_notice_on_stderr(cli: Any) -> 
 
     deleted = cli("agent", "delete", "w", "A1", "--json")
 
-    assert deleted.json() == {"deleted": "A1"}
+    assert deleted.json() == {"deleted": "a1"}  # as it was created, not as typed (docs/cli.md)
     assert deleted.stderr.strip() == "note: a1 was the main agent of world w; it has no main agent now"
     assert cli("world", "show", "w", "--json").json()["mainAgent"] is None
 

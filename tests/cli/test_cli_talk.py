@@ -270,6 +270,28 @@ def test_an_approval_answered_by_another_process_leaves_the_prompt(
     assert term.exit_status() == 0
 
 
+def test_answering_an_unknown_approval_id_says_only_why_it_failed(
+    talk: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path
+) -> None:
+    term, work = asked(talk, script, server, db_url, tmp_path, "touch LATER")
+    (approval_id,) = re.findall(r"approval id:\s+(approval_\w+)", term.text)
+    term.line("")  # Enter: left pending, answered below
+    term.expect(r"left pending")
+    term.expect(PROMPT)
+
+    term.line("/approve approval_doesnotexist once")
+    term.expect(r"no approval request 'approval_doesnotexist' in world 'team'")
+    term.line("/deny approval_nope")
+    term.expect(r"no approval request 'approval_nope' in world 'team'")
+    assert "approved approval_doesnotexist" not in term.text and "denied approval_nope" not in term.text
+    term.line(f"/approve {approval_id} once")  # a waiting one is still said to be approved
+    term.expect(rf"approved {approval_id} \(once\)")
+    term.expect(r"ops saw: exit 0")
+    term.child.sendcontrol("d")
+    assert term.exit_status() == 0
+    assert (work / "LATER").exists()
+
+
 # -- Ctrl-C ------------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from agentworld.cli.common import (
     parse_memory_window,
     parse_temperature,
     run,
+    stored_agent_name,
 )
 
 if TYPE_CHECKING:
@@ -106,18 +107,21 @@ def agent_show(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> Non
 def agent_delete(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> None:
     """Delete an agent (its memory stays in the chat transcripts)."""
 
-    async def delete(aw: AgentWorld) -> str | None:
-        """The world's main agent, when it was this one (the world has none afterwards)."""
+    async def delete(aw: AgentWorld) -> tuple[str, bool]:
+        """The agent's name as it was created (output names it so, as ``world delete`` does),
+        and whether it was the world's main agent (the world has none afterwards)."""
+        stored = await stored_agent_name(aw, world, name)
         main = (await aw.get_world(world)).main_agent
-        await aw.delete_agent(world, name)
-        return main if main is not None and main.lower() == name.lower() else None
+        await aw.delete_agent(world, stored)
+        return stored, main is not None and main.lower() == stored.lower()
 
-    if (main := run(delete)) is not None:
-        output.note(f"{main} was the main agent of world {world}; it has no main agent now")
+    deleted, was_main = run(delete)
+    if was_main:
+        output.note(f"{deleted} was the main agent of world {world}; it has no main agent now")
     if json_out:
-        output.print_json({"deleted": name})
+        output.print_json({"deleted": deleted})
     else:
-        typer.echo(f"deleted agent {name}")
+        typer.echo(f"deleted agent {deleted}")
 
 
 def _show_agent(agent: Any, usage: Any, json_out: bool) -> None:

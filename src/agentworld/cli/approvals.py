@@ -8,7 +8,7 @@ import typer
 
 from agentworld.cli import output
 from agentworld.cli.chats import report_run, still_running
-from agentworld.cli.common import JsonOpt, WorldArg, parse_seconds, run
+from agentworld.cli.common import JsonOpt, WorldArg, check_chat, parse_seconds, run
 from agentworld.documents import audit_doc, grant_doc
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ def approvals(
         return
 
     async def load(aw: AgentWorld) -> list[PendingApproval]:
-        if chat is not None:
-            await aw.get_chat(world, chat)  # an unknown chat is an error, not "nothing pending"
+        await check_chat(aw, world, chat)
         return await aw.approvals(world, chat_id=chat)
 
     pending = run(load)

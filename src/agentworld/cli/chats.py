@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, WorldArg, check_sender, parse_seconds, run, state
+from agentworld.cli.common import (
+    JsonOpt,
+    WorldArg,
+    check_sender,
+    parse_seconds,
+    run,
+    state,
+    stored_agent_name,
+)
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -196,9 +204,11 @@ def denied_summary(denied: list[Any]) -> str:
 
 
 def still_running(world: str, timeout: float | None) -> str:
+    """Why a command stopped waiting, with the command that takes the work up (on this
+    command's database, so it can be pasted as it is)."""
     return (
         f"stopped waiting after {timeout:g} s; the chat's work is kept and continues "
-        f"in the next process that runs world {world!r} (e.g. `agentworld resume {world}`)"
+        f"in the next process that runs world {world!r} (e.g. `{output.command('resume', world)}`)"
     )
 
 
@@ -249,22 +259,25 @@ def messages(
 ) -> None:
     """Print a chat's transcript, or with --agent that agent's memory."""
 
-    async def load(aw: AgentWorld) -> tuple[str | None, list[Any], list[str]]:
+    async def load(aw: AgentWorld) -> tuple[str | None, str | None, list[Any], list[str]]:
+        """The chat, the agent as it was spelled when created, the messages, and (when there
+        are none) the world's agents for the hint."""
         settings = await aw.get_world(world)
         chat_id = chat or settings.current_chat_id
         if agent is not None:
-            return chat_id, await aw.agent_memory(world, agent, chat_id=chat), []
+            memory = await aw.agent_memory(world, agent, chat_id=chat)
+            return chat_id, await stored_agent_name(aw, world, agent), memory, []
         found = await aw.transcript(world, chat_id) if chat_id is not None else []
         names = [] if found else [a.name for a in await aw.list_agents(world)]
-        return chat_id, found, names
+        return chat_id, None, found, names
 
-    chat_id, found, agent_names = run(load)
+    chat_id, owner, found, agent_names = run(load)
     if json_out:
-        output.print_json({"chatId": chat_id, "agent": agent, "messages": [m.to_json() for m in found]})
+        output.print_json({"chatId": chat_id, "agent": owner, "messages": [m.to_json() for m in found]})
     elif found:
         output.print_messages(found)
-    elif agent is not None:
-        output.say(f"no messages yet in the memory of {agent}")
+    elif owner is not None:
+        output.say(f"no messages yet in the memory of {owner}")
     else:
         output.say(f"no messages yet; {_first_step(world, agent_names)}")
 

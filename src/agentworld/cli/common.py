@@ -1,5 +1,5 @@
 """What every command shares: the database option, the async runner, the parsers of numeric
-options, the ``--sender`` check, JSON file reading.
+options, the ``--sender``, ``--chat`` and ``--agent`` checks, JSON file reading.
 
 Models are imported inside the functions: ``agentworld --help`` must not pay for pydantic.
 """
@@ -245,3 +245,17 @@ async def check_sender(aw: AgentWorld, world: str, sender: str) -> None:
     agents = [agent.name for agent in await aw.list_agents(world)]
     if (problem := sender_problem(sender, agents)) is not None:
         raise InvalidInputError(f"--sender {sender!r}: {problem}")
+
+
+async def check_chat(aw: AgentWorld, world: str, chat_id: str | None) -> None:
+    """Refuse a ``--chat`` the world does not have (``NotFoundError``): an unknown chat id is
+    an error in every command that takes one (docs/cli.md), never an empty answer that reads
+    as "nothing there"."""
+    if chat_id is not None:
+        await aw.get_chat(world, chat_id)
+
+
+async def stored_agent_name(aw: AgentWorld, world: str, name: str) -> str:
+    """The spelling the agent ``name`` names was created with (names are one name whatever
+    their case), for output and JSON; ``NotFoundError`` when the world has no such agent."""
+    return (await aw.get_agent(world, name)).name

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, WorldArg, run, stored_world_name
+from agentworld.cli.common import (
+    JsonOpt,
+    WorldArg,
+    check_chat,
+    run,
+    stored_agent_name,
+    stored_world_name,
+)
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -58,9 +65,13 @@ def policy_test(
         world_name = world
 
         async def decide(aw: AgentWorld) -> CallVerdict:
+            # Session approvals of an agent or chat the world does not have would be none:
+            # an answer then reads as if they had been counted. Unknown ones are refused.
+            await check_chat(aw, world_name, chat)
+            owner = None if agent is None else await stored_agent_name(aw, world_name, agent)
             return await aw.check_tool_call(
                 world_name, tool, arguments, server=server, policy_files=files, mode=mode,
-                interactive=not non_interactive, agent=agent, chat_id=chat,
+                interactive=not non_interactive, agent=owner, chat_id=chat,
             )
 
         verdict = run(decide)

@@ -163,6 +163,7 @@ def _messages(conn: sqlite3.Connection, command: QuickCommand) -> int | None:
     chat_id = command.chat or settings.get("current_chat_id")
     if chat_id is not None and not isinstance(chat_id, str):
         return None
+    owner: str | None = None  # the agent as its name was spelled when created, for the JSON
     if command.agent is not None:
         if command.chat is not None and not sqlite_reads.chat_exists(conn, name, command.chat):
             return None
@@ -180,7 +181,7 @@ def _messages(conn: sqlite3.Connection, command: QuickCommand) -> int | None:
     from agentworld.cli import output
 
     if command.json_out:
-        document = {"chatId": chat_id, "agent": command.agent, "messages": [m.to_json() for m in found]}
+        document = {"chatId": chat_id, "agent": owner, "messages": [m.to_json() for m in found]}
         output.print_json(document)
     else:
         output.print_messages(found)

@@ -3,18 +3,25 @@
 Loopback by default. Bound to any other address it needs a token (``--token``,
 ``AGENTWORLD_TOKEN``, or ``--generate-token``, which prints one with a login URL) and refuses to
 start without one, in one line. The server, FastAPI and uvicorn are imported only here.
+
+Everything that can refuse to start — the settings, the address, the database — is tried
+before uvicorn takes over, so a refusal is one ``error: …`` line with exit 1 like every other
+command's (uvicorn would log a traceback and exit 3), and "serving" is said only once the
+socket listens and the database is open.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
+import socket
 import sys
 from typing import Annotated
 
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import check_database, state
+from agentworld.cli.common import check_database, name_flags, state
 
 
 def serve(
@@ -27,7 +34,10 @@ def serve(
     max_body: Annotated[int, typer.Option("--max-body", min=1, help="Largest request body, in bytes.")] = 1_048_576,
 ) -> None:
     """Serve the HTTP API (REST + Server-Sent Events) on this database until interrupted."""
-    from agentworld.errors import AgentWorldError
+    import uvicorn
+
+    from agentworld.agent_world import AgentWorld
+    from agentworld.errors import AgentWorldError, InvalidInputError
     from agentworld.server import ServerConfig, create_app
 
     if generate_token and token is None:
@@ -41,20 +51,63 @@ def serve(
         max_body_bytes=max_body,
     )
     try:
+        config.check()
         check_database(state["db"])
-        app = create_app(state["db"], config=config)
+        sockets = listen(host, port)
+    except InvalidInputError as exc:
+        output.fail(name_flags(str(exc)))
     except AgentWorldError as exc:
         output.fail(str(exc))
-    import uvicorn
-
+    except OSError as exc:
+        output.fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    # The app is given an AgentWorld opened here, before uvicorn starts it: a database that
+    # cannot be opened fails in this command, not in uvicorn's lifespan.
+    agent_world = AgentWorld(state["db"], long_lived=True)
+    app = create_app(config=config, agent_world=agent_world)
     server = uvicorn.Server(
         uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
     )
-    if generate_token:
-        shown = "localhost" if host in ("0.0.0.0", "::", "127.0.0.1") else host
-        sys.stderr.write(f"token: {token}\nlog in from a browser: http://{shown}:{port}/login?token={token}\n")
-    sys.stderr.write(f"agentworld serving http://{host}:{port} (API docs at /docs)\n")
-    sys.stderr.flush()
-    server.run()
-    if not server.started:
-        output.fail(f"could not listen on {host}:{port}")
+    bound = sockets[0].getsockname()[1]  # the real port, also when --port 0 let the system pick
+    address = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
+
+    async def run_until_stopped() -> None:
+        async with agent_world:
+            if generate_token:
+                shown = "localhost" if host in ("0.0.0.0", "::", "127.0.0.1") else address
+                sys.stderr.write(
+                    f"token: {token}\nlog in from a browser: http://{shown}:{bound}/login?token={token}\n"
+                )
+            sys.stderr.write(f"agentworld serving http://{address}:{bound} (API docs at /docs)\n")
+            sys.stderr.flush()
+            await server.serve(sockets=sockets)
+
+    try:
+        asyncio.run(run_until_stopped())
+    except AgentWorldError as exc:
+        output.fail(str(exc))
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets on every address ``host`` resolves to, as asyncio's ``create_server``
+    would bind them (address reuse on, IPv6 sockets IPv6 only). Binding here rather than in
+    uvicorn lets a busy port or an unknown host be refused in one line. Raises ``OSError``."""
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, _name, address in socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        ):
+            sock = socket.socket(family, kind, proto)
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(2048)  # uvicorn's backlog; connections wait here until it accepts them
+    except OSError:
+        for sock in bound:
+            sock.close()
+        raise
+    return bound

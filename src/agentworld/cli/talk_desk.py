@@ -78,13 +78,25 @@ class ApprovalDesk:
             await self.answer(request.tool_call_id, answer, ask_next=False)
 
     async def answer(self, approval_id: str, answer: Answer, *, ask_next: bool = True) -> None:
-        """Deny, or approve with a scope; the chat runs on, and its next requests are asked."""
+        """Deny, or approve with a scope; the chat runs on, and its next requests are asked.
+
+        The answer is announced before the turn it starts (whose output follows it) — but only
+        for a request that is waiting: an unknown or answered id is refused by the facade, and
+        that one line is all the person should see (docs/cli.md)."""
         session = self.session
+        try:
+            request = await session.aw.pending_call(session.world, approval_id)
+        except Exception as exc:
+            session.report(exc)
+            return
+        waiting = request is not None and request.kind == "approval" and request.status == "pending"
         if answer == "deny":
-            session.screen.note(f"denied {approval_id}")
+            if waiting:
+                session.screen.note(f"denied {approval_id}")
             work = session.aw.approve(session.world, approval_id, decision="deny")
         else:
-            session.screen.note(f"approved {approval_id} ({answer})")
+            if waiting:
+                session.screen.note(f"approved {approval_id} ({answer})")
             work = session.aw.approve(session.world, approval_id, decision="approve", scope=answer)
         try:
             await session.turn(work)

@@ -9,7 +9,14 @@ import typer
 
 from agentworld.cli import output
 from agentworld.cli.chats import report_run, still_running
-from agentworld.cli.common import JsonOpt, WorldArg, parse_json_option, parse_seconds, run
+from agentworld.cli.common import (
+    JsonOpt,
+    WorldArg,
+    check_chat,
+    parse_json_option,
+    parse_seconds,
+    run,
+)
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
@@ -71,7 +78,12 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
 
 def tool_logs(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
     """Every tool execution: arguments (secrets redacted), result, status and duration."""
-    logs = run(lambda aw: aw.tool_logs(world, chat_id=chat))
+
+    async def load(aw: AgentWorld) -> list[Any]:
+        await check_chat(aw, world, chat)
+        return await aw.tool_logs(world, chat_id=chat)
+
+    logs = run(load)
     if json_out:
         output.print_json({"toolLogs": [output.tool_log_doc(e) for e in logs]})
         return
@@ -84,7 +96,12 @@ def tool_logs(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) 
 
 def pending(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:
     """Client-side tool calls waiting for their results."""
-    calls = run(lambda aw: aw.pending_calls(world, chat_id=chat))
+
+    async def load(aw: AgentWorld) -> list[Any]:
+        await check_chat(aw, world, chat)
+        return await aw.pending_calls(world, chat_id=chat)
+
+    calls = run(load)
     docs = [output.pending_call_doc(c) for c in calls]
     if json_out:
         output.print_json({"pendingToolCalls": docs})

@@ -152,10 +152,10 @@ def world_create_or_update(
     options = {k: v for k, v in locals().items() if k not in ("ctx", "name", "json_out")}
     settings = _world_settings(**options)
     if ctx.info_name == "create":
-        if settings.get("main_agent"):
+        if main_agent := settings.get("main_agent"):
             output.fail(
                 f"--main-agent: a new world has no agents yet; create {main_agent!r} first, then "
-                f"run: agentworld world update {name} --main-agent {main_agent}"
+                f"run: {output.command('world', 'update', name, '--main-agent', main_agent)}"
             )
         world = run(lambda aw: aw.create_world(name, **settings))
     else:

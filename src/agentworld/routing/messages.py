@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agentworld.models import Message
 from agentworld.routing.mentions import (
+    TURN_LIMIT_MARKER,
     extract_paragraph_mentions,
     is_human_sender,
     should_agent_respond,
@@ -33,12 +34,20 @@ def why_nobody_answers(
     content: str, *, sender: str, agents: list[str], main_agent: str | None = None
 ) -> str | None:
     """Why a message will reach no agent, in words a person can act on — or None when some
-    agent answers it. ``agents``: the names of the world's active agents."""
+    agent answers it. ``agents``: the names of the world's active agents.
+
+    The reasons are checked in the order ``should_agent_respond`` applies its rules (SPEC R2,
+    R4): a message no agent may answer whatever it says is explained as such, not as a
+    missing mention it does not lack."""
     if any(
         should_agent_respond(name, sender=sender, content=content, main_agent=main_agent)
         for name in agents
     ):
         return None
+    if sender.strip().casefold() == "system":
+        return "nobody answers: system messages are never answered"
+    if TURN_LIMIT_MARKER in content:
+        return f"nobody answers: agents ignore messages that contain {TURN_LIMIT_MARKER!r}"
     listed = ", ".join(agents) if agents else "none yet"
     known = {name.lower() for name in agents}
     unknown = [name for name in extract_paragraph_mentions(content) if name not in known]
