@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentworld.errors import InvalidInputError
+from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message
 from agentworld.models.domain import sender_problem
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
@@ -273,8 +273,8 @@ class AgentWorld(WorldCatalog):
     async def pending_calls(
         self, world: str, *, chat_id: str | None = None
     ) -> list[PendingClientCall]:
-        """Client-side tool calls waiting for their results."""
-        await self.storage.get_world(world)
+        """Client-side tool calls waiting for their results (an unknown chat is an error)."""
+        await self._require_chat(world, chat_id)
         return await self.storage.pending.find(world, chat_id=chat_id, kind="client")
 
     async def pending_call(self, world: str, call_id: str) -> PendingCall | None:
@@ -324,9 +324,16 @@ class AgentWorld(WorldCatalog):
         return list(await runtime.tools())
 
     async def tool_logs(self, world: str, *, chat_id: str | None = None) -> list[ToolLogEntry]:
-        """Every tool execution in the world (or one chat), in the order they started (SPEC E4)."""
-        await self.storage.get_world(world)
+        """Every tool execution in the world (or one chat), in the order they started (SPEC E4);
+        an unknown chat is an error."""
+        await self._require_chat(world, chat_id)
         return await self.storage.tool_logs.find(world, chat_id=chat_id)
+
+    async def _require_chat(self, world: str, chat_id: str | None) -> None:
+        """``NotFoundError`` for an unknown world, or for an unknown chat when one is named."""
+        await self.storage.get_world(world)
+        if chat_id is not None and not await self.storage.chat_exists(world, chat_id):
+            raise NotFoundError(f"chat {chat_id!r} not found in world {world!r}")
 
     async def chat_activity(self, world: str) -> list[ChatActivity]:
         """What each chat of the world is doing now: queued work, the process running it,

@@ -149,7 +149,7 @@ class WorldCatalog:
         runtime = self._runtimes.get(world)
         if runtime is not None:
             runtime.forget_agent(stored)
-        await self._announce(CrudEvent(world=world, operation="delete", entity="agent", name=name))
+        await self._announce(CrudEvent(world=world, operation="delete", entity="agent", name=stored))
         settings = await self.storage.get_world(world)
         if settings.main_agent is not None and settings.main_agent.lower() == stored.lower():
             # Stored directly: the rest of the settings are not this change's business.
