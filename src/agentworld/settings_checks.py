@@ -75,6 +75,7 @@ def _check_directory(path: str) -> None:
 
 _CLIENT_TOOL_KEYS = frozenset({"name", "description", "parameters", "approval"})
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """What every provider accepts as a function name (OpenAI's rule is the strictest)."""
 
 
@@ -151,6 +152,15 @@ def check_agent_settings(agent: Agent, *, builtin_providers: bool) -> None:
         raise InvalidInputError(f"base_url: {agent.base_url!r} {problem}")
     if agent.max_tokens is not None and agent.max_tokens > MAX_OUTPUT_TOKENS:
         raise InvalidInputError(f"max_tokens must be at most {MAX_OUTPUT_TOKENS}")
+    if not agent.model.strip():
+        raise InvalidInputError("model: a model name is required (e.g. gpt-4o-mini; echo for scripted)")
+    if agent.api_key_env is not None and not _is_variable_name(agent.api_key_env):
+        # Never echoed: what was typed here may be the key itself, which must not reach the
+        # database, the transcript or a log (SPEC §3: keys are never stored).
+        raise InvalidInputError(
+            "api_key_env: give the name of the environment variable that holds the key "
+            "(letters, digits and '_', e.g. OPENAI_API_KEY), never the key itself"
+        )
     if not builtin_providers:
         return
     if agent.provider == "openai-compatible" and agent.base_url is None:
@@ -165,6 +175,13 @@ def check_agent_settings(agent: Agent, *, builtin_providers: bool) -> None:
             responder_for_model(agent.model)
         except InvalidInputError as exc:
             raise InvalidInputError(f"model: {exc}") from None
+
+
+def _is_variable_name(name: str) -> bool:
+    """A variable name, and not something shaped like a key (``ghp_…``, ``AKIA…``)."""
+    from agentworld.redaction import redact_text
+
+    return _VARIABLE_NAME.fullmatch(name) is not None and redact_text(name) == name
 
 
 def invalid_input(exc: ValidationError) -> InvalidInputError:

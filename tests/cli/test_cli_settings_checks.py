@@ -184,3 +184,42 @@ def test_a_hook_on_the_python_path_is_accepted(cli: Any, tmp_path: Path) -> None
     shown = cli("world", "create", "w", "--hook", "fine_hook_mod:on_event", "--json",
                 env={"PYTHONPATH": str(tmp_path)}).json()  # fmt: skip
     assert shown["hooks"] == ["fine_hook_mod:on_event"]
+
+
+# -- provider settings --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    ["sk-proj-abcdefghijklmnop1234567890", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "bad name"],
+)
+def test_a_key_pasted_as_api_key_env_is_refused_and_never_stored_or_echoed(
+    cli: Any, pasted: str
+) -> None:
+    # SPEC §3: keys are never stored. --api-key-env takes a variable's name; a key typed
+    # there would land in the agents table and, at the first turn, in the transcript.
+    _world(cli)
+    for command in (
+        ("agent", "create", "w", "k1", "--provider", "openai", "--model", "gpt-4o-mini", "--api-key-env", pasted),
+        ("agent", "update", "w", "a0", "--api-key-env", pasted),
+    ):
+        if command[1] == "update":
+            cli("agent", "create", "w", "a0", "--provider", "openai", "--model", "gpt-4o-mini")
+        result = cli(*command, check=False)
+        assert_one_line_error(result, "--api-key-env: give the name of the environment variable", code=1)
+        assert pasted not in result.stderr
+    shown = cli("agent", "show", "w", "a0", "--json").json()
+    assert shown.get("apiKeyEnv") is None
+    assert [a["name"] for a in cli("agent", "list", "w", "--json").json()["agents"]] == ["a0"]
+
+
+def test_a_variable_name_is_kept_as_api_key_env(cli: Any) -> None:
+    _world(cli)
+    cli("agent", "create", "w", "k1", "--provider", "openai", "--model", "m", "--api-key-env", "MY_OPENAI_KEY")
+    assert cli("agent", "show", "w", "k1", "--json").json()["apiKeyEnv"] == "MY_OPENAI_KEY"
+
+
+def test_an_empty_model_is_refused(cli: Any) -> None:
+    _world(cli)
+    result = cli("agent", "create", "w", "k1", "--provider", "openai", "--model", " ", check=False)
+    assert_one_line_error(result, "--model: a model name is required", code=1)
