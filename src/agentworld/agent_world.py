@@ -17,6 +17,7 @@ from agentworld.models import Message
 from agentworld.models.domain import sender_problem
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.models.records import AuditEntry, ChatActivity, ToolLogEntry
+from agentworld.models.text import lone_surrogate_at
 from agentworld.routing.messages import why_nobody_answers
 from agentworld.run_results import Posting, ResumeResult, SendResult, chat_outcome, run_and_report
 from agentworld.storage.sql import SQLStorage
@@ -116,6 +117,8 @@ class AgentWorld(WorldCatalog):
         timeout: float | None = None,
     ) -> SendResult:
         """Publish ``text`` and run the world until the chat is idle; return what it produced."""
+        if lone_surrogate_at(text) is not None:
+            raise InvalidInputError("text: holds a lone surrogate, which is not text (undecodable bytes?)")
         runtime = await self.runtime(world)
         chat = chat_id or await self.current_chat(world)
         async def post() -> int:
@@ -144,6 +147,8 @@ class AgentWorld(WorldCatalog):
         a name and not pose as one of the world's agents (SPEC R2)."""
         if not text.strip():
             raise InvalidInputError("text: the message is empty")
+        if lone_surrogate_at(text) is not None:
+            raise InvalidInputError("text: holds a lone surrogate, which is not text (undecodable bytes?)")
         agents = [agent.name for agent in await self.list_agents(world)]
         if (problem := sender_problem(sender, agents)) is not None:
             raise InvalidInputError(f"sender {sender!r}: {problem}")

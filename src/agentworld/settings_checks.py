@@ -21,6 +21,7 @@ from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, World
 from agentworld.models.domain import base_url_problem
 from agentworld.models.settings import MAX_ITERATIONS, MAX_OUTPUT_TOKENS, MAX_TURN_LIMIT
+from agentworld.models.text import lone_surrogate_at
 
 if TYPE_CHECKING:
     from agentworld.tools.registry import Tool
@@ -197,7 +198,12 @@ def invalid_input(exc: ValidationError) -> InvalidInputError:
 
 
 def build_settings(model: type[World] | type[Agent], data: dict[str, Any]) -> Any:
-    """The world or agent ``data`` describes, or one ``InvalidInputError`` naming what is wrong."""
+    """The world or agent ``data`` describes, or one ``InvalidInputError`` naming what is wrong
+    (a lone surrogate, which no text holds, included: see ``models.text``)."""
+    for key, value in data.items():
+        if (where := lone_surrogate_at(value)) is not None:
+            at = f" at {where}" if where else ""
+            raise InvalidInputError(f"{key}: holds a lone surrogate{at}, which is not text (undecodable bytes?)")
     try:
         return model.model_validate(data)
     except ValidationError as exc:

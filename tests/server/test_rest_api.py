@@ -3,6 +3,7 @@ errors are ``{"error": {"code", "message"}}`` with the status that says why."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -120,3 +121,34 @@ def test_a_world_is_found_in_any_case_as_on_the_command_line(
     assert api.get(f"/api/worlds/{typed}/agents/A1").json()["name"] == "a1"
     assert api.delete(f"/api/worlds/{typed}").status_code == 204
     assert error_of(api.get(f"/api/worlds/{stored}")) == (404, "not_found")
+
+
+def test_concurrent_creations_of_one_name_in_two_cases_make_one_world(
+    served: Served, api: httpx.Client, world_name: str
+) -> None:
+    async def create_all(names: list[str]) -> list[int]:
+        async with httpx.AsyncClient(base_url=served.base_url, timeout=30) as client:
+            answers = await asyncio.gather(*(client.post("/api/worlds", json={"name": n}) for n in names))
+        return sorted(answer.status_code for answer in answers)
+
+    for round_ in range(5):
+        name = f"{world_name}r{round_}"
+        assert asyncio.run(create_all([name, name.upper()] * 5)) == [201] + [409] * 9
+    listed = [w["name"].lower() for w in api.get("/api/worlds").json()["worlds"]]
+    assert sorted(n for n in listed if n.startswith(world_name.lower())) == [
+        f"{world_name}r{round_}".lower() for round_ in range(5)
+    ]
+
+
+def test_an_encoded_slash_names_nothing_and_long_input_is_not_echoed_in_full(
+    api: httpx.Client, world_name: str
+) -> None:
+    assert api.post("/api/worlds", json={"name": world_name}).status_code == 201
+    assert api.get(f"/api/worlds/{world_name}/agents").status_code == 200
+
+    assert error_of(api.get(f"/api/worlds/{world_name}%2Fagents")) == (404, "not_found")
+    assert error_of(api.get(f"/api/worlds/{world_name}%2fagents")) == (404, "not_found")
+    long_name = "x" * 10_000
+    refused = api.post("/api/worlds", json={"name": long_name})
+    assert error_of(refused)[0] == 400
+    assert "xxxx" in refused.json()["error"]["message"] and len(refused.text) < 1000

@@ -153,12 +153,22 @@ async def test_delete_world_removes_everything_in_it(storage: SQLStorage) -> Non
         started_at="2024-01-01T00:00:00+00:00",
     )
     await storage.in_transaction(lambda conn: conn.execute(log), write=True)
+    # Queued work and a lease, as a process killed mid-turn leaves them: a world created
+    # later under the same name must not inherit them.
+    work = sa.insert(schema.chat_inbox).values(
+        world="doomed", chat_id="doomed-chat", position=1, work={"kind": "route"}, created_at="2024-01-01T00:00:00+00:00"
+    )
+    lease = sa.insert(schema.chat_leases).values(
+        world="doomed", chat_id="doomed-chat", owner="proc-1", expires_at=32503680000.0
+    )
+    await storage.in_transaction(lambda conn: (conn.execute(work), conn.execute(lease)), write=True)
 
     await storage.delete_world("doomed")
 
     with pytest.raises(NotFoundError):
         await storage.get_world("doomed")
-    for table in (schema.agents, schema.chats, schema.messages, schema.events, schema.tool_logs):
+    tables = (schema.agents, schema.chats, schema.messages, schema.events, schema.tool_logs, schema.chat_inbox, schema.chat_leases)
+    for table in tables:
         assert await rows_of(storage, table, "doomed") == 0, table.name
 
 

@@ -21,6 +21,7 @@ from agentworld.server.config import ServerConfig
 from agentworld.server.deps import ERRORS
 from agentworld.server.errors import install_error_handlers
 from agentworld.server.feed import Feeds
+from agentworld.server.responses import JSONResponse
 from agentworld.server.schemas import Health
 from agentworld.server.security import Guard
 from agentworld.storage.event_log import EventLog
@@ -72,6 +73,7 @@ def create_app(
         summary="Worlds of LLM agents: worlds, agents, chats, approvals, and a resumable event stream.",
         lifespan=lifespan,
         responses=ERRORS,
+        default_response_class=JSONResponse,
     )
     app.state.config = settings
     install_error_handlers(app)

@@ -12,8 +12,8 @@ from fastapi import Depends, Path, Query, Request
 from agentworld.agent_world import AgentWorld
 from agentworld.documents import world_doc
 from agentworld.models import World
-from agentworld.redaction import redact
 from agentworld.server.config import ServerConfig
+from agentworld.server.masks import shown_mcp_config
 from agentworld.server.schemas import ErrorDoc
 
 
@@ -42,6 +42,9 @@ WorldName = Annotated[str, Depends(_world_name)]
 AgentName = Annotated[str, Path(description="The agent's name.")]
 ChatId = Annotated[str, Path(description="The chat's id.")]
 ChatFilter = Annotated[str | None, Query(description="Only this chat.")]
+MAX_POSITION = 2**63 - 1
+"""The largest position (``?after=``) a route takes: positions are 64-bit integers in both
+databases, and a larger number cannot even be compared with them (it overflows the driver)."""
 
 _STATUS_TEXT = {
     400: "Bad request: a setting or argument the system refuses, or a Host not this server",
@@ -59,8 +62,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def public_world(world: World) -> dict[str, Any]:
     """The world document with secrets in its MCP configuration masked (``env`` values,
-    headers), as the logs mask them: a response is read by more eyes than the settings file."""
+    headers), as the logs mask them: a response is read by more eyes than the settings file.
+    Sent back unchanged, a mask keeps the secret (``masks.keep_masked_secrets``)."""
     doc = world_doc(world)
     if doc.get("mcpConfig"):
-        doc["mcpConfig"] = redact(doc["mcpConfig"])
+        doc["mcpConfig"] = shown_mcp_config(doc["mcpConfig"])
     return doc

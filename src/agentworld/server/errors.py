@@ -7,11 +7,11 @@ it, never a 500; a failure of the machinery is a 5xx with a one-line reason, log
 from __future__ import annotations
 
 import logging
+import re
 from typing import Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentworld.errors import (
@@ -22,6 +22,8 @@ from agentworld.errors import (
     StorageError,
     UserError,
 )
+from agentworld.models.text import escape_surrogates
+from agentworld.server.responses import JSONResponse
 
 logger = logging.getLogger("agentworld.server")
 
@@ -53,8 +55,28 @@ class ApiError(Exception):
         self.message = message
 
 
+MAX_MESSAGE = 2000
+"""The longest error message sent, in characters."""
+MAX_WORD = 200
+"""The longest run without a space shown whole: a message may quote what it refuses, and a
+10,000-character name need not come back in full to be recognised."""
+_LONG_WORD = re.compile(rf"\S{{{MAX_WORD + 1},}}")
+
+
+def _shortened(found: re.Match[str]) -> str:
+    word = found.group()
+    return f"{word[: MAX_WORD // 2]}…({len(word) - MAX_WORD // 2} more characters)"
+
+
+def brief(message: str) -> str:
+    """``message`` as sent: long quotes of the input cut, lone surrogates escaped (a message
+    may quote input that holds one), at most ``MAX_MESSAGE`` characters."""
+    shown = _LONG_WORD.sub(_shortened, escape_surrogates(message))
+    return shown if len(shown) <= MAX_MESSAGE else f"{shown[:MAX_MESSAGE]}…"
+
+
 def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+    return JSONResponse({"error": {"code": code, "message": brief(message)}}, status_code=status)
 
 
 _HTTP_CODES: dict[int, ErrorCode] = {

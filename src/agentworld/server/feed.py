@@ -270,6 +270,11 @@ class Feeds:
         self._lock = asyncio.Lock()
         self._listener: LogListener | None = None
 
+    async def head(self, world: str) -> int:
+        """The world's last stored position, read now (the feed of a followed world may be a
+        poll behind what a client read from a transcript page)."""
+        return await self._reading.log.head(world)
+
     @property
     def listener(self) -> LogListener | None:
         """The PostgreSQL listener, once a world is followed (None on SQLite)."""

@@ -6,19 +6,22 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 
 from agentworld.documents import agent_doc, chat_doc, markdown_transcript
 from agentworld.models import World
 from agentworld.server.deps import (
     AW,
     ERRORS,
+    MAX_POSITION,
     AgentName,
     ChatFilter,
     ChatId,
     WorldName,
     public_world,
 )
+from agentworld.server.masks import keep_masked_secrets
+from agentworld.server.responses import JSONResponse
 from agentworld.server.schemas import (
     AgentCreate,
     AgentDoc,
@@ -53,7 +56,10 @@ async def list_worlds(aw: AW) -> JSONResponse:
 @router.post("", status_code=201, response_model=World, tags=["worlds"])
 async def create_world(body: WorldCreate, aw: AW) -> JSONResponse:
     """Create a world (409 if the name is taken, regardless of case)."""
-    world = await aw.create_world(body.name, **body.changes())
+    changes = body.changes()
+    if changes.get("mcp_config"):  # nothing is stored yet, so a mask stands for nothing
+        changes["mcp_config"] = keep_masked_secrets(changes["mcp_config"], None)
+    world = await aw.create_world(body.name, **changes)
     return JSONResponse(public_world(world), status_code=201)
 
 
@@ -64,8 +70,13 @@ async def get_world(world: WorldName, aw: AW) -> JSONResponse:
 
 @router.patch("/{world}", response_model=World, tags=["worlds"])
 async def update_world(world: WorldName, body: WorldSettings, aw: AW) -> JSONResponse:
-    """Change the settings given; ``null`` clears one that can be empty."""
-    return JSONResponse(public_world(await aw.update_world(world, **body.changes())))
+    """Change the settings given; ``null`` clears one that can be empty. In ``mcpConfig`` a
+    secret's mask sent back as shown keeps the stored secret."""
+    changes = body.changes()
+    if changes.get("mcp_config"):
+        stored = (await aw.get_world(world)).mcp_config
+        changes["mcp_config"] = keep_masked_secrets(changes["mcp_config"], stored)
+    return JSONResponse(public_world(await aw.update_world(world, **changes)))
 
 
 @router.delete("/{world}", status_code=204, response_class=Response, tags=["worlds"])
@@ -163,7 +174,9 @@ async def transcript(
     world: WorldName,
     chat: ChatId,
     aw: AW,
-    after: Annotated[int, Query(ge=0, description="Messages after this position (nextAfter).")] = 0,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_POSITION, description="Messages after this position (nextAfter).")
+    ] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many.")] = 1000,
 ) -> JSONResponse:
     """The chat transcript, oldest first, a page at a time."""

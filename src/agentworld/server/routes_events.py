@@ -5,11 +5,14 @@ kind, ``data:`` its JSON. A client that reconnects with ``Last-Event-ID`` (brows
 themselves) or ``?after=`` gets every event after that one, once, in order. Token chunks (``sse``
 events of phase ``chunk``) are live only and carry no ``id:``. Without a position the stream
 starts with the next event. Comments keep idle connections open; there is no idle cut-off.
+
+A position beyond the world's last event is refused (400): positions only grow, so every
+event up to it that comes later would be skipped without a word.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -17,9 +20,10 @@ from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from agentworld.redaction import redact
-from agentworld.server.deps import AW, ERRORS, Config, WorldName
+from agentworld.server.deps import AW, ERRORS, MAX_POSITION, Config, WorldName
 from agentworld.server.errors import ApiError
 from agentworld.server.feed import FeedItem, Feeds
+from agentworld.server.responses import json_text
 
 router = APIRouter(prefix="/api/worlds", responses=ERRORS)
 
@@ -29,6 +33,9 @@ _STREAM: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
+_POSITION = re.compile(r"[0-9]{1,19}")
+"""A position as ``Last-Event-ID`` gives it: ASCII digits (``str.isdigit`` also takes '²',
+which ``int`` refuses), as many as a 64-bit position has (``int`` refuses over 4,300)."""
 
 
 @router.get("/{world}/events", response_class=EventSourceResponse, responses=_STREAM, tags=["events"])
@@ -39,19 +46,27 @@ async def events(
     config: Config,
     chat: Annotated[str | None, Query(description="Only this chat's events.")] = None,
     after: Annotated[
-        int | None, Query(ge=0, description="Resume after this event id (as Last-Event-ID).")
+        int | None,
+        Query(ge=0, le=MAX_POSITION, description="Resume after this event id (as Last-Event-ID)."),
     ] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
     await aw.get_world(world)
     if chat is not None:
         await aw.get_chat(world, chat)
-    start = after
+    start, given = after, "?after="
     if last_event_id is not None and last_event_id.strip():
-        if not last_event_id.strip().isdigit():
+        if not _POSITION.fullmatch(last_event_id.strip()):
             raise ApiError(400, "bad_request", "Last-Event-ID must be an event id (a number)")
-        start = int(last_event_id.strip())
+        start, given = int(last_event_id.strip()), "Last-Event-ID: "
     feeds: Feeds = request.app.state.feeds
+    if start is not None and start > (head := await feeds.head(world)):
+        raise ApiError(
+            400, "bad_request",
+            f"{given}{start} is beyond the last event of world {world!r} ({head}): resuming "
+            "there would skip every event up to it; give an id the stream or a transcript "
+            "page gave",
+        )
     return EventSourceResponse(
         _stream(feeds, world, chat, start),
         ping=config.keepalive_seconds,
@@ -71,7 +86,7 @@ async def _stream(
 
 def _frame(item: FeedItem) -> ServerSentEvent:
     return ServerSentEvent(
-        data=json.dumps(_public(item), ensure_ascii=False, separators=(",", ":")),
+        data=json_text(_public(item)),  # a lone surrogate stored long ago cannot cut the stream
         event=item.kind,
         id=str(item.seq) if item.seq is not None else None,
     )

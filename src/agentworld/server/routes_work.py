@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Response
-from fastapi.responses import JSONResponse
 
 from agentworld.agent_world import AgentWorld, SendResult
 from agentworld.documents import (
@@ -23,6 +22,7 @@ from agentworld.errors import InvalidInputError
 from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.server.deps import AW, ERRORS, ChatFilter, ChatId, Config, WorldName
 from agentworld.server.errors import ApiError
+from agentworld.server.responses import JSONResponse
 from agentworld.server.schemas import (
     ApprovalAnswer,
     ApprovalList,

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.domain import ProviderName
+from agentworld.models.text import lone_surrogate_at
 
 _BODY = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
 """Requests, like documents, name their fields in camelCase (``turn_limit`` is ``turnLimit``):
@@ -20,12 +22,31 @@ stated once here and in ``_Doc``, so no field spells its JSON name by hand."""
 
 # -- requests ----------------------------------------------------------------------------------
 
-
-class _Settings(BaseModel):
-    """A body that changes some settings of a world or an agent: the settings it leaves out
-    stay as they are, so what counts is which fields were sent, not their defaults."""
+class _Body(BaseModel):
+    """A request body: camelCase names, unknown fields refused, and only real text in it."""
 
     model_config = _BODY
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _only_text(cls, value: Any) -> Any:
+        """Checked before anything else, so a refused body names the field and stores
+        nothing (every string of every field, keys of objects included)."""
+        where = lone_surrogate_at(value)
+        if where is not None:
+            at = f" at {where}" if where else ""
+            raise PydanticCustomError(
+                "invalid_text",
+                "holds a lone surrogate{at} (a \\uD800-\\uDFFF escape that is not half of a "
+                "pair), which is not text: send valid Unicode",
+                {"at": at},
+            )
+        return value
+
+
+class _Settings(_Body):
+    """A body that changes some settings of a world or an agent: the settings it leaves out
+    stay as they are, so what counts is which fields were sent, not their defaults."""
 
     def changes(self) -> dict[str, Any]:
         """The settings given, by their Python names (what ``AgentWorld`` takes)."""
@@ -76,44 +97,34 @@ class AgentCreate(AgentSettings):
     model: str
 
 
-class ChatChange(BaseModel):
+class ChatChange(_Body):
     """Rename a chat, or make it the world's current chat."""
-
-    model_config = _BODY
 
     name: str | None = None
     current: Literal[True] | None = None
 
 
-class MessagePost(BaseModel):
-    model_config = _BODY
-
+class MessagePost(_Body):
     text: str
     sender: str = "human"
 
 
-class ApprovalAnswer(BaseModel):
+class ApprovalAnswer(_Body):
     """A person's structured decision (SPEC A2), never text typed into the chat."""
-
-    model_config = _BODY
 
     decision: Literal["approve", "deny"]
     scope: Literal["once", "session", "always"] = "once"
 
 
-class ToolResultPost(BaseModel):
+class ToolResultPost(_Body):
     """The result of a client-side tool call (SPEC T4): any JSON value."""
-
-    model_config = _BODY
 
     result: Any = None
     is_error: bool = False
 
 
-class PolicyTest(BaseModel):
+class PolicyTest(_Body):
     """One tool call to decide as the world's runtime would (``policy test WORLD``)."""
-
-    model_config = _BODY
 
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)

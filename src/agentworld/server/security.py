@@ -29,6 +29,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 COOKIE = "agentworld_session"
 LOGIN_PATH = "/login"
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_ENCODED_SLASH = b"%2f"
 
 
 def session_value(token: str) -> str:
@@ -54,7 +55,8 @@ async def send_error(send: Send, status: int, code: str, message: str, headers: 
 
 class Guard:
     """Refuses, in this order: a ``Host`` that is not this server (400), a request without the
-    token when one is set (401), a body over the limit (413), a body that is not JSON (415)."""
+    token when one is set (401), a path with an encoded '/' in a segment (404), a body over the
+    limit (413), a body that is not JSON (415)."""
 
     def __init__(self, app: ASGIApp, config: ServerConfig) -> None:
         self.app = app
@@ -77,6 +79,11 @@ class Guard:
                 send, 401, "unauthorized", "this server needs its token: Authorization: Bearer T",
                 [(b"www-authenticate", b'Bearer realm="agentworld"')],
             )
+            return
+        if _ENCODED_SLASH in scope.get("raw_path", b"").lower():
+            # The server decodes %2F before routing, so /api/worlds/w3%2Fagents would answer as
+            # w3's agent list. No name or id of ours holds a '/', so no such thing exists.
+            await send_error(send, 404, "not_found", "no name or id holds '/' (it was sent as %2F)")
             return
         if scope["method"] in _BODY_METHODS:
             length = headers.get("content-length")

@@ -29,6 +29,10 @@ _WORLDS = schema.worlds
 _ALL_WORLDS = sa.select(_WORLDS).order_by(_WORLDS.c.name)
 """Built once (see ``storage.queries``): the CLI resolves a world's spelling with it."""
 _WORLD_NAMES = sa.select(_WORLDS.c.name).order_by(_WORLDS.c.name)
+_WORLD_NAMED = sa.select(_WORLDS.c.name).where(
+    sa.func.lower(_WORLDS.c.name) == sa.bindparam("name_key")
+)
+"""The world whose name is ``name_key`` in any case."""
 
 
 _OF_CHAT = (_CHATS.c.world == sa.bindparam("world_key"), _CHATS.c.chat_id == sa.bindparam("chat_key"))
@@ -41,6 +45,21 @@ _CHAT_TITLED = sa.select(_CHATS.c.titled).where(*_OF_CHAT)
 """Built once: every chat's first exchange titles it (see ``storage.queries``)."""
 
 
+NAME_LOCK_CLASS = 0x6177_6E6D
+"""The first key of the advisory locks on names (``'awnm'``), apart from the event log's."""
+_LOCK_NAME = sa.text("SELECT pg_advisory_xact_lock(:lock_class, hashtext(:name_key))")
+
+
+def lock_name(conn: Connection, kind: str, name: str) -> None:
+    """On PostgreSQL, wait until no other open transaction creates a ``kind`` of this name, in
+    any case, and keep them out until this one ends: a check for the name made after it sees
+    every such row committed (READ COMMITTED reads afresh at each statement). A no-op on
+    SQLite, whose write transactions run one at a time (``BEGIN IMMEDIATE``)."""
+    if conn.dialect.name != "postgresql":
+        return
+    conn.execute(_LOCK_NAME, {"lock_class": NAME_LOCK_CLASS, "name_key": f"{kind}:{name.lower()}"})
+
+
 class CatalogStore(StorageCore):
     async def create_world(self, world: World) -> World:
         row = {
@@ -51,6 +70,14 @@ class CatalogStore(StorageCore):
         }
 
         def insert(conn: Connection) -> None:
+            # Names are one name whatever their case, and the check must be atomic with the
+            # insert: two requests for "csb2" and "CSB2" at once would both pass a check made
+            # before (SQLite serialises write transactions; PostgreSQL takes a lock).
+            lock_name(conn, "world", world.name)
+            existing = conn.execute(_WORLD_NAMED, {"name_key": world.name.lower()}).scalar()
+            if existing is not None:
+                same = "" if existing == world.name else " (names are unique regardless of case)"
+                raise AlreadyExistsError(f"world {existing!r} already exists{same}")
             conn.execute(sa.insert(_WORLDS).values(row))
 
         await self.in_transaction(
@@ -100,12 +127,16 @@ class CatalogStore(StorageCore):
         """Delete a world and everything in it, in one transaction."""
 
         def delete(conn: Connection) -> None:
+            # The chats' queued work and leases too: a world created later under the same name
+            # must not inherit work (or a lease) of the one deleted.
             for table in (
                 schema.audit_log,
                 schema.approval_grants,
                 schema.pending_calls,
                 schema.tool_logs,
                 schema.events,
+                schema.chat_inbox,
+                schema.chat_leases,
                 _MESSAGES,
                 _CHATS,
                 _AGENTS,
@@ -130,6 +161,7 @@ class CatalogStore(StorageCore):
 
         def insert(conn: Connection) -> None:
             queries.require_world(conn, agent.world)
+            lock_name(conn, "agent", f"{agent.world}/{agent.name}")
             existing = conn.execute(
                 sa.select(_AGENTS.c.name).where(
                     _AGENTS.c.world == agent.world,

@@ -1,0 +1,94 @@
+"""A world's secrets over HTTP: its ``mcpConfig`` is shown masked, and a client that sends the
+settings back as it read them (change one field, PATCH the document) keeps the secrets it
+never saw. A mask that stands for no stored secret is refused rather than stored as a value."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+import httpx
+from http_harness import Served
+
+from agentworld.storage.sql import SQLStorage
+
+TOKEN = "ghp_REALabcdefghijklmnopqrstuvwxyz0123456789"
+CONFIG: dict[str, Any] = {
+    "mcpServers": {
+        "gh": {
+            "command": "true",
+            "args": ["--token", "abcdef123456", "-v"],
+            "env": {"GITHUB_TOKEN": TOKEN, "PORT": "8080"},
+        },
+        "web": {
+            "url": "http://bot:hunter2pass@127.0.0.1:9/mcp",
+            "headers": {"Authorization": "Bearer s3cr3t-value-xyz", "X-Trace": "1"},
+        },
+    }
+}
+
+
+def stored_config(served: Served, world: str) -> Any:
+    """The world's MCP configuration as the database holds it (the API never shows it)."""
+
+    async def read() -> Any:
+        async with SQLStorage(served.db_url) as storage:
+            return (await storage.get_world(world)).mcp_config
+
+    return asyncio.run(read())
+
+
+def refusal(answer: httpx.Response) -> tuple[int, str, str]:
+    body = answer.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+    return answer.status_code, body["error"]["code"], body["error"]["message"]
+
+
+def test_settings_sent_back_as_shown_keep_the_stored_secrets(
+    served: Served, api: httpx.Client, world_name: str
+) -> None:
+    created = api.post("/api/worlds", json={"name": world_name, "mcpConfig": CONFIG})
+    assert created.status_code == 201
+    shown = api.get(f"/api/worlds/{world_name}").json()
+    assert shown["mcpConfig"]["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"] == "[REDACTED:token]"
+    assert "hunter2pass" not in str(shown) and TOKEN not in str(shown)
+
+    changed = api.patch(
+        f"/api/worlds/{world_name}",
+        json={"mcpConfig": shown["mcpConfig"], "description": "new description"},
+    )
+
+    assert changed.status_code == 200
+    assert changed.json()["mcpConfig"] == shown["mcpConfig"]  # still masked in the answer
+    assert stored_config(served, world_name) == CONFIG
+    # A secret sent in full replaces the stored one; the masks beside it still keep theirs.
+    edited = copy.deepcopy(shown["mcpConfig"])
+    edited["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"] = "ghp_NEWabcdefghijklmnopqrstuvwxyz0123456789"
+    assert api.patch(f"/api/worlds/{world_name}", json={"mcpConfig": edited}).status_code == 200
+    expected = copy.deepcopy(CONFIG)
+    expected["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"] = "ghp_NEWabcdefghijklmnopqrstuvwxyz0123456789"
+    assert stored_config(served, world_name) == expected
+
+
+def test_a_mask_that_stands_for_no_stored_secret_is_refused(
+    served: Served, api: httpx.Client, world_name: str
+) -> None:
+    masked = {"mcpServers": {"gh": {"command": "true", "env": {"GITHUB_TOKEN": "[REDACTED:token]"}}}}
+    status, code, message = refusal(api.post("/api/worlds", json={"name": world_name, "mcpConfig": masked}))
+    assert (status, code) == (422, "validation_error")
+    assert message.startswith("mcpConfig.mcpServers.gh.env.GITHUB_TOKEN: ")
+    assert api.get(f"/api/worlds/{world_name}").status_code == 404
+
+    assert api.post("/api/worlds", json={"name": world_name, "mcpConfig": CONFIG}).status_code == 201
+    shown = api.get(f"/api/worlds/{world_name}").json()["mcpConfig"]
+    for place, value in (
+        (("gh", "env", "OTHER_TOKEN"), "[REDACTED:token]"),  # nothing stored there
+        (("web", "headers", "Authorization"), "Bearer [REDACTED:authorization]"),  # not as shown
+    ):
+        sent = copy.deepcopy(shown)
+        server, group, key = place
+        sent["mcpServers"][server][group][key] = value
+        status, _, message = refusal(api.patch(f"/api/worlds/{world_name}", json={"mcpConfig": sent}))
+        assert status == 422 and message.startswith(f"mcpConfig.mcpServers.{server}.{group}.{key}: ")
+    assert stored_config(served, world_name) == CONFIG
