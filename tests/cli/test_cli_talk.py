@@ -287,6 +287,7 @@ def test_answering_an_unknown_approval_id_says_only_why_it_failed(
     term.line(f"/approve {approval_id} once")  # a waiting one is still said to be approved
     term.expect(rf"approved {approval_id} \(once\)")
     term.expect(r"ops saw: exit 0")
+    term.expect(PROMPT)
     term.child.sendcontrol("d")
     assert term.exit_status() == 0
     assert (work / "LATER").exists()

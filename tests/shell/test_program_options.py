@@ -54,12 +54,15 @@ def _first(line: str) -> tuple[str, bool]:
         "tar --checkpoint-action=exec='rm x' -cf a.tar d",
         "zip -TT 'rm x' a.zip f",
         "rsync -e 'sh -c x' a host:b",
+        "curl -K settings.txt",
         "sudo git -c alias.x='!id' x",
+        "xargs git",  # the input becomes git's words: `-c alias.x=!rm x`
+        "xargs -0 sort",
     ],
 )
 def test_an_option_that_runs_a_command_is_read_as_unknown(line: str) -> None:
     analysis = analyze(line)
-    (program,) = [p for p in analysis.parts if p.root != "sudo"]  # `sudo X`: X is a part too
+    (program,) = [p for p in analysis.parts if p.root not in ("sudo", "xargs")]  # X is a part too
     assert program.opacity == "unknown"
     assert analysis.keys is None  # and no grant may cover it
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
-from agentworld.shell.program_options import option_effects
+from agentworld.shell.program_options import has_options_to_read, option_effects
 from agentworld.shell.split import CommandPart, Opacity, UnparseableCommand, parse_command
 from agentworld.shell.syntax import (
     MAX_DEPTH,
@@ -347,7 +347,11 @@ def _wrapped(
     if name == "xargs" and any(w.value in ("-I", "-i", "--replace") or w.value.startswith(("-I", "--replace=")) for w in words[1:i]):
         return "unknown", []  # the input replaces words of the command, even its name
     text = " ".join(w.text for w in rest)
-    return "clear", _command(rest, text, writes, tuple(assignments), depth=depth + 1)
+    parts = _command(rest, text, writes, tuple(assignments), depth=depth + 1)
+    if name == "xargs" and has_options_to_read(parts[0].root):
+        # `echo "-c alias.x=!rm" | xargs git`: the input becomes options we cannot see.
+        parts[0] = replace(parts[0], opacity="unknown", key=None)
+    return "clear", parts
 
 
 def _find(words: Sequence[Word], writes: bool, depth: int) -> list[CommandPart]:

@@ -275,8 +275,14 @@ _PROGRAMS: dict[str, Effects] = {
     "rsync": _table(("--rsh", "--rsync-path"), "e"),
     "uniq": lambda args: _two_files(args, "fsw"),
     "xxd": lambda args: _two_files(args, "cgloOs"),
-    "curl": _table((), "", ("--output", "--remote-name", "--remote-name-all", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--output-dir"), "oODc"),
+    "curl": _table(("--config",), "K", ("--output", "--remote-name", "--remote-name-all", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--output-dir"), "oODc"),
 }
+
+
+def has_options_to_read(name: str) -> bool:
+    """Whether ``name`` is a program whose options this module reads: arguments it is handed
+    unseen (``xargs git``: the input becomes its words) may be such options."""
+    return name in _PROGRAMS
 
 
 def option_effects(name: str, words: Sequence[Word]) -> OptionEffects | None:
