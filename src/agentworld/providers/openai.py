@@ -40,6 +40,8 @@ from agentworld.providers.openai_completion import completion_response
 from agentworld.providers.openai_stream import StreamAssembler
 
 if TYPE_CHECKING:
+    import ssl
+
     import openai
 
 DEFAULT_MAX_CONNECTIONS = 64
@@ -49,7 +51,9 @@ ms a request at 32, 0.53 at 64, with 1,000 in flight), and a slow model serves a
 many chats at a time per process: 64 keeps a real model's many chats moving at a small cost."""
 
 
-def pooled_http_client(max_connections: int, timeout: float) -> openai.DefaultAsyncHttpxClient:
+def pooled_http_client(
+    max_connections: int, timeout: float, base_url: str | None = None
+) -> openai.DefaultAsyncHttpxClient:
     """The SDK's own HTTP client (``openai.DefaultAsyncHttpxClient``: its redirects, proxies
     from the environment and TLS defaults) with a pool of ``max_connections`` that all stay
     open between requests, so a busy endpoint is not reconnected (a TLS handshake each time).
@@ -57,13 +61,30 @@ def pooled_http_client(max_connections: int, timeout: float) -> openai.DefaultAs
     The limits are built from the type of the SDK's published default
     (``openai.DEFAULT_CONNECTION_LIMITS``): its HTTP package is not one we depend on, and
     importing ``httpx`` for its ``Limits`` would cost a CLI turn 90 ms.
+
+    An endpoint named by a plain ``http://`` URL (a local model server) gets
+    :func:`no_trust_context` instead of the default one, which loads every trusted CA
+    certificate of the system (25 ms of a fresh process's first turn) for TLS it never speaks.
     """
     import openai
 
     limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
         max_connections=max_connections, max_keepalive_connections=max_connections
     )
+    if base_url is not None and base_url.lower().startswith("http://"):
+        return openai.DefaultAsyncHttpxClient(
+            limits=limits, timeout=request_timeout(timeout), verify=no_trust_context()
+        )
     return openai.DefaultAsyncHttpxClient(limits=limits, timeout=request_timeout(timeout))
+
+
+def no_trust_context() -> ssl.SSLContext:
+    """A TLS client context that trusts no certificate: for a client whose endpoint speaks
+    plain HTTP. Should anything lead it to ``https://`` (a redirect, a proxy), the handshake
+    fails for want of a trusted certificate: it never connects unverified."""
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies hostnames and certificates
 
 
 def request_timeout(timeout: float) -> openai.Timeout:
@@ -154,7 +175,7 @@ class OpenAIProvider:
             base_url=base_url,
             max_retries=0,
             timeout=request_timeout(timeout),
-            http_client=pooled_http_client(max_connections, timeout),
+            http_client=pooled_http_client(max_connections, timeout, base_url),
         )
         self.base_url = str(self._client.base_url)
 

@@ -129,7 +129,7 @@ def _azure(agent: Agent) -> LLMProvider:
     connections = _max_connections()
     # The same pool and timeouts as every OpenAI-compatible endpoint (providers.openai).
     timeout = request_timeout(OPENAI_TIMEOUT)
-    http_client = pooled_http_client(connections, OPENAI_TIMEOUT)
+    http_client = pooled_http_client(connections, OPENAI_TIMEOUT, agent.base_url)
     azure_client = functools.partial(
         openai.AsyncAzureOpenAI,
         api_key=key,
