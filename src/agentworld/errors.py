@@ -41,6 +41,11 @@ class InvalidInputError(UserError):
     """An option or argument is outside what the system accepts."""
 
 
+class BusyError(AgentWorldError):
+    """What the request would remove is in use by work running now (another process is
+    answering in one of its chats); the same request succeeds once that work ends."""
+
+
 class StorageError(AgentWorldError):
     """The database could not be opened, read or written."""
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,13 @@ import pytest
 import sqlalchemy as sa
 
 from agentworld.approval.grants import Grant
-from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError, StorageError
+from agentworld.errors import (
+    AlreadyExistsError,
+    BusyError,
+    InvalidInputError,
+    NotFoundError,
+    StorageError,
+)
 from agentworld.events import EventBus, persist_events
 from agentworld.models import Agent, Chat, Message, ToolCall, Usage, World
 from agentworld.models.events import (
@@ -159,8 +167,9 @@ async def test_delete_world_removes_everything_in_it(storage: SQLStorage) -> Non
         world="doomed", chat_id="doomed-chat", position=1, work={"kind": "route"}, created_at="2024-01-01T00:00:00+00:00"
     )
     lease = sa.insert(schema.chat_leases).values(
-        world="doomed", chat_id="doomed-chat", owner="proc-1", expires_at=32503680000.0
-    )
+        world="doomed", chat_id="doomed-chat", owner=f"{socket.gethostname()}:{2**22 + 1}:1:r",
+        expires_at=32503680000.0,
+    )  # a pid above any pid_max: its process is provably gone
     await storage.in_transaction(lambda conn: (conn.execute(work), conn.execute(lease)), write=True)
 
     await storage.delete_world("doomed")
@@ -171,6 +180,32 @@ async def test_delete_world_removes_everything_in_it(storage: SQLStorage) -> Non
     for table in tables:
         assert await rows_of(storage, table, "doomed") == 0, table.name
 
+
+
+async def test_delete_world_is_refused_while_another_process_runs_one_of_its_chats(
+    storage: SQLStorage,
+) -> None:
+    """A claim of another host's process is assumed alive until it lapses: the world stays,
+    the refusal names the chat; once the claim has lapsed, the world goes."""
+    await storage.create_world(World(name="busy"))
+    await storage.create_chat(Chat(world="busy", chat_id="busy-chat", name="c"))
+    claim = {"world": "busy", "chat_id": "busy-chat", "owner": "elsewhere:4242:1:r"}
+    await storage.in_transaction(
+        lambda conn: conn.execute(
+            sa.insert(schema.chat_leases).values(**claim, expires_at=time.time() + 60)
+        ),
+        write=True,
+    )
+
+    with pytest.raises(BusyError, match="busy-chat"):
+        await storage.delete_world("busy")
+    assert (await storage.get_world("busy")).name == "busy"
+
+    lapse = sa.update(schema.chat_leases).values(expires_at=time.time() - 1)
+    await storage.in_transaction(lambda conn: conn.execute(lapse), write=True)
+    await storage.delete_world("busy")
+    with pytest.raises(NotFoundError):
+        await storage.get_world("busy")
 
 async def test_delete_world_keeps_other_worlds(storage: SQLStorage) -> None:
     await populated_world(storage, "doomed")

@@ -50,7 +50,7 @@ _STATUS_TEXT = {
     400: "Bad request: a setting or argument the system refuses, or a Host not this server",
     401: "Missing or wrong token",
     404: "Unknown world, agent, chat, approval or route",
-    409: "Already exists, or already answered",
+    409: "Already exists, already answered, or in use by work running now",
     413: "Body too large",
     415: "The body is not JSON",
     422: "The body or a parameter does not match the schema",

@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agentworld.errors import (
     AgentWorldError,
     AlreadyExistsError,
+    BusyError,
     NotFoundError,
     ProviderError,
     StorageError,
@@ -98,6 +99,8 @@ def status_of(exc: AgentWorldError) -> tuple[int, ErrorCode]:
             return 404, "not_found"
         case AlreadyExistsError():
             return 409, "already_exists"
+        case BusyError():
+            return 409, "conflict"
         case UserError():
             return 400, "invalid_input"
         case ProviderError():

@@ -7,13 +7,15 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from agentworld.errors import AlreadyExistsError, NotFoundError
+from agentworld.errors import AlreadyExistsError, BusyError, NotFoundError
 from agentworld.models import Agent, Chat, World, utc_now
 from agentworld.models.records import AuditEntry
 from agentworld.storage import queries, schema
 from agentworld.storage.approvals import audit_row, revoke_grants, revoke_session_grants
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
+from agentworld.storage.inbox import take_agent_work
+from agentworld.storage.leases import chats_in_use
 from agentworld.storage.pending import cancel_agent_calls
 from agentworld.storage.rows import (
     agent_config,
@@ -124,9 +126,21 @@ class CatalogStore(StorageCore):
         return world
 
     async def delete_world(self, name: str) -> None:
-        """Delete a world and everything in it, in one transaction."""
+        """Delete a world and everything in it, in one transaction. Refused (``BusyError``)
+        while a process is running one of its chats: that process would go on writing the
+        turn's messages and events into a world that no longer exists, where a world created
+        later under the same name would find them. The check and the delete are one
+        transaction: SQLite serialises it with every claim; on PostgreSQL the chats' rows are
+        locked first, as a message posted into a chat locks its row before claiming it."""
 
         def delete(conn: Connection) -> None:
+            conn.execute(queries.LOCK_CHATS_OF_WORLD, {"world_key": name})
+            if busy := chats_in_use(conn, name):
+                chats = ", ".join(busy[:3]) + (f" and {len(busy) - 3} more" if len(busy) > 3 else "")
+                raise BusyError(
+                    f"world {name!r} is in use: another process is answering in chat {chats};"
+                    " retry when it has finished (or stop that process)"
+                )
             # The chats' queued work and leases too: a world created later under the same name
             # must not inherit work (or a lease) of the one deleted.
             for table in (
@@ -220,9 +234,11 @@ class CatalogStore(StorageCore):
 
     async def delete_agent(self, world: str, name: str, *, actor: str = "human") -> str:
         """Delete an agent and everything that was only its own, in one transaction: its
-        memory, its session grants, and its waiting calls and approvals, which are cancelled
-        (each with an audit entry) so answering one later is refused and nothing runs. A new
-        agent of the same name starts from nothing. Returns the agent's stored name."""
+        memory, its session grants, its queued work, and its waiting calls and approvals, which
+        are cancelled (each with an audit entry) so answering one later is refused and nothing
+        runs. A new agent of the same name starts from nothing. Refused (``BusyError``) while a
+        process is running the agent's work: it would write the answer into the memory (and
+        the usage) a new agent of that name would then start from. Returns the stored name."""
 
         def delete(conn: Connection) -> str:
             found = conn.execute(
@@ -233,6 +249,11 @@ class CatalogStore(StorageCore):
             if found is None:
                 queries.require_world(conn, world)
                 raise NotFoundError(f"agent {name!r} not found in world {world!r}")
+            if running := take_agent_work(conn, world, found, set(chats_in_use(conn, world))):
+                raise BusyError(
+                    f"agent {found!r} is answering in chat {', '.join(running)} now: retry when"
+                    " it has finished (or stop that chat's work)"
+                )
             reason = f"agent {found!r} was deleted"
             cancelled = cancel_agent_calls(conn, world, found, reason=reason, actor=actor)
             revoked = revoke_session_grants(conn, world, found)

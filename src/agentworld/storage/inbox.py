@@ -113,6 +113,31 @@ def next_item(conn: Connection, world: str, chat_id: str) -> QueuedWork | None:
     return QueuedWork(int(row.item_id), chat_id, WORK_ITEM.validate_python(row.work))
 
 
+_OF_WORLD = (
+    sa.select(_TABLE.c.item_id, _TABLE.c.chat_id, _TABLE.c.work)
+    .where(_TABLE.c.world == _bp("world_key"))
+    .order_by(_TABLE.c.chat_id, _TABLE.c.position, _TABLE.c.item_id)
+)
+
+
+def take_agent_work(conn: Connection, world: str, agent: str, chats_running: set[str]) -> list[str]:
+    """Inside the caller's transaction (an agent's deletion): drop the agent's queued work
+    (its turns, loops and resumptions), so that no process later continues it — under a new
+    agent of the same name, perhaps. Work that is running now (its chat's first item, in one
+    of ``chats_running``) is not dropped: the chats it runs in are returned, and the caller
+    refuses instead."""
+    first_of_chat: dict[str, int] = {}
+    mine: list[tuple[int, str]] = []
+    for row in conn.execute(_OF_WORLD, {"world_key": world}):
+        first_of_chat.setdefault(row.chat_id, row.item_id)
+        if isinstance(row.work, dict) and row.work.get("agent") == agent:
+            mine.append((row.item_id, row.chat_id))
+    running = sorted({chat for item, chat in mine if chat in chats_running and first_of_chat[chat] == item})
+    if not running and mine:
+        conn.execute(_DELETE_ITEM, [{"world_key": world, "item_key": item} for item, _chat in mine])
+    return running
+
+
 class InboxStore:
     """Reads of the inbox, and settling an item when no other write goes with it."""
 

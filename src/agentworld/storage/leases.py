@@ -49,6 +49,9 @@ _OWNER_IN_WORLD = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.owner == 
 _RENEW_ALL = sa.update(_TABLE).where(_OWNER_IN_WORLD).values(expires_at=_bp("new_expiry"))
 _HELD_BY = sa.select(_TABLE.c.chat_id).where(_OWNER_IN_WORLD)
 _RELEASE = sa.delete(_TABLE).where(_MINE)
+_OF_WORLD = sa.select(_TABLE.c.chat_id, _TABLE.c.owner, _TABLE.c.expires_at).where(
+    _TABLE.c.world == _bp("world_key")
+)
 _INBOX = schema.chat_inbox
 _RELEASE_IF_IDLE = _RELEASE.where(
     ~sa.exists().where(_INBOX.c.world == _bp("world_key"), _INBOX.c.chat_id == _bp("chat_key"))
@@ -212,6 +215,14 @@ def claim_lease(conn: Connection, world: str, chat_id: str, owner: str, ttl: flo
         },
     )
     return bool(taken.rowcount)
+
+
+def chats_in_use(conn: Connection, world: str) -> list[str]:
+    """Inside the caller's transaction: the world's chats that some process is running now
+    (a claim neither lapsed nor left by a process that is provably gone), by chat id."""
+    now = time.time()
+    rows = conn.execute(_OF_WORLD, {"world_key": world})
+    return sorted(r.chat_id for r in rows if r.expires_at > now and not owner_gone(r.owner))
 
 
 def release_or_next(

@@ -60,6 +60,9 @@ CHAT_MESSAGE_COUNT = (
     )
     .scalar_subquery()
 )
+LOCK_CHATS_OF_WORLD = sa.select(_CHATS.c.chat_id).where(_CHATS.c.world == _bp("world_key")).with_for_update()
+"""The world's chats, their rows locked on PostgreSQL (SQLite serialises writers anyway): a
+message posted into a chat locks its row first, so it waits for a world's deletion."""
 CHATS_OF_WORLD = (
     sa.select(_CHATS, CHAT_MESSAGE_COUNT.label("message_count"))
     .where(_CHATS.c.world == _bp("world_key"))
