@@ -120,7 +120,7 @@ class AgentWorld(WorldCatalog):
         if lone_surrogate_at(text) is not None:
             raise InvalidInputError("text: holds a lone surrogate, which is not text (undecodable bytes?)")
         runtime = await self.runtime(world)
-        chat = chat_id or await self.current_chat(world)
+        chat = chat_id if chat_id is not None else await self.current_chat(world)
         async def post() -> int:
             _message, posted = await runtime.post(chat, text, sender=sender)
             return posted.after_seq
@@ -153,7 +153,9 @@ class AgentWorld(WorldCatalog):
         if (problem := sender_problem(sender, agents)) is not None:
             raise InvalidInputError(f"sender {sender!r}: {problem}")
         runtime = await self.runtime(world)
-        return await runtime.send(chat_id or await self.current_chat(world), text, sender=sender)
+        return await runtime.send(
+            chat_id if chat_id is not None else await self.current_chat(world), text, sender=sender
+        )
 
     def started_runtime(self, world: str) -> WorldRuntime | None:
         """The world's runtime if this process has started it; None otherwise (nothing starts)."""
@@ -162,7 +164,7 @@ class AgentWorld(WorldCatalog):
     async def stop(self, world: str, chat_id: str | None = None, *, by: str = "human") -> StopOutcome:
         """Stop the chat's running work (Ctrl-C in ``talk``): see ``WorldRuntime.stop``."""
         runtime = await self.runtime(world)
-        return await runtime.stop(chat_id or await self.current_chat(world), by=by)
+        return await runtime.stop(chat_id if chat_id is not None else await self.current_chat(world), by=by)
 
     async def resume(self, world: str, *, timeout: float | None = None) -> ResumeResult:
         """Finish what stopped processes left in the world — unanswered messages, loops cut

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentworld.approval.decisions import DenialSource
+from agentworld.errors import AgentWorldError
 from agentworld.models import Message
 from agentworld.models.events import SystemEvent, ToolEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
@@ -157,7 +158,13 @@ async def run_and_report(
             start = await act.post()
         else:
             start = await storage.last_seq()
-            await act()
+            try:
+                await act()
+            except AgentWorldError:
+                # Refused (answered already, expired): what the runtime found on starting —
+                # an expired approval's denial, whose continuation tells the model — still runs.
+                await run_until_idle(runtime, chat, timeout, everything=everything)
+                raise
         finished = await run_until_idle(runtime, chat, timeout, everything=everything)
     finally:
         watch.unsubscribe()

@@ -177,3 +177,23 @@ def test_a_crash_while_an_approved_call_runs_is_reported_not_rerun(
     assert not (tmp_path / "work" / "finished").exists()
     logs = cli("tool-logs", "w1", "--json").json()["toolLogs"]
     assert [e["status"] for e in logs if e["toolName"] == "shell_cmd"] == ["interrupted"]
+
+
+def test_approving_an_expired_request_is_refused_and_the_model_is_told_all_the_same(
+    cli: Any, model: Model, tmp_path: Path, server: OpenAIWireServer
+) -> None:
+    """The refusal comes after the process has done what ``resume`` does: the expired request
+    is denied and the model told (SPEC A7), not left queued for the next command."""
+    cli("world", "update", "w1", "--approval-timeout", "1")
+    (approval,) = ask(cli, model, "touch X")["pendingApprovals"]
+    time.sleep(1.5)
+
+    late = cli("approve", "w1", approval["approvalId"], "--decision", "approve", check=False)
+
+    assert late.code == 1 and "expired" in late.stderr
+    assert not (tmp_path / "work" / "X").exists()
+    told = [r["messages"][-1] for r in server.requests if r["messages"][-1]["role"] == "tool"]
+    assert len(told) == 1 and "timed out" in told[0]["content"]
+    transcript = cli("messages", "w1", "--json").json()["messages"]
+    assert transcript[-1]["role"] == "assistant" and transcript[-1]["content"].startswith("result: ")
+    assert cli("approvals", "w1", "--json").json() == {"approvals": []}

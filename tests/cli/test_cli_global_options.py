@@ -128,9 +128,10 @@ def test_shell_completion_completes_commands(tmp_path: Path) -> None:
     assert shown.returncode == 0 and "_agentworld_completion" in shown.stdout
 
 
-def test_a_group_alone_shows_its_help(tmp_path: Path) -> None:
+def test_a_group_alone_shows_its_help_once(tmp_path: Path) -> None:
     result = _agentworld("world", home=tmp_path)
-    assert "Usage: agentworld world" in result.stdout and "Traceback" not in result.stderr
+    assert result.stdout.count("Usage: agentworld world") == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 2
 
 
 def test_a_bad_log_level_is_a_warning_not_a_crash(tmp_path: Path) -> None:

@@ -147,8 +147,10 @@ def run_command_line(args: Sequence[str]) -> None:
         code = command.main(list(args), prog_name="agentworld", standalone_mode=False)
     except typer.TyperException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # a group typed alone: show its help
-            ctx = getattr(exc, "ctx", None)
-            typer.echo(ctx.get_help() if ctx is not None else exc.format_message())
+            # The error was built from the help; rich help is printed as it is built, and
+            # then the message is empty: either way the help shows once.
+            if help_text := exc.format_message().strip():
+                typer.echo(help_text)
             raise SystemExit(2) from None
         output.fail(usage_error_line(exc), code=getattr(exc, "exit_code", 2))
     except typer.Abort:

@@ -174,7 +174,7 @@ def send(
 
     async def go(aw: AgentWorld) -> Any:
         await check_sender(aw, world, sender)
-        chat_id = chat or await aw.current_chat(world)
+        chat_id = chat if chat is not None else await aw.current_chat(world)
         if not live:
             return await aw.send(world, text, chat_id=chat_id, sender=sender, timeout=timeout)
         from agentworld.cli.live import live_view
@@ -263,7 +263,7 @@ def messages(
         """The chat, the agent as it was spelled when created, the messages, and (when there
         are none) the world's agents for the hint."""
         settings = await aw.get_world(world)
-        chat_id = chat or settings.current_chat_id
+        chat_id = chat if chat is not None else settings.current_chat_id
         if agent is not None:
             memory = await aw.agent_memory(world, agent, chat_id=chat)
             return chat_id, await stored_agent_name(aw, world, agent), memory, []

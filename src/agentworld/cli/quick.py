@@ -160,7 +160,7 @@ def _messages(conn: sqlite3.Connection, command: QuickCommand) -> int | None:
     if world is None:
         return None
     name, settings = world
-    chat_id = command.chat or settings.get("current_chat_id")
+    chat_id = command.chat if command.chat is not None else settings.get("current_chat_id")
     if chat_id is not None and not isinstance(chat_id, str):
         return None
     owner: str | None = None  # the agent as its name was spelled when created, for the JSON

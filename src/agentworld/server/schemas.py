@@ -15,9 +15,11 @@ from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.domain import ProviderName
 from agentworld.models.text import lone_surrogate_at
 
-_BODY = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+_BODY = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel, strict=True)
 """Requests, like documents, name their fields in camelCase (``turn_limit`` is ``turnLimit``):
-stated once here and in ``_Doc``, so no field spells its JSON name by hand."""
+stated once here and in ``_Doc``, so no field spells its JSON name by hand. Strict: a value
+of the wrong JSON type is refused, not converted (``"turnLimit": true`` is not 1, ``"streaming":
+"no"`` is not false); only an integer where a number is asked is taken as it is."""
 
 
 # -- requests ----------------------------------------------------------------------------------
