@@ -15,10 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworld.policy.pattern_set import Matcher, PatternSet
-from agentworld.policy.rules import CompiledPattern, PolicyDecision, PolicyRule, Tier
+from agentworld.policy.rules import (
+    CompiledPattern,
+    PolicyDecision,
+    PolicyRule,
+    Tier,
+    could_be_denied,
+)
 from agentworld.policy.stringify import stable_stringify
 from agentworld.shell import SHELL_TOOL
 from agentworld.shell.commands import Match, analyze, mentions, prefix_match
+from agentworld.shell.directories import normal_paths
 from agentworld.shell.split import CommandPart, command_line, prefix_words
 
 SERVER_SEPARATOR = "__"
@@ -123,7 +130,9 @@ class PolicyEngine:
         outcomes = [self._decide_part(part, others, whole) for part in analysis.parts]
         if not outcomes:
             return PolicyResult(PolicyDecision.ASK_USER, None, f"nothing to run ({analysis.reason})")
-        worst = max(outcomes, key=lambda r: _SEVERITY[r.decision])  # first of the most severe
+        # The first of the most severe; among ASKs, one a DENY rule could decide comes first:
+        # no remembered approval may cover it (``could_be_denied``).
+        worst = max(outcomes, key=lambda r: (_SEVERITY[r.decision], could_be_denied(r.decision, r.rule)))
         if not analysis.understood and worst.decision is not PolicyDecision.DENY:
             reason = f"the line is not fully understood ({analysis.reason})"
             return PolicyResult(worst.decision, worst.rule, f"{reason}; {worst.reason}")
@@ -138,11 +147,7 @@ class PolicyEngine:
             if not rule.matches_tool(SHELL_TOOL):
                 continue
             if rule.args_pattern is not None and texts is None:
-                texts = _PartTexts(
-                    self._patterns.matcher(stable_stringify({**others, "command": part.text})),
-                    self._patterns.matcher(stable_stringify({**others, "command": " ".join(part.argv)})),
-                    whole,
-                )
+                texts = self._part_texts(part, others, whole)
             match = _rule_matches(rule, part, texts)
             if match == "no":
                 continue
@@ -157,6 +162,16 @@ class PolicyEngine:
         if could_deny is not None:
             return _could_be_denied(part, could_deny)
         return PolicyResult(self.default, None, f"no rule matched {part.text!r}")
+
+    def _part_texts(self, part: CommandPart, others: dict[str, Any], whole: Matcher) -> _PartTexts:
+        words = " ".join(part.argv)
+        plain = f"{normal_paths(part.text)}\n{normal_paths(words)}"
+        return _PartTexts(
+            self._patterns.matcher(stable_stringify({**others, "command": part.text})),
+            self._patterns.matcher(stable_stringify({**others, "command": words})),
+            whole,
+            self._patterns.matcher(stable_stringify({**others, "command": plain})),
+        )
 
     def _surely_matched(self, rule: PolicyRule, part: CommandPart) -> PolicyResult:
         if rule.decision is PolicyDecision.ALLOW and self.mode != "yolo":
@@ -175,11 +190,13 @@ class PolicyEngine:
 class _PartTexts:
     """What an ``argsPattern`` is searched in, for one part of a shell line: the call with
     ``command`` narrowed to the part's source text, the same with the part's words after
-    quote removal (``'r''m'`` is ``rm``), and the whole call."""
+    quote removal (``'r''m'`` is ``rm``), the whole call, and the part's text and words with
+    their paths spelled plainly (``/etc//shadow`` is ``/etc/shadow``)."""
 
     source: Matcher
     words: Matcher
     whole: Matcher
+    plain: Matcher
 
 
 def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None) -> Match:
@@ -193,7 +210,9 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None)
     if rule.args_pattern is not None:
         assert texts is not None
         pattern = rule.args_pattern
-        hit = texts.source(pattern) or (deny and (texts.words(pattern) or texts.whole(pattern)))
+        hit = texts.source(pattern) or (
+            deny and (texts.words(pattern) or texts.whole(pattern) or texts.plain(pattern))
+        )
         if not hit:
             return "maybe" if deny and _unsure(part) else "no"
         if not deny and part.opacity == "unknown":
@@ -210,9 +229,15 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None)
                 found = match
         return _certainty(found, part, deny=deny)
     if rule.command_regex is not None:
+        argv = " ".join(part.argv)
         hit = matches_regex(part, rule.command_regex) or (
-            # `rm '-rf' x` is `rm -rf x`: a DENY regex also sees the words after quote removal.
-            deny and rule.command_regex.search(" ".join(part.argv)) is not None
+            # `rm '-rf' x` is `rm -rf x`: a DENY regex also sees the words after quote removal,
+            # and both with their paths spelled plainly (`/etc//shadow` is `/etc/shadow`).
+            deny
+            and any(
+                rule.command_regex.search(text) is not None
+                for text in (argv, normal_paths(part.text), normal_paths(argv))
+            )
         )
         if deny and not hit and _unsure(part):
             return "maybe"
@@ -221,8 +246,10 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None)
 
 
 def _unsure(part: CommandPart) -> bool:
-    """Whether a pattern that misses the part's text may still match what runs."""
-    return part.opacity != "clear" or not part.fully_literal
+    """Whether a pattern that misses the part's text may still match what runs: a word only
+    known at run time, or a relative path after the line changed directory (``cd /etc &&
+    cat shadow``), counts as not fully literal."""
+    return part.opacity != "clear" or not part.fully_literal or part.moved
 
 
 def _certainty(match: Match, part: CommandPart, *, deny: bool) -> Match:

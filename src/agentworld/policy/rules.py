@@ -100,3 +100,9 @@ class PolicyRule:
             "source": self.source,
             "index": self.index,
         }
+
+
+def could_be_denied(decision: PolicyDecision, rule: PolicyRule | None) -> bool:
+    """An ASK because a DENY rule could match what runs (it cannot be read with certainty):
+    a person may allow it once, having seen it, but no remembered approval covers it."""
+    return decision is PolicyDecision.ASK_USER and rule is not None and rule.decision is PolicyDecision.DENY

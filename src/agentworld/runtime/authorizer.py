@@ -36,7 +36,7 @@ from agentworld.approval.grants import Grant, PolicyState, find_covering_grant
 from agentworld.errors import InvalidInputError
 from agentworld.models.records import AuditEntry
 from agentworld.policy.grant_rules import always_rules
-from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier
+from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier, could_be_denied
 from agentworld.redaction import redact
 from agentworld.tools.registry import CLIENT_PREFIX, Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, validate_arguments
@@ -234,7 +234,7 @@ def decide_call(
             message = rule.deny_message if rule is not None and rule.deny_message else None
             reason = message or f"{tool_name} is denied by policy ({_explain(result)})"
             return CallVerdict(PolicyDecision.DENY, "policy", reason, result)
-    if agent is not None and chat_id is not None:
+    if agent is not None and chat_id is not None and not could_be_denied(result.decision, result.rule):
         session = [g for g in grants if g.scope == "session"]
         grant = find_covering_grant(session, tool_name, arguments, agent=agent, chat_id=chat_id)
         if grant is not None:

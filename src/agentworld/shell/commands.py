@@ -19,7 +19,9 @@ so a DENY rule keeps denying them — but every part is ``unknown`` and one more
 ``unknown`` part stands for whatever the split may have missed.
 
 Wrappers (``sudo``, ``env``, ``timeout``, ``xargs``, ``find -exec``, ``ionice`` …) yield
-the command they run as a part of its own; ``bash -c``/``sh -c``/``eval``/``trap``/
+the command they run as a part of its own — found through options known by their exact
+spelling (:mod:`~agentworld.shell._wrapper_options`), and ``unknown`` when ``xargs`` feeds a
+wrapper that takes its command from the input; ``bash -c``/``sh -c``/``eval``/``trap``/
 ``alias`` bodies are read again, ``sh`` ones in the POSIX dialect (dash reads ``&>``
 differently from bash).
 """
@@ -33,6 +35,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
+from agentworld.shell._wrapper_options import is_wrapper, read_options
+from agentworld.shell.assignments import assigned_names, harmless_variable
+from agentworld.shell.directories import mark_directory_changes
 from agentworld.shell.program_options import has_options_to_read, option_effects
 from agentworld.shell.split import CommandPart, Opacity, UnparseableCommand, parse_command
 from agentworld.shell.syntax import (
@@ -66,49 +71,9 @@ _OPENERS = re.compile(r"\$[({\[]|`")
 _EVALUATING_BUILTINS = frozenset(
     ["printf", "test", "[", "let", "read", "mapfile", "readarray", "unset", "declare", "typeset", "local", "export", "readonly", "wait", "hash", "ulimit"]
 )
-# Wrappers: the command in their arguments runs. name -> (options taking a value,
-# positional arguments before the command, options that mean "no command follows").
-_WRAPPERS: dict[str, tuple[frozenset[str], int, frozenset[str]]] = {}
-
-
-def _wrapper(names: str, valued: str = "", positional: int = 0, no_command: str = "") -> None:
-    for name in names.split():
-        _WRAPPERS[name] = (frozenset(valued.split()), positional, frozenset(no_command.split()))
-
-
-_wrapper("sudo", "-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type",
-         no_command="-s -i -l -e -v -k -K -V --shell --login --edit --list --validate")
-_wrapper("doas", "-u -C", no_command="-s")
-_wrapper("env", "-u -C -S -P --unset --chdir --split-string")
-_wrapper("xargs", "-I -i -L -l -n -P -s -E -e -d -a --max-args --max-procs --max-chars "
-         "--delimiter --arg-file --replace --max-lines --eof --process-slot-var")
-_wrapper("exec", "-a")
-_wrapper("timeout", "-s -k --signal --kill-after", positional=1)
-_wrapper("nice", "-n --adjustment")
-_wrapper("stdbuf", "-i -o -e --input --output --error")
-_wrapper("chroot", "--userspec --groups", positional=1)
-_wrapper("nohup command builtin setsid busybox catchsegv torsocks dbus-run-session unbuffer "
-         "caffeinate linux32 linux64 sudoedit")
-_wrapper("time", "-f -o --format --output")
-_wrapper("ionice", "-c -n --class --classdata", no_command="-p -P -u --pid --pgid --uid")
-_wrapper("taskset", positional=1, no_command="-p --pid")
-_wrapper("chrt", "-T -P -D --sched-runtime --sched-period --sched-deadline", positional=1,
-         no_command="-p --pid -m --max")
-_wrapper("setpriv", "--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps "
-         "--ambient-caps --bounding-set --securebits --pdeathsig --selinux-label "
-         "--apparmor-profile --landlock-access --landlock-rule --reset-env")
-_wrapper("prlimit", "--pid -p", no_command="--pid -p")
-_wrapper("flock", "-w --timeout -E --conflict-exit-code", positional=1)
-_wrapper("numactl", "-C -N -m -i -p --physcpubind --cpunodebind --membind --interleave "
-         "--preferred")
-_wrapper("cgexec", "-g")
-_wrapper("proxychains proxychains4", "-f")
-_wrapper("faketime", "-f", positional=1)
-_wrapper("strace ltrace", "-e -o -s -u -E -a -b -I -O -S -X -P", no_command="-p")
-_wrapper("setarch", positional=1)
-_wrapper("unshare nsenter", "-t --target -S -G -r -w --setuid --setgid --root --wd "
-         "--map-user --map-group")
-_wrapper("firejail systemd-run valgrind xvfb-run chpst rlwrap tsp")
+_SET_KEYWORD = re.compile(r"[-+][A-Za-z]*k")  # `set -k`: `ls LD_PRELOAD=x` sets it for ls
+# Commands whose arguments name what runs: handed words from xargs' input, they run those.
+_RUN_THEIR_ARGUMENTS = frozenset({"find", "eval", "trap", "alias", "su", "runuser", "script", "sg"})
 # Wrappers whose `-c TEXT` (or, for sg, whose command argument) is a script for `sh -c`.
 _SCRIPT_OPTION = {"flock": "-c", "script": "-c", "su": "-c", "runuser": "-c", "sg": ""}
 
@@ -150,7 +115,7 @@ def analyze(line: str) -> ShellAnalysis:
         parts = [p for c in commands for p in _parts(c, depth=0)]
     except NotUnderstood as exc:
         return _not_understood(line, str(exc))
-    return ShellAnalysis(tuple(parts), True)
+    return ShellAnalysis(tuple(mark_directory_changes(parts)), True)
 
 
 def _not_understood(line: str, reason: str) -> ShellAnalysis:
@@ -173,8 +138,16 @@ def _parts(command: SimpleCommand, *, depth: int) -> list[CommandPart]:
 
 
 def _command(
-    words: Sequence[Word], text: str, writes: bool, assignments: tuple[str, ...], *, depth: int
+    words: Sequence[Word],
+    text: str,
+    writes: bool,
+    assignments: tuple[str, ...],
+    *,
+    depth: int,
+    fed: bool = False,
 ) -> list[CommandPart]:
+    """The parts of one command. ``fed``: ``xargs`` appends words read from its input, so
+    options or a whole command may come from text we never see (``xargs env``)."""
     if depth > MAX_DEPTH:
         raise NotUnderstood(f"wrappers nested deeper than {MAX_DEPTH} levels")
     name = words[0].value if words[0].literal else ""
@@ -190,8 +163,13 @@ def _command(
         not w.literal or _OPENERS.search(w.value) for w in words[1:]
     ):
         opacity = "unknown"  # `printf -v 'a[$(cmd)]'`: builtins may evaluate such text
+    elif not all(map(harmless_variable, assigned_names(base, words) or ())):
+        opacity = "unknown"  # `read PATH`, `printf -v HOME .`: an assignment all the same
+    elif fed and base in _RUN_THEIR_ARGUMENTS and not (base in _POSIX_SHELLS or base == "bash"):
+        opacity = "unknown"  # `xargs find .`, `xargs su`: the input may name what runs
     elif base in _POSIX_SHELLS or base == "bash":
         opacity, inner = _shell(words, "bash" if base == "bash" else "posix", writes, depth)
+        opacity = "unknown" if fed and opacity != "clear" else opacity  # `xargs sh -c`
         key = f"{name} -c" if opacity == "clear" else None
     elif base in _OTHER_SHELLS or _INTERPRETER.fullmatch(base):
         opacity = "runs_code"
@@ -204,15 +182,17 @@ def _command(
             bodies = [Word(w.text, w.value.partition("=")[2], w.literal, w.start, w.end) for w in bodies]
         for body in bodies[:1] if base == "trap" else bodies:
             inner += _script(body, "bash", writes, depth)[1]
-    elif base == "set" and any(w.value in ("-o", "+o") for w in words[1:]):
-        opacity = "runs_code"  # `set -o posix` changes how bash reads what follows
+    elif base == "set" and any(w.value in ("-o", "+o") or _SET_KEYWORD.match(w.value) for w in words[1:]):
+        opacity = "runs_code"  # `set -o posix` changes how bash reads what follows; `set -k`
     elif base == "find":
         inner = _find(words, writes, depth)
         writes = writes or any(w.value in _FIND_WRITES for w in words[1:])
     elif base in _SCRIPT_OPTION:
-        opacity, inner = _script_option(base, words, writes, depth)
-    elif base in _WRAPPERS:
-        opacity, inner = _wrapped(base, words, writes, depth)
+        opacity, inner = _script_option(base, words, writes, depth, fed=fed)
+    elif is_wrapper(base):
+        opacity, inner, writes = _wrapped(base, words, writes, depth, fed=fed)
+    elif fed and has_options_to_read(base):
+        opacity = "unknown"  # `echo "-c alias.x=!rm" | xargs git`: options we cannot see
     elif (effects := option_effects(base, words)) is not None:  # git -c, sed e, sort -o …
         opacity = "unknown" if effects.runs_hidden_code else opacity
         writes = writes or effects.writes_files
@@ -291,7 +271,7 @@ def _shell(
 
 
 def _script_option(
-    name: str, words: Sequence[Word], writes: bool, depth: int
+    name: str, words: Sequence[Word], writes: bool, depth: int, *, fed: bool
 ) -> tuple[Opacity, list[CommandPart]]:
     """``flock FILE -c TEXT``, ``su -c TEXT``, ``script -c TEXT``, ``sg GROUP TEXT``."""
     if name == "sg":  # sg GROUP [-c] TEXT
@@ -301,57 +281,32 @@ def _script_option(
         if word.value in ("-c", "--command"):
             return _script(words[i + 1], "posix", writes, depth)
     if name == "flock":
-        return _wrapped(name, words, writes, depth)
+        opacity, parts, _ = _wrapped(name, words, writes, depth, fed=fed)
+        return opacity, parts
     return "runs_code", []  # an interactive shell: with stdin closed it runs its startup files
 
 
 def _wrapped(
-    name: str, words: Sequence[Word], writes: bool, depth: int
-) -> tuple[Opacity, list[CommandPart]]:
-    valued, positional, no_command = _WRAPPERS[name]
-    i = 1
-    assignments: list[str] = []
-    while i < len(words) and words[i].value.startswith("-") and words[i].value != "-":
-        word = words[i]
-        if not word.literal:
-            return "unknown", []
-        tok = word.value
-        i += 1
-        if tok == "--":
-            break
-        opt = tok.partition("=")[0]
-        if opt in no_command:
-            return "clear", []
-        if tok.startswith("--"):
-            if "=" not in tok and opt in valued:
-                i += 1
-            if name == "env" and opt == "--split-string":
-                return "unknown", []
-        else:
-            for j, ch in enumerate(tok[1:], start=2):
-                if f"-{ch}" in no_command:
-                    return "clear", []
-                if f"-{ch}" in valued:
-                    if j == len(tok):
-                        i += 1
-                    if name == "env" and ch == "S":
-                        return "unknown", []
-                    break
-    while name in ("env", "sudo", "doas") and i < len(words) and _is_assignment(words[i]):
-        assignments.append(words[i].value)
-        i += 1
-    i += positional
-    rest = list(words[i:])
+    name: str, words: Sequence[Word], writes: bool, depth: int, *, fed: bool
+) -> tuple[Opacity, list[CommandPart], bool]:
+    """The wrapper's opacity, the parts of the command it runs, and whether it writes a file
+    itself (``time -o``). An option we do not know exactly (``env --unse``: an abbreviation
+    GNU accepts) leaves the command unknown; so does a command the input supplies
+    (``xargs env``, ``xargs timeout 5``: ``fed`` with nothing left to run)."""
+    call = read_options(name, words)
+    writes = writes or call.writes
+    if call.kind == "none":
+        return "clear", [], writes
+    if call.kind != "command":
+        return "unknown", [], writes  # an option we cannot read, or `sudo -s CMD` (a shell)
+    rest = list(words[call.start :])
     if not rest:
-        return "clear", []
-    if name == "xargs" and any(w.value in ("-I", "-i", "--replace") or w.value.startswith(("-I", "--replace=")) for w in words[1:i]):
-        return "unknown", []  # the input replaces words of the command, even its name
+        return ("unknown" if fed else "clear"), [], writes
     text = " ".join(w.text for w in rest)
-    parts = _command(rest, text, writes, tuple(assignments), depth=depth + 1)
-    if name == "xargs" and has_options_to_read(parts[0].root):
-        # `echo "-c alias.x=!rm" | xargs git`: the input becomes options we cannot see.
-        parts[0] = replace(parts[0], opacity="unknown", key=None)
-    return "clear", parts
+    parts = _command(rest, text, writes, call.assignments, depth=depth + 1, fed=fed or name == "xargs")
+    if call.changes_directory:
+        parts = [replace(p, moved=True) for p in parts]  # `env -C /etc cat shadow`
+    return "clear", parts, writes
 
 
 def _find(words: Sequence[Word], writes: bool, depth: int) -> list[CommandPart]:

@@ -36,20 +36,32 @@ NONE = OptionEffects()
 _HIDDEN = OptionEffects(runs_hidden_code=True)
 
 
-def _flags(words: Sequence[Word], long: tuple[str, ...], short: str = "") -> bool:
-    """Whether an option word is one of ``long`` (``--x`` or ``--x=v``) or a short cluster
-    with a letter of ``short`` anywhere in it (``-o``, ``-no``; a value glued on, as in
-    ``-tX``, is read as letters too: it can only make the answer yes). ``--`` ends them."""
+def _flags(
+    words: Sequence[Word], long: tuple[str, ...], short: str = "", *, exact: tuple[str, ...] = ()
+) -> bool:
+    """Whether an option word is one of ``long`` (``--x`` or ``--x=v``, or any abbreviation:
+    ``getopt_long`` takes ``--out`` for ``--output``) or a short cluster with a letter of
+    ``short`` anywhere in it (``-o``, ``-no``; a value glued on, as in ``-tX``, is read as
+    letters too: it can only make the answer yes). ``--`` ends them. ``exact``: spellings of
+    other options that are also prefixes of ``long`` (``tar --checkpoint``), which the
+    program takes as themselves."""
     for word in words:
         value = word.value
         if value == "--":
             return False
         if value.startswith("--"):
-            if value.partition("=")[0] in long:
+            if value.partition("=")[0] not in exact and abbreviates(value.partition("=")[0], long):
                 return True
         elif value.startswith("-") and any(letter in short for letter in value[1:]):
             return True
     return False
+
+
+def abbreviates(option: str, spellings: Sequence[str]) -> bool:
+    """Whether ``option`` (``--out``) is one of ``spellings`` or a prefix of one, as GNU
+    ``getopt_long``, git and curl read it. A prefix of several is an error to the program;
+    reading it as the worst of them is safe."""
+    return len(option) > 2 and any(s.startswith(option) for s in spellings)
 
 
 def _positional(words: Sequence[Word], valued: str = "") -> list[Word]:
@@ -74,14 +86,13 @@ def _positional(words: Sequence[Word], valued: str = "") -> list[Word]:
 _GIT_GLOBAL_VALUED = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"})
 _GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path")
 _GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help"})
-_GIT_WRITES_OUTPUT = frozenset({"log", "show", "diff", "format-patch", "whatchanged", "diff-tree", "diff-index", "diff-files", "range-diff"})
 
 
 def _git(args: Sequence[Word]) -> OptionEffects:
     i = 0
     while i < len(args) and args[i].value.startswith("-"):
         value = args[i].value
-        if value.startswith("-c") or value.partition("=")[0] in ("--config-env", "--exec-path"):
+        if value.startswith("-c") or abbreviates(value.partition("=")[0], ("--config-env", "--exec-path")):
             return _HIDDEN  # configuration on the command line: aliases, pagers, hooks, filters
         i += 2 if value in _GIT_GLOBAL_VALUED else 1
     if i >= len(args):
@@ -101,7 +112,9 @@ def _git(args: Sequence[Word]) -> OptionEffects:
         return _HIDDEN  # opens an editor
     if sub == "config" and (len(_positional(rest)) >= 2 or _flags(rest, ("--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section"))):
         return OptionEffects(writes_files=True)  # an alias set here runs later
-    if sub in _GIT_WRITES_OUTPUT and _flags(rest, ("--output", "--output-directory"), "o" if sub == "format-patch" else ""):
+    # Every command that takes diff or log options takes `--output` (log, reflog, shortlog,
+    # stash list/show …); format-patch and archive also spell it `-o`.
+    if _flags(rest, ("--output", "--output-directory"), "o" if sub in ("format-patch", "archive") else ""):
         return OptionEffects(writes_files=True)
     return NONE
 
@@ -208,14 +221,14 @@ def _sed(args: Sequence[Word]) -> OptionEffects:
             break
         if value.startswith("--"):
             name, eq, given = value.partition("=")
-            if name == "--file":
+            if abbreviates(name, ("--file",)):
                 return _HIDDEN  # the script is in a file we do not read
-            if name == "--expression":
+            if abbreviates(name, ("--expression",)):
                 scripts.append(Word(word.text, given, word.literal, word.start, word.end) if eq else nxt)
                 i += 0 if eq else 1
-            elif name == "--line-length" and not eq:
+            elif abbreviates(name, ("--line-length",)) and not eq:
                 i += 1
-            writes = writes or name == "--in-place"
+            writes = writes or abbreviates(name, ("--in-place",))
         elif value.startswith("-") and value != "-":
             for j, letter in enumerate(value[1:], start=2):
                 if letter == "f":
@@ -251,16 +264,50 @@ Effects = Callable[[Sequence[Word]], OptionEffects]
 
 
 def _table(
-    long: tuple[str, ...], short: str = "", writes_long: tuple[str, ...] = (), writes_short: str = ""
+    long: tuple[str, ...],
+    short: str = "",
+    writes_long: tuple[str, ...] = (),
+    writes_short: str = "",
+    *,
+    exact: tuple[str, ...] = (),
 ) -> Effects:
     """A program whose options ``long``/``short`` run a command, and ``writes_*`` write files."""
 
     def effects(args: Sequence[Word]) -> OptionEffects:
-        if _flags(args, long, short):
+        if _flags(args, long, short, exact=exact):
             return _HIDDEN
-        return OptionEffects(writes_files=_flags(args, writes_long, writes_short))
+        return OptionEffects(writes_files=_flags(args, writes_long, writes_short, exact=exact))
 
     return effects
+
+
+def _date(args: Sequence[Word]) -> OptionEffects:
+    """``date -s``/``--set`` and ``date MMDDhhmm`` set the system clock: a change to the
+    system no rule for ``date`` was written for, so it is hidden."""
+    if _flags(args, ("--set",), "s"):
+        return _HIDDEN
+    valued = ("--date", "--file", "--reference")
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value == "--":
+            return _HIDDEN if any(not w.value.startswith("+") for w in args[i + 1 :]) else NONE
+        if value.startswith("--"):
+            i += 2 if "=" not in value and abbreviates(value, valued) else 1
+        elif value.startswith("-") and value != "-":
+            i += 2 if value[-1] in "dfr" and not any(c in "I" for c in value) else 1
+        elif not value.startswith("+"):
+            return _HIDDEN  # an operand that is not +FORMAT is a date to set
+        else:
+            i += 1
+    return NONE
+
+
+def _hostname(args: Sequence[Word]) -> OptionEffects:
+    """``hostname NAME``, ``-F FILE``, ``-b``: setting the host's name changes the system."""
+    if _positional(args) or _flags(args, ("--file", "--boot"), "Fb"):
+        return _HIDDEN
+    return NONE
 
 
 _PROGRAMS: dict[str, Effects] = {
@@ -270,9 +317,13 @@ _PROGRAMS: dict[str, Effects] = {
     "man": _table(("--pager", "--html", "--browser"), "PH"),
     "rg": _table(("--pre",)),
     "sort": _table(("--compress-program",), "", ("--output",), "o"),
-    "tar": _table(("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"), "IF"),
+    "tar": _table(("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"), "IF", exact=("--checkpoint",)),
     "zip": _table(("--unzip-command",), "", (), ""),
     "rsync": _table(("--rsh", "--rsync-path"), "e"),
+    "shuf": _table((), "", ("--output",), "o"),
+    "sdiff": _table((), "", ("--output",), "o"),
+    "date": _date,
+    **dict.fromkeys(("hostname", "domainname", "nisdomainname", "ypdomainname"), _hostname),
     "uniq": lambda args: _two_files(args, "fsw"),
     "xxd": lambda args: _two_files(args, "cgloOs"),
     "curl": _table(("--config",), "K", ("--output", "--remote-name", "--remote-name-all", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--output-dir"), "oODc"),
@@ -295,7 +346,7 @@ def option_effects(name: str, words: Sequence[Word]) -> OptionEffects | None:
     args = words[1:]
     if any(not w.literal for w in args):
         return _HIDDEN  # `git $X`, `sort *`: an expansion (a file named `-o…`) may be an option
-    if name == "zip" and any(w.value.startswith("-TT") for w in args):
+    if name == "zip" and any(w.value[:2] != "--" and w.value.startswith("-") and "TT" in w.value for w in args):
         return _HIDDEN
     if name == "tar" and args and not args[0].value.startswith("-"):
         # `tar xIf CMD a.tar`: old-style, the first word is a cluster of option letters

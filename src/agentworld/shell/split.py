@@ -113,7 +113,9 @@ class CommandPart:
     (``PATH=/tmp``) is a part with an empty ``argv``, which no prefix matches.
     ``literal`` says, word by word, whether the value is known before the line
     runs (empty: judged from the text); ``key`` is what a grant records for
-    it (None: no grant may cover it).
+    it (None: no grant may cover it). ``moved``: the part runs after the line changed
+    directory (``cd /etc && cat shadow``, ``env -C DIR``) and names files by relative paths,
+    so which files it opens is only known at run time.
     """
 
     argv: tuple[str, ...]
@@ -123,6 +125,7 @@ class CommandPart:
     literal: tuple[bool, ...] = ()
     opacity: Opacity = "clear"
     key: str | None = None
+    moved: bool = False
 
     @property
     def root(self) -> str:
