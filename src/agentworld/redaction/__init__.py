@@ -22,11 +22,14 @@ The nets, all pure functions over text (no I/O, no ``os.environ``):
   :func:`secret_env_values`).
 
 :func:`redact` applies this to JSON-like data and masks whole values under
-secret-named keys.
+secret-named keys. :func:`redact_json_text` applies it to a JSON document's text by its decoded
+strings: in the text a newline inside a string is the two characters ``\\n``, so a
+``key=value`` pair on a string's second line would never be seen there.
 """
 
 from __future__ import annotations
 
+import json
 import string
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -45,6 +48,7 @@ __all__ = [
     "is_secret_key",
     "mask",
     "redact",
+    "redact_json_text",
     "redact_text",
     "secret_env_values",
 ]
@@ -176,3 +180,39 @@ def _redact_list(items: Sequence[Any], known: Mapping[str, str] | None) -> list[
         else:
             redacted.append(redact(item, known=known))
     return redacted
+
+
+MAX_NESTING = 3
+"""How many levels of JSON inside a JSON string :func:`redact_json_text` decodes."""
+
+
+def redact_json_text(text: str, *, known: Mapping[str, str] | None = None) -> str:
+    """``text`` with its secrets masked, read as the JSON document it is (a tool's result).
+
+    Each string is redacted as the text it encodes, not as its escaped form, where ``\\n``
+    and ``\\"`` hide where a line or a value starts; a string that is itself a JSON object
+    or array (an MCP text block, a client's result) is decoded in turn. Text that is not JSON
+    is redacted as it is. When nothing is masked, ``text`` comes back unchanged.
+    """
+    return _redact_document(text, known, 0)
+
+
+def _redact_document(text: str, known: Mapping[str, str] | None, level: int) -> str:
+    try:
+        value = json.loads(text)
+        cleaned = redact(_nested_documents(value, known, level), known=known)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a walk can go
+        return redact_text(text, known=known)
+    return text if cleaned == value else json.dumps(cleaned)
+
+
+def _nested_documents(value: Any, known: Mapping[str, str] | None, level: int) -> Any:
+    """``value`` with each string that holds a JSON object or array replaced by that
+    document's redacted text (so the pass over the whole finds nothing more in it)."""
+    if isinstance(value, dict):
+        return {key: _nested_documents(item, known, level) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_nested_documents(item, known, level) for item in value]
+    if isinstance(value, str) and level < MAX_NESTING and value.lstrip()[:1] in ("{", "["):
+        return _redact_document(value, known, level + 1)
+    return value

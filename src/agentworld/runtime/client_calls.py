@@ -7,7 +7,6 @@ processes post it, and the loop continues whichever process runs the chat.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agentworld.errors import NotFoundError
@@ -16,21 +15,23 @@ from agentworld.models.pending import PendingCall
 from agentworld.models.work import InboxChange
 from agentworld.runtime.approvals import resume_for
 from agentworld.runtime.turn_context import Step, TurnContext
+from agentworld.tools.executor import ToolResult
 
 
 async def submit_client_result(
     ctx: TurnContext, world: str, tool_call_id: str, result: Any, *, is_error: bool = False
 ) -> PendingCall:
     """Store a client tool's result (text as given, anything else as JSON; an error as
-    ``{"error": …}``); refused for an id that is not a pending client call of ``world``."""
+    ``{"error": …}``); refused for an id that is not a pending client call of ``world``.
+
+    The content is a ``ToolResult``'s, like a server tool's, so it is masked the same way:
+    a client can echo what it was sent, or read a file that holds this process's keys."""
     pending = await ctx.storage.pending.get(world, tool_call_id)
     if pending is None or pending.kind != "client":
         raise NotFoundError(f"no pending tool call {tool_call_id!r} in world {world!r}")
     content = (
-        json.dumps({"error": str(result)})
-        if is_error
-        else (result if isinstance(result, str) else json.dumps(result, default=str))
-    )
+        ToolResult.error(tool_call_id, str(result)) if is_error else ToolResult.ok(tool_call_id, result)
+    ).content
     message = Message.tool_result(
         chat_id=pending.chat_id,
         agent=pending.agent,

@@ -6,6 +6,10 @@ start event, in one transaction (a crash mid-run leaves the evidence that the ca
 effects). How the run ended is handed back, not written: the step that stores the call's result
 writes it, with the result's ``tool`` event, in its own transaction (``WorldRuntime.publish``),
 so the log says a call finished exactly when its result exists.
+
+What the log and the event keep of a result is redacted as the JSON document it is
+(``redact_json_text``): redacting its text would miss every ``key=value`` after a string's
+first line, where the newline is the two characters ``\\n``.
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ from typing import Any
 from agentworld.models.events import ToolEvent, ToolPhase
 from agentworld.models.records import ToolLogEnd, ToolLogStatus
 from agentworld.models.work import InboxChange
-from agentworld.redaction import redact
+from agentworld.redaction import redact_json_text
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import ToolResult
 from agentworld.tools.registry import ToolContext
+
+EVENT_CONTENT_CAP = 2000
+"""How much of a result its ``tool`` event carries; the tool log and the transcript keep it all."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +67,14 @@ async def run_logged(
     result = await run()
     took = (time.perf_counter() - began) * 1000
     status: ToolLogStatus = "error" if result.is_error else "ok"
-    return Ran(result, ToolLogEnd(seq, status, redact(result.content), took))
+    return Ran(result, ToolLogEnd(seq, status, redact_json_text(result.content), took))
 
 
 def result_event(context: ToolContext, call_id: str, tool_name: str, result: ToolResult) -> ToolEvent:
     """The ``tool`` event of a call's result (stored and published with the result message);
-    a call refused before it ran says by whom."""
-    detail: dict[str, Any] = {"content": redact(result.content[:2000])}
+    a call refused before it ran says by whom. Redacted whole, then cut: a cut document is
+    no longer JSON, and a cut could leave the first half of a secret."""
+    detail: dict[str, Any] = {"content": redact_json_text(result.content)[:EVENT_CONTENT_CAP]}
     if result.denied_by is not None:
         detail["deniedBy"] = result.denied_by
     return tool_event(context, call_id, tool_name, "error" if result.is_error else "result", detail)

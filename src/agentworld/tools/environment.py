@@ -12,13 +12,17 @@ lists them explicitly.
 Whatever a tool prints is then scrubbed of the values of secret-named
 variables of this process (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ...), even the
 ones a world passed on purpose, so they reach neither the transcript nor the
-model.
+model. ``shell_cmd`` masks its output as it reads it (a cap may cut a secret in
+two); every tool's result, whatever the tool (a file read, an MCP server, a
+client), is masked again as a JSON document (``with_json_forms``) where it is
+made (``tools/executor.py``).
 
 Everything here is a pure function over a mapping; callers pass ``os.environ``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 
 from agentworld.models.settings import NEVER_PASSED as NEVER_PASSED
@@ -117,3 +121,14 @@ def redact_secrets(text: str, secrets: Mapping[str, str], *, cut: bool = False) 
                     text = text[:-length]
                     break
     return text
+
+
+def with_json_forms(secrets: Mapping[str, str]) -> dict[str, str]:
+    """``secrets`` (value → name) plus each value as it is written inside a JSON string
+    (``\\"``, ``\\\\``, ``\\uXXXX``), so a value is masked in a JSON document too."""
+    forms = dict(secrets)
+    for value, name in secrets.items():
+        for ascii_only in (True, False):
+            escaped = json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+            forms.setdefault(escaped, name)
+    return forms

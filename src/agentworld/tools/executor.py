@@ -2,15 +2,25 @@
 
 Whatever happens — a return value, an exception, a timeout — the model gets a
 ``ToolResult`` whose content is a JSON document; nothing raises past here.
+
+Every result the model, the transcript and the logs ever see is a ``ToolResult``
+— a built-in's, an MCP server's, a client's (``runtime/client_calls.py``), an
+error's — so that is where the values of this process's secret variables are
+masked, once for every tool: a file the agent reads (a ``.env`` holding the
+running key) shows ``[REDACTED:OPENAI_API_KEY]`` exactly as ``cat`` through
+``shell_cmd`` does.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentworld.approval.decisions import DenialSource
+from agentworld.tools.environment import redact_secrets, secret_values, with_json_forms
 from agentworld.tools.registry import Tool, ToolContext
 
 INTERRUPTED = (
@@ -29,6 +39,11 @@ class ToolResult:
     denied_by: DenialSource | None = None
     """Set when the call was refused before it ran, and by whom (an error result too)."""
 
+    def __post_init__(self) -> None:
+        # Masked however the result was built: no tool, and no caller that builds a result
+        # itself, can hand a secret value of this process to the model or the logs.
+        object.__setattr__(self, "content", mask_process_secrets(self.content))
+
     @classmethod
     def error(cls, tool_call_id: str, message: str) -> ToolResult:
         return cls(tool_call_id, json.dumps({"error": message}), is_error=True)
@@ -45,6 +60,14 @@ class ToolResult:
     def ok(cls, tool_call_id: str, value: Any) -> ToolResult:
         text = value if isinstance(value, str) else json.dumps(value, default=str)
         return cls(tool_call_id, text)
+
+
+def mask_process_secrets(text: str, *, environ: Mapping[str, str] | None = None) -> str:
+    """``text`` (a result: plain text or a JSON document) with the value of each secret-named
+    variable of ``environ`` (default: this process's) shown as ``[REDACTED:<NAME>]``, as it is
+    or as a JSON string writes it."""
+    secrets = secret_values(os.environ if environ is None else environ)
+    return redact_secrets(text, with_json_forms(secrets)) if secrets else text
 
 
 async def run_tool(tool: Tool, tool_call_id: str, arguments: dict[str, Any], context: ToolContext) -> ToolResult:

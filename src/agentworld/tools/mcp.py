@@ -54,6 +54,7 @@ from agentworld.tools.mcp_config import (
     check_server_name,
     parse_mcp_config,
 )
+from agentworld.tools.process_privacy import keep_process_private
 from agentworld.tools.registry import Tool, ToolContext
 
 __all__ = [
@@ -268,6 +269,7 @@ class _Server:
             http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
             return streamable_http_client(config.url, http_client=http)
         assert config.command is not None
+        keep_process_private()  # a server, like any tool, must not read this process's keys
         parameters = StdioServerParameters(
             command=config.command, args=list(config.args), env=config.env or None, cwd=config.cwd
         )

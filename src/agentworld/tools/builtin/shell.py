@@ -10,7 +10,8 @@ directories; without it the tool refuses to run.
 The process gets a clean environment (``tools/environment.py``): no API keys,
 no ``BASH_ENV`` or exported functions, a sanitized ``PATH``, plus what the
 world lists in ``tool_env``; the values of secret-named variables are masked
-in what it prints. ``directory`` must stay inside the world's working
+in what it prints, and the runtime's own ``/proc/<pid>/environ`` is kept from it
+(``process_privacy.py``). ``directory`` must stay inside the world's working
 directory (``check_directory`` lets the policy refuse a call before anyone is
 asked to approve it). ``parameters`` are shell-quoted and appended, so they
 arrive as literal arguments. The command runs in its own process group, under
@@ -41,6 +42,7 @@ from agentworld.tools.environment import (
     secret_values,
     tool_environment,
 )
+from agentworld.tools.process_privacy import keep_process_private
 from agentworld.tools.registry import ApprovalSettings, Tool, ToolContext
 
 DEFAULT_TIMEOUT = 60.0
@@ -193,6 +195,7 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     bash = await asyncio.to_thread(find_bash)  # a cached lookup after the first call
     env = tool_environment(os.environ, shell=bash, passed=context.tool_env)
+    keep_process_private()  # the command must not read this process's keys in /proc/<pid>/
     started = time.monotonic()
     # The guard starts bash in a new session (its own process group) and kills that group
     # when its standard input, the control pipe, ends: when this process dies or closes it.
