@@ -62,3 +62,20 @@ def test_an_agent_setting_of_the_wrong_type_is_refused(
     assert created.status_code == 422, created.text
     assert created.json()["error"]["message"].startswith(f"{field}: ")
     assert api.get(f"/api/worlds/{world_name}/agents").json()["agents"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ({"turnLimit": 0}, "turnLimit: "),
+        ({"maxIterations": 0}, "maxIterations: "),
+        ({"approvalTimeout": -1}, "approvalTimeout: "),
+    ],
+)
+def test_a_setting_out_of_range_is_refused_by_its_json_name(
+    api: httpx.Client, world_name: str, body: dict[str, Any], named: str
+) -> None:
+    refused = api.post("/api/worlds", json={"name": world_name, **body})
+    assert refused.status_code == 400, refused.text
+    message = refused.json()["error"]["message"]
+    assert message.startswith(named) and "_" not in message.split(":")[0]

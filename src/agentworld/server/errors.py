@@ -12,6 +12,7 @@ from typing import Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic.alias_generators import to_camel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentworld.errors import (
@@ -111,6 +112,16 @@ def status_of(exc: AgentWorldError) -> tuple[int, ErrorCode]:
             return 500, "internal_error"
 
 
+_SETTING_NAMED = re.compile(r"(^|; )([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?=: )")
+
+
+def json_field_names(message: str) -> str:
+    """A refusal as the HTTP API's clients read it: the settings it names at the start of each
+    of its parts (``turn_limit: …; max_tokens: …``, as ``settings_checks`` names them) in the
+    camelCase the bodies use (``turnLimit: …``), as the CLI puts ``--turn-limit`` there."""
+    return _SETTING_NAMED.sub(lambda m: m.group(1) + to_camel(m.group(2)), message)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
@@ -121,7 +132,10 @@ def install_error_handlers(app: FastAPI) -> None:
         status, code = status_of(exc)
         if status >= 500:
             logger.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
-        return error_response(status, code, " ".join(str(exc).split()))
+        message = " ".join(str(exc).split())
+        if isinstance(exc, UserError):
+            message = json_field_names(message)
+        return error_response(status, code, message)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
