@@ -25,7 +25,7 @@ from agentworld.policy.rules import (
 from agentworld.policy.stringify import stable_stringify
 from agentworld.shell import SHELL_TOOL
 from agentworld.shell.commands import Match, analyze, mentions, prefix_match
-from agentworld.shell.directories import normal_paths
+from agentworld.shell.directories import joined_paths, moved_into, normal_paths
 from agentworld.shell.split import CommandPart, command_line, prefix_words
 
 SERVER_SEPARATOR = "__"
@@ -127,7 +127,10 @@ class PolicyEngine:
         # `parameters` are already folded into its text), so an ALLOW argsPattern that fits
         # one command of a compound line cannot allow the others (SPEC P4).
         others = {k: v for k, v in arguments.items() if k not in ("command", "parameters")}
-        outcomes = [self._decide_part(part, others, whole) for part in analysis.parts]
+        # The call's own `directory` is a `cd` before the line: `cat credentials` run in `.aws`
+        # opens `.aws/credentials`, which no word of the line spells.
+        parts = moved_into(analysis.parts, arguments.get("directory"))
+        outcomes = [self._decide_part(part, others, whole) for part in parts]
         if not outcomes:
             return PolicyResult(PolicyDecision.ASK_USER, None, f"nothing to run ({analysis.reason})")
         # The first of the most severe; among ASKs, one a DENY rule could decide comes first:
@@ -165,7 +168,7 @@ class PolicyEngine:
 
     def _part_texts(self, part: CommandPart, others: dict[str, Any], whole: Matcher) -> _PartTexts:
         words = " ".join(part.argv)
-        plain = f"{normal_paths(part.text)}\n{normal_paths(words)}"
+        plain = f"{normal_paths(part.text)}\n{normal_paths(words)}\n{joined_paths(part.argv, others.get('directory'))}"
         return _PartTexts(
             self._patterns.matcher(stable_stringify({**others, "command": part.text})),
             self._patterns.matcher(stable_stringify({**others, "command": words})),
@@ -191,7 +194,8 @@ class _PartTexts:
     """What an ``argsPattern`` is searched in, for one part of a shell line: the call with
     ``command`` narrowed to the part's source text, the same with the part's words after
     quote removal (``'r''m'`` is ``rm``), the whole call, and the part's text and words with
-    their paths spelled plainly (``/etc//shadow`` is ``/etc/shadow``)."""
+    their paths spelled plainly (``/etc//shadow`` is ``/etc/shadow``), relative ones also
+    joined onto the call's ``directory``."""
 
     source: Matcher
     words: Matcher

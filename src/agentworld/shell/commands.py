@@ -61,7 +61,11 @@ _INTERPRETER = re.compile(
     r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|"
     r"lua[0-9.]*|luajit|tclsh[0-9.]*|wish[0-9.]*|Rscript|R|osascript|expect|gdb|make|gmake|"
     r"[gmn]?awk|parallel|source|\.|enable|bind|complete|compgen|fc|watch|mapfile|readarray|"
-    r"shopt)"
+    r"shopt|"
+    # Programs that read commands, some of which run a shell (`sqlite3 DB '.shell cmd'`,
+    # `vim -c '!cmd'`, psql's `\!`, ed's and dc's `!`, sftp's and ftp's `!`): interpreters.
+    r"sqlite3?|duckdb|psql|mysql|mariadb|n?vim|g?vimdiff|r?vi(ew)?|ex|[gre]vim|emacs|"
+    r"emacsclient|ed|dc|sftp|l?ftp)"
 )
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls", "-delete"})
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})

@@ -8,6 +8,11 @@ command. ``cd /etc && cat shadow`` opens ``/etc/shadow`` without ever spelling i
   ``popd`` of the line (or in a directory of its own choosing: ``env -C``, ``git -C``,
   ``tar -C``) and names files by relative paths as ``moved``: a pattern that misses its
   text may still match the files it opens, as with a glob;
+* a recursive reader (``grep -r``, ``rg``, ``find``, ``du``, ``ls -R`` …) whose start is
+  not provably inside the working directory (``/``, ``~``, ``..``) reads files no word of
+  the line names (``grep -r KEY ..`` prints ``../.ssh/id_rsa``): it is ``moved`` too;
+* :func:`moved_into` does the same for a tool call's own ``directory`` argument, and
+  :func:`joined_paths` spells the part's relative paths inside it for DENY patterns;
 * :func:`normal_paths` spells the paths of a text the way the kernel resolves them
   (``//`` and ``/./`` collapsed, ``..`` resolved lexically), a second text for DENY
   patterns to search.
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from agentworld.shell.split import CommandPart
@@ -25,6 +30,18 @@ from agentworld.shell.split import CommandPart
 _CHANGES = frozenset({"cd", "pushd", "popd"})
 # Programs that take a directory to work in (`git -C DIR`, `tar -C DIR`, `make -C DIR`).
 _OWN_DIRECTORY = frozenset({"git", "tar", "make", "gmake"})
+# Programs that read every file under the directories they are given (or under `.`), and
+# those that do with one of these options (short letters, long spellings).
+_ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "find", "du", "tree", "tar"})
+_RECURSIVE_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep"), ("rRd", ("--recursive", "--dereference-recursive", "--directories"))),
+    "ls": ("R", ("--recursive",)),
+    "cp": ("rRa", ("--recursive", "--archive")),
+    "rsync": ("ra", ("--recursive", "--archive")),
+    "zip": ("rR", ("--recurse-paths", "--recurse-patterns")),
+    "scp": ("r", ()),
+    "diff": ("r", ("--recursive",)),
+}
 _REDIRECT_TARGET = re.compile(r"[<>]\|?\s*([^\s<>&|;()]+)")
 _PATH = re.compile(r"[^\s'\"=:,]*/[^\s'\"=:,]*")
 
@@ -36,10 +53,71 @@ def mark_directory_changes(parts: Iterable[CommandPart]) -> list[CommandPart]:
     marked: list[CommandPart] = []
     for part in parts:
         elsewhere = moved or part.moved or _works_elsewhere(part)
-        flag = elsewhere and _names_relative_paths(part)
+        recursive = reads_recursively(part)
+        flag = (elsewhere and (recursive or _names_relative_paths(part))) or (
+            recursive and _reaches_outside(part)
+        )
         marked.append(part if flag == part.moved else replace(part, moved=flag))
         moved = moved or part.root in _CHANGES
     return marked
+
+
+def moved_into(parts: Iterable[CommandPart], directory: object) -> list[CommandPart]:
+    """``parts`` as run in ``directory`` (a tool call's ``directory`` argument): those that
+    open relative paths (or read a directory recursively) are ``moved``, as after ``cd``,
+    unless the directory is the working directory itself."""
+    if not _elsewhere(directory):
+        return list(parts)
+    return [
+        replace(p, moved=True) if _names_relative_paths(p) or reads_recursively(p) else p
+        for p in parts
+    ]
+
+
+def joined_paths(argv: Sequence[str], directory: object) -> str:
+    """The words of ``argv`` with each relative path (an operand, or an option's value after
+    ``=``) joined onto ``directory`` and spelled plainly: ``cat credentials`` run in
+    ``.aws`` reads ``.aws/credentials``. Empty when there is no such directory."""
+    if not _elsewhere(directory) or not isinstance(directory, str):
+        return ""
+    joined: list[str] = []
+    for word in argv[1:]:
+        name, eq, value = word.partition("=") if word.startswith("-") else ("", "", word)
+        if value and value != "-" and not value.startswith(("/", "~")):
+            word = f"{name}{eq}{_normal(posixpath.join(directory, value))}"
+        joined.append(word)
+    return " ".join([*argv[:1], *joined])
+
+
+def _elsewhere(directory: object) -> bool:
+    return directory is not None and directory not in ("", ".", "./")
+
+
+def reads_recursively(part: CommandPart) -> bool:
+    """Whether the part reads every file under a directory (``grep -r``, ``rg``, ``find``)."""
+    if part.root in _ALWAYS_RECURSIVE:
+        return True
+    letters, spellings = _RECURSIVE_OPTIONS.get(part.root, ("", ()))
+    for word in part.argv[1:]:
+        if word == "--":
+            return False
+        if word.startswith("--"):
+            option = word.partition("=")[0]
+            if len(option) > 2 and any(s.startswith(option) for s in spellings):
+                return True
+        elif word.startswith("-") and any(letter in letters for letter in word[1:]):
+            return True
+    return False
+
+
+def _reaches_outside(part: CommandPart) -> bool:
+    """Whether a word (or an option's value) is a path that may leave the working directory:
+    absolute, from ``~``, or climbing out with ``..``."""
+    for word in part.argv[1:]:
+        value = word.partition("=")[2] if word.startswith("-") else word
+        if value.startswith(("/", "~")) or (value and posixpath.normpath(value).startswith("..")):
+            return True
+    return False
 
 
 def _works_elsewhere(part: CommandPart) -> bool:

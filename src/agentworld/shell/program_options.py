@@ -8,113 +8,83 @@ programs known to have such options, whether this invocation
 * runs a command we cannot read (``unknown``: no rule for the program may allow it, and a
   DENY rule "could match" it) — ``git -c``/``--upload-pack``/``rebase -x``, ``sed`` scripts
   with ``e``, ``man -P``, ``rg --pre``, ``sort --compress-program``, ``tar --to-command``,
-  ``zip -TT``, ``rsync -e`` …;
+  ``zip -TT``, ``rsync -e``, ``git clone -c``/``--template``, ``git --git-dir``, ``git
+  remote-ext`` …;
 * writes files the way an output redirection does (a person is asked unless the rule says
   ``allowRedirection``) — ``sed -i``, ``sort -o``, ``git log --output``, ``uniq IN OUT`` ….
 
 A word only known at run time counts as the worst case: ``git $X`` may be ``git -c …``,
 and a glob may expand to a file named ``-ofile``. The ``sed``
 script reader accepts a plain subset (addresses, ``s``/``y`` and the one-letter commands);
-anything else in a script is ``unknown``, never guessed at.
+anything else in a script is ``unknown``, never guessed at. Pagers, network clients,
+splitters and compressors (``less``, ``ssh``, ``curl``, ``wget``, ``split``, ``gzip`` …) are
+read in :mod:`~agentworld.shell._more_program_options`, with the same option reading
+(:mod:`~agentworld.shell._option_reading`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
+from agentworld.shell._more_program_options import MORE_PROGRAMS
+from agentworld.shell._option_reading import (
+    HIDDEN,
+    NONE,
+    Effects,
+    OptionEffects,
+    abbreviates,
+    flags,
+    positional,
+    table,
+)
 from agentworld.shell.words import Word
 
-
-@dataclass(frozen=True, slots=True)
-class OptionEffects:
-    runs_hidden_code: bool = False
-    writes_files: bool = False
-
-
-NONE = OptionEffects()
-_HIDDEN = OptionEffects(runs_hidden_code=True)
-
-
-def _flags(
-    words: Sequence[Word], long: tuple[str, ...], short: str = "", *, exact: tuple[str, ...] = ()
-) -> bool:
-    """Whether an option word is one of ``long`` (``--x`` or ``--x=v``, or any abbreviation:
-    ``getopt_long`` takes ``--out`` for ``--output``) or a short cluster with a letter of
-    ``short`` anywhere in it (``-o``, ``-no``; a value glued on, as in ``-tX``, is read as
-    letters too: it can only make the answer yes). ``--`` ends them. ``exact``: spellings of
-    other options that are also prefixes of ``long`` (``tar --checkpoint``), which the
-    program takes as themselves."""
-    for word in words:
-        value = word.value
-        if value == "--":
-            return False
-        if value.startswith("--"):
-            if value.partition("=")[0] not in exact and abbreviates(value.partition("=")[0], long):
-                return True
-        elif value.startswith("-") and any(letter in short for letter in value[1:]):
-            return True
-    return False
-
-
-def abbreviates(option: str, spellings: Sequence[str]) -> bool:
-    """Whether ``option`` (``--out``) is one of ``spellings`` or a prefix of one, as GNU
-    ``getopt_long``, git and curl read it. A prefix of several is an error to the program;
-    reading it as the worst of them is safe."""
-    return len(option) > 2 and any(s.startswith(option) for s in spellings)
-
-
-def _positional(words: Sequence[Word], valued: str = "") -> list[Word]:
-    """The non-option words (``valued``: short options that take the next word)."""
-    found: list[Word] = []
-    skip = False
-    ended = False
-    for word in words:
-        if skip:
-            skip = False
-        elif ended or not word.value.startswith("-") or word.value == "-":
-            found.append(word)
-        elif word.value == "--":
-            ended = True
-        elif len(word.value) == 2 and word.value[1] in valued:
-            skip = True
-    return found
+__all__ = ["OptionEffects", "abbreviates", "has_options_to_read", "option_effects", "plain_sed_script"]
 
 
 # -- git --------------------------------------------------------------------------------
 
-_GIT_GLOBAL_VALUED = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"})
-_GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path")
-_GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help"})
+_GIT_GLOBAL_VALUED = frozenset({"-C", "--namespace", "--super-prefix", "--list-cmds"})
+# Global options that hand git a program, configuration or another repository (whose own
+# configuration may set core.fsmonitor, hooks, a pager …).
+_GIT_GLOBAL_CODE = ("--config-env", "--exec-path", "--git-dir", "--work-tree")
+_GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path", "--separate-git-dir", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server")
+_GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help", "send-email", "p4", "svn", "cvsimport", "cvsserver", "cvsexportcommit", "archimport", "quiltimport"})
+# Subcommands whose own `-c NAME=VALUE`/`--config` set configuration for the new repository
+# (`git clone -c protocol.ext.allow=always 'ext::sh -c …'`), and whose `--template` copies
+# hooks into it.
+_GIT_CONFIGURING = frozenset({"clone", "submodule", "init"})
 
 
 def _git(args: Sequence[Word]) -> OptionEffects:
     i = 0
     while i < len(args) and args[i].value.startswith("-"):
         value = args[i].value
-        if value.startswith("-c") or abbreviates(value.partition("=")[0], ("--config-env", "--exec-path")):
-            return _HIDDEN  # configuration on the command line: aliases, pagers, hooks, filters
+        if value.startswith("-c") or abbreviates(value.partition("=")[0], _GIT_GLOBAL_CODE):
+            return HIDDEN  # configuration on the command line: aliases, pagers, hooks, filters
         i += 2 if value in _GIT_GLOBAL_VALUED else 1
     if i >= len(args):
         return NONE
     sub, rest = args[i].value, args[i + 1 :]
-    if sub in _GIT_RUNS or (sub == "submodule" and any(w.value == "foreach" for w in rest)):
-        return _HIDDEN
+    if sub in _GIT_RUNS or sub.startswith("remote-") or (sub == "submodule" and any(w.value == "foreach" for w in rest)):
+        return HIDDEN  # `git remote-ext URL CMD` runs CMD, as every remote helper may
+    if sub in _GIT_CONFIGURING and flags(rest, ("--config", "--template"), "c"):
+        return HIDDEN
     if sub == "bisect" and rest[:1] and rest[0].value == "run":
-        return _HIDDEN
-    if _flags(rest, _GIT_CODE_OPTIONS, "O" if sub == "grep" else ""):
-        return _HIDDEN
-    if sub in ("rebase", "fetch", "pull", "clone", "ls-remote", "archive", "push") and _flags(
+        return HIDDEN
+    if flags(rest, _GIT_CODE_OPTIONS, "O" if sub == "grep" else ""):
+        return HIDDEN
+    if sub in ("rebase", "fetch", "pull", "clone", "ls-remote", "archive", "push") and flags(
         rest, (), "xu" if sub != "push" else ""
     ):
-        return _HIDDEN  # rebase -x CMD; fetch/clone/ls-remote -u CMD (the upload pack)
-    if sub == "config" and _flags(rest, ("--edit",), "e"):
-        return _HIDDEN  # opens an editor
-    if sub == "config" and (len(_positional(rest)) >= 2 or _flags(rest, ("--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section"))):
+        return HIDDEN  # rebase -x CMD; fetch/clone/ls-remote -u CMD (the upload pack)
+    if sub == "config" and flags(rest, ("--edit",), "e"):
+        return HIDDEN  # opens an editor
+    if sub == "config" and (len(positional(rest)) >= 2 or flags(rest, ("--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section"))):
         return OptionEffects(writes_files=True)  # an alias set here runs later
     # Every command that takes diff or log options takes `--output` (log, reflog, shortlog,
     # stash list/show …); format-patch and archive also spell it `-o`.
-    if _flags(rest, ("--output", "--output-directory"), "o" if sub in ("format-patch", "archive") else ""):
+    if flags(rest, ("--output", "--output-directory"), "o" if sub in ("format-patch", "archive") else ""):
         return OptionEffects(writes_files=True)
     return NONE
 
@@ -222,7 +192,7 @@ def _sed(args: Sequence[Word]) -> OptionEffects:
         if value.startswith("--"):
             name, eq, given = value.partition("=")
             if abbreviates(name, ("--file",)):
-                return _HIDDEN  # the script is in a file we do not read
+                return HIDDEN  # the script is in a file we do not read
             if abbreviates(name, ("--expression",)):
                 scripts.append(Word(word.text, given, word.literal, word.start, word.end) if eq else nxt)
                 i += 0 if eq else 1
@@ -232,7 +202,7 @@ def _sed(args: Sequence[Word]) -> OptionEffects:
         elif value.startswith("-") and value != "-":
             for j, letter in enumerate(value[1:], start=2):
                 if letter == "f":
-                    return _HIDDEN
+                    return HIDDEN
                 if letter == "i":
                     writes = True
                     break  # the rest is the backup suffix
@@ -248,7 +218,7 @@ def _sed(args: Sequence[Word]) -> OptionEffects:
     if not scripts:
         scripts = free[:1]
     if not scripts or any(not w.literal or not plain_sed_script(w.value) for w in scripts):
-        return _HIDDEN
+        return HIDDEN
     return OptionEffects(writes_files=writes)
 
 
@@ -257,47 +227,26 @@ def _sed(args: Sequence[Word]) -> OptionEffects:
 
 def _two_files(args: Sequence[Word], valued: str) -> OptionEffects:
     """``uniq IN OUT``, ``xxd IN OUT``: a second file operand is written."""
-    return OptionEffects(writes_files=len(_positional(args, valued)) >= 2)
-
-
-Effects = Callable[[Sequence[Word]], OptionEffects]
-
-
-def _table(
-    long: tuple[str, ...],
-    short: str = "",
-    writes_long: tuple[str, ...] = (),
-    writes_short: str = "",
-    *,
-    exact: tuple[str, ...] = (),
-) -> Effects:
-    """A program whose options ``long``/``short`` run a command, and ``writes_*`` write files."""
-
-    def effects(args: Sequence[Word]) -> OptionEffects:
-        if _flags(args, long, short, exact=exact):
-            return _HIDDEN
-        return OptionEffects(writes_files=_flags(args, writes_long, writes_short, exact=exact))
-
-    return effects
+    return OptionEffects(writes_files=len(positional(args, valued)) >= 2)
 
 
 def _date(args: Sequence[Word]) -> OptionEffects:
     """``date -s``/``--set`` and ``date MMDDhhmm`` set the system clock: a change to the
     system no rule for ``date`` was written for, so it is hidden."""
-    if _flags(args, ("--set",), "s"):
-        return _HIDDEN
+    if flags(args, ("--set",), "s"):
+        return HIDDEN
     valued = ("--date", "--file", "--reference")
     i = 0
     while i < len(args):
         value = args[i].value
         if value == "--":
-            return _HIDDEN if any(not w.value.startswith("+") for w in args[i + 1 :]) else NONE
+            return HIDDEN if any(not w.value.startswith("+") for w in args[i + 1 :]) else NONE
         if value.startswith("--"):
             i += 2 if "=" not in value and abbreviates(value, valued) else 1
         elif value.startswith("-") and value != "-":
             i += 2 if value[-1] in "dfr" and not any(c in "I" for c in value) else 1
         elif not value.startswith("+"):
-            return _HIDDEN  # an operand that is not +FORMAT is a date to set
+            return HIDDEN  # an operand that is not +FORMAT is a date to set
         else:
             i += 1
     return NONE
@@ -305,8 +254,8 @@ def _date(args: Sequence[Word]) -> OptionEffects:
 
 def _hostname(args: Sequence[Word]) -> OptionEffects:
     """``hostname NAME``, ``-F FILE``, ``-b``: setting the host's name changes the system."""
-    if _positional(args) or _flags(args, ("--file", "--boot"), "Fb"):
-        return _HIDDEN
+    if positional(args) or flags(args, ("--file", "--boot"), "Fb"):
+        return HIDDEN
     return NONE
 
 
@@ -314,19 +263,19 @@ _PROGRAMS: dict[str, Effects] = {
     "git": _git,
     "sed": _sed,
     "gsed": _sed,
-    "man": _table(("--pager", "--html", "--browser"), "PH"),
-    "rg": _table(("--pre",)),
-    "sort": _table(("--compress-program",), "", ("--output",), "o"),
-    "tar": _table(("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"), "IF", exact=("--checkpoint",)),
-    "zip": _table(("--unzip-command",), "", (), ""),
-    "rsync": _table(("--rsh", "--rsync-path"), "e"),
-    "shuf": _table((), "", ("--output",), "o"),
-    "sdiff": _table((), "", ("--output",), "o"),
+    "man": table(("--pager", "--html", "--browser"), "PH"),
+    "rg": table(("--pre",)),
+    "sort": table(("--compress-program",), "", ("--output",), "o"),
+    "tar": table(("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"), "IF", exact=("--checkpoint",)),
+    "zip": table(("--unzip-command",), "", (), ""),
+    "rsync": table(("--rsh", "--rsync-path"), "e"),
+    "shuf": table((), "", ("--output",), "o"),
+    "sdiff": table((), "", ("--output",), "o"),
     "date": _date,
     **dict.fromkeys(("hostname", "domainname", "nisdomainname", "ypdomainname"), _hostname),
     "uniq": lambda args: _two_files(args, "fsw"),
     "xxd": lambda args: _two_files(args, "cgloOs"),
-    "curl": _table(("--config",), "K", ("--output", "--remote-name", "--remote-name-all", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--output-dir"), "oODc"),
+    **MORE_PROGRAMS,
 }
 
 
@@ -345,9 +294,9 @@ def option_effects(name: str, words: Sequence[Word]) -> OptionEffects | None:
         return None
     args = words[1:]
     if any(not w.literal for w in args):
-        return _HIDDEN  # `git $X`, `sort *`: an expansion (a file named `-o…`) may be an option
+        return HIDDEN  # `git $X`, `sort *`: an expansion (a file named `-o…`) may be an option
     if name == "zip" and any(w.value[:2] != "--" and w.value.startswith("-") and "TT" in w.value for w in args):
-        return _HIDDEN
+        return HIDDEN
     if name == "tar" and args and not args[0].value.startswith("-"):
         # `tar xIf CMD a.tar`: old-style, the first word is a cluster of option letters
         args = [Word(args[0].text, "-" + args[0].value, True, args[0].start, args[0].end), *args[1:]]
