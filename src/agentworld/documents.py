@@ -83,7 +83,21 @@ def tool_log_doc(entry: ToolLogEntry) -> dict[str, Any]:
 
 
 def world_doc(world: World) -> dict[str, Any]:
-    return world.model_dump(mode="json", by_alias=True)
+    """The world document, its ``mcpConfig`` secrets masked (:func:`shown_mcp_config`): the CLI
+    prints it and the API answers with it, and both are read by more eyes than the settings."""
+    doc = world.model_dump(mode="json", by_alias=True)
+    if doc.get("mcpConfig"):
+        doc["mcpConfig"] = shown_mcp_config(doc["mcpConfig"])
+    return doc
+
+
+def shown_mcp_config(config: dict[str, Any]) -> Any:
+    """A world's MCP configuration as every interface shows it: secrets (``env`` values,
+    headers, tokens in arguments, passwords in URLs) masked as in the logs."""
+    # Imported here: its patterns are compiled at import, and most documents need none.
+    from agentworld.redaction import redact
+
+    return redact(config)
 
 
 def agent_doc(agent: Agent, usage: Usage | None = None) -> dict[str, Any]:

@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentworld.callbacks import maybe_await
-from agentworld.errors import ProviderConnectionError, ProviderError, ProviderResponseError
+from agentworld.errors import ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.anthropic_stream import AnthropicStreamAssembler, input_tokens_of
 from agentworld.providers.assembly import arguments_text
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
-from agentworld.providers.errors import incomplete_stream, response_error
+from agentworld.providers.errors import connection_error, incomplete_stream, response_error
 
 if TYPE_CHECKING:
     import anthropic
@@ -196,15 +196,15 @@ class AnthropicProvider:
             raise self._status_error(exc) from exc
         except self._anthropic.APIConnectionError as exc:  # timeouts too
             cause = f" ({type(exc.__cause__).__name__})" if exc.__cause__ else ""
-            raise ProviderConnectionError(
-                f"cannot reach {self.base_url}: {exc}{cause}", url=self.base_url
+            raise connection_error(
+                f"cannot reach {self.base_url}: {exc}{cause}", endpoint=self.base_url
             ) from exc
         except self._transport_error as exc:
             # The SDK wraps transport failures only while sending; a stream cut or
             # timed out mid-body surfaces as the raw httpx2 error.
-            raise ProviderConnectionError(
+            raise connection_error(
                 f"lost the connection to {self.base_url}: {type(exc).__name__}: {exc}",
-                url=self.base_url,
+                endpoint=self.base_url,
             ) from exc
 
     def _status_error(self, exc: anthropic.APIStatusError) -> ProviderResponseError:

@@ -2,7 +2,14 @@
 
 HTTP error statuses become ``ProviderResponseError`` (:func:`response_error`); a stream
 that ends before its wire format says the answer is complete becomes a dropped
-connection (:func:`incomplete_stream`), so ``RetryingProvider`` retries it (SPEC L5).
+connection (:func:`incomplete_stream`), so ``RetryingProvider`` retries it (SPEC L5); a
+transport failure becomes :func:`connection_error`.
+
+Whatever an endpoint or an SDK says goes through :func:`masked` before it becomes an error's
+text: an endpoint may quote the key it was sent (``Incorrect API key provided: Bearer sk-…``),
+and that text is shown on stderr, stored as a chat line and published as events. The values of
+this process's secret variables — an agent's ``--api-key-env`` too — and every known key shape
+are masked there, once for every provider.
 """
 
 from __future__ import annotations
@@ -12,8 +19,14 @@ import time
 from collections.abc import Mapping
 
 from agentworld.errors import ProviderConnectionError, ProviderResponseError
+from agentworld.redaction.process_secrets import redact_process_text
 
 MAX_RETRY_AFTER = 60.0
+
+
+def masked(text: str) -> str:
+    """``text`` from an endpoint or an SDK with this process's secrets and key shapes masked."""
+    return redact_process_text(text)
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
@@ -44,7 +57,9 @@ def response_error(
     api_key_env: str,
     headers: Mapping[str, str] | None = None,
 ) -> ProviderResponseError:
-    """A one-line, actionable message: 401/403 say which env var holds the key."""
+    """A one-line, actionable message: 401/403 say which env var holds the key. ``detail``
+    (the endpoint's own words) is masked, in the message and in ``body``."""
+    detail = masked(detail)
     if status in (401, 403):
         message = f"{endpoint} rejected the API key ({status}): {detail}; check ${api_key_env}"
     else:
@@ -63,5 +78,11 @@ def incomplete_stream(*, endpoint: str, missing: str) -> ProviderConnectionError
     streaming consumer before the next attempt starts.
     """
     return ProviderConnectionError(
-        f"lost the connection to {endpoint}: the stream ended before {missing}", url=endpoint
+        masked(f"lost the connection to {endpoint}: the stream ended before {missing}"),
+        url=endpoint,
     )
+
+
+def connection_error(message: str, *, endpoint: str) -> ProviderConnectionError:
+    """The endpoint could not be reached; ``message`` (with the SDK's words) is masked."""
+    return ProviderConnectionError(masked(message), url=endpoint)

@@ -20,10 +20,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from agentworld.callbacks import maybe_await
-from agentworld.errors import ProviderConnectionError, ProviderError, ProviderResponseError
+from agentworld.errors import ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMRequest, TextCallback
-from agentworld.providers.errors import incomplete_stream, response_error
+from agentworld.providers.errors import connection_error, incomplete_stream, masked, response_error
 
 if TYPE_CHECKING:
     from google import genai
@@ -119,8 +119,8 @@ class GoogleProvider:
             raise self._status_error(exc) from exc
         except self._transport_errors as exc:  # refused, reset, timed out, stream cut
             reason = ": ".join(filter(None, [type(exc).__name__, str(exc)]))  # timeouts say nothing
-            raise ProviderConnectionError(
-                f"cannot reach {self.base_url}: {reason}", url=self.base_url
+            raise connection_error(
+                f"cannot reach {self.base_url}: {reason}", endpoint=self.base_url
             ) from exc
         return self._result(assembler)
 
@@ -147,14 +147,14 @@ class GoogleProvider:
         response = assembler.response()
         if assembler.blocked and not response.content and not response.tool_calls:
             raise ProviderResponseError(
-                f"{self.base_url} refused the prompt: {assembler.blocked}",
+                masked(f"{self.base_url} refused the prompt: {assembler.blocked}"),
                 status=200,
-                body=assembler.blocked,
+                body=masked(assembler.blocked),
             )
         return response
 
     def _status_error(self, exc: genai_errors.APIError) -> ProviderResponseError:
-        detail = str(exc.message or exc.status or exc)
+        detail = masked(str(exc.message or exc.status or exc))
         raw = getattr(exc.response, "headers", None)
         headers = dict(raw) if raw is not None else None
         if exc.code == 400 and _is_key_rejected(exc):

@@ -29,13 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from agentworld.callbacks import maybe_await
 from agentworld.errors import (
-    ProviderConnectionError,
     ProviderError,
     ProviderResponseError,
 )
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
-from agentworld.providers.errors import incomplete_stream, response_error
+from agentworld.providers.errors import connection_error, incomplete_stream, response_error
 from agentworld.providers.openai_completion import completion_response
 from agentworld.providers.openai_stream import StreamAssembler
 
@@ -205,8 +204,8 @@ class OpenAIProvider:
         except self._openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
         except self._openai.APIConnectionError as exc:  # timeouts and cut streams too
-            raise ProviderConnectionError(
-                f"cannot reach {self.base_url}: {exc}", url=self.base_url
+            raise connection_error(
+                f"cannot reach {self.base_url}: {exc}", endpoint=self.base_url
             ) from exc
 
     def _status_error(self, exc: openai.APIStatusError) -> ProviderResponseError:

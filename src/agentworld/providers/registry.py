@@ -14,6 +14,7 @@ from agentworld.errors import InvalidInputError, ProviderConfigError
 from agentworld.models import Agent
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.retrying import RetryingProvider
+from agentworld.redaction.process_secrets import note_key_variable
 
 DEFAULT_KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
@@ -50,6 +51,8 @@ def _max_connections() -> int:
 
 def _api_key(agent: Agent, *, required: bool) -> tuple[str, str]:
     env = agent.api_key_env or DEFAULT_KEY_ENV.get(agent.provider, "OPENAI_API_KEY")
+    # Its value is a secret whatever the variable is called: masked in tool output and errors.
+    note_key_variable(env)
     key = os.environ.get(env, "")
     if not key and agent.provider == "google":
         key = os.environ.get("GEMINI_API_KEY", "")

@@ -25,19 +25,21 @@ approval display (``runtime.approvals``) they were about a third of the runtime'
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
 from agentworld.approval.grants import Grant, PolicyState, find_covering_grant
-from agentworld.errors import InvalidInputError
 from agentworld.models.records import AuditEntry
 from agentworld.policy.grant_rules import always_rules
 from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier, could_be_denied
 from agentworld.redaction import redact
+from agentworld.runtime.path_views import most_severe, resolved_views
+from agentworld.runtime.policy_files import ADMIN_POLICY_ENV as ADMIN_POLICY_ENV
+from agentworld.runtime.policy_files import PolicyFiles as PolicyFiles
+from agentworld.runtime.policy_files import admin_policy_files as admin_policy_files
+from agentworld.runtime.policy_files import check_policy_files as check_policy_files
 from agentworld.tools.registry import CLIENT_PREFIX, Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, validate_arguments
 
@@ -46,9 +48,6 @@ if TYPE_CHECKING:
     from agentworld.policy.engine import PolicyEngine, PolicyResult
     from agentworld.policy.loader import PolicyLoadError, PolicySet
     from agentworld.storage.sql import SQLStorage
-
-ADMIN_POLICY_ENV = "AGENTWORLD_ADMIN_POLICY"
-
 
 def tool_default_rule(tool: Tool) -> PolicyRule:
     """A tool's own approval setting as the lowest-priority rule for it.
@@ -86,47 +85,6 @@ class Authorizer(Protocol):
     :class:`PolicyAuthorizer`, combines the policy engine and remembered approvals."""
 
     async def authorize(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Decision: ...
-
-
-@dataclass
-class _CachedFile:
-    stamp: tuple[int, int]
-    loaded: PolicySet
-
-
-class PolicyFiles:
-    """Parsed policy files, re-read only when a file changes (mtime or size)."""
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple[str, int], _CachedFile] = {}
-
-    def load(self, path: str, tier: int) -> PolicySet:
-        from agentworld.policy.loader import load_policy_file
-
-        try:
-            stat = Path(path).stat()
-            stamp = (stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            return load_policy_file(path, tier=tier)  # reports file_read
-        cached = self._cache.get((path, tier))
-        if cached is None or cached.stamp != stamp:
-            cached = self._cache[(path, tier)] = _CachedFile(
-                stamp, load_policy_file(path, tier=tier)
-            )
-        return cached.loaded
-
-
-def admin_policy_files() -> list[str]:
-    return [p for p in os.environ.get(ADMIN_POLICY_ENV, "").split(os.pathsep) if p]
-
-
-def check_policy_files(paths: Sequence[str | Path]) -> None:
-    """Refuse files with any error, naming the file and rule (used when a world is configured)."""
-    from agentworld.policy.loader import load_policy_file
-
-    errors = [e for path in paths for e in load_policy_file(path).errors]
-    if errors:
-        raise InvalidInputError("; ".join(str(e) for e in errors))
 
 
 def load_rules(
@@ -216,16 +174,21 @@ def decide_call(
     agent: str | None = None,
     chat_id: str | None = None,
     interactive: bool = True,
+    views: Sequence[dict[str, Any]] = (),
 ) -> CallVerdict:
     """The decision for one call, pure: the rules, then (for ASK_USER) the session approvals of
-    ``agent`` in ``chat_id``, then whether anybody can be asked. Any load error denies."""
+    ``agent`` in ``chat_id``, then whether anybody can be asked. Any load error denies.
+    ``views``: the same call as it really runs (``path_views``); the most severe answer counts,
+    and a session approval must cover each of them too."""
     if errors:  # fail closed: a broken policy file must not silently drop a deny rule
         return CallVerdict(
             PolicyDecision.DENY,
             "broken policy",
             f"the policy cannot be loaded ({errors[0]}); fix it before tools can run",
         )
-    result = engine.evaluate(tool_name, arguments, server, non_interactive=False)
+    result = most_severe(
+        lambda args: engine.evaluate(tool_name, args, server, non_interactive=False), arguments, views
+    )
     match result.decision:
         case PolicyDecision.ALLOW:
             return CallVerdict(PolicyDecision.ALLOW, "policy", result.reason, result)
@@ -237,7 +200,9 @@ def decide_call(
     if agent is not None and chat_id is not None and not could_be_denied(result.decision, result.rule):
         session = [g for g in grants if g.scope == "session"]
         grant = find_covering_grant(session, tool_name, arguments, agent=agent, chat_id=chat_id)
-        if grant is not None:
+        if grant is not None and all(
+            find_covering_grant(session, tool_name, v, agent=agent, chat_id=chat_id) for v in views
+        ):
             reason = f"covered by the session approval {grant.grant_id}"
             return CallVerdict(PolicyDecision.ALLOW, "session approval", reason, result, grant)
     if not interactive:
@@ -352,6 +317,7 @@ class PolicyAuthorizer:
             agent=agent,
             chat_id=chat_id,
             interactive=interactive and not world.non_interactive,
+            views=resolved_views(tool, arguments, world.working_dir),
         )
 
     async def authorize(

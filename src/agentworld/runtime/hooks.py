@@ -38,6 +38,7 @@ from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
 from agentworld.models.message import Message, Role
 from agentworld.models.records import AuditEntry
 from agentworld.redaction import redact_text
+from agentworld.redaction.process_secrets import redact_process_text
 from agentworld.routing.messages import is_routable
 from agentworld.storage.sql import SQLStorage
 
@@ -168,7 +169,7 @@ async def dispatch(
                 SystemEvent(
                     world=bus.world,
                     level="error",
-                    text=f"on_event hook {name} failed: {exc}",
+                    text=f"on_event hook {name} failed: {redact_process_text(str(exc))}",
                     chat_id=current.chat,
                     reason="hook_failed",
                     context={"source": "hook", "hook": name, "event_kind": current.kind},

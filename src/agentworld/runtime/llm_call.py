@@ -22,6 +22,7 @@ from agentworld.models import LLMResponse, Usage
 from agentworld.models.events import SSEEvent, SSEPhase
 from agentworld.providers.base import LLMProvider, LLMRequest
 from agentworld.providers.retrying import retry_listener
+from agentworld.redaction.process_secrets import redact_process_text
 from agentworld.runtime.streaming import StreamCallbacks, StreamChunk, StreamedToolCall, call_safely
 
 
@@ -70,7 +71,10 @@ async def call_model(
     async def on_retry(attempt: int, exc: ProviderError, delay: float) -> None:
         # The partial text streamed so far is void: say so, then start the stream again.
         await bus.publish(
-            sse("error", error=f"{exc} (retrying in {delay:.1f} s, attempt {attempt + 1})")
+            sse(
+                "error",
+                error=f"{redact_process_text(str(exc))} (retrying in {delay:.1f} s, attempt {attempt + 1})",
+            )
         )
         await bus.publish(sse("start"))
         streamed.clear()
@@ -80,7 +84,7 @@ async def call_model(
     try:
         response = await provider.complete(request, stream=True, on_text=on_text)
     except Exception as exc:
-        await bus.publish(sse("error", error=str(exc)))
+        await bus.publish(sse("error", error=redact_process_text(str(exc))))
         raise
     except asyncio.CancelledError:
         # Stopped (a person's stop, a lost lease): watchers drop the half-streamed answer.

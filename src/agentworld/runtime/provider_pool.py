@@ -7,6 +7,7 @@ from collections.abc import Callable
 from agentworld.models import Agent
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.registry import build_provider, provider_cache_key
+from agentworld.redaction.process_secrets import note_key_variable
 
 ProviderFactory = Callable[[Agent], LLMProvider]
 
@@ -19,6 +20,8 @@ class ProviderPool:
         self._providers: dict[tuple[str, ...], LLMProvider] = {}
 
     def get(self, agent: Agent) -> LLMProvider:
+        # Whatever builds the provider, the agent's key variable is a secret from now on.
+        note_key_variable(agent.api_key_env)
         key = (agent.name,) if self._factory is not build_provider else provider_cache_key(agent)
         provider = self._providers.get(key)
         if provider is None:

@@ -13,7 +13,6 @@ items in the inbox, and whoever runs the chat next finishes them.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from functools import partial
 from typing import Any, assert_never
@@ -34,6 +33,7 @@ from agentworld.models.work import (
     Turn,
 )
 from agentworld.providers.registry import build_provider
+from agentworld.redaction.process_secrets import note_key_variable
 from agentworld.routing.mentions import is_human_sender
 from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.approval_timers import ApprovalTimers
@@ -64,7 +64,6 @@ from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
 
-logger = logging.getLogger("agentworld.runtime")
 
 class WorldRuntime:
     """Runs one world until closed. Use as an async context manager."""
@@ -128,6 +127,9 @@ class WorldRuntime:
     async def __aenter__(self) -> WorldRuntime:
         world = await self.storage.get_world(self.world)  # fail early on an unknown world
         self._hooks.note(world)
+        for agent in await self.storage.list_agents(self.world):
+            # An approved call may run here before any turn builds the agent's provider.
+            note_key_variable(agent.api_key_env)
         await self.resume_stopped_work(world)
         return self
 

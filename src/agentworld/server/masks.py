@@ -13,17 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentworld.redaction import redact
+from agentworld.documents import shown_mcp_config as shown_mcp_config
 from agentworld.server.errors import ApiError
 
 _MASK = re.compile(r"\[REDACTED(?::[^\]\s]*)?\]")
 """A mask as ``agentworld.redaction`` writes it (``[REDACTED:kind]``, formerly ``[REDACTED]``)."""
-
-
-def shown_mcp_config(config: dict[str, Any]) -> Any:
-    """A world's MCP configuration as responses show it: secrets (``env`` values, headers,
-    tokens in arguments) masked as in the logs."""
-    return redact(config)
 
 
 def keep_masked_secrets(given: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:

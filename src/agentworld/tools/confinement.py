@@ -33,3 +33,14 @@ def confined_path(path: str, working_dir: str | None) -> Path:
     if target != root and root not in target.parents:
         raise OutsideWorkingDirectory(f"{path!r} is outside the working directory {str(root)!r}")
     return target
+
+
+def resolved_inside(path: str, working_dir: str | None) -> str | None:
+    """Where ``path`` really leads, relative to the working directory (``.`` for the directory
+    itself), as ``confined_path`` resolves it; None when it cannot be resolved or escapes (the
+    tool refuses such a path anyway)."""
+    try:
+        target = confined_path(path, working_dir)
+    except OutsideWorkingDirectory:
+        return None
+    return target.relative_to(working_root(working_dir)).as_posix()

@@ -8,7 +8,8 @@ Every result the model, the transcript and the logs ever see is a ``ToolResult``
 error's — so that is where the values of this process's secret variables are
 masked, once for every tool: a file the agent reads (a ``.env`` holding the
 running key) shows ``[REDACTED:OPENAI_API_KEY]`` exactly as ``cat`` through
-``shell_cmd`` does.
+``shell_cmd`` does. The variables the agents read their keys from count as secret whatever
+their names (``redaction.process_secrets.key_variables``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworld.approval.decisions import DenialSource
+from agentworld.redaction.process_secrets import key_variables
 from agentworld.tools.environment import redact_secrets, secret_values, with_json_forms
 from agentworld.tools.registry import Tool, ToolContext
 
@@ -64,9 +66,9 @@ class ToolResult:
 
 def mask_process_secrets(text: str, *, environ: Mapping[str, str] | None = None) -> str:
     """``text`` (a result: plain text or a JSON document) with the value of each secret-named
-    variable of ``environ`` (default: this process's) shown as ``[REDACTED:<NAME>]``, as it is
-    or as a JSON string writes it."""
-    secrets = secret_values(os.environ if environ is None else environ)
+    variable of ``environ`` (default: this process's), and of each variable an agent reads its
+    key from, shown as ``[REDACTED:<NAME>]``, as it is or as a JSON string writes it."""
+    secrets = secret_values(os.environ if environ is None else environ, names=key_variables())
     return redact_secrets(text, with_json_forms(secrets)) if secrets else text
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentworld.redaction.process_secrets import key_variables
 from agentworld.shell import SHELL_TOOL as SHELL_TOOL_NAME
 from agentworld.shell.split import command_line
 from agentworld.tools.builtin.process_guard import environment_block, guarded_command
@@ -225,7 +226,8 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
         raise
     # Secrets are masked even when the world passed them on purpose: the output goes to the
     # transcript, the event log and the next model request.
-    secrets = secret_values(os.environ)
+    # An agent's key variable (``--api-key-env LLMX``) counts whatever its name says.
+    secrets = secret_values(os.environ, names=key_variables())
     result: dict[str, Any] = {
         "command": line,
         "directory": str(cwd),
