@@ -142,3 +142,21 @@ def test_the_badge_lists_approvals_of_other_chats_and_jumps_to_them(
     page.keyboard.press("d")  # the letter of "Deny"
     expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("denied")
     expect(page.get_by_test_id("approvals-badge")).to_be_hidden()
+
+
+def test_a_long_command_is_shown_whole_in_the_arguments_never_folded(
+    served: Served, ops_chat: Callable[[str], str], open_page: Callable[..., Page], world_name: str
+) -> None:
+    """The tail of a long line may be what matters (``…; rm -rf ~``): the dialog's argument
+    list shows every value whole and visible, not folded behind a summary of its start."""
+    command = "echo " + "harmless-looking " * 12 + "; echo TAIL-MARKER"
+    chat = ops_chat(command)
+    page = open_page(served.chat_url(world_name, chat))
+    ask(page, "please run it")
+
+    dialog = page.get_by_test_id("approval-dialog")
+    expect(dialog).to_be_visible()
+    shown = dialog.get_by_test_id("approval-args").get_by_test_id("arg-long")
+    expect(shown).to_be_visible()
+    expect(shown).to_have_text(command)
+    expect(dialog.get_by_test_id("approval-args").get_by_text("TAIL-MARKER")).to_be_visible()

@@ -49,7 +49,14 @@ _GIT_GLOBAL_VALUED = frozenset({"-C", "--namespace", "--super-prefix", "--list-c
 # configuration may set core.fsmonitor, hooks, a pager …).
 _GIT_GLOBAL_CODE = ("--config-env", "--exec-path", "--git-dir", "--work-tree")
 _GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path", "--separate-git-dir", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server")
-_GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help", "send-email", "p4", "svn", "cvsimport", "cvsserver", "cvsexportcommit", "archimport", "quiltimport"})
+_GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help", "send-email", "p4", "svn", "cvsimport", "cvsserver", "cvsexportcommit", "archimport", "quiltimport", "hook", "shell", "credential-cache", "credential-store", "credential-cache--daemon", "fsmonitor--daemon", "submodule--helper", "env--helper", "difftool--helper"})
+_GIT_BUILTINS = frozenset(
+    ["add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bugreport", "bundle", "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry", "cherry-pick", "clean", "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree", "fast-export", "fast-import", "fetch", "fetch-pack", "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck", "fsck-objects", "gc", "get-tar-commit-id", "grep", "hash-object", "http-backend", "imap-send", "index-pack", "init", "init-db", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index", "merge-tree", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "pack-objects", "pack-redundant", "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "range-diff", "read-tree", "rebase", "receive-pack", "reflog", "remote", "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "send-pack", "shortlog", "show", "show-branch", "show-index", "show-ref", "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule", "switch", "symbolic-ref", "tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info", "upload-archive", "upload-pack", "var", "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree"]
+)
+"""git's own commands (2.39's ``git --list-cmds=main``, less those in ``_GIT_RUNS``). Any other
+word is an alias from a configuration file — ``alias.st = !touch x`` in the repository's
+``.git/config`` runs a shell command — or a ``git-NAME`` program found on ``PATH``: what it
+runs cannot be read from the line, and an approval of ``git status`` must not cover it."""
 # Subcommands whose own `-c NAME=VALUE`/`--config` set configuration for the new repository
 # (`git clone -c protocol.ext.allow=always 'ext::sh -c …'`), and whose `--template` copies
 # hooks into it.
@@ -68,6 +75,8 @@ def _git(args: Sequence[Word]) -> OptionEffects:
     sub, rest = args[i].value, args[i + 1 :]
     if sub in _GIT_RUNS or sub.startswith("remote-") or (sub == "submodule" and any(w.value == "foreach" for w in rest)):
         return HIDDEN  # `git remote-ext URL CMD` runs CMD, as every remote helper may
+    if sub not in _GIT_BUILTINS:
+        return HIDDEN  # an alias (`!cmd` in a config file) or a git-NAME program on PATH
     if sub in _GIT_CONFIGURING and flags(rest, ("--config", "--template"), "c"):
         return HIDDEN
     if sub == "bisect" and rest[:1] and rest[0].value == "run":

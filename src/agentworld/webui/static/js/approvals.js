@@ -1,6 +1,6 @@
 // Approvals at the centre of the screen: a pending request of the open chat opens a modal
-// dialog that cannot be missed (agent, tool, the command or arguments — secrets masked, long
-// values folded —, the agent's own words, and deny / once / session / always, each a button
+// dialog that cannot be missed (agent, tool, the command or arguments in full, the agent's own
+// words, and deny / once / session / always, each a button
 // reachable by Tab and by its letter). A badge counts the requests of every chat of the world
 // and lists them. Requests and answers are events, so an answer given in another tab, or from
 // the CLI, closes the dialog here too.
@@ -9,8 +9,7 @@ import { api } from "./api.js";
 import { h, modal, timeEl, toast } from "./dom.js";
 import { inline, renderMarkdown } from "./markdown.js";
 
-const SECRET_KEY = /(api[_-]?key|token|secret|passw|credential|authorization|cookie|private[_-]?key)/i;
-const FOLD_AT = 160;
+const LONG_AT = 160;
 
 const DECISIONS = [
   { key: "d", label: "Deny", decision: "deny", scope: "once", testid: "approval-deny", cls: "danger" },
@@ -19,16 +18,15 @@ const DECISIONS = [
   { key: "a", label: "Always", decision: "approve", scope: "always", testid: "approval-always" },
 ];
 
-/** One argument as shown to the person deciding: secrets masked, long values folded. */
+/** One argument as shown to the person deciding: whole, as it will run. Secret values come
+ * masked by the server already ([REDACTED:NAME], with a note when one decides what runs), so
+ * nothing is hidden here by its key's name (a `token_cmd` may be the command), and nothing is
+ * folded: the tail of a long value may be what matters. Long or multi-line values get a box. */
 export function argumentRow(key, value) {
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  let shown;
-  if (SECRET_KEY.test(key)) shown = h("span", { class: "redacted", testid: "arg-redacted" }, "•••• hidden");
-  else if (text.length > FOLD_AT || text.includes("\n")) {
-    shown = h("details", { testid: "arg-folded" },
-      h("summary", {}, `${text.slice(0, 80).replace(/\s+/g, " ")}… (${text.length} characters)`),
-      h("pre", {}, text));
-  } else shown = h("span", {}, text);
+  const shown = text.length > LONG_AT || text.includes("\n")
+    ? h("pre", { class: "arg-long", testid: "arg-long" }, text)
+    : h("span", {}, text);
   return h("li", {}, h("span", { class: "key" }, `${key}: `), shown);
 }
 
