@@ -131,7 +131,11 @@ def test_a_masked_value_the_line_expands_is_called_out(command: str, hidden: str
     assert "depends on a value not shown" in view.sentence()
 
 
-def test_a_masked_credential_the_line_does_not_expand_needs_no_warning() -> None:
+def test_a_masked_credential_the_line_does_not_expand_is_said_to_be_masked_only() -> None:
+    # Not "what runs depends on a value not shown" (no $VAR reads it), but the person is
+    # still told the line holds a masked value that is part of what runs (black-box round
+    # 4: `echo Bearer <base64> | cut … | base64 -d | sh` was shown masked with no word).
     view = shell_view({"command": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 gh api user"}, working_dir="/w")
     assert "[REDACTED:" in view.command_line
-    assert view.note == ""
+    assert "depends on a value not shown" not in view.note
+    assert "masked here as a secret" in view.note

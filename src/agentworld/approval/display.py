@@ -8,7 +8,9 @@ masked in place (``[REDACTED:kind]``) by a redaction that never touches shell sy
 masking would still change how the line reads, the warning says so and the parsed commands
 (masked word by word) are what the person judges; and when the line expands a variable whose
 assigned value was masked (``T_TOKEN=victim; rm "$T_TOKEN"``), the warning says that what
-runs depends on a value not shown. Control characters, bidirectional
+runs depends on a value not shown. Whenever masking changed the line at all, the warning says
+that a masked value is part of what runs (``echo Bearer <base64> | base64 -d | sh`` runs the
+hidden value), so a masked span never reads as harmless. Control characters, bidirectional
 overrides and zero-width characters are shown escaped, so terminal escape sequences in an
 argument cannot make the prompt display another command. Pure functions, no I/O.
 """
@@ -22,22 +24,18 @@ import string
 from pathlib import PurePosixPath
 from typing import Any
 
-from agentworld.approval.shell_view import ShellView
+from agentworld.approval.shell_view import ShellView, escape_controls
 from agentworld.redaction import redact, redact_text
 from agentworld.shell import SHELL_TOOL
 from agentworld.shell.commands import ShellAnalysis, analyze
 from agentworld.shell.split import command_line
 
-# C0/C1 controls, DEL, bidirectional embeddings/overrides/isolates, zero-width characters.
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
 _EXPANDED_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-
-
-def escape_controls(text: str) -> str:
-    """``text`` with every invisible or terminal-controlling character shown as an escape."""
-    return _INVISIBLE.sub(lambda m: _NAMED.get(m[0]) or f"\\u{ord(m[0]):04x}", text)
+_MASKED_NOTE = (
+    "This line holds a value masked here as a secret ([REDACTED:…]): it is part of what runs, "
+    "and it is not shown."
+)
 
 
 def shown(value: Any) -> Any:
@@ -68,6 +66,8 @@ def shell_view(arguments: dict[str, Any], *, working_dir: str) -> ShellView:
         note = f"Not fully understood ({analysis.reason}): read the whole line before approving."
     elif masked != line and not _same_structure(analysis, analyze(masked)):
         note = "Masking secrets would change how this line reads: judge the commands listed."
+    if masked != line:
+        note = f"{note} {_MASKED_NOTE}".strip()
     if hidden := _masked_values_used(analysis, line):
         names = ", ".join(f"${name}" for name in hidden)
         used = f"The line uses {names}, whose value is masked as a secret: what runs depends on a value not shown here."

@@ -1,12 +1,32 @@
 """A shell call as the person sees it, in a module of its own with no imports of ours:
 the approval prompt builds it (``approval.display``), and the CLI's quick listing
 (``storage.sqlite_reads``) reads it back from a stored request without loading the shell
-analysis."""
+analysis. Here too, for the same reason, is how any outside text is shown to a person:
+``escape_controls``, which the CLI's transcripts use as well as the approval prompt."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+# C0/C1 controls, DEL, bidirectional embeddings/overrides/isolates, zero-width characters.
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
+
+
+def escape_controls(text: str, *, keep: str = "") -> str:
+    """``text`` with every invisible or terminal-controlling character shown as an escape
+    (``\\e[2K``, ``\\u202e``), so it cannot move the cursor, hide text or reorder a line;
+    the characters of ``keep`` (``"\\n\\t"`` for a message's body) are left as they are."""
+
+    def shown(match: re.Match[str]) -> str:
+        char = match[0]
+        if char in keep:
+            return char
+        return _NAMED.get(char) or f"\\u{ord(char):04x}"
+
+    return _INVISIBLE.sub(shown, text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
+from agentworld.approval.shell_view import escape_controls
 from agentworld.cli.state import state
 
 # The documents are shared with the HTTP API; the CLI's modules reach them through here.
@@ -132,8 +133,7 @@ def print_approvals(
     paste; for shell_cmd, its full line, directory and the commands it runs. ``answers``:
     the ``agentworld approve`` commands, the ``/approve`` commands of ``talk``, or none
     (``talk`` asks at its prompt right after)."""
-    from rich.markup import escape
-
+    escape = shown_text
     console = _console()
     if not pending and empty is not None:
         console.print(empty, markup=False)
@@ -326,43 +326,80 @@ class ShownMessage(Protocol):
     def tool_calls(self) -> Sequence[ShownToolCall] | None: ...
 
 
+def shown_text(text: str, *, lines: bool = False) -> str:
+    """Outside text (what a model, a person or a tool wrote) as rich markup that shows it and
+    nothing else: markup escaped, and every control character that could move the cursor,
+    retitle the terminal, hide or reorder text shown as an escape (``\\e[8m``, ``\\u202e``).
+    ``lines``: a message's body, whose newlines and tabs are kept."""
+    from rich.markup import escape
+
+    return escape(escape_controls(text, keep="\n\t" if lines else ""))
+
+
 def print_messages(messages: Sequence[ShownMessage], *, empty: str | None = "no messages yet") -> None:
     """A transcript as people read it (``message_lines``), or ``empty`` when there is none."""
     console = _console()
     if not messages and empty is not None:
         console.print(empty, markup=False)
+    refused = refused_calls(messages)
     for message in messages:
-        for line in message_lines(message):
+        for line in message_lines(message, refused=refused):
             console.print(line)
 
 
-def message_lines(message: ShownMessage, *, result_limit: int | None = None) -> list[str]:
+def refused_calls(messages: Iterable[ShownMessage]) -> frozenset[str]:
+    """The ids of calls whose result is not an approval's answer: a ``client.requestApproval``
+    among them was made by a model and refused by the runtime (SPEC A8), never a request."""
+    return frozenset(
+        m.tool_call_id
+        for m in messages
+        if m.role == "tool" and m.tool_call_id and approval_answer(m.tool_call_id, m.content) is None
+    )
+
+
+def is_approval_request(message: ShownMessage, call: ShownToolCall, *, refused: Iterable[str] = ()) -> bool:
+    """Whether ``call`` is an approval request the runtime made: the ``client.requestApproval``
+    call it injects alone in a message of its own, with no text, and not refused. A model may
+    name that tool too (with any id and any text); the runtime refuses such a call."""
+    calls = message.tool_calls or ()
+    return (
+        call.function.name == APPROVAL_CALL
+        and message.role == "assistant"
+        and not message.content
+        and len(calls) == 1
+        and call.id not in refused
+    )
+
+
+def message_lines(
+    message: ShownMessage, *, result_limit: int | None = None, refused: Iterable[str] = ()
+) -> list[str]:
     """One message as rich-markup lines: who said what, the tools an agent called and what
     they returned (cut to ``result_limit`` characters, if given); an approval request (the
-    injected ``client.requestApproval`` call) and its answer are shown as such."""
-    from rich.markup import escape
-
-    who = escape(message.sender)
+    injected ``client.requestApproval`` call, see ``is_approval_request``; ``refused``: the
+    ids of calls the runtime refused) and its answer are shown as such. Outside text is
+    shown through ``shown_text``, so it cannot drive the terminal."""
+    who = shown_text(message.sender)
     if message.role == "tool":
         call_id = message.tool_call_id or ""
         answer = approval_answer(call_id, message.content)
         if answer is not None:
-            return [f"[dim]  ↳ approval {escape(call_id)}: {escape(answer)}[/dim]"]
+            return [f"[dim]  ↳ approval {shown_text(call_id)}: {shown_text(answer)}[/dim]"]
         content = " ".join((message.content or "").split()) if result_limit else message.content
         if result_limit and content and len(content) > result_limit:
             content = content[: result_limit - 1] + "…"
-        return [f"[dim]  ↳ result of {escape(call_id)}: {escape(content or '')}[/dim]"]
+        return [f"[dim]  ↳ result of {shown_text(call_id)}: {shown_text(content or '', lines=True)}[/dim]"]
     if message.role == "system":
-        return [f"[red]{escape(message.content or '')}[/red]"]
+        return [f"[red]{shown_text(message.content or '', lines=True)}[/red]"]
     style = "cyan" if message.role == "assistant" else "green"
     lines = []
     if message.content:
-        lines.append(f"[bold {style}]{who}[/bold {style}]: {escape(message.content)}")
+        lines.append(f"[bold {style}]{who}[/bold {style}]: {shown_text(message.content, lines=True)}")
     for call in message.tool_calls or ():
         name, arguments = call.function.name, call.function.arguments
-        if name == APPROVAL_CALL:
-            asked = escape(approval_request_text(arguments))
-            lines.append(f"[yellow]  approval requested: {asked} (approval id {escape(call.id)})[/yellow]")
+        if is_approval_request(message, call, refused=refused):
+            asked = shown_text(approval_request_text(arguments))
+            lines.append(f"[yellow]  approval requested: {asked} (approval id {shown_text(call.id)})[/yellow]")
         else:
-            lines.append(f"[yellow]  {who} calls {escape(name)}({escape(arguments)})[/yellow]")
+            lines.append(f"[yellow]  {who} calls {shown_text(name)}({shown_text(arguments, lines=True)})[/yellow]")
     return lines

@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-
+from agentworld.approval.shell_view import escape_controls
 from agentworld.cli import output
+from agentworld.cli.output import shown_text as escape
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -154,7 +154,7 @@ class EventView:
         stream = self._stream
         if stream is not None and not stream.shown:
             took = time.monotonic() - stream.started
-            self.screen.transient(f"{stream.agent} is thinking… {took:.0f} s")
+            self.screen.transient(f"{escape_controls(stream.agent)} is thinking… {took:.0f} s")
 
     def close_stream(self) -> None:
         """End a streamed answer's line (before anything else is printed)."""
@@ -178,7 +178,7 @@ class EventView:
                     stream.shown = True
                     self.screen.start(f"[bold cyan]{escape(event.agent)}[/bold cyan]: ")
                 stream.text.append(event.content)
-                self.screen.fragment(event.content)
+                self.screen.fragment(escape_controls(event.content, keep="\n\t"))
             case "end":
                 self.busy.pop(event.agent, None)
                 if stream is not None and stream.message_id == event.message_id:
@@ -206,18 +206,18 @@ class EventView:
             return
         content = message.content or ""
         if message.role == "system" or TURN_LIMIT_MARKER in content:
-            self.screen.line(f"[bold red]⚠ {escape(message.sender)}: {escape(content)}[/bold red]")
+            self.screen.line(f"[bold red]⚠ {escape(message.sender)}: {escape(content, lines=True)}[/bold red]")
             return
         if message.role == "user":
             if not live or message.sender.lower() not in ("human", "you", "user"):
-                self.screen.line(f"[bold green]{escape(message.sender)}[/bold green]: {escape(content)}")
+                self.screen.line(f"[bold green]{escape(message.sender)}[/bold green]: {escape(content, lines=True)}")
             return
         streamed = self._streamed.pop(message.message_id, None)
         if content and streamed is None:
             took = f" [dim]({time.monotonic() - self._last_step:.1f} s)[/dim]" if live else ""
-            self.screen.line(f"[bold cyan]{escape(message.sender)}[/bold cyan]: {escape(content)}{took}")
+            self.screen.line(f"[bold cyan]{escape(message.sender)}[/bold cyan]: {escape(content, lines=True)}{took}")
         elif content and streamed is not None and " ".join(content.split()) != " ".join(streamed.split()):
-            self.screen.line(f"[dim]  sent as: {escape(content)}[/dim]")  # mentions, world tags
+            self.screen.line(f"[dim]  sent as: {escape(content, lines=True)}[/dim]")  # mentions, world tags
         for call in message.tool_calls or ():
             self._call(message.sender, call.id, call.function.name, call.function.arguments)
 
@@ -257,7 +257,7 @@ class EventView:
             return False
         name, content = found
         self.screen.line(f"[bold][{number}] {escape(name)}[/bold]")
-        self.screen.console.print(_pretty(content), markup=False)
+        self.screen.console.print(escape_controls(_pretty(content), keep="\n\t"), markup=False)
         return True
 
 
