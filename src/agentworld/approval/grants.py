@@ -5,12 +5,16 @@ an ``always`` grant covers it anywhere in the world. For ``shell_cmd`` a grant
 is narrowed to the commands that were approved, by exact name: a later command is
 covered only when every command it would run was approved, so approving ``ls``
 never approves ``ls && rm -rf ~``, ``./ls`` or ``PATH=. ls``. A line the policy
-does not fully understand is never generalised and never covered. No I/O here: the caller loads the grants once per call.
+does not fully understand is never generalised and never covered. For the built-in file tools
+(``read_file``, ``list_files``) a grant is narrowed to the paths the person saw, compared after
+lexical normalisation (``./.env`` is ``.env``): approving ``.env`` never approves
+``.ssh/id_rsa``. A file-tool grant stored without paths (before this narrowing) covers nothing.
+No I/O here: the caller loads the grants once per call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -19,6 +23,29 @@ from agentworld.models import World, new_id, utc_now
 from agentworld.shell import SHELL_TOOL
 
 GrantScope = Literal["session", "always"]
+
+FILE_TOOLS = frozenset({"read_file", "list_files"})
+"""The built-in tools that open the ``path`` they are given; their grants name the paths
+(the same set as ``runtime/path_views.py``)."""
+
+
+def normal_path(path: str) -> str:
+    """``path`` normalised lexically: ``.`` segments and repeated or trailing slashes dropped,
+    ``..`` kept (it depends on what the segment before it links to); ``.`` for the directory."""
+    segments = [s for s in path.split("/") if s not in ("", ".")]
+    joined = "/".join(segments)
+    if path.startswith("/"):
+        return "/" + joined
+    return joined or "."
+
+
+def file_path(tool_name: str, arguments: dict[str, Any]) -> str | None:
+    """The normalised path a file tool's call opens (``list_files``: ``.`` by default, as the
+    tool does); None when it names none."""
+    path = arguments.get("path")
+    if tool_name == "list_files" and not path:
+        path = "."
+    return normal_path(path) if isinstance(path, str) and path else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +89,29 @@ class Grant:
     agent: str | None = None
     chat_id: str | None = None
     roots: frozenset[str] | None = None
-    """For shell_cmd: the approved root commands."""
+    """For shell_cmd: the approved root commands; for read_file and list_files: the approved
+    paths, normalised (``normal_path``). None on a file-tool grant: it covers nothing."""
     allow_redirection: bool = False
     approval_id: str | None = None
     created_at: datetime | None = None
 
     def covers(
-        self, tool_name: str, *, agent: str, chat_id: str, shape: ShellShape | None
+        self,
+        tool_name: str,
+        *,
+        agent: str,
+        chat_id: str,
+        shape: ShellShape | None,
+        path: str | None = None,
     ) -> bool:
+        """Whether the grant covers a call; ``shape`` for shell_cmd, ``path`` (``file_path``)
+        for a file tool."""
         if tool_name != self.tool_name:
             return False
         if self.scope == "session" and (agent.lower() != (self.agent or "").lower() or chat_id != self.chat_id):
             return False
+        if tool_name in FILE_TOOLS:
+            return path is not None and self.roots is not None and path in self.roots
         if tool_name != SHELL_TOOL:
             return True
         if shape is None or self.roots is None:
@@ -94,7 +132,8 @@ def find_covering_grant(
             continue
         if tool_name == SHELL_TOOL and not parsed:
             shape, parsed = shell_shape(arguments), True
-        if grant.covers(tool_name, agent=agent, chat_id=chat_id, shape=shape):
+        path = file_path(tool_name, arguments) if tool_name in FILE_TOOLS else None
+        if grant.covers(tool_name, agent=agent, chat_id=chat_id, shape=shape, path=path):
             return grant
     return None
 
@@ -108,12 +147,20 @@ def grant_for(
     agent: str,
     chat_id: str,
     approval_id: str,
+    views: Sequence[dict[str, Any]] = (),
 ) -> Grant | None:
     """The grant an approval with ``scope`` creates; None when the call cannot be generalised
-    (an unparseable shell command is approved once, never remembered)."""
+    (an unparseable shell command, a file tool's call without a path: approved once, never
+    remembered). ``views``: the same call as it really runs (``runtime/path_views.py``); a file
+    tool's grant names their paths too, since the runtime asks a grant to cover each of them."""
     roots: frozenset[str] | None = None
     redirects = False
-    if tool_name == SHELL_TOOL:
+    if tool_name in FILE_TOOLS:
+        paths = [file_path(tool_name, call) for call in (arguments, *views)]
+        if any(path is None for path in paths):
+            return None
+        roots = frozenset(path for path in paths if path is not None)
+    elif tool_name == SHELL_TOOL:
         shape = shell_shape(arguments)
         if shape is None:
             return None
