@@ -204,7 +204,7 @@ async def run_approved(
             memory_of=call.agent,
             settles=queued.item_id,
             then=(resume_for(call),),
-            events=(result_event(context, original, call.tool_name, result),),
+            events=(result_event(context, original, call.tool_name, result, end),),
             tool_log_end=end,
         )
     )

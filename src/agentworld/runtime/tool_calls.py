@@ -148,7 +148,7 @@ async def _store_result(
         Step(
             message,
             memory_of=context.agent,
-            events=(result_event(context, call.id, call.function.name, result),),
+            events=(result_event(context, call.id, call.function.name, result, end),),
             tool_log_end=end,
         )
     )

@@ -70,11 +70,15 @@ async def run_logged(
     return Ran(result, ToolLogEnd(seq, status, redact_json_text(result.content), took))
 
 
-def result_event(context: ToolContext, call_id: str, tool_name: str, result: ToolResult) -> ToolEvent:
+def result_event(
+    context: ToolContext, call_id: str, tool_name: str, result: ToolResult, end: ToolLogEnd | None = None
+) -> ToolEvent:
     """The ``tool`` event of a call's result (stored and published with the result message);
     a call refused before it ran says by whom. Redacted whole, then cut: a cut document is
-    no longer JSON, and a cut could leave the first half of a secret."""
-    detail: dict[str, Any] = {"content": redact_json_text(result.content)[:EVENT_CONTENT_CAP]}
+    no longer JSON, and a cut could leave the first half of a secret. ``end``: how the run
+    ended, whose output is that result redacted already (one redaction per call)."""
+    redacted = end.output if end is not None and isinstance(end.output, str) else redact_json_text(result.content)
+    detail: dict[str, Any] = {"content": redacted[:EVENT_CONTENT_CAP]}
     if result.denied_by is not None:
         detail["deniedBy"] = result.denied_by
     return tool_event(context, call_id, tool_name, "error" if result.is_error else "result", detail)
