@@ -13,7 +13,8 @@ memory, and answers one message (then a second one, warm). Once with the agent's
 memory window (the latest 500 messages are shown, and only those are read) and once with
 the whole memory shown (``memory_window=0``); ``--cold-windows`` picks others. Then another fresh process
 sends the first turn's model request, byte for byte, with the SDK's ``client.post`` (its
-first call, so it pays the connection and the SDK's lazy set-up too): the cold floor.
+first call, so it pays the connection and the SDK's lazy set-up too) on the HTTP client Agent
+World's provider builds (its own transport for a plain ``http://`` URL): the cold floor.
 
 Warm (one process, interleaved round-robin):
 
@@ -23,7 +24,7 @@ Warm (one process, interleaved round-robin):
   of the chat (the default: its latest 500 messages).
 
 Every turn's model request is replayed with ``client.post`` (same server, same messages,
-same HTTP path), and overhead = turn - replay, the median of the per-turn differences.
+same HTTP path, the HTTP transport the provider uses), and overhead = turn - replay, the median of the per-turn differences.
 ``chat.completions.create`` is not the baseline here: its per-message request transform,
 which Agent World's provider skips, takes seconds at 10,000 messages and would flatter us.
 
@@ -151,7 +152,7 @@ async def run_warm(
         Variant("large transcript, small memory", args.large, args.small, args.turns),
         Variant("large transcript + large memory", args.large, args.large, args.big_memory_turns),
     ]
-    raw = RawClient(server.base_url, stream=False, low_level=True)
+    raw = RawClient(server.base_url, stream=False, low_level=True, our_transport=True)
     async with bench_world(server, stream=False) as bw:
         started = time.perf_counter()
         for i in range(max(v.turns for v in variants)):
@@ -218,7 +219,7 @@ async def _child_turn(db: str, chat: str) -> dict[str, float]:
 
 
 async def _child_raw(base_url: str, body: dict[str, Any]) -> dict[str, float]:
-    raw = RawClient(base_url, stream=False, low_level=True)
+    raw = RawClient(base_url, stream=False, low_level=True, our_transport=True)
     start = time.perf_counter()
     await raw.call(request_params(body))
     first = time.perf_counter()

@@ -11,7 +11,11 @@ One process, one instant loopback ``OpenAIWireServer``, round-robin over eight s
 4./5. the OpenAI Agents SDK (``Runner.run``) with a function tool that reads the same file;
 6./7. PydanticAI (``Agent.run``) with the same tool;
 8. the raw call's request sent with the SDK's low-level ``client.post`` instead, which skips
-   the SDK's per-message request transform, as Agent World's provider does.
+   the SDK's per-message request transform, as Agent World's provider does;
+9. that ``client.post`` on a client whose HTTP transport is the one Agent World's provider
+   uses for a plain ``http://`` endpoint (``pooled_http_client``: its own HTTP/1.1 transport,
+   leaner than the SDK's default). Agent World's turn against this one is its overhead alone,
+   with the same HTTP stack on both sides ("x floor").
 
 Fair by construction:
 
@@ -77,9 +81,11 @@ from _harness import (
 )
 
 from agentworld import AgentWorld
+from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, pooled_http_client
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 SYSTEM_PROMPT = "You are a helpful assistant. Answer briefly."
+FLOOR = "raw client.post, Agent World's transport"
 AGENTS_SDK = "OpenAI Agents SDK"
 PYDANTIC_AI = "PydanticAI"
 ANSWER = Reply.text("Done.", prompt_tokens=20, completion_tokens=2)
@@ -131,7 +137,9 @@ async def _nothing() -> None:
     return None
 
 
-def raw_variant(client: openai.AsyncOpenAI, depth: int, *, low_level: bool = False) -> Variant:
+def raw_variant(
+    client: openai.AsyncOpenAI, depth: int, *, low_level: bool = False, label: str = ""
+) -> Variant:
     """The SDK called directly, with the messages a plain turn at ``depth`` sends."""
     from openai.types.chat import ChatCompletion
 
@@ -148,7 +156,7 @@ def raw_variant(client: openai.AsyncOpenAI, depth: int, *, low_level: bool = Fal
             await client.chat.completions.create(**body)
 
     if low_level:
-        return Variant("raw SDK client.post (no request transform)", 1, _nothing, turn)
+        return Variant(label or "raw SDK client.post (no request transform)", 1, _nothing, turn)
     return Variant("raw openai SDK chat.completions.create", 1, _nothing, turn)
 
 
@@ -344,6 +352,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             return openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
 
         clients = [client() for _ in range(3)]
+        ours = openai.AsyncOpenAI(
+            base_url=server.base_url,
+            api_key="x",
+            max_retries=0,
+            http_client=pooled_http_client(DEFAULT_MAX_CONNECTIONS, 60.0, server.base_url),
+        )
+        clients.append(ours)
         async with AgentWorld(f"sqlite:///{workdir / 'bench.db'}") as aw:
             await aw.create_world(WORLD, streaming=False, turn_limit=TURN_LIMIT, working_dir=tmp)
             for name, model in (("a1", PLAIN_MODEL), ("a2", TOOL_MODEL)):
@@ -370,6 +385,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 agentworld_variant(aw, "a2", depth, tool=True),
                 peer_variant(AGENTS_SDK, sdk(TOOL_MODEL), depth, tool=True),
                 peer_variant(PYDANTIC_AI, pai(TOOL_MODEL), depth, tool=True),
+                raw_variant(ours, depth, low_level=True, label=FLOOR),
                 raw_variant(clients[0], depth, low_level=True),
             ]
             started = time.perf_counter()
@@ -389,7 +405,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def summarize(args: argparse.Namespace, variants: list[Variant], wall: float) -> dict[str, Any]:
     raw, post = variants[0], variants[-1]
+    floor = next(v for v in variants if v.label == FLOOR)
     raw_wall, post_wall = Stats.of(raw.wall).median, Stats.of(post.wall).median
+    floor_wall = Stats.of(floor.wall).median
     raw_cpu = _mean(raw.cpu) * 1000
     rows = []
     for v in variants:
@@ -404,6 +422,7 @@ def summarize(args: argparse.Namespace, variants: list[Variant], wall: float) ->
                 "p90_ms": s.p90,
                 "ratio_to_raw": ratio(s.median, raw_wall),
                 "ratio_to_post": ratio(s.median, post_wall),
+                "ratio_to_floor": ratio(s.median, floor_wall),
                 "cpu_ms_per_turn": cpu,
                 "cpu_ms_beyond_raw": cpu - v.calls * raw_cpu,
                 "prompt_messages": [min(v.prompt_sizes), max(v.prompt_sizes)],
@@ -455,6 +474,7 @@ def print_table(doc: dict[str, Any]) -> None:
     print()
     head = (
         f"  {'variant':<42} {'calls':>5} {'median':>8} {'p90':>8} {'x raw':>6} {'x post':>6}"
+        f" {'x floor':>7}"
         f" {'cpu/turn':>8} {'cpu>raw':>8} {'msgs':>5}"
     )
     print(head)
@@ -465,12 +485,15 @@ def print_table(doc: dict[str, Any]) -> None:
         print(
             f"  {row['variant']:<42} {row['model_calls']:>5} {row['median_ms']:>6.2f}ms"
             f" {row['p90_ms']:>6.2f}ms {row['ratio_to_raw']:>5.2f}x {row['ratio_to_post']:>5.2f}x"
+            f" {row['ratio_to_floor']:>6.2f}x"
             f" {row['cpu_ms_per_turn']:>6.2f}ms {row['cpu_ms_beyond_raw']:>6.2f}ms {msgs:>5}"
         )
     print()
     print("  calls: model calls per turn. x raw: median / median of the raw create call (the")
     print("  baseline); x post: / median of the same request sent with client.post, skipping the")
-    print("  SDK's request transform (as Agent World's provider does). cpu/turn: process CPU per")
+    print("  SDK's request transform (as Agent World's provider does). x floor: / median of that")
+    print("  client.post on Agent World's own HTTP transport (both sides on one HTTP stack: our")
+    print("  overhead alone). cpu/turn: process CPU per")
     print("  turn, mean, including the loopback server's thread; cpu>raw: minus the raw call's CPU")
     print("  once per model call. msgs: messages per model request.")
     failures = [r for r in doc["rows"] if r["failed_checks"]]
@@ -505,6 +528,15 @@ def print_table(doc: dict[str, Any]) -> None:
         print(f"  {kind:<9} Agent World {ours:.2f}x; {listed} -> {verdict}")
     cpu = rows["Agent World, plain turn"]["cpu_ms_beyond_raw"]
     print(f"  {'cpu':<9} Agent World plain turn, beyond the raw call: {cpu:.2f} ms")
+    beyond_floor = cpu + rows["raw openai SDK chat.completions.create"]["cpu_ms_per_turn"]
+    beyond_floor -= rows[FLOOR]["cpu_ms_per_turn"]
+    print(f"  {'':<9} and beyond the same client.post on our transport: {beyond_floor:.2f} ms")
+    floor = rows["Agent World, plain turn"]["ratio_to_floor"]
+    floor_tool = rows["Agent World, one-tool turn (read_file)"]["ratio_to_floor"]
+    print(
+        f"  {'floor':<9} on one HTTP stack (x floor): plain {floor:.2f}x, one-tool {floor_tool:.2f}x;"
+        f" that client.post on our transport / on the SDK's: {rows[FLOOR]['ratio_to_post']:.2f}x"
+    )
     if doc["concurrent"]:
         print_concurrent(doc["concurrent"])
 

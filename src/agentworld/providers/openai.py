@@ -18,7 +18,9 @@ request cost 5 ms of CPU with that pool and 2 ms with 32 connections (a quiet 2-
 instant loopback server; 11 ms against 2.5 ms under load). So the pool is kept small
 (``max_connections``) and the requests beyond it wait in :class:`ConnectionSlots`, in order
 and without a deadline: a slow model makes them wait, never fail. ``timeout`` bounds each
-request once it has a connection (connect, write, each read), not the wait for one.
+request once it has a connection (connect, write, each read), not the wait for one. A plain
+``http://`` endpoint (a local model server) gets a leaner transport under the SDK instead of its
+pool, with the same limits (``plain_http``).
 """
 
 from __future__ import annotations
@@ -61,16 +63,25 @@ def pooled_http_client(
     (``openai.DEFAULT_CONNECTION_LIMITS``): its HTTP package is not one we depend on, and
     importing ``httpx`` for its ``Limits`` would cost a CLI turn 90 ms.
 
-    An endpoint named by a plain ``http://`` URL (a local model server) gets
-    :func:`no_trust_context` instead of the default one, which loads every trusted CA
-    certificate of the system (25 ms of a fresh process's first turn) for TLS it never speaks.
+    An endpoint named by a plain ``http://`` URL (a local model server) and reached without a
+    proxy gets :class:`~agentworld.providers.plain_http.PlainHTTPTransport` (see its module for
+    why). Through a proxy, it gets the SDK's transport with :func:`no_trust_context` instead of
+    the default TLS context, which loads every trusted CA certificate of the system (25 ms of a
+    fresh process's first turn) for TLS it never speaks.
     """
     import openai
 
+    from agentworld.providers.plain_http import PlainHTTPTransport, is_plain_http_endpoint
+
+    if is_plain_http_endpoint(base_url):
+        return openai.DefaultAsyncHttpxClient(
+            transport=PlainHTTPTransport(max_connections=max_connections),
+            timeout=request_timeout(timeout),
+        )
     limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
         max_connections=max_connections, max_keepalive_connections=max_connections
     )
-    if base_url is not None and base_url.lower().startswith("http://"):
+    if base_url is not None and base_url.lower().startswith("http://"):  # through a proxy
         return openai.DefaultAsyncHttpxClient(
             limits=limits, timeout=request_timeout(timeout), verify=no_trust_context()
         )
