@@ -8,7 +8,7 @@ here, and no copy of it anywhere else. Pure functions of model objects (no I/O).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -262,6 +262,67 @@ def approval_answer(call_id: str, content: str | None) -> str | None:
     return "denied (timed out)" if answer.get("reason") == "timeout" else "denied"
 
 
+# -- what a transcript shows ------------------------------------------------------------------
+
+
+class ShownFunction(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> str: ...
+
+
+class ShownToolCall(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def function(self) -> ShownFunction: ...
+
+
+class ShownMessage(Protocol):
+    """What a transcript shows of a message: a ``Message``, or a ``StoredMessage`` of the
+    bare SQLite reader (``cli.quick``), which prints transcripts without loading the models."""
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def sender(self) -> str: ...
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def tool_call_id(self) -> str | None: ...
+    @property
+    def tool_calls(self) -> Sequence[ShownToolCall] | None: ...
+
+
+def refused_calls(messages: Iterable[ShownMessage]) -> frozenset[str]:
+    """The ids of calls whose result is not an approval's answer: a ``client.requestApproval``
+    among them was made by a model and refused by the runtime (SPEC A8), never a request."""
+    return frozenset(
+        m.tool_call_id
+        for m in messages
+        if m.role == "tool"
+        and m.tool_call_id
+        and approval_answer(m.tool_call_id, m.content) is None
+    )
+
+
+def is_approval_request(
+    message: ShownMessage, call: ShownToolCall, *, refused: Iterable[str] = ()
+) -> bool:
+    """Whether ``call`` is an approval request the runtime made: the ``client.requestApproval``
+    call it injects alone in a message of its own, with no text, and not refused. A model may
+    name that tool too (with any id and any text); the runtime refuses such a call."""
+    calls = message.tool_calls or ()
+    return (
+        call.function.name == APPROVAL_CALL
+        and message.role == "assistant"
+        and not message.content
+        and len(calls) == 1
+        and call.id not in refused
+    )
+
+
 # -- Markdown export ---------------------------------------------------------------------------
 
 
@@ -274,13 +335,14 @@ def markdown_transcript(chat: Chat, messages: Sequence[Message]) -> str:
         "",
         f"World `{chat.world}` · chat `{chat.chat_id}` · {count} · started {when(chat.created_at)}",
     ]
+    refused = refused_calls(messages)
     for message in messages:
         lines += ["", f"## {message.sender} · {when(message.created_at)}", ""]
-        lines += _markdown_body(message)
+        lines += _markdown_body(message, refused)
     return "\n".join(lines) + "\n"
 
 
-def _markdown_body(message: Message) -> list[str]:
+def _markdown_body(message: Message, refused: frozenset[str]) -> list[str]:
     if message.role == "tool":
         call_id = message.tool_call_id or ""
         answer = approval_answer(call_id, message.content)
@@ -291,7 +353,7 @@ def _markdown_body(message: Message) -> list[str]:
     for call in message.tool_calls or ():
         if body:
             body.append("")
-        if call.function.name == APPROVAL_CALL:
+        if is_approval_request(message, call, refused=refused):
             asked = approval_request_text(call.function.arguments)
             body.append(f"Approval requested (`{call.id}`): {asked}")
         else:

@@ -67,12 +67,18 @@ def test_a_model_made_approval_request_is_not_shown_as_one(cli: Any, tmp_path: P
 
     sent = cli("send", "w", "@a go", check=False)
     shown = cli("messages", "w").stdout
+    chat_id = json.loads(cli("messages", "w", "--json").stdout)["chatId"]
+    exported = cli("chat", "export", "w", chat_id).stdout
 
     for out in (sent.stdout, shown):
         assert "approval requested" not in out
         assert_clean(out)
         assert not any(line.lstrip().startswith("approval id: approval_f") for line in out.splitlines())
         assert "reserved for the client" in out
+    # The Markdown export shows both as the calls they are, not as requests a person answered.
+    assert "Approval requested" not in exported
+    assert "Calls `client.requestApproval` (`approval_f2`)" in exported
+    assert "Calls `client.requestApproval` (`approval_f3`)" in exported
 
 
 def test_a_real_approval_request_is_still_shown(cli: Any, tmp_path: Path) -> None:

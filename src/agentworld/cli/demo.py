@@ -23,9 +23,9 @@ from rich.markup import escape
 
 from agentworld.agent_world import AgentWorld
 from agentworld.cli.output import (
-    APPROVAL_CALL,
     approval_answer,
     approval_request_text,
+    is_approval_request,
     result_summary,
 )
 from agentworld.models import Agent, LLMResponse, ToolCall
@@ -106,7 +106,7 @@ def _show(console: Console, aw: AgentWorld) -> Callable[[WorldEvent], Awaitable[
             console.print(f"[bold {style}]{escape(message.sender)}[/bold {style}]: {escape(message.content)}")
         for call in message.tool_calls or ():
             name, arguments = call.function.name, call.function.arguments
-            if name == APPROVAL_CALL:
+            if is_approval_request(message, call):
                 say(f"approval requested: {approval_request_text(arguments)}", style="yellow")
                 continue
             say(f"{message.sender} calls {name}({arguments})", style="yellow")

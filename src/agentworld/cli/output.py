@@ -13,7 +13,7 @@ import shlex
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from agentworld.approval.shell_view import escape_controls
 from agentworld.cli.state import state
@@ -21,13 +21,18 @@ from agentworld.cli.state import state
 # The documents are shared with the HTTP API; the CLI's modules reach them through here.
 from agentworld.documents import APPROVAL_CALL as APPROVAL_CALL
 from agentworld.documents import ShownApproval
+from agentworld.documents import ShownFunction as ShownFunction
+from agentworld.documents import ShownMessage as ShownMessage
+from agentworld.documents import ShownToolCall as ShownToolCall
 from agentworld.documents import agent_doc as agent_doc
 from agentworld.documents import approval_answer as approval_answer
 from agentworld.documents import approval_doc as approval_doc
 from agentworld.documents import approval_request_text as approval_request_text
 from agentworld.documents import chat_doc as chat_doc
+from agentworld.documents import is_approval_request as is_approval_request
 from agentworld.documents import markdown_transcript as markdown_transcript
 from agentworld.documents import pending_call_doc as pending_call_doc
+from agentworld.documents import refused_calls as refused_calls
 from agentworld.documents import run_doc as run_doc
 from agentworld.documents import timestamp as timestamp
 from agentworld.documents import tool_args as tool_args
@@ -41,6 +46,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from agentworld.models import Agent, Chat, Usage
+
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
@@ -66,7 +72,9 @@ def usage_text(doc: dict[str, Any]) -> str:
     return f"{doc.get('inputTokens', 0)} in / {doc.get('outputTokens', 0)} out"
 
 
-_TIMESTAMP_KEYS = frozenset({"createdAt", "updatedAt", "lastActive", "at", "startedAt", "finishedAt"})
+_TIMESTAMP_KEYS = frozenset(
+    {"createdAt", "updatedAt", "lastActive", "at", "startedAt", "finishedAt"}
+)
 
 
 def text(value: Any, key: str = "") -> str:
@@ -156,7 +164,9 @@ def print_approvals(
             console.print(f"  approve:      {escape(answer)} approve")
             console.print(f"  deny:         {escape(answer)} deny")
         elif answers == "slash":
-            console.print(f"  approve:      /approve {escape(call.tool_call_id)} once|session|always")
+            console.print(
+                f"  approve:      /approve {escape(call.tool_call_id)} once|session|always"
+            )
             console.print(f"  deny:         /deny {escape(call.tool_call_id)}")
     if pending and answers == "commands":
         console.print(
@@ -296,36 +306,6 @@ def result_summary(content: str, *, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-class ShownFunction(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def arguments(self) -> str: ...
-
-
-class ShownToolCall(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def function(self) -> ShownFunction: ...
-
-
-class ShownMessage(Protocol):
-    """What a transcript line shows of a message: a ``Message``, or a ``StoredMessage`` of the
-    bare SQLite reader (``cli.quick``), which prints transcripts without loading the models."""
-
-    @property
-    def role(self) -> str: ...
-    @property
-    def sender(self) -> str: ...
-    @property
-    def content(self) -> str | None: ...
-    @property
-    def tool_call_id(self) -> str | None: ...
-    @property
-    def tool_calls(self) -> Sequence[ShownToolCall] | None: ...
-
-
 def shown_text(text: str, *, lines: bool = False) -> str:
     """Outside text (what a model, a person or a tool wrote) as rich markup that shows it and
     nothing else: markup escaped, and every control character that could move the cursor,
@@ -336,7 +316,9 @@ def shown_text(text: str, *, lines: bool = False) -> str:
     return escape(escape_controls(text, keep="\n\t" if lines else ""))
 
 
-def print_messages(messages: Sequence[ShownMessage], *, empty: str | None = "no messages yet") -> None:
+def print_messages(
+    messages: Sequence[ShownMessage], *, empty: str | None = "no messages yet"
+) -> None:
     """A transcript as people read it (``message_lines``), or ``empty`` when there is none."""
     console = _console()
     if not messages and empty is not None:
@@ -345,30 +327,6 @@ def print_messages(messages: Sequence[ShownMessage], *, empty: str | None = "no 
     for message in messages:
         for line in message_lines(message, refused=refused):
             console.print(line)
-
-
-def refused_calls(messages: Iterable[ShownMessage]) -> frozenset[str]:
-    """The ids of calls whose result is not an approval's answer: a ``client.requestApproval``
-    among them was made by a model and refused by the runtime (SPEC A8), never a request."""
-    return frozenset(
-        m.tool_call_id
-        for m in messages
-        if m.role == "tool" and m.tool_call_id and approval_answer(m.tool_call_id, m.content) is None
-    )
-
-
-def is_approval_request(message: ShownMessage, call: ShownToolCall, *, refused: Iterable[str] = ()) -> bool:
-    """Whether ``call`` is an approval request the runtime made: the ``client.requestApproval``
-    call it injects alone in a message of its own, with no text, and not refused. A model may
-    name that tool too (with any id and any text); the runtime refuses such a call."""
-    calls = message.tool_calls or ()
-    return (
-        call.function.name == APPROVAL_CALL
-        and message.role == "assistant"
-        and not message.content
-        and len(calls) == 1
-        and call.id not in refused
-    )
 
 
 def message_lines(
@@ -388,18 +346,26 @@ def message_lines(
         content = " ".join((message.content or "").split()) if result_limit else message.content
         if result_limit and content and len(content) > result_limit:
             content = content[: result_limit - 1] + "…"
-        return [f"[dim]  ↳ result of {shown_text(call_id)}: {shown_text(content or '', lines=True)}[/dim]"]
+        return [
+            f"[dim]  ↳ result of {shown_text(call_id)}: {shown_text(content or '', lines=True)}[/dim]"
+        ]
     if message.role == "system":
         return [f"[red]{shown_text(message.content or '', lines=True)}[/red]"]
     style = "cyan" if message.role == "assistant" else "green"
     lines = []
     if message.content:
-        lines.append(f"[bold {style}]{who}[/bold {style}]: {shown_text(message.content, lines=True)}")
+        lines.append(
+            f"[bold {style}]{who}[/bold {style}]: {shown_text(message.content, lines=True)}"
+        )
     for call in message.tool_calls or ():
         name, arguments = call.function.name, call.function.arguments
         if is_approval_request(message, call, refused=refused):
             asked = shown_text(approval_request_text(arguments))
-            lines.append(f"[yellow]  approval requested: {asked} (approval id {shown_text(call.id)})[/yellow]")
+            lines.append(
+                f"[yellow]  approval requested: {asked} (approval id {shown_text(call.id)})[/yellow]"
+            )
         else:
-            lines.append(f"[yellow]  {who} calls {shown_text(name)}({shown_text(arguments, lines=True)})[/yellow]")
+            lines.append(
+                f"[yellow]  {who} calls {shown_text(name)}({shown_text(arguments, lines=True)})[/yellow]"
+            )
     return lines

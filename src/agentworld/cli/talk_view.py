@@ -219,11 +219,11 @@ class EventView:
         elif content and streamed is not None and " ".join(content.split()) != " ".join(streamed.split()):
             self.screen.line(f"[dim]  sent as: {escape(content, lines=True)}[/dim]")  # mentions, world tags
         for call in message.tool_calls or ():
+            if output.is_approval_request(message, call):
+                continue  # the session asks it at the prompt (or announces it, behind a prompt)
             self._call(message.sender, call.id, call.function.name, call.function.arguments)
 
     def _call(self, agent: str, call_id: str, name: str, arguments: str) -> None:
-        if name == output.APPROVAL_CALL:
-            return  # the session asks it at the prompt (or announces it, behind a prompt)
         number = len(self._numbers) + 1
         self._numbers[call_id] = (number, name)
         shown = _cut(" ".join(arguments.split()), self.width - len(agent) - len(name) - 14)

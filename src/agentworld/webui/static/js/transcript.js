@@ -9,6 +9,14 @@ import { inline, renderMarkdown } from "./markdown.js";
 
 export const APPROVAL_CALL = "client.requestApproval";
 
+/** Whether `call` is an approval request the runtime made: its injected call alone in a message
+ * of its own, with no text. A model may name that tool too (the runtime refuses such a call);
+ * it is shown as the tool call it is, never as a request to review. */
+export function isApprovalRequest(m, call) {
+  return call.function.name === APPROVAL_CALL && m.role === "assistant" && !m.content
+    && (m.tool_calls ?? []).length === 1;
+}
+
 export function parseJson(text) {
   try {
     return JSON.parse(text);
@@ -141,7 +149,7 @@ export class ChatView {
     }, head);
     if (m.content) node.append(h("div", { class: "md", testid: "message-body" }, renderMarkdown(m.content)));
     for (const call of m.tool_calls ?? []) {
-      if (call.function.name === APPROVAL_CALL) node.append(this.approvalLine(m, call));
+      if (isApprovalRequest(m, call)) node.append(this.approvalLine(m, call));
       else node.append(this.toolCard(call));
     }
     return node;
