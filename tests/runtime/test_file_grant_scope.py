@@ -58,3 +58,37 @@ async def test_a_session_grant_for_dot_env_covers_only_dot_env(
     (result,) = [m for m in third.messages if m.tool_call_id == "call_env_again"]
     assert "envenvenv1" in (result.content or "")
     assert "idrsaidrsa2" not in json.dumps(server.requests)
+
+
+async def test_a_session_grant_through_a_symlink_covers_that_link_until_it_is_retargeted(
+    aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer, tmp_path: Path
+) -> None:
+    """``notes.txt -> .env`` is asked about like ``.env``; approving it for the session covers
+    the next read of ``notes.txt`` (before, the grant named only ``notes.txt`` while the call is
+    judged by ``.env`` too, so the person was asked again each time), and not once the link
+    leads elsewhere."""
+    work = tmp_path / "work"
+    (work / ".ssh").mkdir(parents=True)
+    (work / ".env").write_text(ENV)
+    (work / ".ssh" / "id_rsa").write_text(KEY)
+    (work / "notes.txt").symlink_to(".env")
+    await make_world("a1", working_dir=str(work))
+
+    script.by_agent["a1"] = _reads("notes.txt", "call_notes")
+    (asked,) = (await aw.send("w", "@a1 read the notes", timeout=30)).pending_approvals
+    chat = asked.chat_id
+    await aw.approve("w", asked.tool_call_id, decision="approve", scope="session", timeout=30)
+
+    script.by_agent["a1"] = _reads("notes.txt", "call_notes_again")
+    again = await aw.send("w", "@a1 read the notes again", chat_id=chat, timeout=30)
+    assert again.pending_approvals == []
+    (result,) = [m for m in again.messages if m.tool_call_id == "call_notes_again"]
+    assert "envenvenv1" in (result.content or "")
+
+    (work / "notes.txt").unlink()
+    (work / "notes.txt").symlink_to(".ssh/id_rsa")
+    script.by_agent["a1"] = _reads("notes.txt", "call_notes_key")
+    third = await aw.send("w", "@a1 and once more", chat_id=chat, timeout=30)
+    (waiting,) = third.pending_approvals
+    assert (waiting.tool_name, waiting.tool_args) == ("read_file", {"path": "notes.txt"})
+    assert "idrsaidrsa2" not in json.dumps(server.requests)

@@ -24,6 +24,7 @@ from agentworld.models.records import AuditEntry
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
+from agentworld.runtime.path_views import resolved_views
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.tool_logs import runner_alive
@@ -167,7 +168,7 @@ async def answer_approval(
         await ctx.publish(Step(message))
     await _approval_event(ctx, pending, "answered", {"decision": decision, "scope": scope, "actor": actor})
     if decision == "approve" and scope in ("session", "always"):
-        await _remember(ctx, pending, scope, context)
+        await _remember(ctx, pending, scope, context, world)
     ctx.kick(pending.chat_id)
     return answered.call
 
@@ -337,11 +338,17 @@ async def recover_interrupted(ctx: TurnContext, world: World) -> int:
     return recovered
 
 
-async def _remember(ctx: TurnContext, pending: PendingCall, scope: GrantScope, context: ToolContext) -> None:
+async def _remember(
+    ctx: TurnContext, pending: PendingCall, scope: GrantScope, context: ToolContext, world: World
+) -> None:
     try:
         arguments = parse_arguments(pending.arguments)
     except ArgumentError:
         return
+    # A file tool's grant names the file the call really opened too (``notes.txt -> .env``):
+    # the authorizer asks a grant to cover both, so without it the person is asked every time.
+    tool = (await ctx.tools_for(world)).get(pending.tool_name)
+    views = resolved_views(tool, arguments, context.working_dir) if tool is not None else []
     grant = grant_for(
         scope,
         world=context.world,
@@ -350,6 +357,7 @@ async def _remember(ctx: TurnContext, pending: PendingCall, scope: GrantScope, c
         agent=pending.agent,
         chat_id=pending.chat_id,
         approval_id=pending.tool_call_id,
+        views=views,
     )
     if grant is None:
         return
