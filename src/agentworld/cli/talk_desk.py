@@ -132,8 +132,8 @@ class ApprovalDesk:
             ):
                 continue
             self._announced.add(request.tool_call_id)
-            where = "this chat" if request.chat_id == session.chat else f"chat {request.chat_id}"
-            message = escape(" ".join(request.message.split()))
+            where = "this chat" if request.chat_id == session.chat else f"chat {escape(request.chat_id)}"
+            message = output.shown_text(" ".join(request.message.split()))  # a model's text, escaped
             session.screen.line(f"[yellow]⏸ approval waiting in {where}: {message}[/yellow]")
         self._announced &= ids
         await self._follow()
