@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -80,12 +81,11 @@ class ChatRunners:
             return
         task = asyncio.create_task(self._run(chat_id), name=f"chat:{chat_id}")
         self._tasks[chat_id] = task
-        task.add_done_callback(self._forget)
+        task.add_done_callback(functools.partial(self._forget, chat_id))
 
-    def _forget(self, task: asyncio.Task[bool]) -> None:
-        for chat_id, current in list(self._tasks.items()):
-            if current is task:
-                del self._tasks[chat_id]
+    def _forget(self, chat_id: str, task: asyncio.Task[bool]) -> None:
+        if self._tasks.get(chat_id) is task:  # a later runner of the chat may have replaced it
+            del self._tasks[chat_id]
 
     @contextlib.asynccontextmanager
     async def stopped(self, chat_id: str) -> AsyncIterator[None]:
@@ -152,7 +152,7 @@ class ChatRunners:
             return
         task = asyncio.create_task(self._run(chat_id, claimed=(first,)), name=f"chat:{chat_id}")
         self._tasks[chat_id] = task
-        task.add_done_callback(self._forget)
+        task.add_done_callback(functools.partial(self._forget, chat_id))
 
     async def _run(self, chat_id: str, *, claimed: tuple[QueuedWork | None] | None = None) -> bool:
         """Run the chat while this process can claim it; False if another process holds it.
