@@ -66,6 +66,18 @@ def test_policy_test_without_a_matching_rule_and_non_interactive(cli: Any) -> No
     assert spoofed["decision"] == "DENY"
 
 
+@pytest.mark.parametrize("path", [".env/", "server.key/.", "docs/../.env", "prod.env/"])
+def test_policy_test_without_a_world_judges_a_file_path_where_it_leads(cli: Any, path: str) -> None:
+    """As the runtime does from the world's working directory (P9): ``.env/`` opens ``.env``.
+    Before, the pure engine matched the path as written and printed ALLOW."""
+    args = json.dumps({"path": path})
+    verdict = cli("policy", "test", "--tool", "read_file", "--args", args, "--json").json()
+    assert verdict["decision"] == "ASK_USER"
+    assert verdict["rule"]["name"] == "files that hold secrets need a person"
+    plain = cli("policy", "test", "--tool", "read_file", "--args", '{"path": "docs/./intro.md"}', "--json")
+    assert plain.json()["decision"] == "ALLOW"
+
+
 def test_policy_test_without_a_world_includes_the_admin_tier(cli: Any, tmp_path: Path, policy_file: Path) -> None:
     admin = tmp_path / "admin.toml"
     admin.write_text('[[rule]]\ntoolName = "shell_cmd"\ncommandPrefix = "echo"\ndecision = "deny"\npriority = 0\n')

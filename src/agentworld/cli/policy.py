@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -103,14 +104,18 @@ def _decide_without_world(
     interactive: bool,
 ) -> CallVerdict:
     """Shipped defaults, --policy files (tier 2) and admin files (tier 3): no world, so no tools
-    of its own, no legacy lists and no approvals."""
+    of its own, no legacy lists and no approvals. A built-in file tool's path is also judged
+    where it leads from the current directory (``.env/`` is ``.env``), as the runtime judges
+    it from the world's working directory."""
     from agentworld.policy.engine import PolicyEngine
     from agentworld.runtime.authorizer import PolicyFiles, decide_call, load_rules
+    from agentworld.runtime.path_views import file_call_views
 
     loaded = load_rules(PolicyFiles(), user_files=files)
+    views = file_call_views(tool, arguments, os.getcwd()) if server is None else []
     return decide_call(
         PolicyEngine(loaded.rules, mode=mode), tool, arguments, server=server,
-        errors=loaded.errors, interactive=interactive,
+        errors=loaded.errors, interactive=interactive, views=views,
     )
 
 

@@ -31,9 +31,20 @@ _SEVERITY = {PolicyDecision.ALLOW: 0, PolicyDecision.ASK_USER: 1, PolicyDecision
 def resolved_views(tool: Tool, arguments: dict[str, Any], working_dir: str | None) -> list[dict[str, Any]]:
     """``arguments`` with the path replaced by where it really leads, when that differs (a
     symlink, ``..``, an absolute path inside); empty for every other tool and call."""
-    if tool.server is not None or tool.location != "server" or tool.name not in FILE_TOOLS:
+    if tool.server is not None or tool.location != "server":
         return []
-    path = arguments.get("path") or ("." if tool.name == "list_files" else None)
+    return file_call_views(tool.name, arguments, working_dir)
+
+
+def file_call_views(
+    tool_name: str, arguments: dict[str, Any], working_dir: str | None
+) -> list[dict[str, Any]]:
+    """:func:`resolved_views` for a call known to name a built-in tool (``policy test`` without
+    a world knows no registry, only the built-ins' names; its working directory is the current
+    one)."""
+    if tool_name not in FILE_TOOLS:
+        return []
+    path = arguments.get("path") or ("." if tool_name == "list_files" else None)
     if not isinstance(path, str):
         return []
     real = resolved_inside(path, working_dir)
