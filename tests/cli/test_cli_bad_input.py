@@ -101,6 +101,11 @@ BAD_INPUT: list[tuple[bool, tuple[str, ...], int, str]] = [
     (False, ("world", "list", "--db", "/no/such/dir/x.db"), 1, "--db: the directory /no/such/dir does not exist"),
     (False, ("world", "list", "--db", "sqlite:////tmp"), 1, "--db: /tmp is a directory"),
     (False, ("world", "list", "--db", "mysql://h/db"), 1, "unsupported database URL scheme 'mysql'"),
+    # a PostgreSQL server that is not there: its address in one line, never the password
+    (False, ("world", "list", "--db", "postgresql://u:pw@127.0.0.1:1/db"), 1,
+     "cannot open the database at 127.0.0.1:1/db: "),
+    (WORLD, ("agent", "update", "w", "a", "--provider", "openai", "--base-url", "http://[::1"), 1,
+     "--base-url: 'http://[::1' is not a URL (its host is malformed)"),
 ]
 
 

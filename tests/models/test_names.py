@@ -66,6 +66,8 @@ def test_good_base_urls(url: str) -> None:
         ("http://host:99999", "invalid port"),
         ("http://host /v1", "whitespace"),
         (" http://host", "whitespace"),
+        ("http://[::1", "host is malformed"),
+        ("http://[zz]/v1", "host is malformed"),
     ],
 )
 def test_bad_base_urls(url: str, problem: str) -> None:

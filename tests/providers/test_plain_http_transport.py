@@ -21,6 +21,7 @@ on the server side and nothing of ours mocked. What is checked:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import socket
@@ -35,15 +36,12 @@ from typing import Any
 import httpx2
 import pytest
 
-from agentworld.errors import ProviderConnectionError
+from agentworld.errors import ProviderConnectionError, ProviderResponseError
+from agentworld.providers._http11 import MAX_HEAD_BYTES, MAX_RESPONSE_BYTES
+from agentworld.providers._wire import MAX_BUFFERED
 from agentworld.providers.base import LLMRequest, PromptMessage
 from agentworld.providers.openai import OpenAIProvider, pooled_http_client
-from agentworld.providers.plain_http import (
-    MAX_BUFFERED,
-    MAX_HEAD_BYTES,
-    PlainHTTPTransport,
-    is_plain_http_endpoint,
-)
+from agentworld.providers.plain_http import PlainHTTPTransport, is_plain_http_endpoint
 
 SETTLE = 0.05
 """Seconds for bytes or a close sent on loopback to reach the other side's event loop."""
@@ -469,6 +467,14 @@ MALFORMED = {
     "trailers cut short": Malformed(
         OK_LINE + b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: 1\r\n"
     ),
+    "status below 100": Malformed(b"HTTP/1.1 099 Weird\r\nContent-Length: 0\r\n\r\n"),
+    "eleven interim answers": Malformed(b"HTTP/1.1 100 Continue\r\n\r\n" * 11, close=False),
+    "content-length over the limit": Malformed(
+        OK_LINE + b"Content-Length: %d\r\n\r\nabc" % (MAX_RESPONSE_BYTES + 1), close=False
+    ),
+    "content-length of 20 digits": Malformed(
+        OK_LINE + b"Content-Length: 00000000000000000003\r\n\r\nabc"
+    ),
     "closed without a response": Malformed(b""),
     "closed in the middle of the head": Malformed(OK_LINE + b"Content-Le"),
     "101 switching protocols": Malformed(
@@ -605,6 +611,44 @@ async def test_a_server_that_never_answers_times_out_and_gives_the_slot_back() -
 
     assert 0.25 <= elapsed < 1.0
     assert after.text == "conn 1"
+
+
+async def test_a_head_trickled_line_by_line_times_out_as_a_whole() -> None:
+    """Each header line comes within the read timeout, but the head as a whole does not: the
+    request fails within about that timeout instead of waiting as long as the server likes."""
+
+    async def trickle(conn: Conn) -> None:
+        await conn.request()
+        await conn.send(OK_LINE)
+        for n in range(100):
+            await asyncio.sleep(0.05)
+            await conn.send(b"X-Slow-%d: 1\r\n" % n)
+        await conn.until_closed()
+
+    async with serving(trickle) as server, client_for(server) as client:
+        started = time.monotonic()
+        with pytest.raises(httpx2.ReadTimeout):
+            await client.get("/", timeout=httpx2.Timeout(0.4))
+        elapsed = time.monotonic() - started
+
+    assert 0.35 <= elapsed < 1.5
+
+
+async def test_a_body_without_end_is_refused_past_the_limit() -> None:
+    """A server answering with no length and no end: refused once the body passes
+    ``MAX_RESPONSE_BYTES``, rather than kept in memory until the process dies."""
+    piece = b"x" * (1024 * 1024)
+
+    async def endless(conn: Conn) -> None:
+        await conn.request()
+        await conn.send(OK_LINE + b"Content-Type: text/plain\r\n\r\n")
+        with contextlib.suppress(ConnectionError):
+            while True:
+                await conn.send(piece)
+
+    async with serving(endless) as server, client_for(server, timeout=10.0) as client:
+        with pytest.raises(httpx2.RemoteProtocolError, match="longer than 64 MiB"):
+            await client.get("/")
 
 
 async def test_no_more_than_max_connections_requests_are_on_the_wire_at_once() -> None:
@@ -959,3 +1003,59 @@ async def test_an_answer_cut_short_is_a_provider_connection_error(
 
     assert info.value.retryable
     assert server.connections == 1
+
+
+def closing_with(answer: bytes) -> Handler:
+    async def handler(conn: Conn) -> None:
+        if await conn.request() is not None:
+            await conn.send(answer)
+
+    return handler
+
+
+async def test_an_unreadable_answer_says_why_and_not_that_the_server_was_unreachable(
+    no_proxies: pytest.MonkeyPatch,
+) -> None:
+    """The SDK says "Connection error." for every transport failure; the provider's message
+    carries the transport's reason, and the server, which answered, is not called unreachable."""
+    bad = OK_LINE + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nhi\r\n0\r\n\r\n"
+    async with serving(closing_with(bad)) as server, provider_for(server) as provider:
+        with pytest.raises(ProviderConnectionError) as info:
+            await provider.complete(ask())
+
+    message = str(info.value)
+    assert "sent an answer that cannot be read: malformed chunk size b'zz'" in message
+    assert "cannot reach" not in message and "Connection error" not in message
+    assert info.value.retryable
+
+
+async def test_a_redirect_to_https_is_a_clear_error_that_is_not_retried(
+    no_proxies: pytest.MonkeyPatch,
+) -> None:
+    location = b"HTTP/1.1 307 Moved\r\nLocation: https://127.0.0.1:9/v1/chat/completions\r\n"
+    answer = location + b"Content-Length: 0\r\n\r\n"
+    async with serving(closing_with(answer)) as server, provider_for(server) as provider:
+        with pytest.raises(ProviderConnectionError) as info:
+            await provider.complete(ask())
+
+    assert "refusing https://" in str(info.value)
+    assert not info.value.retryable  # the same redirect would be refused again
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_body_that_is_not_json_is_said_to_be_so(
+    no_proxies: pytest.MonkeyPatch, stream: bool
+) -> None:
+    if stream:
+        body = b"data: {not json}\n\n"
+        head = b"Content-Type: text/event-stream\r\n"
+    else:
+        body = b'{"id": "c1" "choices": []}'
+        head = b"Content-Type: application/json\r\n"
+    answer = OK_LINE + head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    async with serving(closing_with(answer)) as server, provider_for(server) as provider:
+        endpoint = f"{server.url}/v1/"
+        with pytest.raises(ProviderResponseError) as info:
+            await provider.complete(ask(), stream=stream)
+
+    assert f"{endpoint} returned a body that is not valid JSON" in str(info.value)

@@ -143,6 +143,15 @@ async def test_retry_attempts_come_from_the_environment(monkeypatch: pytest.Monk
         await provider.aclose()
 
 
+@pytest.mark.parametrize(("value", "said"), [("abc", "a whole number, not 'abc'"), ("0", "at least 1, not 0"), ("-5", "at least 1, not -5")])
+def test_a_bad_retry_setting_is_said_in_its_own_words(
+    monkeypatch: pytest.MonkeyPatch, value: str, said: str
+) -> None:
+    monkeypatch.setenv(RETRIES_ENV, value)
+    with pytest.raises(ProviderConfigError, match=f"AGENTWORLD_LLM_RETRIES must be {said}"):
+        build_provider(agent("ollama"))
+
+
 async def test_scripted_provider_works_offline() -> None:
     provider = build_provider(agent("scripted", model="echo"))
     try:

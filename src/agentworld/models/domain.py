@@ -67,7 +67,10 @@ def base_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an agent's endpoint (``--base-url``), or None when it can."""
     if url != url.strip() or any(c.isspace() for c in url):
         return "contains whitespace"
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed or malformed ``[IPv6]`` host
+        return "is not a URL (its host is malformed)"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "is not an http:// or https:// URL with a host"
     try:

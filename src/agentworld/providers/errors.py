@@ -86,3 +86,37 @@ def incomplete_stream(*, endpoint: str, missing: str) -> ProviderConnectionError
 def connection_error(message: str, *, endpoint: str) -> ProviderConnectionError:
     """The endpoint could not be reached; ``message`` (with the SDK's words) is masked."""
     return ProviderConnectionError(masked(message), url=endpoint)
+
+
+_NEVER_BETTER_ON_RETRY = frozenset(
+    {"UnsupportedProtocol", "LocalProtocolError", "TooManyRedirects"}
+)
+"""Transport failures that a second attempt would meet again: a redirect to ``https://`` on a
+plain-HTTP client, a header that cannot be sent, a redirect loop."""
+
+
+def transport_error(exc: BaseException, *, endpoint: str) -> ProviderConnectionError:
+    """The SDK says "Connection error." for every transport failure; its cause says which one
+    (a refused connection, a malformed answer, a redirect it may not follow), so the message
+    carries the cause's words. An answer that could not be read is said as such, not as an
+    endpoint that could not be reached; failures a retry cannot mend are not retried."""
+    cause = exc.__cause__ or exc.__context__
+    detail = str(cause) if cause is not None and str(cause) else str(exc)
+    kinds = {kind.__name__ for kind in type(cause).__mro__} if cause is not None else set()
+    if "RemoteProtocolError" in kinds:
+        error = connection_error(
+            f"{endpoint} sent an answer that cannot be read: {detail}", endpoint=endpoint
+        )
+    elif kinds & _NEVER_BETTER_ON_RETRY:
+        error = connection_error(f"cannot use {endpoint}: {detail}", endpoint=endpoint)
+        error.retryable = False
+    else:
+        error = connection_error(f"cannot reach {endpoint}: {detail}", endpoint=endpoint)
+    return error
+
+
+def unreadable_body(exc: Exception, *, endpoint: str) -> ProviderResponseError:
+    """A ``200`` whose body (or one streamed event) is not JSON at all."""
+    return ProviderResponseError(
+        masked(f"{endpoint} returned a body that is not valid JSON ({exc})"), status=200
+    )

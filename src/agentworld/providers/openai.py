@@ -36,7 +36,12 @@ from agentworld.errors import (
 )
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMRequest, PromptMessage, TextCallback, ToolSpec
-from agentworld.providers.errors import connection_error, incomplete_stream, response_error
+from agentworld.providers.errors import (
+    incomplete_stream,
+    response_error,
+    transport_error,
+    unreadable_body,
+)
 from agentworld.providers.openai_completion import completion_response
 from agentworld.providers.openai_stream import StreamAssembler
 
@@ -140,7 +145,11 @@ def to_openai_message(message: PromptMessage) -> dict[str, Any]:
 def to_openai_tool(tool: ToolSpec) -> dict[str, Any]:
     return {
         "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
     }
 
 
@@ -215,9 +224,9 @@ class OpenAIProvider:
         except self._openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
         except self._openai.APIConnectionError as exc:  # timeouts and cut streams too
-            raise connection_error(
-                f"cannot reach {self.base_url}: {exc}", endpoint=self.base_url
-            ) from exc
+            raise transport_error(exc, endpoint=self.base_url) from exc
+        except json.JSONDecodeError as exc:  # the SDK's json.loads of the body or of an event
+            raise unreadable_body(exc, endpoint=self.base_url) from exc
 
     def _status_error(self, exc: openai.APIStatusError) -> ProviderResponseError:
         return response_error(

@@ -39,13 +39,18 @@ OPENAI_TIMEOUT = 120.0
 def _max_connections() -> int:
     from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS
 
-    raw = os.environ.get(CONNECTIONS_ENV, "").strip()
+    return _whole_number(CONNECTIONS_ENV, DEFAULT_MAX_CONNECTIONS)
+
+
+def _whole_number(variable: str, default: int) -> int:
+    """A setting of the environment that must be a whole number of at least 1."""
+    raw = os.environ.get(variable, "").strip()
     try:
-        value = int(raw) if raw else DEFAULT_MAX_CONNECTIONS
+        value = int(raw) if raw else default
     except ValueError:
-        raise ProviderConfigError(f"${CONNECTIONS_ENV} must be a whole number, not {raw!r}") from None
+        raise ProviderConfigError(f"${variable} must be a whole number, not {raw!r}") from None
     if value < 1:
-        raise ProviderConfigError(f"${CONNECTIONS_ENV} must be at least 1, not {value}")
+        raise ProviderConfigError(f"${variable} must be at least 1, not {value}")
     return value
 
 
@@ -103,7 +108,7 @@ def build_provider(agent: Agent) -> LLMProvider:
             provider = GoogleProvider(api_key=key, base_url=agent.base_url, api_key_env=env)
         case _:
             raise InvalidInputError(f"unknown provider {agent.provider!r}")
-    attempts = int(os.environ.get(RETRIES_ENV, "3"))
+    attempts = _whole_number(RETRIES_ENV, 3)  # attempts in all: 1 means no retry
     return RetryingProvider(provider, attempts=attempts)
 
 

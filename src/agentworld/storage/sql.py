@@ -14,6 +14,8 @@ backends.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from agentworld.errors import StorageError
 from agentworld.storage import migrations
 from agentworld.storage.approvals import ApprovalStore
@@ -54,9 +56,13 @@ class SQLStorage(CatalogStore, MessageStore):
         self._runner = runner
         try:
             await self.in_schema_transaction(migrations.upgrade)
-        except BaseException:
+        except BaseException as exc:
             self._runner = None
             await runner.close()
+            if path is None and _cannot_connect(exc):
+                raise StorageError(
+                    f"cannot open the database at {_server_of(self.url)}: {exc}"
+                ) from exc
             raise
         return self
 
@@ -70,3 +76,18 @@ class SQLStorage(CatalogStore, MessageStore):
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
+
+
+def _cannot_connect(exc: BaseException) -> bool:
+    """A database server that cannot be reached (no such host, refused, reset) or that refuses
+    us (asyncpg's errors: a wrong password, no such database): said in one line, not as a crash."""
+    return isinstance(exc, OSError) or type(exc).__module__.startswith("asyncpg")
+
+
+def _server_of(url: str) -> str:
+    """``host:port/database`` of a server URL, without its user name or password."""
+    parts = urlsplit(url)
+    where = parts.hostname or "localhost"
+    if parts.port:
+        where += f":{parts.port}"
+    return where + parts.path
