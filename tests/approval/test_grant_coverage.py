@@ -62,3 +62,24 @@ def test_a_grant_never_covers_more_than_was_approved(approved: str, later: str) 
 )
 def test_lines_we_cannot_read_fully_are_approved_once_never_remembered(approved: str) -> None:
     assert session_grant(approved) is None
+
+
+@pytest.mark.parametrize(
+    ("approved", "later", "covered"),
+    [
+        ("git status", {"command": "git status", "directory": "vendor/lib"}, False),
+        ("cat x", {"command": "cat environ", "directory": "/proc/self"}, False),
+        ("ls", {"command": "ls", "directory": "sub"}, True),
+        ("git status", {"command": "git status", "directory": "."}, True),
+    ],
+)
+def test_a_grant_sees_the_call_where_it_runs(
+    approved: str, later: dict[str, str], covered: bool
+) -> None:
+    """A session approval of ``git status`` must not cover ``git status`` run in another
+    repository by the call's ``directory`` (its configuration may set ``core.fsmonitor``), nor
+    ``cat`` run in ``/proc/self``; the policy reads those as unknown, and so must the grant."""
+    grant = session_grant(approved)
+    assert grant is not None
+    found = find_covering_grant([grant], "shell_cmd", later, agent="a1", chat_id="c1")
+    assert (found is not None) is covered

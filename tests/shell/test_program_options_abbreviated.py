@@ -96,7 +96,7 @@ def test_an_option_that_writes_a_file_counts_as_a_redirection(line: str) -> None
         "sed --quiet -e p f",
         "sort file",
         "sort -n --reverse f",
-        "tar --checkpoint=10 -xf a.tar",
+        "tar --checkpoint=10 -tf a.tar",
         "tar -tf a.tar",
         "git status",
         "git log --oneline",

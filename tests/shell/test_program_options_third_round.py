@@ -172,7 +172,6 @@ def test_an_option_or_program_that_writes_files_counts_as_a_write(line: str) -> 
         "git diff",
         "git log -c",
         "git switch -c topic",
-        "git clone -q https://example.org/r.git d",
         "git init",
         "less f",
         "less -N f",

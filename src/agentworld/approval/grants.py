@@ -63,6 +63,7 @@ def shell_shape(arguments: dict[str, Any]) -> ShellShape | None:
     a command name known only at run time, ``VAR=value`` prefixes, or a program that runs code
     we cannot read (``sh <<EOF``, ``python -c``)."""
     from agentworld.shell.commands import analyze
+    from agentworld.shell.directories import moved_into
     from agentworld.shell.split import command_line
 
     command = arguments.get("command")
@@ -74,10 +75,11 @@ def shell_shape(arguments: dict[str, Any]) -> ShellShape | None:
     ):
         return None
     analysis = analyze(command_line(command, parameters))
-    keys = analysis.keys
-    if keys is None or any(part.assignments for part in analysis.parts):
+    # As it runs: in the call's ``directory`` (``git`` there reads a configuration nobody saw).
+    parts = moved_into(analysis.parts, arguments.get("directory"))
+    if not analysis.understood or not parts or any(p.key is None or p.assignments for p in parts):
         return None
-    return ShellShape(keys, analysis.has_redirection)
+    return ShellShape(frozenset(p.key for p in parts if p.key is not None), analysis.has_redirection)
 
 
 @dataclass(frozen=True, slots=True)

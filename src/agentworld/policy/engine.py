@@ -220,7 +220,9 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None)
         if not hit:
             return "maybe" if deny and _unsure(part) else "no"
         if not deny and part.opacity == "unknown":
-            return "maybe"
+            # An ALLOW pattern cannot vouch for a part we cannot read; an ASK one may say why
+            # a person is asked (asking allows nothing): the shipped `/proc` rule's reason.
+            return "yes" if rule.decision is PolicyDecision.ASK_USER else "maybe"
         return "yes"
     if rule.command_prefixes is not None:
         found: Match = "no"

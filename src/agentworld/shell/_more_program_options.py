@@ -9,6 +9,10 @@ question an output redirection gets. Each program here says, from its words, whi
 two this invocation does (see :mod:`~agentworld.shell.program_options`). Where a program's
 options are many and most are harmless (``ssh -o``, socat addresses), the harmless ones are
 listed and anything else is hidden code: a new option must not slip through as harmless.
+
+Fourth round: ``fdfind -x sh -c CMD``, ``ack --pager``, ``bat --pager``, ``cloc
+--extract-with``, ``ip netns exec``, ``tcpdump -z`` and ``ldd`` ran commands the same way;
+they are read here too.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from agentworld.shell._option_reading import (
     OptionEffects,
     flags,
     long_values,
+    perl_flags,
+    perl_values,
     positional,
     short_options,
     table,
@@ -54,39 +60,14 @@ def _less(args: Sequence[Word]) -> OptionEffects:
 _SSH_SAFE_SETTINGS = frozenset(
     s.lower()
     for s in [
-        "StrictHostKeyChecking",
-        "UserKnownHostsFile",
-        "GlobalKnownHostsFile",
-        "ConnectTimeout",
-        "ConnectionAttempts",
-        "BatchMode",
-        "Port",
-        "User",
-        "HostName",
-        "IdentityFile",
-        "IdentitiesOnly",
-        "ServerAliveInterval",
-        "ServerAliveCountMax",
-        "TCPKeepAlive",
-        "LogLevel",
-        "Compression",
-        "PasswordAuthentication",
-        "PubkeyAuthentication",
-        "PreferredAuthentications",
-        "KbdInteractiveAuthentication",
-        "NumberOfPasswordPrompts",
-        "AddressFamily",
-        "CheckHostIP",
-        "HashKnownHosts",
-        "UpdateHostKeys",
-        "VisualHostKey",
-        "RequestTTY",
-        "ExitOnForwardFailure",
-        "ForwardAgent",
-        "ForwardX11",
-        "ClearAllForwardings",
-        "SendEnv",
-        "SetEnv",
+        "StrictHostKeyChecking", "UserKnownHostsFile", "GlobalKnownHostsFile", "ConnectTimeout",
+        "ConnectionAttempts", "BatchMode", "Port", "User", "HostName", "IdentityFile",
+        "IdentitiesOnly", "ServerAliveInterval", "ServerAliveCountMax", "TCPKeepAlive", "LogLevel",
+        "Compression", "PasswordAuthentication", "PubkeyAuthentication",
+        "PreferredAuthentications", "KbdInteractiveAuthentication", "NumberOfPasswordPrompts",
+        "AddressFamily", "CheckHostIP", "HashKnownHosts", "UpdateHostKeys", "VisualHostKey",
+        "RequestTTY", "ExitOnForwardFailure", "ForwardAgent", "ForwardX11", "ClearAllForwardings",
+        "SendEnv", "SetEnv",
     ]
 )
 _SSH_VALUED = "BbcDEeFIiJLlmOoPpQRSWw"
@@ -177,38 +158,11 @@ def _curl(args: Sequence[Word]) -> OptionEffects:
 
 _SOCAT_SAFE = frozenset(
     [
-        "-",
-        "stdio",
-        "stdin",
-        "stdout",
-        "stderr",
-        "tcp",
-        "tcp4",
-        "tcp6",
-        "tcp-connect",
-        "tcp4-connect",
-        "tcp6-connect",
-        "tcp-listen",
-        "tcp4-listen",
-        "tcp6-listen",
-        "tcp-l",
-        "tcp4-l",
-        "tcp6-l",
-        "udp",
-        "udp4",
-        "udp6",
-        "udp-connect",
-        "udp4-connect",
-        "udp6-connect",
-        "udp-listen",
-        "udp4-listen",
-        "udp6-listen",
-        "udp-l",
-        "openssl",
-        "openssl-connect",
-        "ssl",
-        "openssl-listen",
-        "ssl-l",
+        "-", "stdio", "stdin", "stdout", "stderr", "tcp", "tcp4", "tcp6", "tcp-connect",
+        "tcp4-connect", "tcp6-connect", "tcp-listen", "tcp4-listen", "tcp6-listen", "tcp-l",
+        "tcp4-l", "tcp6-l", "udp", "udp4", "udp6", "udp-connect", "udp4-connect", "udp6-connect",
+        "udp-listen", "udp4-listen", "udp6-listen", "udp-l", "openssl", "openssl-connect", "ssl",
+        "openssl-listen", "ssl-l",
     ]
 )
 
@@ -231,33 +185,9 @@ def _socat(args: Sequence[Word]) -> OptionEffects:
 
 _GH_BUILTIN = frozenset(
     [
-        "auth",
-        "browse",
-        "codespace",
-        "gist",
-        "issue",
-        "org",
-        "pr",
-        "project",
-        "release",
-        "repo",
-        "cache",
-        "run",
-        "workflow",
-        "api",
-        "attestation",
-        "completion",
-        "gpg-key",
-        "label",
-        "ruleset",
-        "search",
-        "secret",
-        "ssh-key",
-        "status",
-        "variable",
-        "help",
-        "version",
-        "alias",
+        "auth", "browse", "codespace", "gist", "issue", "org", "pr", "project", "release", "repo",
+        "cache", "run", "workflow", "api", "attestation", "completion", "gpg-key", "label",
+        "ruleset", "search", "secret", "ssh-key", "status", "variable", "help", "version", "alias",
         "config",
     ]
 )
@@ -275,6 +205,78 @@ def _gh(args: Sequence[Word]) -> OptionEffects:
     if (sub == "alias" and action in ("set", "import")) or (sub == "config" and action == "set"):
         return HIDDEN
     return NONE
+
+
+# -- programs that run a command they are handed (fourth round) ------------------------------
+
+
+def _fd(args: Sequence[Word]) -> OptionEffects:
+    """``fd -x CMD``/``--exec``, ``-X``/``--exec-batch`` run ``CMD`` for the files found, as
+    ``find -exec`` does. Only ``find``'s command is read as a part of its own (in
+    :mod:`~agentworld.shell.commands`); fd's, with its ``{}``/``{/}``/``{.}`` placeholders,
+    is hidden code. A bare ``-x`` anywhere counts, even where it might be a value."""
+    letters = {letter for letter, _ in short_options(args, "dEteSocjxX")}
+    if letters & set("xX") or any(w.value in ("-x", "-X") for w in args):
+        return HIDDEN
+    return HIDDEN if flags(args, ("--exec", "--exec-batch")) else NONE
+
+
+# `--config` is a file of options (`--extract-with=…`); cloc documents that the directory of
+# a list or language-definition file may hold one too (`options.txt`); a language definition
+# names the cloc subroutines to call, with its own arguments.
+_CLOC_CODE = ("--extract-with", "--config", "--list-file", "--exclude-list-file", "--read-lang-def", "--force-lang-def", "--diff-list-file")
+_CLOC_WRITES = ("--report-file", "--out", "--write-lang-def", "--write-lang-def-incl-dup", "--counted", "--found", "--ignored", "--categorized", "--diff-alignment", "--strip-comments", "--sdir", "--xsl")
+_CLOC_EXACT = ("--v", "--diff", "--force-lang")  # options that are prefixes of those above
+
+
+def _cloc(args: Sequence[Word]) -> OptionEffects:
+    """``--extract-with=CMD`` runs ``CMD``; ``--vcs=CMD`` (other than git, svn, auto) runs
+    ``CMD`` for its list of files; ``--config`` and the list and language-definition files
+    (whose directory may hold an ``options.txt``) read options we do not see."""
+    if perl_flags(args, _CLOC_CODE, exact=_CLOC_EXACT) or any(
+        v not in ("git", "svn", "auto") for v in perl_values(args, ("--vcs",), exact=_CLOC_EXACT)
+    ):
+        return HIDDEN
+    sql = [v for v in perl_values(args, ("--sql",), exact=_CLOC_EXACT) if v != "-"]
+    return OptionEffects(writes_files=bool(sql) or perl_flags(args, _CLOC_WRITES, exact=_CLOC_EXACT))
+
+
+def _ip(args: Sequence[Word]) -> OptionEffects:
+    """``ip netns exec NS CMD`` and ``ip vrf exec NAME CMD`` run ``CMD``; ``-b``/``-batch FILE``
+    runs the ip commands of a file (``netns exec`` among them). ip takes any prefix of its
+    words (``ip net e``, ``-ba``) and ``--opt`` for ``-opt``."""
+    words = [w.value[1:] if w.value.startswith("--") else w.value for w in args]
+    if any(len(w) > 1 and "-batch".startswith(w) for w in words):
+        return HIDDEN
+    for i, word in enumerate(words):
+        if word in ("net", "netn", "netns", "v", "vr", "vrf") and any(
+            w and "exec".startswith(w) for w in words[i + 1 :]
+        ):
+            return HIDDEN
+    return NONE
+
+
+def _tcpdump(args: Sequence[Word]) -> OptionEffects:
+    """``-z CMD`` runs ``CMD`` on each file ``-w`` rotates; ``-w FILE`` (not ``-``) writes."""
+    options = list(short_options(args, "BcCEFGijmMQrsTVwWyzZ"))
+    if any(letter == "z" for letter, _ in options):
+        return HIDDEN
+    return OptionEffects(writes_files=any(letter == "w" and v != "-" for letter, v in options))
+
+
+def _bat(args: Sequence[Word]) -> OptionEffects:
+    """``--pager=CMD`` runs ``CMD``; ``--generate-config-file`` and ``bat cache --build``/
+    ``--clear`` write bat's own files."""
+    if flags(args, ("--pager",)):
+        return HIDDEN
+    operands = positional(args)
+    cache = bool(operands) and operands[0].value == "cache" and flags(args, ("--build", "--clear"), "bc")
+    return OptionEffects(writes_files=cache or flags(args, ("--generate-config-file",)))
+
+
+# journalctl names no program (its pager comes from the environment), but writes a cursor
+# file, deletes archived journals (`--vacuum-*`) and rotates, flushes or re-keys them.
+_JOURNAL_WRITES = ("--cursor-file", "--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush", "--sync", "--relinquish-var", "--smart-relinquish-var", "--setup-keys", "--update-catalog")
 
 
 # -- files written by programs whose job is to write them ------------------------------------
@@ -332,4 +334,20 @@ MORE_PROGRAMS: dict[str, Effects] = {
     "tree": table((), "", ("--output",), "o"),
     "file": table((), "", ("--compile",), "C"),
     **dict.fromkeys(_COMPRESSORS.split(), _compressor),
+    **dict.fromkeys(("fd", "fdfind"), _fd),
+    # ack's own `--pager=CMD`, and `--ackrc=FILE` (a file of options, --pager among them; the
+    # .ackrc ack finds in a project may not set the pager).
+    "ack": lambda args: HIDDEN if perl_flags(args, ("--pager", "--ackrc"), exact=("--p",)) else NONE,
+    **dict.fromkeys(("bat", "batcat"), _bat),
+    "cloc": _cloc,
+    "ip": _ip,
+    "tcpdump": _tcpdump,
+    # ldd may run the program to list its libraries (ldd(1): never on an untrusted file).
+    "ldd": lambda args: HIDDEN if positional(args) else NONE,
+    # `systemctl edit` opens an editor, as `git config --edit` does.
+    "systemctl": lambda args: HIDDEN if any(w.value == "edit" for w in args) else NONE,
+    "journalctl": table((), "", _JOURNAL_WRITES, "", exact=("--cursor",)),
+    # ps's BSD option `e` (`ps eww`, `ps auxe`) prints every process's environment: the keys of
+    # the process that started the runtime among them. Not code, but nothing a rule for `ps` meant.
+    "ps": lambda args: HIDDEN if any(w.value[:1] != "-" and "e" in w.value for w in args) else NONE,
 }

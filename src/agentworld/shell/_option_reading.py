@@ -1,8 +1,10 @@
 """How a program's words are read as options, the way ``getopt``/``getopt_long`` read them.
 
-Shared by :mod:`~agentworld.shell.program_options` (git, sed …) and
-:mod:`~agentworld.shell._more_program_options` (less, ssh, curl, wget …): one reading of
-option words, so an abbreviation or a glued value counts the same for every program.
+Shared by :mod:`~agentworld.shell.program_options` (git, sed …),
+:mod:`~agentworld.shell._more_program_options` (less, ssh, curl, wget …) and
+:mod:`~agentworld.shell._archive_options` (tar, zip …): one reading of option words, so an
+abbreviation or a glued value counts the same for every program. Perl programs (ack, cloc)
+read theirs with ``Getopt::Long``, which takes ``-name`` as well: :func:`perl_values`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ class OptionEffects:
 NONE = OptionEffects()
 HIDDEN = OptionEffects(runs_hidden_code=True)
 WRITES = OptionEffects(writes_files=True)
+SINKS = frozenset({"-", "/dev/null", "/dev/stdout", "/dev/stderr"})
+"""Output files that write nothing anyone reads later (``-`` is standard output)."""
 Effects = Callable[[Sequence[Word]], OptionEffects]
 
 
@@ -105,6 +109,46 @@ def long_values(words: Sequence[Word], spellings: tuple[str, ...]) -> Iterator[s
                 yield given
             elif i + 1 < len(words):
                 yield words[i + 1].value
+
+
+def spelled(words: Sequence[Word]) -> frozenset[str]:
+    """The option words before ``--`` exactly as written: an option that *prevents* a write
+    (``--stdout``, ``--check``, ``-so``) counts only so, since after ``--`` it is a file name
+    and an abbreviation of it may be another option."""
+    found: set[str] = set()
+    for word in words:
+        if word.value == "--":
+            break
+        found.add(word.value)
+    return frozenset(found)
+
+
+def perl_values(
+    words: Sequence[Word], spellings: tuple[str, ...], *, exact: tuple[str, ...] = ()
+) -> Iterator[str | None]:
+    """The values of the options ``spellings`` as Perl's ``Getopt::Long`` reads them by
+    default (``ack``, ``cloc``): ``--name`` or ``-name``, in any case, ``_`` for ``-``,
+    abbreviated, the value after ``=`` or in the next word (None when there is none).
+    ``exact``: other options that are also prefixes of ``spellings`` (``cloc --diff``),
+    which the program takes as themselves."""
+    for i, word in enumerate(words):
+        value = word.value
+        if value == "--":
+            return
+        if not value.startswith("-") or value == "-":
+            continue
+        name, eq, given = value[2 if value.startswith("--") else 1 :].partition("=")
+        option = "--" + name.lower().replace("_", "-")
+        if option not in exact and abbreviates(option, spellings):
+            yield given if eq else (words[i + 1].value if i + 1 < len(words) else None)
+
+
+def perl_flags(
+    words: Sequence[Word], spellings: tuple[str, ...], *, exact: tuple[str, ...] = ()
+) -> bool:
+    """Whether one of the ``Getopt::Long`` options ``spellings`` is given (see
+    :func:`perl_values`)."""
+    return any(True for _ in perl_values(words, spellings, exact=exact))
 
 
 def table(

@@ -10,7 +10,12 @@ values the policy can decide on, each with an *opacity*:
   "could match" it;
 * ``unknown`` — we do not know which program runs (a name built by an expansion or a
   glob, ``VAR=value`` prefixes, an ``eval``/``sh -c`` of non-literal text, a builtin
-  handed text that holds ``$(``): only a rule for every shell call may allow it.
+  handed text that holds ``$(``), or what a known one will do: a builtin that evaluates a
+  value no word shows or changes how later commands are read (``let _``, ``test -v
+  'a[_]'``, ``declare -n``/``-i``, ``set -k``, ``shopt -s expand_aliases``: see
+  :mod:`~agentworld.shell._builtin_state`), ``git`` after the line changed directory, a
+  path under ``/proc`` (:mod:`~agentworld.shell.directories`). Only a rule for every
+  shell call may allow it.
 
 The line is first read by the strict reader (:mod:`~agentworld.shell.syntax`).
 When it leaves the understood subset, the tree-sitter split
@@ -35,6 +40,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
+from agentworld.shell._builtin_state import HARMLESS_SET_O, changes_evaluation, hide_arithmetic
 from agentworld.shell._wrapper_options import is_wrapper, read_options
 from agentworld.shell.assignments import assigned_names, harmless_variable
 from agentworld.shell.directories import mark_directory_changes
@@ -56,7 +62,7 @@ _POSIX_SHELLS = frozenset({"sh", "dash", "ash"})
 _OTHER_SHELLS = frozenset({"zsh", "ksh", "mksh", "ksh93", "fish", "csh", "tcsh", "yash", "rc"})
 _SHELL_FLAGS = frozenset("ceuxvfC")  # bash/sh letters that change nothing about what runs
 _SHELL_LONG = frozenset({"--norc", "--noprofile", "--noediting", "--posix"})
-_SHELL_SET_O = frozenset({"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob"})
+_SHELL_SET_O = HARMLESS_SET_O
 _INTERPRETER = re.compile(
     r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|"
     r"lua[0-9.]*|luajit|tclsh[0-9.]*|wish[0-9.]*|Rscript|R|osascript|expect|gdb|make|gmake|"
@@ -75,7 +81,6 @@ _OPENERS = re.compile(r"\$[({\[]|`")
 _EVALUATING_BUILTINS = frozenset(
     ["printf", "test", "[", "let", "read", "mapfile", "readarray", "unset", "declare", "typeset", "local", "export", "readonly", "wait", "hash", "ulimit"]
 )
-_SET_KEYWORD = re.compile(r"[-+][A-Za-z]*k")  # `set -k`: `ls LD_PRELOAD=x` sets it for ls
 # Commands whose arguments name what runs: handed words from xargs' input, they run those.
 _RUN_THEIR_ARGUMENTS = frozenset({"find", "eval", "trap", "alias", "su", "runuser", "script", "sg"})
 # Wrappers whose `-c TEXT` (or, for sg, whose command argument) is a script for `sh -c`.
@@ -119,7 +124,7 @@ def analyze(line: str) -> ShellAnalysis:
         parts = [p for c in commands for p in _parts(c, depth=0)]
     except NotUnderstood as exc:
         return _not_understood(line, str(exc))
-    return ShellAnalysis(tuple(mark_directory_changes(parts)), True)
+    return ShellAnalysis(tuple(mark_directory_changes(hide_arithmetic(parts))), True)
 
 
 def _not_understood(line: str, reason: str) -> ShellAnalysis:
@@ -136,9 +141,12 @@ def _parts(command: SimpleCommand, *, depth: int) -> list[CommandPart]:
     writes = any(r.writes_file for r in command.redirects)
     assignments = tuple(a.text for a in command.assignments)
     words = command.words
+    targets = tuple(r.target.value for r in command.redirects)
     if not words:
-        return [CommandPart((), command.text, writes, assignments, opacity="unknown" if assignments else "clear")]
-    return _command(words, command.text, writes, assignments, depth=depth)
+        opacity: Opacity = "unknown" if assignments else "clear"
+        return [CommandPart((), command.text, writes, assignments, opacity=opacity, redirect_targets=targets)]
+    first, *inner = _command(words, command.text, writes, assignments, depth=depth)
+    return [replace(first, redirect_targets=targets), *inner]
 
 
 def _command(
@@ -169,6 +177,8 @@ def _command(
         opacity = "unknown"  # `printf -v 'a[$(cmd)]'`: builtins may evaluate such text
     elif not all(map(harmless_variable, assigned_names(base, words) or ())):
         opacity = "unknown"  # `read PATH`, `printf -v HOME .`: an assignment all the same
+    elif changes_evaluation(base, words):
+        opacity = "unknown"  # `declare -n r`, `test -v 'a[_]'`, `set -k`: see _builtin_state
     elif fed and base in _RUN_THEIR_ARGUMENTS and not (base in _POSIX_SHELLS or base == "bash"):
         opacity = "unknown"  # `xargs find .`, `xargs su`: the input may name what runs
     elif base in _POSIX_SHELLS or base == "bash":
@@ -186,8 +196,6 @@ def _command(
             bodies = [Word(w.text, w.value.partition("=")[2], w.literal, w.start, w.end) for w in bodies]
         for body in bodies[:1] if base == "trap" else bodies:
             inner += _script(body, "bash", writes, depth)[1]
-    elif base == "set" and any(w.value in ("-o", "+o") or _SET_KEYWORD.match(w.value) for w in words[1:]):
-        opacity = "runs_code"  # `set -o posix` changes how bash reads what follows; `set -k`
     elif base == "find":
         inner = _find(words, writes, depth)
         writes = writes or any(w.value in _FIND_WRITES for w in words[1:])
@@ -314,7 +322,8 @@ def _wrapped(
 
 
 def _find(words: Sequence[Word], writes: bool, depth: int) -> list[CommandPart]:
-    """The commands of ``find … -exec CMD … ;`` (``{}`` becomes a file name: not literal)."""
+    """The commands of ``find … -exec CMD … ;`` (``{}`` becomes a file name: not literal);
+    those of ``-execdir``/``-okdir`` run in the directory of each file found: ``moved``."""
     parts: list[CommandPart] = []
     i = 1
     while i < len(words):
@@ -327,7 +336,9 @@ def _find(words: Sequence[Word], writes: bool, depth: int) -> list[CommandPart]:
                 for w in words[i + 1 : end]
             ]
             if cmd:
-                parts += _command(cmd, " ".join(w.text for w in cmd), writes, (), depth=depth + 1)
+                found = _command(cmd, " ".join(w.text for w in cmd), writes, (), depth=depth + 1)
+                elsewhere = words[i].value in ("-execdir", "-okdir")
+                parts += [replace(p, moved=True) for p in found] if elsewhere else found
             i = end
         i += 1
     return parts

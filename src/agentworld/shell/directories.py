@@ -16,6 +16,15 @@ command. ``cd /etc && cat shadow`` opens ``/etc/shadow`` without ever spelling i
 * :func:`normal_paths` spells the paths of a text the way the kernel resolves them
   (``//`` and ``/./`` collapsed, ``..`` resolved lexically), a second text for DENY
   patterns to search.
+
+Both passes also make two kinds of part ``unknown``, since which files they read (or, for
+git, which configuration runs code) depends on where they run:
+
+* ``git`` after the line (or the call's ``directory``) moved elsewhere: git reads the
+  configuration of the repository it finds from its working directory, one nobody saw
+  (``cd vendor/lib && git status`` ran that repository's ``core.fsmonitor``);
+* a part that may read under ``/proc`` (:mod:`~agentworld.shell._proc_paths`), relative
+  paths included when the line may have moved to ``/`` (``cd / && cat proc/1/environ``).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from agentworld.shell._proc_paths import may_be_root, names_proc
 from agentworld.shell.split import CommandPart
 
 _CHANGES = frozenset({"cd", "pushd", "popd"})
@@ -48,30 +58,72 @@ _PATH = re.compile(r"[^\s'\"=:,]*/[^\s'\"=:,]*")
 
 def mark_directory_changes(parts: Iterable[CommandPart]) -> list[CommandPart]:
     """``parts`` in order, those that open relative paths in a directory the line changed
-    marked ``moved`` (and the mark dropped where no relative path is named)."""
-    moved = False
+    marked ``moved`` (and the mark dropped where no relative path is named); ``git`` there,
+    and every part that may read under ``/proc``, made ``unknown``."""
+    moved = at_root = False  # at_root: the directory the line moved to may be `/`
     marked: list[CommandPart] = []
     for part in parts:
-        elsewhere = moved or part.moved or _works_elsewhere(part)
+        own = part.moved or _works_elsewhere(part)  # `env -C DIR`, `find -execdir`, `tar -C`
+        elsewhere = moved or own
         recursive = reads_recursively(part)
         flag = (elsewhere and (recursive or _names_relative_paths(part))) or (
             recursive and _reaches_outside(part)
         )
-        marked.append(part if flag == part.moved else replace(part, moved=flag))
-        moved = moved or part.root in _CHANGES
+        new = part if flag == part.moved else replace(part, moved=flag)
+        if (part.root == "git" and (moved or part.moved)) or _reads_proc(part, (moved and at_root) or own):
+            new = _unknown(new)
+        marked.append(new)
+        if part.root in _CHANGES:
+            moved, at_root = True, _lands_at_root(part, at_root)
     return marked
 
 
 def moved_into(parts: Iterable[CommandPart], directory: object) -> list[CommandPart]:
     """``parts`` as run in ``directory`` (a tool call's ``directory`` argument): those that
     open relative paths (or read a directory recursively) are ``moved``, as after ``cd``,
-    unless the directory is the working directory itself."""
+    unless the directory is the working directory itself; ``git`` there (a repository whose
+    configuration nobody saw), and any part run in ``/proc`` or reading there, ``unknown``."""
     if not _elsewhere(directory):
         return list(parts)
-    return [
-        replace(p, moved=True) if _names_relative_paths(p) or reads_recursively(p) else p
-        for p in parts
-    ]
+    named, literal = (directory, True) if isinstance(directory, str) else ("$directory", False)
+    in_proc = names_proc([(named, literal)])
+    at_root = may_be_root(named, literal)
+    marked: list[CommandPart] = []
+    for p in parts:
+        new = replace(p, moved=True) if _names_relative_paths(p) or reads_recursively(p) else p
+        if in_proc or p.root == "git" or _reads_proc(p, at_root):
+            new = _unknown(new)
+        marked.append(new)
+    return marked
+
+
+def _unknown(part: CommandPart) -> CommandPart:
+    return replace(part, opacity="unknown", key=None)
+
+
+def _reads_proc(part: CommandPart, anchored: bool) -> bool:
+    """Whether the part names a path that may be under ``/proc``, or reads recursively from
+    a directory that may be ``/``. ``anchored``: it runs where ``/`` may be."""
+    words = [(w, part.is_literal(i)) for i, w in enumerate(part.argv)]
+    if names_proc(words, anchored=anchored) or names_proc(
+        ((t, False) for t in part.redirect_targets), anchored=anchored
+    ):
+        return True
+    return reads_recursively(part) and (
+        anchored or any(may_be_root(w, literal, anchored=anchored) for w, literal in words[1:])
+    )
+
+
+def _lands_at_root(part: CommandPart, at_root: bool) -> bool:
+    """Whether the directory a ``cd``/``pushd``/``popd`` goes to may be ``/``: ``..``, ``/``,
+    a parameter, ``-`` (the last one), the directory stack, or home (which may be ``/``)."""
+    targets = [(w, part.is_literal(i)) for i, w in enumerate(part.argv) if i and not w.startswith("-")]
+    if part.root == "popd" or len(targets) != 1 or "-" in part.argv[1:]:
+        return True
+    target, literal = targets[0]
+    if part.root == "pushd" and target.startswith("+"):
+        return True  # `pushd +1`: a directory of the stack
+    return may_be_root(target, literal, anchored=at_root) or not literal
 
 
 def joined_paths(argv: Sequence[str], directory: object) -> str:

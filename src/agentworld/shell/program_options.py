@@ -7,18 +7,22 @@ programs known to have such options, whether this invocation
 
 * runs a command we cannot read (``unknown``: no rule for the program may allow it, and a
   DENY rule "could match" it) — ``git -c``/``--upload-pack``/``rebase -x``, ``sed`` scripts
-  with ``e``, ``man -P``, ``rg --pre``, ``sort --compress-program``, ``tar --to-command``,
-  ``zip -TT``, ``rsync -e``, ``git clone -c``/``--template``, ``git --git-dir``, ``git
-  remote-ext`` …;
+  with ``e``, ``man -P``/``-C``, ``rg --pre``, ``sort --compress-program``, ``tar
+  --to-command``, ``zip -TT``, ``rsync -e``, ``git clone -c``/``--template``, ``git
+  --git-dir``/``-C`` (another repository's configuration), ``git remote-ext``, ``openssl
+  -engine`` …;
 * writes files the way an output redirection does (a person is asked unless the rule says
-  ``allowRedirection``) — ``sed -i``, ``sort -o``, ``git log --output``, ``uniq IN OUT`` ….
+  ``allowRedirection``) — ``sed -i``, ``sort -o``, ``git log --output``, ``git apply``,
+  ``uniq IN OUT``, ``iconv -o``, ``openssl -out``, ``mktemp`` ….
 
 A word only known at run time counts as the worst case: ``git $X`` may be ``git -c …``,
 and a glob may expand to a file named ``-ofile``. The ``sed``
 script reader accepts a plain subset (addresses, ``s``/``y`` and the one-letter commands);
 anything else in a script is ``unknown``, never guessed at. Pagers, network clients,
-splitters and compressors (``less``, ``ssh``, ``curl``, ``wget``, ``split``, ``gzip`` …) are
-read in :mod:`~agentworld.shell._more_program_options`, with the same option reading
+splitters, compressors and programs handed a command (``less``, ``ssh``, ``curl``, ``split``,
+``gzip``, ``fd -x``, ``ip netns exec`` …) are read in
+:mod:`~agentworld.shell._more_program_options`, archivers (``tar``, ``zip``, ``unzip``, ``7z``
+…) in :mod:`~agentworld.shell._archive_options`, all with the same option reading
 (:mod:`~agentworld.shell._option_reading`).
 """
 
@@ -26,15 +30,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentworld.shell._archive_options import ARCHIVERS
 from agentworld.shell._more_program_options import MORE_PROGRAMS
 from agentworld.shell._option_reading import (
     HIDDEN,
     NONE,
+    WRITES,
     Effects,
     OptionEffects,
     abbreviates,
     flags,
+    long_values,
     positional,
+    short_options,
+    spelled,
     table,
 )
 from agentworld.shell.words import Word
@@ -44,9 +53,9 @@ __all__ = ["OptionEffects", "abbreviates", "has_options_to_read", "option_effect
 
 # -- git --------------------------------------------------------------------------------
 
-_GIT_GLOBAL_VALUED = frozenset({"-C", "--namespace", "--super-prefix", "--list-cmds"})
+_GIT_GLOBAL_VALUED = frozenset({"--namespace", "--super-prefix", "--list-cmds"})
 # Global options that hand git a program, configuration or another repository (whose own
-# configuration may set core.fsmonitor, hooks, a pager …).
+# configuration may set core.fsmonitor, hooks, a pager …); `-c`/`-C` are read apart.
 _GIT_GLOBAL_CODE = ("--config-env", "--exec-path", "--git-dir", "--work-tree")
 _GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path", "--separate-git-dir", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server")
 _GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help", "send-email", "p4", "svn", "cvsimport", "cvsserver", "cvsexportcommit", "archimport", "quiltimport", "hook", "shell", "credential-cache", "credential-store", "credential-cache--daemon", "fsmonitor--daemon", "submodule--helper", "env--helper", "difftool--helper"})
@@ -67,8 +76,10 @@ def _git(args: Sequence[Word]) -> OptionEffects:
     i = 0
     while i < len(args) and args[i].value.startswith("-"):
         value = args[i].value
-        if value.startswith("-c") or abbreviates(value.partition("=")[0], _GIT_GLOBAL_CODE):
-            return HIDDEN  # configuration on the command line: aliases, pagers, hooks, filters
+        if value.startswith(("-c", "-C")) or abbreviates(value.partition("=")[0], _GIT_GLOBAL_CODE):
+            # configuration on the command line (aliases, pagers, hooks, filters), or `-C DIR`:
+            # another repository, whose .git/config (core.fsmonitor …) we never saw
+            return HIDDEN
         i += 2 if value in _GIT_GLOBAL_VALUED else 1
     if i >= len(args):
         return NONE
@@ -95,7 +106,30 @@ def _git(args: Sequence[Word]) -> OptionEffects:
     # stash list/show …); format-patch and archive also spell it `-o`.
     if flags(rest, ("--output", "--output-directory"), "o" if sub in ("format-patch", "archive") else ""):
         return OptionEffects(writes_files=True)
-    return NONE
+    return OptionEffects(writes_files=_git_writes_elsewhere(sub, rest))
+
+
+def _git_writes_elsewhere(sub: str, rest: Sequence[Word]) -> bool:
+    """What a rule for git allows is git's work on the repository it runs in (``checkout``,
+    ``commit``, ``reset``). These write a path the line names, or content from outside the
+    repository: ``apply`` (a patch, as ``patch`` does, unless only ``--check``ed or
+    summarised), ``clone``, ``init DIR``/``--bare``, ``bundle create``, ``worktree add``/
+    ``move``, and ``format-patch`` (its ``NNNN-*.patch`` files, unless ``--stdout``). An
+    option that prevents the write counts only spelled exactly."""
+    words = spelled(rest)
+    operands = positional(rest)
+    action = operands[0].value if operands else ""
+    if sub == "apply":
+        summary = bool(words & {"--stat", "--numstat", "--summary"}) and not flags(rest, ("--apply",))
+        return not ("--check" in words or summary)
+    if sub in ("init", "init-db"):
+        return bool(operands) or flags(rest, ("--bare",))
+    return (
+        sub == "clone"
+        or (sub == "bundle" and action == "create")
+        or (sub == "worktree" and action in ("add", "move"))
+        or (sub == "format-patch" and "--stdout" not in words)
+    )
 
 
 # -- sed --------------------------------------------------------------------------------
@@ -261,6 +295,55 @@ def _date(args: Sequence[Word]) -> OptionEffects:
     return NONE
 
 
+def _man(args: Sequence[Word]) -> OptionEffects:
+    """``-P``/``--pager`` and ``-H``/``--html`` name a program to run; ``-C``/``--config-file``
+    reads a configuration that names programs (``DEFINE pager …``, confirmed black-box);
+    ``-M``/``--manpath`` finds pages, and their preprocessors, where we did not look."""
+    letters = {letter for letter, _ in short_options(args, "CLmMSsePrREp")}
+    if letters & set("PHCM") or flags(args, ("--pager", "--html", "--browser", "--config-file", "--manpath")):
+        return HIDDEN
+    return NONE
+
+
+def _info(args: Sequence[Word]) -> OptionEffects:
+    """``-o FILE``/``--output`` (``-`` is standard output) and ``--dribble`` write;
+    ``--restore`` replays keystrokes and ``--init-file`` binds keys we did not read."""
+    if flags(args, ("--restore", "--init-file")):
+        return HIDDEN
+    outputs = [v for letter, v in short_options(args, "kdnfovx") if letter == "o"]
+    outputs += long_values(args, ("--output",))
+    return OptionEffects(writes_files=flags(args, ("--dribble",)) or any(v != "-" for v in outputs))
+
+
+# openssl options that write a file (each command spells its own; none is abbreviated).
+_OPENSSL_WRITES = frozenset(
+    [
+        "out", "keyout", "certout", "certsout", "cacertsout", "chainout", "extracertsout",
+        "outdir", "reqout", "respout", "rspout", "sess_out", "keylogfile", "msgfile", "writerand",
+        "CAcreateserial", "CAserial", "srpvfile", "updatedb", "signer",
+    ]
+)
+
+
+def _openssl(args: Sequence[Word]) -> OptionEffects:
+    """``-engine``/``-provider``/``-provider-path``/``-config`` load code or a configuration
+    that may load it; ``openssl`` alone reads commands from standard input. ``-out``,
+    ``-keyout``, ``-writerand`` … write; ``ca`` and ``srp`` keep databases of their own."""
+    names = [w.value.lstrip("-").partition("=")[0] for w in args if w.value.startswith("-")]
+    if not args or args[0].value == "engine" or any(
+        "engine" in n or n in ("provider", "provider-path", "config", "ssl_config", "modulesdir") for n in names
+    ):
+        return HIDDEN
+    return OptionEffects(writes_files=args[0].value in ("ca", "srp") or any(n in _OPENSSL_WRITES for n in names))
+
+
+def _mktemp(args: Sequence[Word]) -> OptionEffects:
+    """``mktemp`` creates the file (or, ``-d``, the directory) it names, unless ``-u``."""
+    if any(letter == "u" for letter, _ in short_options(args, "p")) or {"--dry-run", "--help", "--version"} & spelled(args):
+        return NONE
+    return WRITES
+
+
 def _hostname(args: Sequence[Word]) -> OptionEffects:
     """``hostname NAME``, ``-F FILE``, ``-b``: setting the host's name changes the system."""
     if positional(args) or flags(args, ("--file", "--boot"), "Fb"):
@@ -272,19 +355,25 @@ _PROGRAMS: dict[str, Effects] = {
     "git": _git,
     "sed": _sed,
     "gsed": _sed,
-    "man": table(("--pager", "--html", "--browser"), "PH"),
-    "rg": table(("--pre",)),
+    "man": _man,
+    "info": _info,
+    "rg": table(("--pre", "--hostname-bin")),
     "sort": table(("--compress-program",), "", ("--output",), "o"),
-    "tar": table(("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"), "IF", exact=("--checkpoint",)),
-    "zip": table(("--unzip-command",), "", (), ""),
     "rsync": table(("--rsh", "--rsync-path"), "e"),
     "shuf": table((), "", ("--output",), "o"),
-    "sdiff": table((), "", ("--output",), "o"),
+    "sdiff": table(("--diff-program",), "", ("--output",), "o"),
+    "diff3": table(("--diff-program",)),
+    "iconv": lambda args: OptionEffects(
+        writes_files=flags(args, ("--output",)) or any(letter == "o" for letter, _ in short_options(args, "fto"))
+    ),
+    "openssl": _openssl,
+    "mktemp": _mktemp,
     "date": _date,
     **dict.fromkeys(("hostname", "domainname", "nisdomainname", "ypdomainname"), _hostname),
     "uniq": lambda args: _two_files(args, "fsw"),
     "xxd": lambda args: _two_files(args, "cgloOs"),
     **MORE_PROGRAMS,
+    **ARCHIVERS,
 }
 
 
@@ -304,9 +393,4 @@ def option_effects(name: str, words: Sequence[Word]) -> OptionEffects | None:
     args = words[1:]
     if any(not w.literal for w in args):
         return HIDDEN  # `git $X`, `sort *`: an expansion (a file named `-o…`) may be an option
-    if name == "zip" and any(w.value[:2] != "--" and w.value.startswith("-") and "TT" in w.value for w in args):
-        return HIDDEN
-    if name == "tar" and args and not args[0].value.startswith("-"):
-        # `tar xIf CMD a.tar`: old-style, the first word is a cluster of option letters
-        args = [Word(args[0].text, "-" + args[0].value, True, args[0].start, args[0].end), *args[1:]]
     return effects(args)

@@ -115,7 +115,9 @@ class CommandPart:
     runs (empty: judged from the text); ``key`` is what a grant records for
     it (None: no grant may cover it). ``moved``: the part runs after the line changed
     directory (``cd /etc && cat shadow``, ``env -C DIR``) and names files by relative paths,
-    so which files it opens is only known at run time.
+    so which files it opens is only known at run time. ``redirect_targets``: the values of
+    its redirections' targets, those of enclosing groups included (``{ cat; } < FILE``),
+    which its text may not show: files it opens that no word names.
     """
 
     argv: tuple[str, ...]
@@ -126,6 +128,7 @@ class CommandPart:
     opacity: Opacity = "clear"
     key: str | None = None
     moved: bool = False
+    redirect_targets: tuple[str, ...] = ()
 
     @property
     def root(self) -> str:

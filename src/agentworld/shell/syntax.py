@@ -303,6 +303,8 @@ class _Reader:
                 self.pos += 1
         if self.pos == start:
             raise self.refuse("expected a word")
+        if self.src[start : self.pos] == "[":
+            literal = True  # no `]` to close it: not a pattern, bash never expands it (`[ -d x ]`)
         return Word(self.src[start : self.pos], "".join(value), literal, start, self.pos)
 
     def read_double_quoted(self, value: list[str], depth: int | None) -> bool:
