@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -34,8 +36,9 @@ from agentworld.models.events import (
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.storage import migrations, schema
 from agentworld.storage.connection import Connection
+from agentworld.storage.engine import BUSY_TIMEOUT_MS
 from agentworld.storage.sql import SQLStorage
-from agentworld.storage.url import DB_ENV_VAR, resolve_database_url
+from agentworld.storage.url import DB_ENV_VAR, resolve_database_url, sqlite_file
 
 # -- helpers -------------------------------------------------------------------
 
@@ -427,13 +430,23 @@ async def test_chat_round_trip_and_message_count(storage: SQLStorage) -> None:
 
 async def test_rename_chat_marks_it_titled(storage: SQLStorage) -> None:
     await storage.create_world(World(name="lab"))
+    await storage.create_world(World(name="other"))
+    await storage.create_agent(Agent(world="lab", name="Alice", provider="openai", model="m"))
+    await storage.create_agent(Agent(world="other", name="Bob", provider="openai", model="m"))
     await storage.create_chat(Chat(world="lab", chat_id="c1"))
-    assert not await storage.chat_is_titled("lab", "c1")
+    await storage.append_messages(
+        "lab", [(None, user_message("c1", "one")), ("Alice", user_message("c1", "memory"))]
+    )
+    untitled = await storage.untitled_chat("lab", "c1")
+    assert untitled is not None
+    transcript, agents = untitled
+    assert [m.content for m in transcript] == ["one"]
+    assert [a.name for a in agents] == ["Alice"]
 
     await storage.rename_chat("lab", "c1", "Budget review")
 
     assert (await storage.get_chat("lab", "c1")).name == "Budget review"
-    assert await storage.chat_is_titled("lab", "c1")
+    assert await storage.untitled_chat("lab", "c1") is None
 
 
 async def test_chats_are_listed_per_world_in_creation_order(storage: SQLStorage) -> None:
@@ -967,15 +980,36 @@ async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
 # -- SQLite settings and failures ----------------------------------------------
 
 
-async def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(storage: SQLStorage) -> None:
-    def pragmas(conn: Connection) -> tuple[Any, Any]:
-        journal = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
-        return journal, conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
+async def test_sqlite_runs_in_wal_mode_and_waits_for_locks_only_on_the_worker(
+    storage: SQLStorage,
+) -> None:
+    """A unit run in place must not wait (no busy timeout: it learns at once that another
+    connection holds the lock, and goes to the worker); the worker's units wait."""
 
-    journal, timeout = await storage.in_transaction(pragmas, write=False)
+    def pragmas(conn: Connection) -> tuple[Any, Any, str]:
+        journal = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+        timeout = conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
+        return journal, timeout, threading.current_thread().name
+
+    journal, timeout, where = await storage.in_transaction(pragmas, write=True)
 
     assert journal == "wal"
-    assert timeout is not None and timeout > 0
+    assert (timeout, where) == (0, threading.current_thread().name)
+
+    path = sqlite_file(storage.url)
+    assert path is not None
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        waiting = asyncio.ensure_future(storage.in_transaction(pragmas, write=True))
+        await asyncio.sleep(0.2)
+        holder.rollback()
+        _, timeout, where = await asyncio.wait_for(waiting, timeout=10)
+    finally:
+        holder.close()
+
+    assert timeout == BUSY_TIMEOUT_MS and where.startswith("agentworld-db")
+    assert (await storage.in_transaction(pragmas, write=False))[1] == 0
 
 
 async def test_open_creates_missing_parent_directories(tmp_path: Path) -> None:

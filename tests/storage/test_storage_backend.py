@@ -1,5 +1,5 @@
-"""How storage work runs (one transaction per method, on one worker thread for SQLite), and the
-incremental reads and combined writes the runtime uses on every turn."""
+"""How storage work runs (one transaction per method; for SQLite in place or on one worker
+thread), and the incremental reads and combined writes the runtime uses on every turn."""
 
 from __future__ import annotations
 
@@ -235,7 +235,11 @@ async def test_many_concurrent_writes_and_reads_from_one_loop_all_complete(
     assert (await storage.get_agent("lab", "bob")).llm_call_count == 50
 
 
-async def test_sqlite_work_runs_on_one_dedicated_thread_that_close_stops(db_url: str) -> None:
+async def test_sqlite_units_run_in_place_when_they_can_start_and_close_stops_the_worker(
+    db_url: str,
+) -> None:
+    """No other connection holds a lock: every unit runs on the caller's thread, one at a
+    time, with no hop; the worker thread (schema work ran there) stops at close."""
     before = db_threads()
     storage = await SQLStorage(db_url).open()
     threads = await asyncio.gather(
@@ -245,14 +249,73 @@ async def test_sqlite_work_runs_on_one_dedicated_thread_that_close_stops(db_url:
         )
     )
 
-    assert len(set(threads)) == 1
-    assert threads[0].name.startswith("agentworld-db")
-    assert threads[0] is not threading.current_thread()
+    assert set(threads) == {threading.current_thread()}
 
     await storage.close()
 
-    assert not threads[0].is_alive()
     assert db_threads() == before
+
+
+async def test_a_unit_that_would_wait_goes_to_the_worker_and_later_units_queue_behind_it(
+    storage: SQLStorage,
+) -> None:
+    """Another connection holds the write lock: the write waits on the worker thread (the
+    loop goes on), and a read asked for after it runs after it, not in place ahead of it.
+    Once the queue is empty, units run in place again."""
+    path = sqlite_file(storage.url)
+    assert path is not None
+    ran: list[tuple[str, str]] = []
+
+    def unit(label: str) -> Any:
+        def record(_conn: Connection) -> None:
+            ran.append((label, threading.current_thread().name))
+
+        return record
+
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        write = asyncio.ensure_future(storage.in_transaction(unit("write"), write=True))
+        await asyncio.sleep(0.2)
+        read = asyncio.ensure_future(storage.in_transaction(unit("read"), write=False))
+        await asyncio.sleep(0.2)
+        assert not write.done() and not read.done()
+        assert ran == []
+        holder.rollback()
+        await asyncio.wait_for(asyncio.gather(write, read), timeout=10)
+    finally:
+        holder.close()
+
+    assert [label for label, _ in ran] == ["write", "read"]
+    assert all(name.startswith("agentworld-db") for _, name in ran)
+    await storage.in_transaction(unit("after"), write=True)
+    assert ran[-1] == ("after", threading.current_thread().name)
+
+
+async def test_a_unit_that_breaks_in_place_sends_the_next_to_a_fresh_connection(
+    storage: SQLStorage,
+) -> None:
+    """A statement error may leave the connection unusable: the next unit runs on the worker
+    with a new connection, and the one after runs in place again."""
+
+    def connection(conn: Connection) -> tuple[int, str]:
+        assert isinstance(conn, DirectConnection)
+        return id(conn.driver_connection), threading.current_thread().name
+
+    _, here = await storage.in_transaction(connection, write=False)
+    assert here == threading.current_thread().name
+    with pytest.raises(StorageError):
+        await storage.in_transaction(
+            lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=False
+        )
+
+    second, there = await storage.in_transaction(connection, write=True)
+    third, here_again = await storage.in_transaction(connection, write=False)
+
+    assert there.startswith("agentworld-db")
+    assert second == third
+    assert here_again == threading.current_thread().name
+    assert (await storage.world_and_agents("lab"))[0].name == "lab"
 
 
 async def test_wal_is_checkpointed_by_a_thread_of_its_own_while_writes_go_on(

@@ -47,6 +47,8 @@ class ApprovalDesk:
         self._announced: set[str] = set()
         self._waiting: list[PendingApproval] = []
         self._asking: str | None = None
+        self._gone: str | None = None
+        """The request on the screen that was answered elsewhere, once said."""
         self._following: tuple[str, int] | None = None
         """The chat whose transcript is followed, and the position read up to."""
 
@@ -66,8 +68,7 @@ class ApprovalDesk:
             try:
                 answer = await session.prompts.approval()
             except AnsweredElsewhere:
-                session.screen.note(f"approval {request.tool_call_id} was answered elsewhere")
-                continue
+                continue  # ``refresh`` said so, before what the answer caused
             finally:
                 self._asking = None
                 session.screen.prompting = False
@@ -121,7 +122,11 @@ class ApprovalDesk:
         ids = {p.tool_call_id for p in waiting}
         self._waiting = waiting
         session.known.approvals = sorted(ids)
-        if self._asking is not None and self._asking not in ids:
+        if self._asking is not None and self._asking not in ids and self._gone != self._asking:
+            # Said here, in this look, so it comes before the call's result and the answer
+            # that ``_follow`` shows next, whenever the prompt's task gets to run.
+            self._gone = self._asking
+            session.screen.note(f"approval {self._asking} was answered elsewhere")
             session.prompts.interrupt(AnsweredElsewhere())
         for request in waiting:
             known = request.tool_call_id in self._announced or request.tool_call_id in self.later

@@ -11,7 +11,6 @@ import logging
 import re
 from collections.abc import Callable
 
-from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message
 from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage
 from agentworld.routing.mentions import is_human_sender
@@ -86,20 +85,20 @@ async def title_chat(
     """Name the chat after its first exchange unless it has its title already (titles are given
     once, never taken back); true when the chat has a title now. Run by the process that holds
     the chat's lease, so one process asks for it."""
-    if await storage.chat_is_titled(world, chat_id):
+    untitled = await storage.untitled_chat(world, chat_id)
+    if untitled is None:
         return True
-    exchange = first_exchange(await storage.transcript(world, chat_id))
+    transcript, agents = untitled
+    exchange = first_exchange(transcript)
     if exchange is None:
         return False
     question, answer = exchange
     provider: LLMProvider | None = None
     model = ""
-    try:
-        agent = await storage.get_agent(world, answer.sender)
-        if agent.provider != "scripted":
-            provider, model = provider_for(agent), agent.model
-    except NotFoundError:
-        pass
+    # Agent names match case-insensitively (SPEC R1); one deleted meanwhile names no model.
+    agent = next((a for a in agents if a.name.lower() == answer.sender.lower()), None)
+    if agent is not None and agent.provider != "scripted":
+        provider, model = provider_for(agent), agent.model
     title = await generate_title(provider, model, question.content or "", answer.content or "")
     await storage.rename_chat(world, chat_id, title)
     return True

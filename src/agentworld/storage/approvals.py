@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 _GRANTS = schema.approval_grants
 _AUDIT = schema.audit_log
+_INSERT_GRANT = sa.insert(_GRANTS)
+_INSERT_AUDIT = sa.insert(_AUDIT)
 _IN_FORCE = (
     sa.select(_GRANTS)
     .where(_GRANTS.c.world == sa.bindparam("world_key"), _GRANTS.c.revoked_at.is_(None))
@@ -111,7 +113,7 @@ class ApprovalStore:
         }
 
         def insert(conn: Connection) -> None:
-            conn.execute(sa.insert(_GRANTS).values(row))
+            conn.execute(_INSERT_GRANT, row)
 
         await self._storage.in_transaction(insert, write=True)
 
@@ -161,7 +163,7 @@ class ApprovalStore:
         row = audit_row(world, entry)
 
         def insert(conn: Connection) -> None:
-            conn.execute(sa.insert(_AUDIT).values(row))
+            conn.execute(_INSERT_AUDIT, row)
 
         await self._storage.in_transaction(insert, write=True)
 

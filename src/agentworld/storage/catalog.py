@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from agentworld.errors import AlreadyExistsError, BusyError, NotFoundError
-from agentworld.models import Agent, Chat, World, utc_now
+from agentworld.models import Agent, Chat, Message, World, utc_now
 from agentworld.models.records import AuditEntry
 from agentworld.storage import queries, schema
 from agentworld.storage.approvals import audit_row, revoke_grants, revoke_session_grants
@@ -20,6 +20,7 @@ from agentworld.storage.pending import cancel_agent_calls
 from agentworld.storage.rows import (
     agent_config,
     row_agent,
+    row_message,
     row_world,
     ts,
 )
@@ -45,6 +46,20 @@ _RENAME_CHAT = (
 )
 _CHAT_TITLED = sa.select(_CHATS.c.titled).where(*_OF_CHAT)
 """Built once: every chat's first exchange titles it (see ``storage.queries``)."""
+_INSERT_CHAT = sa.insert(_CHATS)
+_INSERT_WORLD = sa.insert(_WORLDS)
+_INSERT_AGENT = sa.insert(_AGENTS)
+_INSERT_AUDIT = sa.insert(schema.audit_log)
+_UPDATE_WORLD = (
+    sa.update(_WORLDS)
+    .where(_WORLDS.c.name == sa.bindparam("world_key"))
+    .values(
+        config=sa.bindparam("new_config", type_=_WORLDS.c.config.type),
+        updated_at=sa.bindparam("new_updated_at", type_=_WORLDS.c.updated_at.type),
+    )
+)
+"""Built once, as every statement a command may run often is: a statement built per call is
+compiled per call (``sqlite_direct``), which costs more than running it."""
 
 
 NAME_LOCK_CLASS = 0x6177_6E6D
@@ -80,7 +95,7 @@ class CatalogStore(StorageCore):
             if existing is not None:
                 same = "" if existing == world.name else " (names are unique regardless of case)"
                 raise AlreadyExistsError(f"world {existing!r} already exists{same}")
-            conn.execute(sa.insert(_WORLDS).values(row))
+            conn.execute(_INSERT_WORLD, row)
 
         await self.in_transaction(
             insert, write=True, duplicate=f"world {world.name!r} already exists"
@@ -115,9 +130,8 @@ class CatalogStore(StorageCore):
 
         def update(conn: Connection) -> None:
             result = conn.execute(
-                sa.update(_WORLDS)
-                .where(_WORLDS.c.name == world.name)
-                .values(config=config, updated_at=ts(world.updated_at))
+                _UPDATE_WORLD,
+                {"world_key": world.name, "new_config": config, "new_updated_at": ts(world.updated_at)},
             )
             if result.rowcount == 0:
                 raise NotFoundError(f"world {world.name!r} not found")
@@ -184,7 +198,7 @@ class CatalogStore(StorageCore):
             )
             if existing.first() is not None:
                 raise AlreadyExistsError(taken)
-            conn.execute(sa.insert(_AGENTS).values(row))
+            conn.execute(_INSERT_AGENT, row)
 
         await self.in_transaction(insert, write=True, duplicate=taken)
         return agent
@@ -269,7 +283,7 @@ class CatalogStore(StorageCore):
             entry = audit_row(
                 world, AuditEntry(event="agent_deleted", actor=actor, agent=found, detail=detail)
             )
-            conn.execute(sa.insert(schema.audit_log).values(entry))
+            conn.execute(_INSERT_AUDIT, entry)
             return str(found)
 
         return await self.in_transaction(delete, write=True)
@@ -309,7 +323,7 @@ class CatalogStore(StorageCore):
 
         def insert(conn: Connection) -> None:
             queries.require_world(conn, chat.world)
-            conn.execute(sa.insert(_CHATS).values(row))
+            conn.execute(_INSERT_CHAT, row)
 
         taken = f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
         await self.in_transaction(insert, write=True, duplicate=taken)
@@ -359,11 +373,17 @@ class CatalogStore(StorageCore):
 
         await self.in_transaction(update, write=True)
 
-    async def chat_is_titled(self, world: str, chat_id: str) -> bool:
+    async def untitled_chat(self, world: str, chat_id: str) -> tuple[list[Message], list[Agent]] | None:
+        """What naming a chat needs -- its transcript and the world's agents -- or None once it
+        has its title; one read (the title step runs once per chat, after its first turn)."""
         params = {"world_key": world, "chat_key": chat_id}
 
-        def read(conn: Connection) -> bool:
-            return bool(conn.execute(_CHAT_TITLED, params).scalar())
+        def read(conn: Connection) -> tuple[list[Message], list[Agent]] | None:
+            if conn.execute(_CHAT_TITLED, params).scalar():
+                return None
+            transcript = [row_message(r) for r in conn.execute(queries.TRANSCRIPT, params).all()]
+            agents = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": world}).all()
+            return transcript, [row_agent(r) for r in agents]
 
         return await self.in_transaction(read, write=False)
 
@@ -393,7 +413,7 @@ class CatalogStore(StorageCore):
             entry = audit_row(
                 world, AuditEntry(event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail)
             )
-            conn.execute(sa.insert(schema.audit_log).values(entry))
+            conn.execute(_INSERT_AUDIT, entry)
 
         await self.in_transaction(delete, write=True)
 

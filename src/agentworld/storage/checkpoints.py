@@ -31,7 +31,7 @@ class Checkpointer:
 
     def committed(self) -> None:
         """Count one write commit; every ``COMMITS_PER_CHECKPOINT``th asks for a checkpoint.
-        Called on the worker thread only."""
+        Called by the unit that holds the runner's guard, so one at a time."""
         self._commits += 1
         if self._commits % COMMITS_PER_CHECKPOINT:
             return

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
 _TABLE = TABLE
+_INSERT_CALLS = sa.insert(_TABLE)
+_INSERT_MESSAGES = sa.insert(schema.messages)
+_START_LOG = sa.insert(schema.tool_logs).returning(schema.tool_logs.c.seq)
 
 
 def cancel_agent_calls(
@@ -174,8 +177,8 @@ class PendingCallStore:
 
         def insert(conn: Connection) -> None:
             if messages:
-                conn.execute(sa.insert(schema.messages), messages)
-            conn.execute(sa.insert(_TABLE), rows)
+                conn.execute(_INSERT_MESSAGES, messages)
+            conn.execute(_INSERT_CALLS, rows)
 
         await self._storage.in_transaction(insert, write=True)
 
@@ -357,14 +360,10 @@ class PendingCallStore:
                     f"{tool_call_id!r} was answered concurrently; not answered again"
                 )
             if results:
-                conn.execute(
-                    sa.insert(schema.messages), [message_row(world, row.agent, m) for m in results]
-                )
+                conn.execute(_INSERT_MESSAGES, [message_row(world, row.agent, m) for m in results])
             log_id: int | None = None
             if start_log is not None:
-                inserted = conn.execute(
-                    sa.insert(schema.tool_logs).values(start_log).returning(schema.tool_logs.c.seq)
-                )
+                inserted = conn.execute(_START_LOG, start_log)
                 log_id = int(inserted.scalar_one())
             apply_change(conn, world, inbox)
             remaining = conn.execute(
