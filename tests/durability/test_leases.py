@@ -144,6 +144,10 @@ async def _finishing(storage: SQLStorage, w: str) -> None:
     await storage.inbox.change(w, InboxChange("c1", current=item.item_id, becomes=()))
     assert await storage.leases.release_or_next(w, "c1", other) == (False, None)  # not theirs
     assert await storage.leases.holder(w, "c1") == me
-    assert await storage.leases.release_or_next(w, "c1", me) == (False, None)  # idle: let go
+    assert await storage.untitled_chat(w, "c1") is not None
+    # idle: let go, with the title the finished work found, in the same transaction
+    assert await storage.leases.release_or_next(w, "c1", me, title="Queued work") == (False, None)
     assert await storage.leases.holder(w, "c1") is None
+    assert (await storage.get_chat(w, "c1")).name == "Queued work"
+    assert await storage.untitled_chat(w, "c1") is None
     assert await storage.leases.release_or_next(w, "c1", me) == (False, None)  # nothing held

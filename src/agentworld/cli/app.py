@@ -30,7 +30,7 @@ from agentworld.cli import (
     tools,
     worlds,
 )
-from agentworld.cli.common import state
+from agentworld.cli.common import settle_imports, state
 
 app = typer.Typer(
     name="agentworld",
@@ -88,6 +88,7 @@ def demo() -> None:
     """Run a self-contained offline demo (no API key, nothing outside a temp dir)."""
     from agentworld.cli.demo import run_demo
 
+    settle_imports()
     asyncio.run(run_demo())
 
 

@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import check_database, name_flags, state
+from agentworld.cli.common import check_database, name_flags, settle_imports, state
 
 
 def serve(
@@ -81,6 +81,7 @@ def serve(
             sys.stderr.flush()
             await server.serve(sockets=sockets)
 
+    settle_imports()
     try:
         asyncio.run(run_until_stopped())
     except AgentWorldError as exc:

@@ -49,7 +49,7 @@ class ChatRunners:
         *,
         on_error: OnError,
         on_claimed: Callable[[str], None] | None = None,
-        on_drained: Callable[[str], Awaitable[None]] | None = None,
+        on_drained: Callable[[str], Awaitable[str | None]] | None = None,
     ) -> None:
         self._storage = storage
         self._world = world
@@ -180,15 +180,18 @@ class ChatRunners:
                     if settled is not None:  # the last step's write did what comes next
                         held, item = settled.held, settled.next
                         continue
+                    title = None
                     if self._on_drained is not None:
                         try:
-                            await self._on_drained(chat_id)
+                            title = await self._on_drained(chat_id)
                         except Exception:
                             logger.exception("after-drain work failed for chat %s", chat_id)
-                    # The next item, or — if the inbox is empty — let go, in one transaction:
-                    # work posted by another process meanwhile is never left waiting for a
-                    # claim nobody makes.
-                    held, item = await leases.release_or_next(self._world, chat_id, self._owner)
+                    # The next item, or — if the inbox is empty — let go, in one transaction
+                    # (with the title the drained work found): work posted by another process
+                    # meanwhile is never left waiting for a claim nobody makes.
+                    held, item = await leases.release_or_next(
+                        self._world, chat_id, self._owner, title=title
+                    )
             finally:
                 self._held.discard(chat_id)
                 if held:  # cancelled or failed: let another process take over at once

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from agentworld.models import Agent, Message
 from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage
@@ -79,19 +80,34 @@ async def generate_title(
     return clean_title(response.content) or fallback_title(question)
 
 
-async def title_chat(
+@dataclass(frozen=True, slots=True)
+class Titled:
+    """The chat has its title (titles are given once, never taken back)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewTitle:
+    """The title to record -- with the release of the chat's lease, in one transaction."""
+
+    title: str
+
+
+Naming = Titled | NewTitle | None
+"""What the title step found; None: no first exchange yet, nothing to name."""
+
+
+async def name_chat(
     storage: SQLStorage, provider_for: Callable[[Agent], LLMProvider], world: str, chat_id: str
-) -> bool:
-    """Name the chat after its first exchange unless it has its title already (titles are given
-    once, never taken back); true when the chat has a title now. Run by the process that holds
-    the chat's lease, so one process asks for it."""
+) -> Naming:
+    """The chat's title from its first exchange, unless it has one already. Run by the process
+    that holds the chat's lease, so one process asks for it."""
     untitled = await storage.untitled_chat(world, chat_id)
     if untitled is None:
-        return True
+        return Titled()
     transcript, agents = untitled
     exchange = first_exchange(transcript)
     if exchange is None:
-        return False
+        return None
     question, answer = exchange
     provider: LLMProvider | None = None
     model = ""
@@ -99,6 +115,4 @@ async def title_chat(
     agent = next((a for a in agents if a.name.lower() == answer.sender.lower()), None)
     if agent is not None and agent.provider != "scripted":
         provider, model = provider_for(agent), agent.model
-    title = await generate_title(provider, model, question.content or "", answer.content or "")
-    await storage.rename_chat(world, chat_id, title)
-    return True
+    return NewTitle(await generate_title(provider, model, question.content or "", answer.content or ""))

@@ -39,11 +39,6 @@ _WORLD_NAMED = sa.select(_WORLDS.c.name).where(
 
 
 _OF_CHAT = (_CHATS.c.world == sa.bindparam("world_key"), _CHATS.c.chat_id == sa.bindparam("chat_key"))
-_RENAME_CHAT = (
-    sa.update(_CHATS)
-    .where(*_OF_CHAT)
-    .values(name=sa.bindparam("new_name"), titled=sa.bindparam("new_titled"), updated_at=sa.bindparam("now"))
-)
 _CHAT_TITLED = sa.select(_CHATS.c.titled).where(*_OF_CHAT)
 """Built once: every chat's first exchange titles it (see ``storage.queries``)."""
 _INSERT_CHAT = sa.insert(_CHATS)
@@ -365,11 +360,8 @@ class CatalogStore(StorageCore):
     async def rename_chat(
         self, world: str, chat_id: str, name: str, *, titled: bool = True
     ) -> None:
-        params = {"world_key": world, "chat_key": chat_id, "new_name": name, "new_titled": titled,
-                  "now": ts(utc_now())}  # fmt: skip
-
         def update(conn: Connection) -> None:
-            conn.execute(_RENAME_CHAT, params)
+            queries.rename_chat(conn, world, chat_id, name, titled=titled)
 
         await self.in_transaction(update, write=True)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from agentworld.models.work import QueuedWork
-from agentworld.storage import schema
+from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import next_item
 
@@ -162,14 +162,17 @@ class LeaseStore:
         return await self._storage.in_transaction(write, write=True)
 
     async def release_or_next(
-        self, world: str, chat_id: str, owner: str
+        self, world: str, chat_id: str, owner: str, *, title: str | None = None
     ) -> tuple[bool, QueuedWork | None]:
         """Let the chat go if its inbox is empty, else hand back its next item — one
         transaction, so work queued by another process is never stranded. Returns
         (still held, next item): ``(True, item)`` while there is work, ``(False, None)``
-        once let go (or when the chat is not ``owner``'s any more)."""
+        once let go (or when the chat is not ``owner``'s any more). ``title``: the chat's
+        title, found after its first exchange, recorded in the same transaction."""
 
         def write(conn: Connection) -> tuple[bool, QueuedWork | None]:
+            if title is not None:
+                queries.rename_chat(conn, world, chat_id, title, titled=True)
             return release_or_next(conn, world, chat_id, owner)
 
         return await self._storage.in_transaction(write, write=True)

@@ -104,6 +104,19 @@ def world_row(conn: Connection, name: str) -> Row:
     return row
 
 
+RENAME_CHAT = (
+    sa.update(_CHATS)
+    .where(_CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key"))
+    .values(name=_bp("new_name"), titled=_bp("new_titled"), updated_at=_bp("now"))
+)
+
+
+def rename_chat(conn: Connection, world: str, chat_id: str, name: str, *, titled: bool) -> None:
+    """Give the chat ``name`` (``titled``: as its title), inside the caller's transaction."""
+    params = {"world_key": world, "chat_key": chat_id, "new_name": name, "new_titled": titled}
+    conn.execute(RENAME_CHAT, {**params, "now": ts(utc_now())})
+
+
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
     """The world's settings and its agents, inside the caller's transaction."""
     row = world_row(conn, name)
