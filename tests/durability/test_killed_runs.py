@@ -4,6 +4,7 @@ process that ran it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 POLICY = """
@@ -164,3 +166,51 @@ def test_a_send_killed_while_its_shell_command_runs_takes_the_command_with_it(
         assert not (work / "F").exists()  # never run again (it would have made F by now)
         (log,) = cli("tool-logs", "w", "--json").json()["toolLogs"]
         assert (log["toolCallId"], log["status"]) == ("call_run", "interrupted")
+
+
+def test_a_send_killed_while_it_names_the_chat_leaves_the_title_and_the_lease_to_resume(
+    cli: Any, db_url: str, tmp_path: Path
+) -> None:
+    """The answer is stored; the process dies while the model names the chat (SPEC O5), its
+    lease still held. ``resume`` takes the chat up although its inbox is empty: it names it
+    and lets it go."""
+    release = threading.Event()
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if "You name conversations" in str(body["messages"][0]["content"]):
+            if not release.is_set():
+                release.wait(60)  # the first process is killed while this call is in flight
+                return Reply.text("Too late")
+            return Reply.text("Budget talk")
+        return Reply.text("the answer")
+
+    def titles(server: OpenAIWireServer) -> int:
+        return sum("You name conversations" in str(r["messages"][0]["content"]) for r in server.requests)
+
+    def holder(chat_id: str) -> str | None:
+        async def read() -> str | None:
+            async with SQLStorage(db_url) as storage:
+                return await storage.leases.holder("w", chat_id)
+
+        return asyncio.run(read())
+
+    with OpenAIWireServer(responder=answer) as server:
+        _world(cli, server)
+        proc = _start_send(db_url, tmp_path, "@a1 the budget")
+        try:
+            _wait_for(lambda: titles(server) == 1, "the title request")
+            _kill(proc)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+        (chat,) = cli("chat", "list", "w", "--json").json()["chats"]
+        assert chat["name"] == "New chat" and holder(chat["chatId"]) is not None
+
+        cli("resume", "w")
+
+        (chat,) = cli("chat", "list", "w", "--json").json()["chats"]
+        assert chat["name"] == "Budget talk"
+        assert holder(chat["chatId"]) is None
+        transcript = cli("messages", "w", "--json").json()["messages"]
+        assert [m["content"] for m in transcript] == ["@a1 the budget", "the answer"]

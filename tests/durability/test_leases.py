@@ -151,3 +151,11 @@ async def _finishing(storage: SQLStorage, w: str) -> None:
     assert (await storage.get_chat(w, "c1")).name == "Queued work"
     assert await storage.untitled_chat(w, "c1") is None
     assert await storage.leases.release_or_next(w, "c1", me) == (False, None)  # nothing held
+
+    # A generated title never replaces a name a person gave meanwhile.
+    await storage.create_chat(Chat(world=w, chat_id="c2"))
+    assert await storage.leases.claim(w, "c2", me, ttl=20)
+    await storage.rename_chat(w, "c2", "My own name")
+    assert await storage.leases.release_or_next(w, "c2", me, title="Generated") == (False, None)
+    assert (await storage.get_chat(w, "c2")).name == "My own name"
+    assert await storage.leases.holder(w, "c2") is None

@@ -86,6 +86,11 @@ class ChatRunners:
     def _forget(self, chat_id: str, task: asyncio.Task[bool]) -> None:
         if self._tasks.get(chat_id) is task:  # a later runner of the chat may have replaced it
             del self._tasks[chat_id]
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            # A runner ends with an error only when storage failed under it (an item's own
+            # failure is reported and dropped, ``_fail``): said once, not as a stray traceback.
+            logger.error("chat %s stopped running: %s", chat_id, exc)
+            logger.debug("chat %s stopped running", chat_id, exc_info=exc)
 
     @contextlib.asynccontextmanager
     async def stopped(self, chat_id: str) -> AsyncIterator[None]:
@@ -195,7 +200,10 @@ class ChatRunners:
             finally:
                 self._held.discard(chat_id)
                 if held:  # cancelled or failed: let another process take over at once
-                    await asyncio.shield(leases.release(self._world, chat_id, self._owner))
+                    try:
+                        await asyncio.shield(leases.release(self._world, chat_id, self._owner))
+                    except Exception as exc:  # the claim lapses on its own (``LEASE_SECONDS``)
+                        logger.warning("could not let chat %s go: %s", chat_id, exc)
             self._kicked.discard(chat_id)
             if chat_id not in self._kicked:
                 return True

@@ -34,6 +34,11 @@ CHATS_WITH_WORK = (
     .group_by(_TABLE.c.chat_id)
     .order_by(sa.func.min(_TABLE.c.item_id))
 )
+_LEASED = (
+    sa.select(schema.chat_leases.c.chat_id)
+    .where(schema.chat_leases.c.world == _bp("world_key"))
+    .order_by(schema.chat_leases.c.chat_id)
+)
 _REPLACE_ITEM = sa.update(_TABLE).where(_ITEM).values(work=_bp("new_work"))
 _ITEM_POSITION = sa.select(_TABLE.c.position).where(_ITEM)
 _LAST_POSITION = sa.select(sa.func.max(_TABLE.c.position)).where(_OF_CHAT)
@@ -167,9 +172,15 @@ class InboxStore:
         return await self._storage.in_transaction(read, write=False)
 
     async def chats_with_work(self, world: str) -> list[str]:
-        """Chats of the world with work left (to resume after a process stopped)."""
+        """Chats of the world with work left (to resume after a process stopped): queued
+        items first, then chats whose lease was never let go -- a process that stopped after
+        the chat's last item but before its title and the release. (A chat held by a live
+        process is among them; its runner gives way.)"""
         def read(conn: Connection) -> list[str]:
-            return [str(r.chat_id) for r in conn.execute(CHATS_WITH_WORK, {"world_key": world})]
+            params = {"world_key": world}
+            queued = [str(r.chat_id) for r in conn.execute(CHATS_WITH_WORK, params)]
+            seen = set(queued)
+            return queued + [str(r.chat_id) for r in conn.execute(_LEASED, params) if r.chat_id not in seen]
 
         return await self._storage.in_transaction(read, write=False)
 

@@ -172,7 +172,7 @@ class LeaseStore:
 
         def write(conn: Connection) -> tuple[bool, QueuedWork | None]:
             if title is not None:
-                queries.rename_chat(conn, world, chat_id, title, titled=True)
+                queries.give_title(conn, world, chat_id, title)
             return release_or_next(conn, world, chat_id, owner)
 
         return await self._storage.in_transaction(write, write=True)

@@ -111,10 +111,21 @@ RENAME_CHAT = (
 )
 
 
+GIVE_TITLE = RENAME_CHAT.where(_CHATS.c.titled.is_(False))
+"""A generated title: never over a name given meanwhile (a person's rename marks it titled)."""
+
+
 def rename_chat(conn: Connection, world: str, chat_id: str, name: str, *, titled: bool) -> None:
     """Give the chat ``name`` (``titled``: as its title), inside the caller's transaction."""
     params = {"world_key": world, "chat_key": chat_id, "new_name": name, "new_titled": titled}
     conn.execute(RENAME_CHAT, {**params, "now": ts(utc_now())})
+
+
+def give_title(conn: Connection, world: str, chat_id: str, title: str) -> None:
+    """Name the chat with its generated ``title`` unless it has a title or a name of one's own
+    already (inside the caller's transaction)."""
+    params = {"world_key": world, "chat_key": chat_id, "new_name": title, "new_titled": True}
+    conn.execute(GIVE_TITLE, {**params, "now": ts(utc_now())})
 
 
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
