@@ -56,7 +56,7 @@ from agentworld.runtime.route_step import Routed, WorldAndAgents, single_loop, t
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
-from agentworld.runtime.titles import NewTitle, Titled, name_chat
+from agentworld.runtime.titles import NewTitle, name_chat
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.pending import refuse_closed
@@ -402,15 +402,11 @@ class WorldRuntime:
         await self.bus.publish(mcp_server_failed(self.world, server, exc))
 
     async def _title_chat(self, chat_id: str) -> str | None:
-        """The title to record as the chat is let go, after its first exchange, once (SPEC O5)
-        — under the chat's lease, so one process does it, whichever runs the chat. (Should that
-        write fail, the chat stays untitled in storage, and the next process to run it names it.)"""
+        """The title to record as the chat is let go after its first exchange, once (SPEC O5),
+        under its lease. (Should that write fail, the next process to run the chat names it.)"""
         if chat_id in self._titled:
             return None
-        match await name_chat(self.storage, self._providers.get, self.world, chat_id):
-            case Titled():
-                self._titled.add(chat_id)
-            case NewTitle(title):
-                self._titled.add(chat_id)
-                return title
-        return None
+        naming = await name_chat(self.storage, self._providers.get, self.world, chat_id)
+        if naming is not None:  # titled, or about to be with the release
+            self._titled.add(chat_id)
+        return naming.title if isinstance(naming, NewTitle) else None

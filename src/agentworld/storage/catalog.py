@@ -41,21 +41,6 @@ _WORLD_NAMED = sa.select(_WORLDS.c.name).where(
 _OF_CHAT = (_CHATS.c.world == sa.bindparam("world_key"), _CHATS.c.chat_id == sa.bindparam("chat_key"))
 _CHAT_TITLED = sa.select(_CHATS.c.titled).where(*_OF_CHAT)
 """Built once: every chat's first exchange titles it (see ``storage.queries``)."""
-_INSERT_CHAT = sa.insert(_CHATS)
-_INSERT_WORLD = sa.insert(_WORLDS)
-_INSERT_AGENT = sa.insert(_AGENTS)
-_INSERT_AUDIT = sa.insert(schema.audit_log)
-_UPDATE_WORLD = (
-    sa.update(_WORLDS)
-    .where(_WORLDS.c.name == sa.bindparam("world_key"))
-    .values(
-        config=sa.bindparam("new_config", type_=_WORLDS.c.config.type),
-        updated_at=sa.bindparam("new_updated_at", type_=_WORLDS.c.updated_at.type),
-    )
-)
-"""Built once, as every statement a command may run often is: a statement built per call is
-compiled per call (``sqlite_direct``), which costs more than running it."""
-
 
 NAME_LOCK_CLASS = 0x6177_6E6D
 """The first key of the advisory locks on names (``'awnm'``), apart from the event log's."""
@@ -90,7 +75,7 @@ class CatalogStore(StorageCore):
             if existing is not None:
                 same = "" if existing == world.name else " (names are unique regardless of case)"
                 raise AlreadyExistsError(f"world {existing!r} already exists{same}")
-            conn.execute(_INSERT_WORLD, row)
+            conn.execute(queries.INSERT_WORLD, row)
 
         await self.in_transaction(
             insert, write=True, duplicate=f"world {world.name!r} already exists"
@@ -125,7 +110,7 @@ class CatalogStore(StorageCore):
 
         def update(conn: Connection) -> None:
             result = conn.execute(
-                _UPDATE_WORLD,
+                queries.UPDATE_WORLD,
                 {"world_key": world.name, "new_config": config, "new_updated_at": ts(world.updated_at)},
             )
             if result.rowcount == 0:
@@ -193,7 +178,7 @@ class CatalogStore(StorageCore):
             )
             if existing.first() is not None:
                 raise AlreadyExistsError(taken)
-            conn.execute(_INSERT_AGENT, row)
+            conn.execute(queries.INSERT_AGENT, row)
 
         await self.in_transaction(insert, write=True, duplicate=taken)
         return agent
@@ -278,7 +263,7 @@ class CatalogStore(StorageCore):
             entry = audit_row(
                 world, AuditEntry(event="agent_deleted", actor=actor, agent=found, detail=detail)
             )
-            conn.execute(_INSERT_AUDIT, entry)
+            conn.execute(queries.INSERT_AUDIT, entry)
             return str(found)
 
         return await self.in_transaction(delete, write=True)
@@ -318,7 +303,7 @@ class CatalogStore(StorageCore):
 
         def insert(conn: Connection) -> None:
             queries.require_world(conn, chat.world)
-            conn.execute(_INSERT_CHAT, row)
+            conn.execute(queries.INSERT_CHAT, row)
 
         taken = f"chat {chat.chat_id!r} already exists in world {chat.world!r}"
         await self.in_transaction(insert, write=True, duplicate=taken)
@@ -405,7 +390,7 @@ class CatalogStore(StorageCore):
             entry = audit_row(
                 world, AuditEntry(event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail)
             )
-            conn.execute(_INSERT_AUDIT, entry)
+            conn.execute(queries.INSERT_AUDIT, entry)
 
         await self.in_transaction(delete, write=True)
 

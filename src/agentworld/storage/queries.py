@@ -104,6 +104,21 @@ def world_row(conn: Connection, name: str) -> Row:
     return row
 
 
+INSERT_CHAT = sa.insert(_CHATS)
+INSERT_WORLD = sa.insert(_WORLDS)
+INSERT_AGENT = sa.insert(_AGENTS)
+INSERT_AUDIT = sa.insert(schema.audit_log)
+UPDATE_WORLD = (
+    sa.update(_WORLDS)
+    .where(_WORLDS.c.name == _bp("world_key"))
+    .values(
+        config=_bp("new_config", type_=_WORLDS.c.config.type),
+        updated_at=_bp("new_updated_at", type_=_WORLDS.c.updated_at.type),
+    )
+)
+"""Built once, as every statement a command may run often is: a statement built per call is
+compiled per call (``sqlite_direct``), which costs more than running it."""
+
 RENAME_CHAT = (
     sa.update(_CHATS)
     .where(_CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key"))
