@@ -129,7 +129,9 @@ class SQLiteRunner:
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
         if self._in_place and not self._queued and self._guard.acquire(blocking=False):
             try:
-                outcome = self._unit_in_place(fn, write) if not self._queued else _WAIT
+                # Asked again under the guard: another thread may have queued work meanwhile.
+                ready = self._in_place and not self._queued
+                outcome = self._unit_in_place(fn, write) if ready else _WAIT
             finally:
                 self._guard.release()
             if outcome is not _WAIT:
