@@ -36,6 +36,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from _harness import (
     PLAIN_MODEL,
@@ -151,6 +152,32 @@ async def baselines(server: OpenAIWireProcess, args: argparse.Namespace) -> list
     return lines
 
 
+@dataclass
+class PublicRun:
+    chats: list[str]
+    line: str
+
+
+async def public_sends(
+    bw: BenchWorld[OpenAIWireProcess], args: argparse.Namespace, text: str, agents: list[str]
+) -> PublicRun:
+    """The same turns in as many new chats, the way an application writes it: ``--chats``
+    concurrent ``AgentWorld.send`` calls, each waiting for its answers (and, as a library
+    process's does, until this process runs no chat: the titles too)."""
+    chats = [await bw.new_chat() for _ in range(args.chats)]
+    with Phase(bw.server) as phase:
+        results = await asyncio.gather(
+            *(bw.aw.send(WORLD, text, chat_id=chat, timeout=args.timeout) for chat in chats),
+            return_exceptions=True,
+        )
+    sent = [r for r in results if not isinstance(r, BaseException)]
+    answers = sum(
+        1 for r in sent for m in r.messages if m.role == "assistant" and m.sender in agents
+    )
+    failed = len(results) - len(sent) + sum(len(r.errors) + r.timed_out for r in sent)
+    return PublicRun(chats, phase.line("AgentWorld.send", answers, failed))
+
+
 async def run(args: argparse.Namespace) -> None:
     agents = [f"a{i}" for i in range(1, args.agents + 1)]
     text = "@a1 hi" if args.agents == 1 else "hello everyone"
@@ -160,7 +187,9 @@ async def run(args: argparse.Namespace) -> None:
         async with bench_world(
             server, stream=args.stream, agents=[(a, PLAIN_MODEL) for a in agents]
         ) as bw:
-            bw.runtime.bus.subscribe(watcher, kinds=["system", "message"], name="bench-watcher")
+            unwatch = bw.runtime.bus.subscribe(
+                watcher, kinds=["system", "message"], name="bench-watcher"
+            )
             started = time.perf_counter()
             chats = [await bw.new_chat() for _ in range(args.chats)]
             setup = time.perf_counter() - started
@@ -177,9 +206,11 @@ async def run(args: argparse.Namespace) -> None:
             stats = server.stats()
             # A turn that fails publishes a system event; that is the runtime's error count.
             ours = phase.line("Agent World", len(watcher.answer_latencies), len(watcher.system_events))
+            unwatch()
+            public = await public_sends(bw, args, text, agents)
 
             started = time.perf_counter()
-            counts = await verify(bw, chats, agents)
+            counts = await verify(bw, chats + public.chats, agents)
             verify_time = time.perf_counter() - started
 
     turns = args.chats * args.agents
@@ -204,11 +235,11 @@ async def run(args: argparse.Namespace) -> None:
     )
     print()
     print(f"Same server, {args.chats:,} at once")
-    for line in [*baseline_lines, ours]:
+    for line in [*baseline_lines, ours, public.line]:
         print(line)
     print()
-    print(f"Storage check ({verify_time:.1f} s)")
-    print(f"  chats complete: {counts['chats complete']:,} of {args.chats:,}")
+    print(f"Storage check ({verify_time:.1f} s, both runs)")
+    print(f"  chats complete: {counts['chats complete']:,} of {2 * args.chats:,}")
     print(f"  lost: {counts['lost']}, duplicated: {counts['duplicated']}")
     print(f"  system messages in transcripts: {counts['system messages in transcripts']}")
     print(f"  system events: {len(watcher.system_events)}")

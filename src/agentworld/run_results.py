@@ -88,12 +88,12 @@ class RunWatch:
     def __init__(self, runtime: WorldRuntime, chat: str) -> None:
         self.errors: list[str] = []
         self.denied: list[DeniedCall] = []
-        self._chat = chat
-        self.unsubscribe = runtime.bus.subscribe(self._collect, kinds=["system", "tool"], name="command-watch")
+        self.unsubscribe = runtime.bus.subscribe(
+            self._collect, kinds=["system", "tool"], name="command-watch", chat=chat
+        )
 
     def _collect(self, event: WorldEvent) -> None:
-        if event.chat not in (self._chat, None):
-            return
+        """An event of the chat, or of no chat (the bus's ``chat`` filter)."""
         if isinstance(event, SystemEvent) and event.level == "error":
             self.errors.append(event.text)
         elif isinstance(event, ToolEvent) and (by := event.detail.get("deniedBy")) is not None:

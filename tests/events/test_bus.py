@@ -143,6 +143,54 @@ async def test_unsubscribe_stops_delivery_to_that_subscriber_only() -> None:
     assert log == [("a", before), ("b", before), ("b", after)]
 
 
+async def test_a_chat_subscriber_hears_its_chat_and_the_world_in_subscription_order() -> None:
+    bus = EventBus("lab")
+    log: list[tuple[str, WorldEvent]] = []
+    bus.subscribe(Recorder(log, "all-first"))
+    bus.subscribe(AsyncRecorder(log, "c1"), chat="c1")
+    bus.subscribe(Recorder(log, "c2"), chat="c2")
+    bus.subscribe(Recorder(log, "all-last"))
+    bus.subscribe(Recorder(log, "c1-tools"), chat="c1", kinds=["tool"])
+    in_c1, in_c2, world_wide, tool = (
+        message_event("one", chat="c1"),
+        message_event("two", chat="c2"),
+        crud_event(),
+        tool_event(),
+    )
+
+    for event in (in_c1, in_c2, world_wide, tool):
+        await bus.publish(event)
+
+    assert log == [
+        ("all-first", in_c1), ("c1", in_c1), ("all-last", in_c1),
+        ("all-first", in_c2), ("c2", in_c2), ("all-last", in_c2),
+        ("all-first", world_wide), ("c1", world_wide), ("c2", world_wide), ("all-last", world_wide),
+        ("all-first", tool), ("c1", tool), ("all-last", tool), ("c1-tools", tool),
+    ]  # fmt: skip
+
+
+async def test_unsubscribing_a_chat_subscriber_leaves_the_chats_others() -> None:
+    bus = EventBus("lab")
+    log: list[tuple[str, WorldEvent]] = []
+    first = bus.subscribe(Recorder(log, "first"), chat="c1")
+    second = bus.subscribe(Recorder(log, "second"), chat="c1")
+    before, middle, after = (message_event(text, chat="c1") for text in ("a", "b", "c"))
+
+    await bus.publish(before)
+    first()
+    await bus.publish(middle)
+    second()
+    second()  # harmless
+    third = bus.subscribe(Recorder(log, "third"), chat="c1")  # the chat anew
+    first()  # an old unsubscribe does not touch the new subscriber
+    await bus.publish(after)
+    third()
+
+    assert log == [
+        ("first", before), ("second", before), ("second", middle), ("third", after)
+    ]
+
+
 async def test_same_handler_subscribed_twice_is_unsubscribed_once_at_a_time() -> None:
     bus = EventBus("lab")
     log: list[tuple[str, WorldEvent]] = []

@@ -9,9 +9,11 @@ run. Nothing is fire-and-forget, so no error can vanish.
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from agentworld.callbacks import maybe_await
 from agentworld.models.events import EventKind, SystemEvent, WorldEvent
@@ -26,38 +28,66 @@ class _Subscription:
     handler: Handler
     kinds: frozenset[str] | None
     name: str
+    order: int
+    """When it subscribed: subscribers are awaited in this order, whichever list holds them."""
 
 
 class EventBus:
     def __init__(self, world: str) -> None:
         self.world = world
         self._subscriptions: list[_Subscription] = []
+        """Subscribers to every chat's events."""
+        self._by_chat: dict[str, list[_Subscription]] = {}
+        """Subscribers to one chat's events (and the world's own): a ``send`` watching its chat
+        is not asked about the events of a thousand others."""
+        self._order = itertools.count()
 
     def subscribe(
-        self, handler: Handler, *, kinds: Iterable[EventKind] | None = None, name: str | None = None
+        self,
+        handler: Handler,
+        *,
+        kinds: Iterable[EventKind] | None = None,
+        name: str | None = None,
+        chat: str | None = None,
     ) -> Callable[[], None]:
-        """Register ``handler`` (sync or async); returns a function that unsubscribes it."""
+        """Register ``handler`` (sync or async); returns a function that unsubscribes it.
+        ``chat``: only that chat's events, and those of no chat (the world's own)."""
         subscription = _Subscription(
             handler,
             frozenset(kinds) if kinds is not None else None,
             name or str(getattr(handler, "__qualname__", None) or repr(handler)),
+            next(self._order),
         )
-        self._subscriptions.append(subscription)
+        members = self._subscriptions if chat is None else self._by_chat.setdefault(chat, [])
+        members.append(subscription)
 
         def unsubscribe() -> None:
-            if subscription in self._subscriptions:
-                self._subscriptions.remove(subscription)
+            if subscription in members:
+                members.remove(subscription)
+            if chat is not None and not members and self._by_chat.get(chat) is members:
+                del self._by_chat[chat]
 
         return unsubscribe
 
     async def publish(self, event: WorldEvent) -> None:
-        for subscription in tuple(self._subscriptions):
+        for subscription in self._audience(event.chat):
             if subscription.kinds is not None and event.kind not in subscription.kinds:
                 continue
             try:
                 await maybe_await(subscription.handler(event))
             except Exception as exc:
                 await self._report_failure(subscription, event, exc)
+
+    def _audience(self, chat: str | None) -> Sequence[_Subscription]:
+        """Who hears an event of ``chat``, in the order they subscribed (a copy: a handler
+        may subscribe or unsubscribe while the event is delivered)."""
+        if chat is None:  # the world's own event concerns the subscribers of every chat
+            scoped = [s for members in self._by_chat.values() for s in members]
+        else:
+            scoped = self._by_chat.get(chat, [])
+        if not scoped:
+            return tuple(self._subscriptions)
+        return sorted([*self._subscriptions, *scoped], key=_subscribed)
 
     async def _report_failure(
         self, subscription: _Subscription, event: WorldEvent, exc: Exception
@@ -88,3 +118,6 @@ class EventBus:
                 },
             )
         )
+
+
+_subscribed = attrgetter("order")

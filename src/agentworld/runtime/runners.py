@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from agentworld.models.work import InboxChange, LeaseAfterStep, QueuedWork
@@ -59,6 +59,9 @@ class ChatRunners:
         self._on_drained = on_drained
         self._owner = runtime_identity()
         self._tasks: dict[str, asyncio.Task[bool]] = {}
+        self._idle = asyncio.Event()
+        """Set while this process runs no chat (``_tasks`` is empty)."""
+        self._idle.set()
         self._held: set[str] = set()
         """Chats whose lease this process holds."""
         self._renewer: asyncio.Task[None] | None = None
@@ -79,13 +82,19 @@ class ChatRunners:
         if running is not None and not running.done():
             self._kicked.add(chat_id)
             return
-        task = asyncio.create_task(self._run(chat_id), name=f"chat:{chat_id}")
+        self._start(chat_id, self._run(chat_id))
+
+    def _start(self, chat_id: str, run: Coroutine[Any, Any, bool]) -> None:
+        task = asyncio.create_task(run, name=f"chat:{chat_id}")
         self._tasks[chat_id] = task
+        self._idle.clear()
         task.add_done_callback(functools.partial(self._forget, chat_id))
 
     def _forget(self, chat_id: str, task: asyncio.Task[bool]) -> None:
         if self._tasks.get(chat_id) is task:  # a later runner of the chat may have replaced it
             del self._tasks[chat_id]
+            if not self._tasks:
+                self._idle.set()
         if not task.cancelled() and (exc := task.exception()) is not None:
             # A runner ends with an error only when storage failed under it (an item's own
             # failure is reported and dropped, ``_fail``): said once, not as a stray traceback.
@@ -118,9 +127,10 @@ class ChatRunners:
         person is idle."""
         if chat_id is None:
             while self._tasks:
-                # ``wait``, not ``gather``: a waiter that gives up (a timeout, a client gone)
-                # must not cancel the work it was waiting for.
-                await asyncio.wait(list(self._tasks.values()))
+                # One event for every waiter. Waiting on the tasks themselves cost each waiter a
+                # callback on every running chat: a thousand concurrent ``send``s, a million.
+                # A waiter that gives up (a timeout, a client gone) cancels nothing but its wait.
+                await self._idle.wait()
             return
         task = self._tasks.get(chat_id)
         while True:
@@ -155,9 +165,7 @@ class ChatRunners:
         if self._closed or (running is not None and not running.done()):
             self.kick(chat_id)  # the runner at work sees the new item before it lets go
             return
-        task = asyncio.create_task(self._run(chat_id, claimed=(first,)), name=f"chat:{chat_id}")
-        self._tasks[chat_id] = task
-        task.add_done_callback(functools.partial(self._forget, chat_id))
+        self._start(chat_id, self._run(chat_id, claimed=(first,)))
 
     async def _run(self, chat_id: str, *, claimed: tuple[QueuedWork | None] | None = None) -> bool:
         """Run the chat while this process can claim it; False if another process holds it.
