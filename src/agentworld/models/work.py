@@ -137,6 +137,18 @@ class LeaseAfterStep:
 
 
 @dataclass(frozen=True)
+class StepRecorded:
+    """What a step's write found beyond storing the step, in the same transaction: the chat's
+    lease when the step was to let it go (``LeaseAfterStep``), and, when the step was to look,
+    what naming the chat needs (its transcript and the world's agents) or ``"titled"``: the
+    title step after the chat's first exchange then reads nothing (SPEC O5)."""
+
+    lease: LeaseAfterStep | None = None
+    naming: tuple[list[Message], list[Agent]] | Literal["titled"] | None = None
+    """None: the step was not asked to look."""
+
+
+@dataclass(frozen=True)
 class InboxChange:
     """What one step does to its chat's inbox, committed with the step's own writes.
 

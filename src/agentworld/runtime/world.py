@@ -56,7 +56,7 @@ from agentworld.runtime.route_step import Routed, WorldAndAgents, single_loop, t
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.stopping import StopOutcome, stop_chat
 from agentworld.runtime.streaming import StreamCallbacks
-from agentworld.runtime.titles import NewTitle, name_chat
+from agentworld.runtime.titles import ChatTitles
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.pending import refuse_closed
@@ -86,12 +86,13 @@ class WorldRuntime:
         persist_events(self.bus, storage)
         self._providers = ProviderPool(provider_factory or build_provider)
         self._tools = WorldTools(extra=tools, on_mcp_error=self._report_mcp_error)
+        self._titles = ChatTitles(storage, self._providers.get, world)
         self._runners = ChatRunners(
             storage,
             world,
             self._process,
             on_error=self._report_work_error,
-            on_drained=self._title_chat,
+            on_drained=self._titles.title,
         )
         self._memory = MemoryCache(storage)
         self._hooks = HookSet(on_event)
@@ -116,8 +117,6 @@ class WorldRuntime:
         self._routed: dict[int, Routed] = {}
         """What a route just did, by the item its loop continues in: the world it read, and the
         message that loop is to take into memory (chats run concurrently: keyed by item)."""
-        self._titled: set[str] = set()
-        """Chats known to have their title already (titles are given once, never taken back)."""
         self.bus.subscribe(self._timers.on_approval, kinds=["approval"], name="approval-timer")
 
     def on_event(self, hook: OnEvent) -> OnEvent:
@@ -218,21 +217,26 @@ class WorldRuntime:
         )
         # A step that ends its item and queues nothing may be the chat's last: it lets the chat
         # go in its own transaction — once the chat is titled (titling happens under the lease,
-        # after the inbox is done: ``ChatRunners``' ``on_drained``).
-        last = settles is not None and not then and not routed and message.chat_id in self._titled
-        lease = await self.storage.record_step_with_transcript(
+        # after the inbox is done: ``ChatRunners``' ``on_drained``); until then it reads what
+        # naming the chat needs, so the title step reads nothing.
+        last = settles is not None and not then and not routed
+        titled = self._titles.has_title(message.chat_id)
+        recorded = await self.storage.record_step_with_transcript(
             self.world,
             memory_of,
             [message] if memory_of is not None else [],
             [message],
             llm_calls=llm_calls,
             inbox=change if change.append or settles is not None else None,
-            let_go=self._runners.owner if last else None,
+            let_go=self._runners.owner if last and titled else None,
             events=events,
             tool_log_end=tool_log_end,
+            look_for_title=last and not titled,
         )
-        if lease is not None:
-            self._runners.settled(message.chat_id, lease)
+        if recorded.lease is not None:
+            self._runners.settled(message.chat_id, recorded.lease)
+        if recorded.naming is not None:
+            self._titles.found(message.chat_id, recorded.naming)
         for event in events:
             await self.bus.publish(event)
         await self.bus.publish(MessageEvent(world=self.world, message=message))
@@ -400,13 +404,3 @@ class WorldRuntime:
 
     async def _report_mcp_error(self, server: str, exc: Exception) -> None:
         await self.bus.publish(mcp_server_failed(self.world, server, exc))
-
-    async def _title_chat(self, chat_id: str) -> str | None:
-        """The title to record as the chat is let go after its first exchange, once (SPEC O5),
-        under its lease. (Should that write fail, the next process to run the chat names it.)"""
-        if chat_id in self._titled:
-            return None
-        naming = await name_chat(self.storage, self._providers.get, self.world, chat_id)
-        if naming is not None:  # titled, or about to be with the release
-            self._titled.add(chat_id)
-        return naming.title if isinstance(naming, NewTitle) else None

@@ -20,7 +20,6 @@ from agentworld.storage.pending import cancel_agent_calls
 from agentworld.storage.rows import (
     agent_config,
     row_agent,
-    row_message,
     row_world,
     ts,
 )
@@ -38,9 +37,6 @@ _WORLD_NAMED = sa.select(_WORLDS.c.name).where(
 """The world whose name is ``name_key`` in any case."""
 
 
-_OF_CHAT = (_CHATS.c.world == sa.bindparam("world_key"), _CHATS.c.chat_id == sa.bindparam("chat_key"))
-_CHAT_TITLED = sa.select(_CHATS.c.titled).where(*_OF_CHAT)
-"""Built once: every chat's first exchange titles it (see ``storage.queries``)."""
 
 NAME_LOCK_CLASS = 0x6177_6E6D
 """The first key of the advisory locks on names (``'awnm'``), apart from the event log's."""
@@ -353,16 +349,7 @@ class CatalogStore(StorageCore):
     async def untitled_chat(self, world: str, chat_id: str) -> tuple[list[Message], list[Agent]] | None:
         """What naming a chat needs -- its transcript and the world's agents -- or None once it
         has its title; one read (the title step runs once per chat, after its first turn)."""
-        params = {"world_key": world, "chat_key": chat_id}
-
-        def read(conn: Connection) -> tuple[list[Message], list[Agent]] | None:
-            if conn.execute(_CHAT_TITLED, params).scalar():
-                return None
-            transcript = [row_message(r) for r in conn.execute(queries.TRANSCRIPT, params).all()]
-            agents = conn.execute(queries.AGENTS_OF_WORLD, {"world_key": world}).all()
-            return transcript, [row_agent(r) for r in agents]
-
-        return await self.in_transaction(read, write=False)
+        return await self.in_transaction(lambda conn: queries.untitled(conn, world, chat_id), write=False)
 
     async def delete_chat(self, world: str, chat_id: str, *, actor: str = "human") -> None:
         """Delete a chat and every row kept for it, in one transaction: its transcript and

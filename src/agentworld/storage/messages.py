@@ -14,7 +14,15 @@ from agentworld.models import Agent, Message, Usage, World
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
 from agentworld.models.records import ToolLogEnd
-from agentworld.models.work import InboxChange, LeaseAfterStep, Loop, Posted, QueuedWork, TakenUp
+from agentworld.models.work import (
+    InboxChange,
+    LeaseAfterStep,
+    Loop,
+    Posted,
+    QueuedWork,
+    StepRecorded,
+    TakenUp,
+)
 from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
@@ -87,7 +95,8 @@ class MessageStore(StorageCore):
         let_go: str | None = None,
         events: Sequence[WorldEvent] = (),
         tool_log_end: ToolLogEnd | None = None,
-    ) -> LeaseAfterStep | None:
+        look_for_title: bool = False,
+    ) -> StepRecorded:
         """Append a step to the agent's memory and publish messages to the chat transcript,
         counting the step's LLM calls and queueing the work it causes, all in one
         transaction: the answer is in the transcript exactly when it is in the memory, and
@@ -95,14 +104,15 @@ class MessageStore(StorageCore):
         owner running the chat), the same transaction lets the chat go if its inbox is now
         empty, else returns its next item (``leases.release_or_next``). ``events`` (not
         messages) go into the event log first, and ``tool_log_end`` records how the tool run
-        whose result this is ended, in the same transaction."""
+        whose result this is ended, in the same transaction. ``look_for_title``: also read
+        whether the chat has its title, and what naming it needs if not."""
         rows = [message_row(world, agent, m) for m in memory] if agent is not None else []
         rows += [message_row(world, None, m) for m in transcript]
         logged = [event_row(e) for e in events]
         if not rows and not llm_calls and inbox is None and not logged and tool_log_end is None:
-            return None
+            return StepRecorded()
 
-        def write(conn: Connection) -> LeaseAfterStep | None:
+        def write(conn: Connection) -> StepRecorded:
             insert_log_rows(conn, logged)
             if tool_log_end is not None:
                 finish_log(conn, tool_log_end)
@@ -110,9 +120,13 @@ class MessageStore(StorageCore):
             if llm_calls and agent is not None:
                 queries.count_llm_calls(conn, world, agent, llm_calls)
             apply_change(conn, world, inbox)
-            if let_go is None or inbox is None:
-                return None
-            return LeaseAfterStep(*release_or_next(conn, world, inbox.chat_id, let_go))
+            if inbox is None:
+                return StepRecorded()
+            if look_for_title:
+                return StepRecorded(naming=queries.untitled(conn, world, inbox.chat_id) or "titled")
+            if let_go is None:
+                return StepRecorded()
+            return StepRecorded(LeaseAfterStep(*release_or_next(conn, world, inbox.chat_id, let_go)))
 
         return await self.in_transaction(write, write=True)
 

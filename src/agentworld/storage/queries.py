@@ -13,11 +13,18 @@ from typing import Any
 import sqlalchemy as sa
 
 from agentworld.errors import NotFoundError
-from agentworld.models import Agent, World, utc_now
+from agentworld.models import Agent, Message, World, utc_now
 from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
-from agentworld.storage.rows import CHAT_MESSAGES, MESSAGE_COLUMNS, row_agent, row_world, ts
+from agentworld.storage.rows import (
+    CHAT_MESSAGES,
+    MESSAGE_COLUMNS,
+    row_agent,
+    row_message,
+    row_world,
+    ts,
+)
 
 _AGENTS = schema.agents
 _CHATS = schema.chats
@@ -49,6 +56,9 @@ RESET_LLM_CALLS = (
     .values(llm_call_count=0)
 )
 CHAT_EXISTS = sa.select(_CHATS.c.chat_id).where(
+    _CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key")
+)
+CHAT_TITLED = sa.select(_CHATS.c.titled).where(
     _CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key")
 )
 CHAT_MESSAGE_COUNT = (
@@ -141,6 +151,16 @@ def give_title(conn: Connection, world: str, chat_id: str, title: str) -> None:
     already (inside the caller's transaction)."""
     params = {"world_key": world, "chat_key": chat_id, "new_name": title, "new_titled": True}
     conn.execute(GIVE_TITLE, {**params, "now": ts(utc_now())})
+
+
+def untitled(conn: Connection, world: str, chat_id: str) -> tuple[list[Message], list[Agent]] | None:
+    """What naming a chat needs -- its transcript and the world's agents -- or None once it
+    has its title (inside the caller's transaction)."""
+    params = {"world_key": world, "chat_key": chat_id}
+    if conn.execute(CHAT_TITLED, params).scalar():
+        return None
+    transcript = [row_message(r) for r in conn.execute(TRANSCRIPT, params).all()]
+    return transcript, [row_agent(r) for r in conn.execute(AGENTS_OF_WORLD, params).all()]
 
 
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
