@@ -144,9 +144,10 @@ _CURL_VALUED = "AbCcDdEFHhKmoQrTtUuwXxYyz"
 
 
 def _curl(args: Sequence[Word]) -> OptionEffects:
-    """``-K``/``--config`` is a file of options we do not read; ``-w '%output{F}'`` (or a
+    """``-K``/``--config`` is a file of options we do not read, ``--engine`` loads a crypto
+    engine (a shared library, as ``openssl -engine`` does); ``-w '%output{F}'`` (or a
     format read from ``@FILE``) writes where the format says."""
-    if flags(args, ("--config",), "K"):
+    if flags(args, ("--config", "--engine"), "K"):
         return HIDDEN
     formats = [v or "" for letter, v in short_options(args, _CURL_VALUED) if letter == "w"]
     formats += long_values(args, ("--write-out",))

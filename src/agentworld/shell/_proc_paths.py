@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from urllib.parse import unquote
 
 HARMLESS = frozenset(
     f"/proc/{name}"
@@ -81,6 +82,8 @@ def _paths(value: str, *, dynamic: bool) -> list[str] | None:
     words = _braces(_substituted(value)) if dynamic else [value]
     if words is None:
         return None
+    # `curl file:///pro%63/1/environ`: a URL's path is percent-decoded (once) before use.
+    words += [decoded for word in words if "%" in word and (decoded := unquote(word)) != word]
     paths: list[str] = []
     for word in words:
         for piece in _SEPARATORS.split(word):

@@ -250,4 +250,10 @@ def read_options(name: str, words: Sequence[Word]) -> WrapperCall:
     while name in _TAKES_ASSIGNMENTS and i < len(words) and _ASSIGNMENT.match(words[i].value):
         assignments.append(words[i].value)
         i += 1
-    return WrapperCall("command", i + wrapper.positional, tuple(assignments), writes, moved)
+    start = i + wrapper.positional
+    if any(not w.literal for w in words[1 : start + 1]):
+        # `timeout {5,sh,-c,id}`, `chrt $(echo 1 rm x)`, `timeout -k {1,rm,x} 5`: an option's
+        # value, a positional argument or the command's name that may be several words, or
+        # an option: where the command starts is not known before the line runs.
+        return WrapperCall("unknown")
+    return WrapperCall("command", start, tuple(assignments), writes, moved)

@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Literal
 
 from agentworld.shell._builtin_state import HARMLESS_SET_O, changes_evaluation, hide_arithmetic
+from agentworld.shell._test_runner_options import pytest_effects
 from agentworld.shell._wrapper_options import is_wrapper, read_options
 from agentworld.shell.assignments import assigned_names, harmless_variable
 from agentworld.shell.directories import mark_directory_changes
@@ -185,6 +186,10 @@ def _command(
         opacity, inner = _shell(words, "bash" if base == "bash" else "posix", writes, depth)
         opacity = "unknown" if fed and opacity != "clear" else opacity  # `xargs sh -c`
         key = f"{name} -c" if opacity == "clear" else None
+    elif base.startswith("python") and [w.value for w in words[1:3]] == ["-m", "pytest"]:
+        # A rule for `python -m pytest` runs the project's tests, not whatever its options say.
+        hidden = any(not w.literal for w in words[1:]) or pytest_effects(words[3:]).runs_hidden_code
+        opacity = "unknown" if hidden else "runs_code"
     elif base in _OTHER_SHELLS or _INTERPRETER.fullmatch(base):
         opacity = "runs_code"
     elif base == "eval":
@@ -196,6 +201,8 @@ def _command(
             bodies = [Word(w.text, w.value.partition("=")[2], w.literal, w.start, w.end) for w in bodies]
         for body in bodies[:1] if base == "trap" else bodies:
             inner += _script(body, "bash", writes, depth)[1]
+    elif base == "find" and any(not w.literal and w.value != "{}" for w in words[1:]):
+        opacity = "unknown"  # `find . {-exec,sh,-c,id} ;`, `find . -de*`: words that may be actions
     elif base == "find":
         inner = _find(words, writes, depth)
         writes = writes or any(w.value in _FIND_WRITES for w in words[1:])
@@ -288,10 +295,16 @@ def _script_option(
     """``flock FILE -c TEXT``, ``su -c TEXT``, ``script -c TEXT``, ``sg GROUP TEXT``."""
     if name == "sg":  # sg GROUP [-c] TEXT
         rest = [w for w in words[2:] if w.value != "-c"]
+        if not words[1:2] or not words[1].literal or any(not w.literal for w in words[2:-1]):
+            return "unknown", []
         return _script(rest[0], "posix", writes, depth) if rest else ("runs_code", [])
     for i, word in enumerate(words[1:-1], start=1):
+        if not word.literal:
+            return "unknown", []  # `su {-c,id}`: a word that may be the option, or several
         if word.value in ("-c", "--command"):
             return _script(words[i + 1], "posix", writes, depth)
+    if any(not w.literal for w in words[1:]):
+        return "unknown", []
     if name == "flock":
         opacity, parts, _ = _wrapped(name, words, writes, depth, fed=fed)
         return opacity, parts

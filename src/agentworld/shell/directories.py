@@ -54,6 +54,7 @@ _RECURSIVE_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 _REDIRECT_TARGET = re.compile(r"[<>]\|?\s*([^\s<>&|;()]+)")
 _PATH = re.compile(r"[^\s'\"=:,]*/[^\s'\"=:,]*")
+_CLIMBS = re.compile(r"(?:^|[=:,/])\.\.(?:/|$)")
 
 
 def mark_directory_changes(parts: Iterable[CommandPart]) -> list[CommandPart]:
@@ -61,6 +62,7 @@ def mark_directory_changes(parts: Iterable[CommandPart]) -> list[CommandPart]:
     marked ``moved`` (and the mark dropped where no relative path is named); ``git`` there,
     and every part that may read under ``/proc``, made ``unknown``."""
     moved = at_root = False  # at_root: the directory the line moved to may be `/`
+    absolute = False  # it may be a directory outside the working tree: `/dev/fd`, `/tmp/x`
     marked: list[CommandPart] = []
     for part in parts:
         own = part.moved or _works_elsewhere(part)  # `env -C DIR`, `find -execdir`, `tar -C`
@@ -70,12 +72,33 @@ def mark_directory_changes(parts: Iterable[CommandPart]) -> list[CommandPart]:
             recursive and _reaches_outside(part)
         )
         new = part if flag == part.moved else replace(part, moved=flag)
-        if (part.root == "git" and (moved or part.moved)) or _reads_proc(part, (moved and at_root) or own):
+        if (
+            (part.root == "git" and (moved or part.moved))
+            or _reads_proc(part, (moved and at_root) or own)
+            or (absolute and _climbs(part))
+        ):
             new = _unknown(new)
         marked.append(new)
         if part.root in _CHANGES:
             moved, at_root = True, _lands_at_root(part, at_root)
+            absolute = absolute or at_root or _lands_outside(part)
     return marked
+
+
+def _lands_outside(part: CommandPart) -> bool:
+    """Whether a ``cd`` may go to a directory named from ``/`` or home, where ``..`` resolves
+    through symlinks no word shows: after ``cd /dev/fd``, ``../../1/environ`` is
+    ``/proc/1/environ``, as ``/dev/fd/../../1/environ`` would be (``_proc_paths``)."""
+    return any(
+        w.startswith(("/", "~")) or not part.is_literal(i)
+        for i, w in enumerate(part.argv)
+        if i and not w.startswith("-")
+    )
+
+
+def _climbs(part: CommandPart) -> bool:
+    """Whether a word of the part names a path that climbs with ``..``."""
+    return any(_CLIMBS.search(w) for w in (*part.argv[1:], *part.redirect_targets))
 
 
 def moved_into(parts: Iterable[CommandPart], directory: object) -> list[CommandPart]:

@@ -46,6 +46,7 @@ from agentworld.shell._option_reading import (
     spelled,
     table,
 )
+from agentworld.shell._test_runner_options import TEST_RUNNERS
 from agentworld.shell.words import Word
 
 __all__ = ["OptionEffects", "abbreviates", "has_options_to_read", "option_effects", "plain_sed_script"]
@@ -57,7 +58,9 @@ _GIT_GLOBAL_VALUED = frozenset({"--namespace", "--super-prefix", "--list-cmds"})
 # Global options that hand git a program, configuration or another repository (whose own
 # configuration may set core.fsmonitor, hooks, a pager …); `-c`/`-C` are read apart.
 _GIT_GLOBAL_CODE = ("--config-env", "--exec-path", "--git-dir", "--work-tree")
-_GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path", "--separate-git-dir", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server")
+_GIT_CODE_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--extcmd", "--ext-diff", "--textconv", "--config-env", "--exec-path", "--separate-git-dir", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server", "--edit-description", "--show-signature")
+# `branch --edit-description` opens an editor (core.editor), as `config --edit` does;
+# `log --show-signature` and the `%G…` placeholders of a format run gpg.program.
 _GIT_RUNS = frozenset({"filter-branch", "filter-repo", "daemon", "instaweb", "web--browse", "credential", "mergetool", "difftool", "help", "send-email", "p4", "svn", "cvsimport", "cvsserver", "cvsexportcommit", "archimport", "quiltimport", "hook", "shell", "credential-cache", "credential-store", "credential-cache--daemon", "fsmonitor--daemon", "submodule--helper", "env--helper", "difftool--helper"})
 _GIT_BUILTINS = frozenset(
     ["add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bugreport", "bundle", "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry", "cherry-pick", "clean", "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree", "fast-export", "fast-import", "fetch", "fetch-pack", "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck", "fsck-objects", "gc", "get-tar-commit-id", "grep", "hash-object", "http-backend", "imap-send", "index-pack", "init", "init-db", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index", "merge-tree", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "pack-objects", "pack-redundant", "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "range-diff", "read-tree", "rebase", "receive-pack", "reflog", "remote", "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "send-pack", "shortlog", "show", "show-branch", "show-index", "show-ref", "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule", "switch", "symbolic-ref", "tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info", "upload-archive", "upload-pack", "var", "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree"]
@@ -70,6 +73,7 @@ runs cannot be read from the line, and an approval of ``git status`` must not co
 # (`git clone -c protocol.ext.allow=always 'ext::sh -c …'`), and whose `--template` copies
 # hooks into it.
 _GIT_CONFIGURING = frozenset({"clone", "submodule", "init"})
+_GIT_SIGNING = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "commit-tree"})
 
 
 def _git(args: Sequence[Word]) -> OptionEffects:
@@ -92,7 +96,12 @@ def _git(args: Sequence[Word]) -> OptionEffects:
         return HIDDEN
     if sub == "bisect" and rest[:1] and rest[0].value == "run":
         return HIDDEN
-    if flags(rest, _GIT_CODE_OPTIONS, "O" if sub == "grep" else ""):
+    if sub in ("verify-commit", "verify-tag") or (
+        flags(rest, ("--verify", "--sign", "--local-user"), "vsu") if sub == "tag"
+        else sub in _GIT_SIGNING and flags(rest, ("--gpg-sign", "--verify-signatures"), "S")
+    ):
+        return HIDDEN  # gpg.program runs (from a configuration we may not have seen)
+    if flags(rest, _GIT_CODE_OPTIONS, "O" if sub == "grep" else "") or any("%G" in w.value for w in rest):
         return HIDDEN
     if sub in ("rebase", "fetch", "pull", "clone", "ls-remote", "archive", "push") and flags(
         rest, (), "xu" if sub != "push" else ""
@@ -374,6 +383,7 @@ _PROGRAMS: dict[str, Effects] = {
     "xxd": lambda args: _two_files(args, "cgloOs"),
     **MORE_PROGRAMS,
     **ARCHIVERS,
+    **TEST_RUNNERS,
 }
 
 
