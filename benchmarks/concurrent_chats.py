@@ -75,20 +75,40 @@ class Watcher:
                 self.answer_latencies.append(time.perf_counter() - self.start)
 
 
-async def verify(bw: BenchWorld[OpenAIWireProcess], chats: list[str], agents: list[str]) -> Counter[str]:
-    """Count, from storage, what every chat should hold and what it holds instead."""
+async def verify(
+    bw: BenchWorld[OpenAIWireProcess], chats: dict[str, int], agents: list[str]
+) -> Counter[str]:
+    """Count, from storage, what every chat should hold (``chats``: how many human messages
+    went into it, each to be answered once by every agent) and what it holds instead."""
     counts: Counter[str] = Counter()
-    for chat in chats:
+    for chat, sent in chats.items():
         transcript = await bw.aw.storage.transcript(WORLD, chat)
         humans = sum(1 for m in transcript if m.role == "user" and m.sender == "human")
         answers = Counter(
             m.sender for m in transcript if m.role == "assistant" and m.sender in agents
         )
-        counts["lost"] += max(0, 1 - humans) + sum(max(0, 1 - answers[a]) for a in agents)
-        counts["duplicated"] += max(0, humans - 1) + sum(max(0, answers[a] - 1) for a in agents)
+        counts["lost"] += max(0, sent - humans) + sum(max(0, sent - answers[a]) for a in agents)
+        counts["duplicated"] += max(0, humans - sent) + sum(
+            max(0, answers[a] - sent) for a in agents
+        )
         counts["system messages in transcripts"] += sum(1 for m in transcript if m.role == "system")
-        counts["chats complete"] += humans == 1 and all(answers[a] == 1 for a in agents)
+        counts["chats complete"] += humans == sent and all(answers[a] == sent for a in agents)
     return counts
+
+
+async def second_turns(
+    bw: BenchWorld[OpenAIWireProcess], args: argparse.Namespace, chats: list[str], text: str
+) -> str:
+    """One more message into every chat of the first run, all at once: chats under way,
+    whose titles are given (one model request a turn)."""
+    with Phase(bw.server) as phase:
+        await asyncio.gather(*(bw.runtime.send(chat, text) for chat in chats))
+        await bw.runtime.wait_until_idle(timeout=args.timeout)
+    answered = 0
+    for chat in chats:
+        last = (await bw.aw.storage.transcript(WORLD, chat))[-1]
+        answered += last.role == "assistant"
+    return phase.line("2nd turns", answered, len(chats) - answered)
 
 
 class Phase:
@@ -208,9 +228,11 @@ async def run(args: argparse.Namespace) -> None:
             ours = phase.line("Agent World", len(watcher.answer_latencies), len(watcher.system_events))
             unwatch()
             public = await public_sends(bw, args, text, agents)
+            ongoing = await second_turns(bw, args, chats, text) if args.agents == 1 else ""
 
             started = time.perf_counter()
-            counts = await verify(bw, chats + public.chats, agents)
+            expected = {chat: 2 if ongoing else 1 for chat in chats} | dict.fromkeys(public.chats, 1)
+            counts = await verify(bw, expected, agents)
             verify_time = time.perf_counter() - started
 
     turns = args.chats * args.agents
@@ -235,10 +257,12 @@ async def run(args: argparse.Namespace) -> None:
     )
     print()
     print(f"Same server, {args.chats:,} at once")
-    for line in [*baseline_lines, ours, public.line]:
+    for line in [*baseline_lines, ours, public.line, *([ongoing] if ongoing else [])]:
         print(line)
+    print("  (Agent World, AgentWorld.send: new chats, a model request for the answer and one for")
+    print("  the title each; 2nd turns: one more message into each chat of the first line)")
     print()
-    print(f"Storage check ({verify_time:.1f} s, both runs)")
+    print(f"Storage check ({verify_time:.1f} s, every run)")
     print(f"  chats complete: {counts['chats complete']:,} of {2 * args.chats:,}")
     print(f"  lost: {counts['lost']}, duplicated: {counts['duplicated']}")
     print(f"  system messages in transcripts: {counts['system messages in transcripts']}")
