@@ -108,9 +108,9 @@ def _wget(args: Sequence[Word]) -> OptionEffects:
         args, ("--execute", "--config", "--use-askpass")
     ):
         return HIDDEN
-    to_stdout = any(letter == "O" and value == "-" for letter, value in letters) or any(
-        value == "-" for value in long_values(args, ("--output-document",))
-    )
+    documents = [value for letter, value in letters if letter == "O"]
+    documents += long_values(args, ("--output-document",))
+    to_stdout = bool(documents) and all(value == "-" for value in documents)  # the last one wins
     other_files = any(letter in "ao" for letter, _ in letters) or flags(
         args,
         (
@@ -149,6 +149,10 @@ def _curl(args: Sequence[Word]) -> OptionEffects:
     format read from ``@FILE``) writes where the format says."""
     if flags(args, ("--config", "--engine"), "K"):
         return HIDDEN
+    if not flags(args, ("--globoff",), "g") and any(
+        "file:" in w.value.lower() and ("{" in w.value or "[" in w.value) for w in args
+    ):
+        return HIDDEN  # curl expands `{a,b}` and `[1-9]` in a URL itself: `file:///pro{c,x}/…`
     formats = [v or "" for letter, v in short_options(args, _CURL_VALUED) if letter == "w"]
     formats += long_values(args, ("--write-out",))
     writes = any("%output" in f or f.startswith("@") for f in formats)

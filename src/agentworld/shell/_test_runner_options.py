@@ -35,6 +35,8 @@ def pytest_effects(args: Sequence[Word]) -> OptionEffects:
         i += 1
         if value == "--":
             return HIDDEN if any(not _inside(w.value) for w in args[i:]) else NONE
+        if value.startswith("@"):
+            return HIDDEN  # `@args.txt`: options read from a file
         if not value.startswith("-") or value == "-":
             if not _inside(value):
                 return HIDDEN  # `pytest /tmp/evil_test.py`: code outside the working directory
@@ -75,6 +77,8 @@ def npm_effects(args: Sequence[Word]) -> OptionEffects:
     if any(w.value.startswith("-") and w.value not in _NPM_FLAGS for w in args):
         return HIDDEN  # `--script-shell=/tmp/x`, `--node-options`, `--userconfig`, `--` …
     words = [w.value for w in args if not w.value.startswith("-")]
+    if "env" in words[:2]:
+        return HIDDEN  # `npm run env`: the built-in script prints the environment, keys too
     if words and words[0] in _NPM_SCRIPTS:
         named = 2 if words[0] in ("run", "run-script", "rum", "urn") else 1
         if len(words) > named:
@@ -87,4 +91,5 @@ TEST_RUNNERS: dict[str, Callable[[Sequence[Word]], OptionEffects]] = {
     "py.test": pytest_effects,
     "npm": npm_effects,
     "pnpm": npm_effects,
+    "yarn": npm_effects,
 }

@@ -301,6 +301,8 @@ def _script_option(
     for i, word in enumerate(words[1:-1], start=1):
         if not word.literal:
             return "unknown", []  # `su {-c,id}`: a word that may be the option, or several
+        if name != "flock" and (word.value in ("-s", "--shell") or word.value.startswith("--shell=")):
+            return "unknown", []  # `su -s /usr/bin/python3 -c …`: not a shell we read
         if word.value in ("-c", "--command"):
             return _script(words[i + 1], "posix", writes, depth)
     if any(not w.literal for w in words[1:]):
@@ -308,7 +310,9 @@ def _script_option(
     if name == "flock":
         opacity, parts, _ = _wrapped(name, words, writes, depth, fed=fed)
         return opacity, parts
-    return "runs_code", []  # an interactive shell: with stdin closed it runs its startup files
+    # `su`, `runuser -u USER CMD`, `script FILE`: a shell reading its input (`su <<< 'rm x'`)
+    # or a command not read as one; `script` also writes its typescript file.
+    return "unknown", []
 
 
 def _wrapped(
@@ -318,6 +322,8 @@ def _wrapped(
     itself (``time -o``). An option we do not know exactly (``env --unse``: an abbreviation
     GNU accepts) leaves the command unknown; so does a command the input supplies
     (``xargs env``, ``xargs timeout 5``: ``fed`` with nothing left to run)."""
+    if name == "chroot":
+        return "unknown", [], writes  # the new root's programs, or `$SHELL -i` reading input
     call = read_options(name, words)
     writes = writes or call.writes
     if call.kind == "none":

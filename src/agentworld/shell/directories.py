@@ -75,7 +75,7 @@ def mark_directory_changes(parts: Iterable[CommandPart]) -> list[CommandPart]:
         if (
             (part.root == "git" and (moved or part.moved))
             or _reads_proc(part, (moved and at_root) or own)
-            or (absolute and _climbs(part))
+            or ((absolute or own) and _climbs(part))  # `env -C /dev/fd cat ../environ`
         ):
             new = _unknown(new)
         marked.append(new)

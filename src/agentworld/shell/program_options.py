@@ -73,6 +73,7 @@ runs cannot be read from the line, and an approval of ``git status`` must not co
 # (`git clone -c protocol.ext.allow=always 'ext::sh -c …'`), and whose `--template` copies
 # hooks into it.
 _GIT_CONFIGURING = frozenset({"clone", "submodule", "init"})
+_GIT_EDITING = frozenset({"commit", "merge", "add", "tag", "cherry-pick", "pull", "revert", "notes"})
 _GIT_SIGNING = frozenset({"commit", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "commit-tree"})
 
 
@@ -94,15 +95,29 @@ def _git(args: Sequence[Word]) -> OptionEffects:
         return HIDDEN  # an alias (`!cmd` in a config file) or a git-NAME program on PATH
     if sub in _GIT_CONFIGURING and flags(rest, ("--config", "--template"), "c"):
         return HIDDEN
-    if sub == "bisect" and rest[:1] and rest[0].value == "run":
+    if sub == "bisect" and rest[:1] and rest[0].value in ("run", "view", "visualize"):
+        return HIDDEN  # `bisect view git -c alias.x=!cmd x`: its words are a command
+    if sub == "merge-index" or (sub == "maintenance" and positional(rest)[:1] and positional(rest)[0].value != "run"):
+        return HIDDEN  # runs the program it names; `maintenance start` installs a timer
+    if sub in ("push", "fetch", "pull", "ls-remote") and _local_repository(positional(rest)[:1]):
+        return HIDDEN  # another repository on this machine: its hooks and configuration
+    if sub == "archive" and flags(rest, ("--remote",)):
         return HIDDEN
     if sub in ("verify-commit", "verify-tag") or (
         flags(rest, ("--verify", "--sign", "--local-user"), "vsu") if sub == "tag"
         else sub in _GIT_SIGNING and flags(rest, ("--gpg-sign", "--verify-signatures"), "S")
     ):
         return HIDDEN  # gpg.program runs (from a configuration we may not have seen)
-    if flags(rest, _GIT_CODE_OPTIONS, "O" if sub == "grep" else "") or any("%G" in w.value for w in rest):
+    if flags(rest, _GIT_CODE_OPTIONS, "O" if sub == "grep" else "") or any(
+        "%G" in w.value or "%(signature" in w.value for w in rest
+    ):
         return HIDDEN
+    if (sub in _GIT_EDITING and flags(rest, (), "e")) or (
+        sub == "rebase" and flags(rest, ("--interactive", "--edit-todo"), "i")
+    ):
+        return HIDDEN  # opens an editor (core.editor, sequence.editor)
+    if sub == "push" and flags(rest, ("--signed",)):
+        return HIDDEN  # gpg.program
     if sub in ("rebase", "fetch", "pull", "clone", "ls-remote", "archive", "push") and flags(
         rest, (), "xu" if sub != "push" else ""
     ):
@@ -116,6 +131,11 @@ def _git(args: Sequence[Word]) -> OptionEffects:
     if flags(rest, ("--output", "--output-directory"), "o" if sub in ("format-patch", "archive") else ""):
         return OptionEffects(writes_files=True)
     return OptionEffects(writes_files=_git_writes_elsewhere(sub, rest))
+
+
+def _local_repository(operands: Sequence[Word]) -> bool:
+    """Whether a remote operand names a repository on this machine (a path or ``file:``)."""
+    return any(w.value.startswith(("/", ".", "~", "file:")) for w in operands)
 
 
 def _git_writes_elsewhere(sub: str, rest: Sequence[Word]) -> bool:
@@ -133,8 +153,14 @@ def _git_writes_elsewhere(sub: str, rest: Sequence[Word]) -> bool:
         return not ("--check" in words or summary)
     if sub in ("init", "init-db"):
         return bool(operands) or flags(rest, ("--bare",))
+    if sub == "merge-file":
+        return not ({"-p", "--stdout"} & words)
     return (
-        sub == "clone"
+        sub in ("mailinfo", "mailsplit")
+        or (sub == "interpret-trailers" and flags(rest, ("--in-place",)))
+        or (sub == "checkout-index" and flags(rest, ("--prefix",)))
+        or (sub == "fast-import" and flags(rest, ("--export-marks", "--import-marks-if-exists")))
+        or sub == "clone"
         or (sub == "bundle" and action == "create")
         or (sub == "worktree" and action in ("add", "move"))
         or (sub == "format-patch" and "--stdout" not in words)
