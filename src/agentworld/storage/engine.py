@@ -15,7 +15,10 @@ Every storage method is one synchronous function of a ``connection.Connection`` 
   it replaces, which was a fifth of a turn's cost. A unit that would have to wait (another
   process holds the write lock) goes to a dedicated worker thread instead, with the busy
   timeout, and every unit after it queues behind it there until the queue is empty, so
-  units still run in the order they were asked for.
+  units still run in the order they were asked for. Units asked for together (many chats
+  at once: one arrives while another caller's unit is done and that caller has not resumed)
+  go into one batch, run on the loop's next turn in one transaction, each in a savepoint
+  (``sqlite_batch``): one commit instead of one each, and still each caller's own outcome.
 * PostgreSQL: SQLAlchemy's async engine with asyncpg, running the same function through
   ``AsyncConnection.run_sync``. Writes of one process still queue on an ``asyncio.Lock``,
   as they always have, so check-then-insert units stay race-free in one process.
@@ -31,6 +34,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import sqlalchemy as sa
@@ -40,6 +44,7 @@ from sqlalchemy.pool import SingletonThreadPool
 
 from agentworld.storage.checkpoints import Checkpointer
 from agentworld.storage.connection import Connection
+from agentworld.storage.sqlite_batch import TAKE_SNAPSHOT, Batch, BatchFailed, Unit, run_batch
 from agentworld.storage.sqlite_direct import DirectConnection, StatementCache
 from agentworld.storage.url import sqlite_sync_url
 
@@ -70,6 +75,8 @@ def open_runner(url: str, *, echo: bool = False) -> Runner:
     """The runner for a URL from ``resolve_database_url`` (``sqlite+aiosqlite`` or asyncpg)."""
     if url.startswith("sqlite"):
         return SQLiteRunner(sqlite_sync_url(url), echo=echo)
+    from agentworld.storage.async_engine import AsyncEngineRunner
+
     return AsyncEngineRunner(url, echo=echo)
 
 
@@ -104,9 +111,7 @@ class SQLiteRunner:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentworld-db")
         self._statements = StatementCache(self._engine.dialect)
         database = self._engine.url.database
-        self._checkpoints = (
-            Checkpointer(database) if database and database != ":memory:" else None
-        )
+        self._checkpoints = Checkpointer(database) if database and database != ":memory:" else None
         self._conn: sa.Connection | None = None
         self._direct: DirectConnection | None = None
         """Opened on the worker thread; used by whoever holds ``_guard``."""
@@ -121,30 +126,102 @@ class SQLiteRunner:
         self._stale = False
         """A unit run in place failed in a way that may have broken the connection: the
         worker opens a new one before its next unit."""
+        self._batch: Batch | None = None
+        """Units asked for while the loop runs other callers' units: run together next."""
+        self._settling = 0
+        """Callers whose unit is done and who have not resumed yet. A unit asked for while
+        there are any is one of several arriving together, so it joins a batch."""
 
     @property
     def engine(self) -> sa.Engine:
         return self._engine
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
+        batch = self._batch
+        if batch is not None:
+            return await self._in_batch(batch, fn, write)
+        if self._in_place and not self._queued:
+            if self._settling:  # others' units are arriving too: one transaction for all
+                batch = self._batch = Batch()
+                asyncio.get_running_loop().call_soon(self._flush, batch)
+                return await self._in_batch(batch, fn, write)
+            if self._guard.acquire(blocking=False):
+                try:
+                    # Asked again under the guard: another thread may have queued work meanwhile.
+                    ready = self._in_place and not self._queued
+                    outcome = self._unit_in_place(fn, write) if ready else _WAIT
+                finally:
+                    self._guard.release()
+                if outcome is not _WAIT:
+                    # Still a suspension point, as the hop to the worker was: a task that only
+                    # awaits storage keeps letting the others run.
+                    self._settling += 1
+                    try:
+                        await asyncio.sleep(0)
+                    finally:
+                        self._settling -= 1
+                    return outcome  # type: ignore[return-value]
+        return await self._on_worker(self._unit, fn, write)
+
+    async def _in_batch(self, batch: Batch, fn: Callable[[Connection], T], write: bool) -> T:
+        outcome: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        batch.units.append(Unit(fn, write, outcome))
+        try:
+            result = await outcome
+        finally:
+            if outcome.done() and not outcome.cancelled():
+                self._settling -= 1
+        if isinstance(result, _Moved):
+            return await result.work
+        return result
+
+    def _flush(self, batch: Batch) -> None:
+        """Run ``batch`` in place in one transaction (``sqlite_batch``), or hand its units to
+        the worker in order when they cannot start at once; then tell each caller."""
+        if self._batch is batch:
+            self._batch = None
+        units = [unit for unit in batch.units if not unit.outcome.cancelled()]
+        if not units:
+            return
+        done: Any = "busy"
         if self._in_place and not self._queued and self._guard.acquire(blocking=False):
             try:
-                # Asked again under the guard: another thread may have queued work meanwhile.
-                ready = self._in_place and not self._queued
-                outcome = self._unit_in_place(fn, write) if ready else _WAIT
+                if self._in_place and not self._queued:
+                    assert self._direct is not None
+                    done = run_batch(self._direct, units)
             finally:
                 self._guard.release()
-            if outcome is not _WAIT:
-                # Still a suspension point, as the hop to the worker was: a task that only
-                # awaits storage keeps letting the others run.
-                await asyncio.sleep(0)
-                return outcome  # type: ignore[return-value]
-        return await self._on_worker(self._unit, fn, write)
+        if done == "busy":
+            for unit in units:
+                self._settle(unit, _Moved(self._submit(self._unit, unit.fn, unit.write)))
+            return
+        if isinstance(done, BatchFailed):
+            self._broken()
+            for unit in units:
+                self._settle(unit, error=done.error)
+            return
+        if self._checkpoints is not None and any(unit.write for unit in units):
+            self._checkpoints.committed()
+        if done.suspect:
+            self._broken()
+        for unit, ran in zip(units, done.outcomes, strict=True):
+            self._settle(unit, ran.value, ran.error)
+
+    def _settle(self, unit: Unit, value: Any = None, error: BaseException | None = None) -> None:
+        if unit.outcome.done():
+            return
+        self._settling += 1  # counted down when the caller resumes (``_in_batch``)
+        if error is not None:
+            unit.outcome.set_exception(error)
+        else:
+            unit.outcome.set_result(value)
 
     async def run_schema(self, fn: Callable[[sa.Connection], T]) -> T:
         return await self._on_worker(self._schema_unit, fn)
 
     async def close(self) -> None:
+        if self._batch is not None:
+            self._flush(self._batch)
         self._in_place = False
         try:
             await self._on_worker(self._dispose)
@@ -153,13 +230,16 @@ class SQLiteRunner:
             self._executor.shutdown(wait=True)
 
     async def _on_worker(self, work: Callable[..., T], *args: Any) -> T:
+        return await self._submit(work, *args)
+
+    def _submit(self, work: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         with self._count_lock:
             self._queued += 1
         future = self._executor.submit(self._guarded, work, *args)
         # Counted down when the work is done or cancelled before it started, and before the
         # waiting task wakes, so the unit it asks for next may run in place.
         future.add_done_callback(self._count_down)
-        return await asyncio.wrap_future(future)
+        return asyncio.wrap_future(future)
 
     def _count_down(self, _future: object) -> None:
         with self._count_lock:
@@ -223,7 +303,7 @@ class SQLiteRunner:
         try:  # with no busy timeout (``_stop_waiting``): a lock held elsewhere fails at once
             raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             if not write:
-                raw.execute(_TAKE_SNAPSHOT).fetchall()
+                raw.execute(TAKE_SNAPSHOT).fetchall()
         except sqlite3.OperationalError as exc:
             if exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
                 if raw.in_transaction:
@@ -304,37 +384,10 @@ _WAIT = _Wait()
 _WAIT_FOR_LOCKS = f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}"
 """Set for a unit on the worker, which may wait for another process's lock."""
 
-_TAKE_SNAPSHOT = "PRAGMA schema_version"
-"""Reads the database header, which starts a read transaction's snapshot."""
 
+@dataclass(frozen=True, slots=True)
+class _Moved:
+    """A batched unit that could not start at once: it went to the worker, and here is the
+    future of its outcome there."""
 
-class AsyncEngineRunner:
-    """SQLAlchemy's async engine (asyncpg), each unit on a pooled connection."""
-
-    def __init__(self, url: str, *, echo: bool = False) -> None:
-        # Imported here so the SQLite path (and CLI start-up) never loads the async machinery.
-        from sqlalchemy.ext.asyncio import create_async_engine
-
-        self._engine = create_async_engine(url, echo=echo)
-        self._write_lock = asyncio.Lock()
-
-    @property
-    def engine(self) -> AsyncEngine:
-        return self._engine
-
-    async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
-        if not write:
-            return await self._unit(fn)
-        async with self._write_lock:
-            return await self._unit(fn)
-
-    async def run_schema(self, fn: Callable[[sa.Connection], T]) -> T:
-        async with self._write_lock:
-            return await self._unit(fn)
-
-    async def close(self) -> None:
-        await self._engine.dispose()
-
-    async def _unit(self, fn: Callable[[sa.Connection], T]) -> T:
-        async with self._engine.connect() as conn, conn.begin():
-            return await conn.run_sync(fn)
+    work: asyncio.Future[Any]
