@@ -135,7 +135,7 @@ class ChatRunners:
         task = self._tasks.get(chat_id)
         while True:
             if task is not None:
-                await asyncio.wait({task})
+                await _until_done(task)
                 ran = None if task.cancelled() or task.exception() else task.result()
                 if ran is True:
                     return  # this process let the chat go because its inbox was empty
@@ -270,3 +270,23 @@ class ChatRunners:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _until_done(task: asyncio.Task[Any]) -> None:
+    """Until ``task`` is done, without its outcome and without cancelling it when the waiter
+    is cancelled: ``asyncio.wait({task})`` in a future and a callback, not the two coroutines,
+    the set and the closure of that (a thousand waiting ``send``s keep all of them alive)."""
+    if task.done():
+        return
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    wake = functools.partial(_wake, waiter)
+    task.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        task.remove_done_callback(wake)
+
+
+def _wake(waiter: asyncio.Future[None], _task: object) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -118,6 +118,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._specs: tuple[ToolSpec, ...] | None = None
+        """What ``specs`` returns, made once per set of tools: every model request offers them."""
         for tool in tools:
             self.add(tool)
 
@@ -127,6 +129,7 @@ class ToolRegistry:
         if tool.name.startswith(CLIENT_PREFIX):
             raise InvalidInputError(f"tool names starting with {CLIENT_PREFIX!r} are reserved")
         self._tools[tool.name] = tool
+        self._specs = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -141,4 +144,6 @@ class ToolRegistry:
         return len(self._tools)
 
     def specs(self) -> Sequence[ToolSpec]:
-        return [tool.spec() for tool in self._tools.values()]
+        if self._specs is None:
+            self._specs = tuple(tool.spec() for tool in self._tools.values())
+        return self._specs
