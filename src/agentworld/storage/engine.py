@@ -44,7 +44,15 @@ from sqlalchemy.pool import SingletonThreadPool
 
 from agentworld.storage.checkpoints import Checkpointer
 from agentworld.storage.connection import Connection
-from agentworld.storage.sqlite_batch import TAKE_SNAPSHOT, Batch, BatchFailed, Unit, run_batch
+from agentworld.storage.sqlite_batch import (
+    TAKE_SNAPSHOT,
+    Batch,
+    BatchDone,
+    BatchFailed,
+    Busy,
+    Unit,
+    run_batch,
+)
 from agentworld.storage.sqlite_direct import DirectConnection, StatementCache
 from agentworld.storage.url import sqlite_sync_url
 
@@ -183,7 +191,7 @@ class SQLiteRunner:
         units = [unit for unit in batch.units if not unit.outcome.cancelled()]
         if not units:
             return
-        done: Any = "busy"
+        done: BatchDone | BatchFailed | Busy = "busy"
         if self._in_place and not self._queued and self._guard.acquire(blocking=False):
             try:
                 if self._in_place and not self._queued:
@@ -191,7 +199,7 @@ class SQLiteRunner:
                     done = run_batch(self._direct, units)
             finally:
                 self._guard.release()
-        if done == "busy":
+        if isinstance(done, str):  # "busy": another connection holds the lock
             for unit in units:
                 self._settle(unit, _Moved(self._submit(self._unit, unit.fn, unit.write)))
             return
