@@ -54,6 +54,10 @@ class SendResult:
     denied: list[DeniedCall] = field(default_factory=list)
     """Tool calls of the chat refused while this process ran it: by the policy, or because
     they needed a person and nobody could be asked."""
+    running: list[str] = field(default_factory=list)
+    """With ``timed_out``: the tools of the chat still running in this process when the wait
+    ended (their names, in start order). A command that exits then stops them with it; each
+    is recorded as interrupted and never run again, since it may have had effects."""
 
 
 @dataclass
@@ -88,6 +92,8 @@ class RunWatch:
     def __init__(self, runtime: WorldRuntime, chat: str) -> None:
         self.errors: list[str] = []
         self.denied: list[DeniedCall] = []
+        self.running: dict[str, str] = {}
+        """Tool calls started and not yet ended: call id -> tool name."""
         self.unsubscribe = runtime.bus.subscribe(
             self._collect, kinds=["system", "tool"], name="command-watch", chat=chat
         )
@@ -96,9 +102,14 @@ class RunWatch:
         """An event of the chat, or of no chat (the bus's ``chat`` filter)."""
         if isinstance(event, SystemEvent) and event.level == "error":
             self.errors.append(event.text)
-        elif isinstance(event, ToolEvent) and (by := event.detail.get("deniedBy")) is not None:
-            reason = _error_text(event.detail.get("content"))
-            self.denied.append(DeniedCall(event.agent, event.tool_name, by, reason))
+        elif isinstance(event, ToolEvent):
+            if event.phase == "start":
+                self.running[event.tool_call_id] = event.tool_name
+            else:
+                self.running.pop(event.tool_call_id, None)
+            if (by := event.detail.get("deniedBy")) is not None:
+                reason = _error_text(event.detail.get("content"))
+                self.denied.append(DeniedCall(event.agent, event.tool_name, by, reason))
 
 
 def _error_text(content: object) -> str:
@@ -170,4 +181,6 @@ async def run_and_report(
         watch.unsubscribe()
     result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
     result.denied = watch.denied
+    if not finished:
+        result.running = list(watch.running.values())
     return result

@@ -109,6 +109,22 @@ def test_a_client_tool_call_waits_and_is_answered_from_another_process(
     assert replay.code == 1 and "already" in replay.stderr
 
 
+def test_a_client_tool_failure_given_as_json_is_stored_as_json(
+    cli: Any, server: OpenAIWireServer, script: Any, tmp_path: Path
+) -> None:
+    declared = tmp_path / "client-tools.json"
+    declared.write_text(json.dumps([{"name": "pick_color", "parameters": {"type": "object"}}]))
+    _world(cli, server, tmp_path, "--client-tools", str(declared))
+    script.by_agent["a1"] = tool_then_answer(ToolCallSpec(name="pick_color", arguments="{}", id="call_c"))
+    cli("send", "w1", "@a1 pick", "--json")
+
+    failed = '[1, "x", {"k": null, "b": true}]'
+    answered = cli("respond", "w1", "call_c", "--result", failed, "--error", "--json").json()
+
+    (result,) = [m for m in answered["messages"] if m.get("tool_call_id") == "call_c"]
+    assert json.loads(result["content"]) == {"error": [1, "x", {"k": None, "b": True}]}
+
+
 def test_a_bad_mcp_config_is_refused_when_the_world_is_configured(cli: Any, tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"calc": {"command": "x", "timeout": 5}}}))

@@ -11,8 +11,9 @@ integer``, exit 2) instead of a boxed usage text or a traceback (SPEC §3).
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from typer import _click as click
@@ -80,6 +81,8 @@ def _global(
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
+    if db is not None and not db.strip():  # an unset shell variable: never the default database
+        output.fail("--db is empty; give a database URL or file path", code=2)
     state["db"] = db
 
 
@@ -156,9 +159,24 @@ def run_command_line(args: Sequence[str]) -> None:
         output.fail(usage_error_line(exc), code=getattr(exc, "exit_code", 2))
     except typer.Abort:
         output.fail("aborted", code=1)
-    except Exception as exc:  # a failure nobody foresaw is still one line, never a traceback
-        import logging
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            _unexpected(exc)
+        from agentworld.cli.entry import output_failed
 
-        logging.getLogger("agentworld.cli").debug("unexpected error", exc_info=True)
-        output.fail(f"unexpected {type(exc).__name__}: {exc} (AGENTWORLD_LOG=debug shows where)")
+        output_failed(exc)
+    except Exception as exc:  # a failure nobody foresaw is still one line, never a traceback
+        _unexpected(exc)
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EPIPE, errno.EFBIG, errno.EDQUOT, errno.EIO})
+"""Errors of writing standard output: every other ``OSError`` a command meets (a file it
+reads, a directory it makes) is turned into its own message where it happens."""
+
+
+def _unexpected(exc: Exception) -> NoReturn:
+    import logging
+
+    logging.getLogger("agentworld.cli").debug("unexpected error", exc_info=True)
+    output.fail(f"unexpected {type(exc).__name__}: {exc} (AGENTWORLD_LOG=debug shows where)")

@@ -13,6 +13,7 @@ from agentworld.documents import audit_doc, grant_doc
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
+    from agentworld.approval.grants import Grant
     from agentworld.models.pending import PendingApproval
     from agentworld.models.records import AuditEntry
 
@@ -35,8 +36,14 @@ def approvals(
             typer.echo(f"revoked {revoke}")
         return
     if grants:
-        found = run(lambda aw: aw.grants(world))
-        docs = [grant_doc(g) for g in found]
+
+        async def remembered(aw: AgentWorld) -> list[Grant]:
+            await check_chat(aw, world, chat)
+            every = await aw.grants(world)
+            # With --chat: the grants that apply there (its session grants, the always ones).
+            return [g for g in every if chat is None or g.chat_id in (None, chat)]
+
+        docs = [grant_doc(g) for g in run(remembered)]
         if json_out:
             output.print_json({"grants": docs})
             return
@@ -78,6 +85,8 @@ def approve(
         output.fail("--decision must be approve or deny", code=2)
     if scope not in ("once", "session", "always"):
         output.fail("--scope must be once, session or always", code=2)
+    if decision == "deny" and scope != "once":
+        output.fail(f"--scope {scope} remembers an approval; a denial is for this call only", code=2)
     chosen: Literal["approve", "deny"] = "approve" if decision == "approve" else "deny"
     chosen_scope: Literal["once", "session", "always"] = scope  # type: ignore[assignment]
 
@@ -86,7 +95,7 @@ def approve(
 
     result = run(go)
     if result.timed_out:
-        result.errors.append(still_running(world, timeout))
+        result.errors.append(still_running(world, timeout, result.running))
     report_run(result, json_out)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -185,7 +186,7 @@ def send(
 
     result = run(go)
     if result.timed_out:  # printed as usual, then said: the work goes on, it is not abandoned
-        result.errors.append(still_running(world, timeout))
+        result.errors.append(still_running(world, timeout, result.running))
     if shown:  # what showed live is not printed again
         result.messages = shown[0].unshown(result.messages)
     report_run(result, json_out, empty=None if shown else "no new messages")
@@ -203,13 +204,21 @@ def denied_summary(denied: list[Any]) -> str:
     return f"{len(denied)} tool call{'s' if len(denied) != 1 else ''} refused ({tools}): {denied[0].reason}"
 
 
-def still_running(world: str, timeout: float | None) -> str:
+def still_running(world: str, timeout: float | None, running: Sequence[str] = ()) -> str:
     """Why a command stopped waiting, with the command that takes the work up (on this
-    command's database, so it can be pasted as it is)."""
-    return (
+    command's database, so it can be pasted as it is), and the tools this process stops as it
+    exits: they are recorded as interrupted and not run again (they may have had effects)."""
+    line = (
         f"stopped waiting after {timeout:g} s; the chat's work is kept and continues "
         f"in the next process that runs world {world!r} (e.g. `{output.command('resume', world)}`)"
     )
+    if running:
+        names = ", ".join(dict.fromkeys(running))
+        line += (
+            f"; {len(running)} tool call{'s' if len(running) != 1 else ''} still running ({names})"
+            " stop with this process, recorded as interrupted and not run again"
+        )
+    return line
 
 
 def message_text(text: str | None, file: Path | None) -> str:
@@ -225,14 +234,18 @@ def message_text(text: str | None, file: Path | None) -> str:
         except UnicodeDecodeError:
             output.fail(f"message file {file} is not UTF-8 text")
     elif text == "-":
+        if sys.stdin is None:  # started with ``<&-``
+            output.fail("standard input is closed: there is no message to read for -", code=2)
         try:
             text = sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError:
             output.fail("standard input is not UTF-8 text")
     elif text is None:
         output.fail("missing the message: give TEXT, - to read standard input, or --file PATH", code=2)
-    # A trailing newline comes from the file or the pipe (echo, a heredoc), not from the writer.
-    text = text.rstrip("\r\n")
+    # A trailing newline comes from the file or the pipe (echo, a heredoc), not from the writer;
+    # a leading byte-order mark from the editor that saved it (Windows' do), and it would keep
+    # a leading @mention from addressing anyone.
+    text = text.removeprefix("\ufeff").rstrip("\r\n")
     if not text.strip():
         output.fail("the message is empty", code=2)
     return text

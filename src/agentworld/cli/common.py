@@ -106,10 +106,26 @@ def read_json_file(path: Path, what: str) -> Any:
 
 
 def parse_json_option(text: str, what: str) -> Any:
+    """The JSON value of an option, strictly: ``NaN``, ``Infinity`` and numbers too large
+    for a float are not JSON (Python's parser takes them), and nesting deep enough to exhaust
+    the parser is refused, each as one line."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json, parse_float=_finite_number)
+    except RecursionError:
+        output.fail(f"{what} is nested too deeply")
     except ValueError as exc:
         output.fail(f"{what} is not valid JSON: {exc}")
+
+
+def _not_json(word: str) -> Any:
+    raise ValueError(f"{word} is not a JSON value")
+
+
+def _finite_number(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text} is too large")
+    return number
 
 
 def check_database(db: str | None) -> None:

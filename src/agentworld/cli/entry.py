@@ -9,21 +9,50 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``agentworld`` command: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for
     a malformed command line)."""
     _configure_logging()
+    if sys.stdout is None:  # started with ``1>&-``: whatever it printed would be lost unseen
+        _fail("standard output is closed; to discard the output, send it to /dev/null")
     args = place_global_options(sys.argv[1:] if argv is None else argv)
     from agentworld.cli import quick
 
-    code = quick.answer(args)
+    try:
+        code = quick.answer(args)
+    except OSError as exc:  # what it read came from a plain file: writing the answer failed
+        output_failed(exc)
     if code is not None:
         raise SystemExit(code)
     from agentworld.cli.app import run_command_line
 
     run_command_line(args)
+
+
+def output_failed(exc: OSError) -> NoReturn:
+    """Standard output could not be written (a full disk, a closed pipe): one line on
+    stderr, exit 1; a reader that went away (``| head``) needs no line. Standard output is
+    pointed at /dev/null first, so the exit's own flush does not fail a second time."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    if isinstance(exc, BrokenPipeError):
+        raise SystemExit(1)
+    _fail(f"cannot write the output: {exc.strerror or exc}")
+
+
+def _fail(reason: str, *, code: int = 1) -> NoReturn:
+    if sys.stderr is not None:
+        sys.stderr.write(f"error: {reason}\n")
+    raise SystemExit(code)
+
 
 
 def _configure_logging() -> None:
@@ -63,7 +92,9 @@ def place_global_options(args: Sequence[str]) -> list[str]:
         token = head[index]
         if in_front and not token.startswith("-"):
             in_front = False  # the command: what follows belongs to it
-        if token == "--db" and index + 1 < len(head):
+        if token == "--db":
+            if index + 1 == len(head):
+                _fail("--db needs a value: a database URL or file path", code=2)
             front += head[index : index + 2]
             index += 2
             continue

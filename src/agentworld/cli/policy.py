@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,6 +13,7 @@ from agentworld.cli.common import (
     JsonOpt,
     WorldArg,
     check_chat,
+    parse_json_option,
     run,
     stored_agent_name,
     stored_world_name,
@@ -49,10 +49,11 @@ def policy_test(
         output.fail(f"--mode must be one of {', '.join(MODES)}", code=2)
     if (agent is None) != (chat is None) or (agent is not None and world is None):
         output.fail("--agent and --chat go together, and need WORLD", code=2)
-    try:
-        arguments = json.loads(args)
-    except ValueError as exc:
-        output.fail(f"--args is not valid JSON: {exc}")
+    arguments = parse_json_option(args, "--args")
+    if not tool.strip():
+        output.fail("--tool is empty; give a tool name, e.g. shell_cmd", code=2)
+    if server is not None and not server.strip():
+        output.fail("--server is empty; give an MCP server name or leave it out", code=2)
     if not isinstance(arguments, dict):
         output.fail("--args must be a JSON object")
     files = [str(path) for path in policy or []]

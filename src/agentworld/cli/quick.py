@@ -130,8 +130,8 @@ def parse(args: Sequence[str]) -> QuickCommand | None:
         return None
     if db is None:
         db = os.environ.get("AGENTWORLD_DB")
-        if db == "":
-            return None  # what an empty variable means is the option parser's call
+    if db is not None and not db.strip():
+        return None  # an empty --db is refused, an empty variable ignored: the full path's call
     return QuickCommand(name, db, world, values.get("--chat"), values.get("--agent"), json_out)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -65,7 +64,7 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
         for t in found
     ]
     for server in unavailable:
-        sys.stderr.write(f"warning: {server['reason']}\n")
+        output.warn(server["reason"])  # it may quote the server's own output
     if json_out:
         output.print_json({"tools": docs, "unavailableServers": unavailable})
         return
@@ -132,7 +131,7 @@ def respond(
 
     outcome = run(go)
     if outcome.timed_out:
-        outcome.errors.append(still_running(world, timeout))
+        outcome.errors.append(still_running(world, timeout, outcome.running))
     report_run(outcome, json_out)
 
 

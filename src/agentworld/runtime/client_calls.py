@@ -30,7 +30,7 @@ async def submit_client_result(
     if pending is None or pending.kind != "client":
         raise NotFoundError(f"no pending tool call {tool_call_id!r} in world {world!r}")
     content = (
-        ToolResult.error(tool_call_id, str(result)) if is_error else ToolResult.ok(tool_call_id, result)
+        ToolResult.error(tool_call_id, result) if is_error else ToolResult.ok(tool_call_id, result)
     ).content
     message = Message.tool_result(
         chat_id=pending.chat_id,

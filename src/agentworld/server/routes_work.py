@@ -115,13 +115,13 @@ async def _answer_once(
     if not isinstance(found, kind):
         raise ApiError(404, "not_found", f"no {what} {call_id!r} in world {world!r}")
     if found.status != "pending":
-        raise ApiError(409, "conflict", f"{what} {call_id!r} was already {found.status}")
+        raise ApiError(409, "conflict", f"{what} {call_id!r} is already {found.status}")
     try:
         return await answer()
     except InvalidInputError:
         now = await aw.pending_call(world, call_id)
         if now is not None and now.status != "pending":
-            raise ApiError(409, "conflict", f"{what} {call_id!r} was already {now.status}") from None
+            raise ApiError(409, "conflict", f"{what} {call_id!r} is already {now.status}") from None
         raise
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -71,6 +72,12 @@ class StorageCore:
             raise StorageError(f"database error ({self._where()}): {_driver(exc)}") from exc
         except SQLAlchemyError as exc:
             raise StorageError(f"database error ({self._where()}): {exc}") from exc
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # Units read only what the stores wrote: text that is not UTF-8, or a JSON column
+            # that does not parse, means the file was damaged (or written by something else).
+            raise StorageError(
+                f"database damaged ({self._where()}): a stored value cannot be read ({exc})"
+            ) from exc
 
     def _where(self) -> str:
         path = sqlite_file(self.url)

@@ -148,6 +148,8 @@ def sqlite_foreign_schema(path: Path) -> str | None:
             rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
     except sqlite3.Error:
         return None  # not a SQLite file, or unreadable: opening it reports that properly
+    except ValueError as exc:  # table names that are not text: the file's schema is damaged
+        return f"the database is damaged (its list of tables cannot be read: {exc}); nothing was changed"
     return foreign_schema_problem((name for (name,) in rows), whole_database=True)
 
 

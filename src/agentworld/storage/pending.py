@@ -344,7 +344,7 @@ class PendingCallStore:
             refuse_closed(row_call(row))
             if row.status != "pending":
                 raise InvalidInputError(
-                    f"{tool_call_id!r} was already {row.status}; it cannot be answered again"
+                    f"{tool_call_id!r} is already {row.status}; it cannot be answered again"
                 )
             updated = conn.execute(
                 sa.update(_TABLE)

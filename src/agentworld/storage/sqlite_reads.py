@@ -179,7 +179,7 @@ def open_current(path: Path) -> sqlite3.Connection | None:
         return None
     try:
         (version,) = conn.execute(VERSION).fetchone()
-    except sqlite3.Error:  # not a database, or not ours
+    except (sqlite3.Error, ValueError):  # not a database, not ours, or damaged (bad text)
         conn.close()
         return None
     if version != SCHEMA_VERSION:

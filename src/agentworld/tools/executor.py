@@ -47,8 +47,10 @@ class ToolResult:
         object.__setattr__(self, "content", mask_process_secrets(self.content))
 
     @classmethod
-    def error(cls, tool_call_id: str, message: str) -> ToolResult:
-        return cls(tool_call_id, json.dumps({"error": message}), is_error=True)
+    def error(cls, tool_call_id: str, message: object) -> ToolResult:
+        """A failed call's result: ``{"error": message}``, where the message is text or, as a
+        client tool may report its failure, any JSON value (kept as JSON, never its repr)."""
+        return cls(tool_call_id, json.dumps({"error": message}, default=str), is_error=True)
 
     @classmethod
     def denial(cls, tool_call_id: str, reason: str, *, by: DenialSource) -> ToolResult:
