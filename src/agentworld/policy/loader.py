@@ -18,6 +18,7 @@ from typing import Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
+from agentworld.policy.nested_quantifiers import nested_quantifier
 from agentworld.policy.rules import (
     CompiledPattern,
     PolicyDecision,
@@ -79,11 +80,14 @@ RE2_OPTIONS = _re2_options()
 _OPTIONS = RE2_OPTIONS
 
 
-def compile_pattern(pattern: str) -> CompiledPattern:
+def compile_pattern(pattern: str, *, allow_nested: bool = False) -> CompiledPattern:
     """Compile a policy regex with RE2, whose matching time is linear in the text (SPEC P3).
 
-    RE2 has no backtracking, so no pattern can hang the engine — ``(a+)+$`` included — and
-    the price is that backreferences and lookaround, which need backtracking, are refused.
+    RE2 has no backtracking, so no pattern can hang the engine; the price is that
+    backreferences and lookaround, which need backtracking, are refused. Nested quantifiers
+    (``(a+)+``) are refused too, as SPEC P3 asks, although RE2 runs them in linear time
+    (``nested_quantifiers.py`` says why). ``allow_nested`` is for patterns this package
+    builds itself from escaped text (``grant_rules.py``), never for a pattern a person wrote.
     """
     if len(pattern) > MAX_PATTERN:
         raise ValueError(f"pattern is {len(pattern)} characters long (limit {MAX_PATTERN})")
@@ -101,6 +105,13 @@ def compile_pattern(pattern: str) -> CompiledPattern:
             else ""
         )
         raise ValueError(f"pattern {pattern!r} is not a valid regex: {reason}{hint}") from None
+    # Checked on a pattern RE2 has accepted, so the scanner only ever reads valid syntax.
+    nested = None if allow_nested else nested_quantifier(pattern)
+    if nested is not None:
+        raise ValueError(
+            f"pattern {pattern!r} nests quantifiers in {nested!r} (a repeated group whose body "
+            "repeats): refused as a catastrophic regex"
+        )
     return compiled
 
 
