@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentworld.approval.shell_view import escape_controls
+
 if TYPE_CHECKING:
     from agentworld.approval.grants import Grant
     from agentworld.models import Agent, Chat, Message, Usage, World
@@ -328,7 +330,11 @@ def is_approval_request(
 
 def markdown_transcript(chat: Chat, messages: Sequence[Message]) -> str:
     """A chat's transcript as a Markdown document: a heading per message with its sender and
-    time; tool calls and results in fenced blocks; approval requests and answers in words."""
+    time; tool calls and results in fenced blocks; approval requests and answers in words.
+
+    The document is read in terminals (``chat export`` prints it, ``cat`` shows the file), so
+    its control characters — a title's or a message's ESC or BEL — are written as escapes, as
+    the CLI shows them (``\\e[31m``); only newlines and tabs stay, and CRLF is a newline."""
     count = "1 message" if len(messages) == 1 else f"{len(messages)} messages"
     lines = [
         f"# {_one_line(chat.name)}",
@@ -339,7 +345,7 @@ def markdown_transcript(chat: Chat, messages: Sequence[Message]) -> str:
     for message in messages:
         lines += ["", f"## {message.sender} · {when(message.created_at)}", ""]
         lines += _markdown_body(message, refused)
-    return "\n".join(lines) + "\n"
+    return escape_controls("\n".join(lines).replace("\r\n", "\n"), keep="\n\t") + "\n"
 
 
 def _markdown_body(message: Message, refused: frozenset[str]) -> list[str]:

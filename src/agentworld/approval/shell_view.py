@@ -29,6 +29,19 @@ def escape_controls(text: str, *, keep: str = "") -> str:
     return _INVISIBLE.sub(shown, text)
 
 
+def first_control(text: str, *, allow: str = "") -> str | None:
+    """The first character of ``text`` that ``escape_controls`` would show as an escape (the
+    characters of ``allow`` aside), or None: how a name a person gives is checked, so what is
+    stored prints as it was typed."""
+    return next((char for char in _INVISIBLE.findall(text) if char not in allow), None)
+
+
+def replace_controls(text: str, by: str = " ") -> str:
+    """``text`` with each character ``escape_controls`` would escape replaced by ``by``: for
+    text made from outside text (a chat title), which should hold none at all."""
+    return _INVISIBLE.sub(by, text)
+
+
 @dataclass(frozen=True, slots=True)
 class ShellView:
     """A shell call as the person sees it and the audit log records it."""

@@ -49,19 +49,38 @@ if TYPE_CHECKING:
 
 
 def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    """The document as exact JSON: ``json.loads`` gives back every value as it was stored.
+
+    ``json.dumps`` escapes C0 controls but leaves DEL, the C1 controls (``\\x9b`` opens a
+    terminal sequence too) and the bidi and zero-width characters raw. ``escape_controls``
+    writes each of those as a ``\\uXXXX`` escape, which JSON reads back as the same
+    character; the only raw control a dumped document holds is its own newlines, kept."""
+    dumped = json.dumps(document, ensure_ascii=False, indent=2)
+    sys.stdout.write(escape_controls(dumped, keep="\n") + "\n")
 
 
 def note(line: str) -> None:
-    """Something the person should know that is not an error: one line on stderr."""
-    sys.stderr.write(f"note: {' '.join(line.split())}\n")
+    """Something the person should know that is not an error: one line on stderr (control
+    characters shown as escapes, since the line may quote outside text)."""
+    sys.stderr.write(f"note: {one_line(line)}\n")
+
+
+def warn(line: str) -> None:
+    """A warning on stderr (a tool server that cannot be reached): one line, its quoted text
+    unable to drive the terminal."""
+    sys.stderr.write(f"warning: {one_line(line)}\n")
 
 
 def fail(reason: str, *, code: int = 1) -> NoReturn:
-    """A one-line reason on stderr and a non-zero exit (SPEC §3)."""
-    line = " ".join(str(reason).split())
-    sys.stderr.write(f"error: {line}\n")
+    """A one-line reason on stderr and a non-zero exit (SPEC §3). A reason often quotes what
+    was given (a name, a path, a server's answer), so its control characters are escaped."""
+    sys.stderr.write(f"error: {one_line(str(reason))}\n")
     raise SystemExit(code)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one plain line: blanks folded, control characters shown as escapes."""
+    return escape_controls(" ".join(text.split()))
 
 
 # -- values: one form for each kind, in JSON and in text ------------------------------
@@ -127,8 +146,9 @@ def _console() -> Console:
 
 
 def say(line: str) -> None:
-    """One plain line of text output (no markup is read in it)."""
-    _console().print(line, markup=False)
+    """One plain line of text output (no markup is read in it). Lines quote names and titles
+    others chose, so control characters in it are shown as escapes (``shown_text``)."""
+    _console().print(escape_controls(line), markup=False)
 
 
 def print_approvals(
@@ -231,11 +251,14 @@ def print_table(
 ) -> None:
     """A table when it fits the terminal with every word whole, else one record per row
     (the first column's value, then ``column: value`` lines), so no id or path is ever cut.
-    With no rows, ``empty`` (default: the title and "none")."""
-    cells = [[text(value) for value in row] for row in rows]
+    With no rows, ``empty`` (default: the title and "none"). Cells hold outside text (chat
+    titles, descriptions, tool names): each control character in them is shown as an escape,
+    newlines and tabs included, so a row stays one row."""
+    title = escape_controls(title)
+    cells = [[escape_controls(text(value)) for value in row] for row in rows]
     console = _console()
     if not cells:
-        console.print(empty or f"{title}: none", markup=False)
+        console.print(escape_controls(empty or f"{title}: none"), markup=False)
         return
     rendered = _render(console, _table(title, columns, cells))
     if all(word in rendered for row in cells for value in row for word in value.split()):
@@ -276,15 +299,15 @@ def _render(console: Console, table: Table) -> str:
 
 
 def print_fields(title: str, fields: dict[str, Any]) -> None:
-    """``key: value`` lines under a title; empty values are left out."""
-    from rich.markup import escape
-
+    """``key: value`` lines under a title; empty values are left out. Values are shown as
+    ``shown_text`` shows a message's body: a description or a system prompt keeps its
+    newlines and tabs, and every other control character is written as an escape."""
     console = _console()
-    console.print(f"[bold]{escape(title)}[/bold]")
+    console.print(f"[bold]{shown_text(title)}[/bold]")
     for key, value in fields.items():
         if value in (None, "", [], {}):
             continue
-        console.print(f"  [dim]{escape(key)}:[/dim] {escape(text(value, key))}")
+        console.print(f"  [dim]{shown_text(key)}:[/dim] {shown_text(text(value, key), lines=True)}")
 
 
 def result_summary(content: str, *, limit: int = 60) -> str:

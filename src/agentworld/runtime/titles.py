@@ -3,6 +3,10 @@
 When no model can be asked (an offline scripted agent, an unreachable
 endpoint, an empty answer) the title falls back to the first words of the
 first human message, so every chat gets a readable name.
+
+Either way a title is made of outside text (a person's message, a model's answer) and is then
+shown in every terminal that lists the chats, so it is made plain text: escape sequences
+dropped, other control characters made blanks, blanks folded (``plain_title_text``).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
+from agentworld.approval.shell_view import replace_controls
 from agentworld.models import Agent, Message
 from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage
 from agentworld.routing.mentions import is_human_sender
@@ -24,6 +29,18 @@ TITLE_INSTRUCTION = (
     "below, with no quotes and no punctuation at the end."
 )
 _MENTION = re.compile(r"@[\w-]+[,:]?\s*")
+# A terminal escape sequence, dropped whole so its parameters leave no debris in a title:
+# CSI (``ESC [ ... final``), OSC (``ESC ] ...`` ended by BEL or ``ESC \``: a window title, a
+# clipboard write), or ESC and one character.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -~]?"
+)
+
+
+def plain_title_text(text: str) -> str:
+    """``text`` as a title may hold it: escape sequences dropped, every other character
+    ``escape_controls`` would escape made a blank, blanks folded into single spaces."""
+    return " ".join(replace_controls(_ESCAPE_SEQUENCE.sub("", text)).split())
 
 
 def first_exchange(transcript: list[Message]) -> tuple[Message, Message] | None:
@@ -49,13 +66,15 @@ def first_exchange(transcript: list[Message]) -> tuple[Message, Message] | None:
 
 
 def fallback_title(question: str, *, words: int = 6, limit: int = 60) -> str:
-    text = " ".join(_MENTION.sub("", question).split())
+    """The first words of the first human message, its mentions left out."""
+    text = " ".join(_MENTION.sub("", plain_title_text(question)).split())
     title = " ".join(text.split()[:words])[:limit].strip()
     return title or "New chat"
 
 
 def clean_title(raw: str) -> str:
-    line = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
+    """The first line of a model's answer with its quotes and closing punctuation cut."""
+    line = next((ln for ln in map(plain_title_text, raw.splitlines()) if ln), "")
     return line.strip("\"'`*# ").rstrip(".!?:;")[:80]
 
 
