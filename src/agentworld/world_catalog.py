@@ -6,9 +6,11 @@ event log). ``AgentWorld`` adds running the worlds on top."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
+from agentworld.approval.shell_view import escape_controls, first_control
 from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
 from agentworld.models import Agent, Chat, Message, Usage, World, new_id
 from agentworld.models.domain import agent_name_problem
@@ -26,8 +28,19 @@ if TYPE_CHECKING:
     from agentworld.runtime.world import ProviderFactory, WorldRuntime
     from agentworld.tools.registry import Tool
 
+DeleteWatch = Callable[[CrudEvent], AbstractAsyncContextManager[None]]
+"""What a caller does around a world's delete (``WorldCatalog.delete_world``), given the event
+that announces it: entered once this process has stopped working in the world, left when its
+rows are gone (or with the refusal: then nothing was deleted)."""
+
 MAX_CHAT_NAME = 200
 """The longest chat name stored (the ``chats.name`` column)."""
+
+
+def _no_such_agent(world: str, name: str, agents: Sequence[str]) -> InvalidInputError:
+    """The refusal of a ``main_agent`` that is none of the world's agents, naming those it has."""
+    known = f"agents: {', '.join(agents)}" if agents else "it has no agents yet"
+    return InvalidInputError(f"main_agent: world {world!r} has no agent {name!r} ({known})")
 
 
 class WorldCatalog:
@@ -52,13 +65,18 @@ class WorldCatalog:
         """Create a world; its tools work in ``working_dir`` (default: the current directory).
 
         World names, like agent names, are unique regardless of case: ``Team`` cannot be
-        created next to ``team``."""
+        created next to ``team``. A new world has no agents, so ``main_agent`` can name none:
+        it is set once its agent exists (else human messages would go to nobody, unanswered)."""
         settings.setdefault("working_dir", os.getcwd())
+        if "main_agent" in settings and not settings["main_agent"]:
+            settings["main_agent"] = None  # "" is none, as ``update_world`` reads it
         world = build_settings(World, {"name": name, **settings})
         for existing in await self.storage.list_worlds():
             if existing.name.lower() == name.lower():
                 same = "" if existing.name == name else " (names are unique regardless of case)"
                 raise AlreadyExistsError(f"world {existing.name!r} already exists{same}")
+        if world.main_agent:  # checked as ``update_world`` checks it; a new world has no agents
+            raise _no_such_agent(name, world.main_agent, [])
         check_world_settings(world, extra_tools=self._tools)
         world = await self.storage.create_world(world)
         await self._announce(CrudEvent(world=name, operation="create", entity="world", name=name))
@@ -97,11 +115,19 @@ class WorldCatalog:
     async def list_worlds(self) -> list[World]:
         return await self.storage.list_worlds()
 
-    async def delete_world(self, name: str) -> None:
+    async def delete_world(self, name: str, *, watch: DeleteWatch | None = None) -> None:
+        """Delete a world with everything in it, once this process has stopped working in it.
+
+        The ``crud`` event that announces it cannot go into the world's event log, which goes
+        with the world (a world created later under the name would inherit it); it reaches
+        whoever ``watch``es the delete. The HTTP server's event streams do: they take in the
+        world's last events while they are still stored, and end with this one."""
         runtime = self._runtimes.pop(name, None)
         if runtime is not None:
             await runtime.aclose()
-        await self.storage.delete_world(name)
+        deleted = CrudEvent(world=name, operation="delete", entity="world", name=name)
+        async with watch(deleted) if watch is not None else nullcontext():
+            await self.storage.delete_world(name)
 
     # -- agents ------------------------------------------------------------------
 
@@ -166,10 +192,7 @@ class WorldCatalog:
             return (await self.storage.get_agent(world, name)).name
         except NotFoundError:
             agents = [a.name for a in await self.storage.list_agents(world)]
-            known = f"agents: {', '.join(agents)}" if agents else "it has no agents yet"
-            raise InvalidInputError(
-                f"main_agent: world {world!r} has no agent {name!r} ({known})"
-            ) from None
+            raise _no_such_agent(world, name, agents) from None
 
     def _check_agent(self, agent: Agent) -> None:
         """Provider settings that would only fail at the agent's first turn. An embedder's
@@ -218,7 +241,14 @@ class WorldCatalog:
         return chat
 
     async def rename_chat(self, world: str, chat_id: str, name: str) -> Chat:
-        """Give a chat a name of one's own; it is no longer replaced by a generated title."""
+        """Give a chat a name of one's own; it is no longer replaced by a generated title.
+
+        Blanks are folded into single spaces. Other control characters (ESC, BEL, the bidi
+        overrides) are refused: a name is shown in other people's terminals and files."""
+        if (control := first_control(name, allow="\t\n\r")) is not None:
+            raise InvalidInputError(
+                f"a chat name cannot contain control characters (found {escape_controls(control)})"
+            )
         title = " ".join(name.split())
         if not title or len(title) > MAX_CHAT_NAME:
             raise InvalidInputError(f"a chat name is 1 to {MAX_CHAT_NAME} characters")

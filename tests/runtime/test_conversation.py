@@ -38,7 +38,8 @@ async def test_each_message_reaches_exactly_the_addressed_agents(
 async def test_main_agent_alone_answers_unaddressed_human_messages(
     aw: AgentWorld, make_world: Any
 ) -> None:
-    await make_world("a1", "a2", main_agent="a2")
+    await make_world("a1", "a2")
+    await aw.update_world("w", main_agent="a2")  # once a2 exists: a new world has no agents
     result = await aw.send("w", "hello everyone")
     assert [m.sender for m in result.messages if m.role == "assistant"] == ["a2"]
     result = await aw.send("w", "@a1 you too")

@@ -184,6 +184,12 @@ class SSEClient:
             if predicate(frame):
                 return frame
 
+    def wait_closed(self, timeout: float) -> bool:
+        """Whether the server ended the stream within ``timeout`` seconds (frames sent before
+        the end are in the queue, for ``wait_for``)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def close(self) -> None:
         """Hang up at once, as a closed browser tab does (the reading thread wakes and ends)."""
         self._stop.set()

@@ -82,6 +82,9 @@ def create_app(
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
+    # Uptime checkers send HEAD; kept out of the schema, which documents GET.
+    app.add_api_route("/health", health, methods=["HEAD"], include_in_schema=False)
+
     app.include_router(routes_catalog.router)
     app.include_router(routes_work.router)
     app.include_router(routes_events.router)

@@ -13,6 +13,7 @@ from agentworld.agent_world import AgentWorld
 from agentworld.documents import world_doc
 from agentworld.models import World
 from agentworld.server.config import ServerConfig
+from agentworld.server.feed import Feeds
 from agentworld.server.masks import shown_mcp_config
 from agentworld.server.schemas import ErrorDoc
 
@@ -27,8 +28,14 @@ def _config(request: Request) -> ServerConfig:
     return config
 
 
+def _feeds(request: Request) -> Feeds:
+    feeds: Feeds = request.app.state.feeds
+    return feeds
+
+
 AW = Annotated[AgentWorld, Depends(_agent_world)]
 Config = Annotated[ServerConfig, Depends(_config)]
+LiveFeeds = Annotated[Feeds, Depends(_feeds)]
 
 
 async def _world_name(

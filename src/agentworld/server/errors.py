@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic.alias_generators import to_camel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
+from starlette.staticfiles import StaticFiles
 
 from agentworld.errors import (
     AgentWorldError,
@@ -77,8 +80,32 @@ def brief(message: str) -> str:
     return shown if len(shown) <= MAX_MESSAGE else f"{shown[:MAX_MESSAGE]}…"
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": brief(message)}}, status_code=status)
+def error_response(
+    status: int, code: str, message: str, *, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": brief(message)}}, status_code=status, headers=headers
+    )
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the app takes at the request's path, for the ``Allow`` header a 405 must
+    carry (RFC 9110). The router names only the first route whose path matched, and
+    ``/api/worlds/{w}`` is three routes (GET, PATCH, DELETE), so each method is tried on every
+    route (routers included in routers answer for theirs). The web UI's files take GET and
+    HEAD, as ``StaticFiles`` does; a mount takes any method at its prefix, so it is not asked."""
+    scope = request.scope
+    found: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Mount):
+            if isinstance(route.app, StaticFiles) and route.matches(scope)[0] is not Match.NONE:
+                found |= {"GET", "HEAD"}
+            continue
+        found |= {m for m in _METHODS if route.matches({**scope, "method": m})[0] is Match.FULL}
+    return [m for m in _METHODS if m in found]
 
 
 _HTTP_CODES: dict[int, ErrorCode] = {
@@ -146,9 +173,12 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, "validation_error", "; ".join(parts) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "bad_request" if exc.status_code < 500 else "internal_error")
-        return error_response(exc.status_code, code, str(exc.detail))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405 and (methods := allowed_methods(request)):
+            headers["Allow"] = ", ".join(methods)
+        return error_response(exc.status_code, code, str(exc.detail), headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

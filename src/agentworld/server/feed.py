@@ -13,7 +13,8 @@ server):
 * on SQLite, which has no such signal, every ``poll`` seconds.
 
 Token chunks are never stored; the feed takes them from this process's event bus and places
-them among the stored events in the order they happened, as items without a ``seq``.
+them among the stored events in the order they happened, as items without a ``seq``. So does
+the world's delete (``Feeds.deleting``), whose log goes with the world: it ends the feed.
 
 A client follows from a position (``Last-Event-ID``): it reads from the log itself until it
 reaches what the feed keeps, then takes the feed's items; if it falls behind what the feed
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentworld.errors import AgentWorldError
 from agentworld.events.bus import EventBus
-from agentworld.models.events import EventKind, SSEEvent, WorldEvent
+from agentworld.models.events import CrudEvent, EventKind, SSEEvent, WorldEvent
 from agentworld.storage.event_log import EventLog
 
 if TYPE_CHECKING:
@@ -42,6 +43,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger("agentworld.server")
 
 READ_LIMIT = 500
+TURN_EVERY = 3
+"""Items a follower hands out at once (a replay, a burst) between turns of the event loop.
+Writing to a socket never waits, so without these turns a client that hung up was noticed at
+the end of the batch only: hundreds of writes into a dead connection, each one logged. In a
+turn the server learns of the hang-up, and asyncio logs only from the fifth write after it.
+(A turn for every item cost a fifth more CPU a frame with a hundred clients.)"""
 SAFETY_POLL_SECONDS = 2.0
 """How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
 
@@ -55,6 +62,11 @@ class FeedItem:
     kind: EventKind
     chat_id: str | None
     document: dict[str, Any]
+
+
+def live_item(event: WorldEvent) -> FeedItem:
+    """An event as this process holds it, not read from the log: it has no position."""
+    return FeedItem(None, event.kind, event.chat, event.model_dump(mode="json", by_alias=True))
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,10 @@ class WorldFeed:
         self._bus: EventBus | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._held = False
+        """The world is being deleted: the log is read no more (``hold``)."""
+        self._last: FeedItem | None = None
+        """The world's delete, once it is gone: the last item there will be (``end``)."""
         self.followers = 0
 
     async def start(self) -> None:
@@ -125,6 +141,27 @@ class WorldFeed:
                 await self._task
             self._task = None
 
+    # -- the world's delete ----------------------------------------------------------------
+
+    async def hold(self) -> None:
+        """Take in every event the log holds now, then read it no more: the world's rows are
+        about to go, and a world created later under its name would write to the same log."""
+        async with self._read_lock:  # after a read under way, not cutting it short
+            await self._read_log()
+            self._held = True
+
+    def resume(self) -> None:
+        """The delete was refused: read the log again, at once."""
+        self._held = False
+        self._poked.set()
+
+    def end(self, deleted: CrudEvent) -> None:
+        """The world is gone: ``deleted`` is the last item, sent to every follower after what
+        came before, whatever chat it follows; then ``follow`` ends."""
+        self._last = live_item(deleted)
+        self._append(self._last)
+        self._notify()
+
     # -- reading ---------------------------------------------------------------------------
 
     def _wait_seconds(self) -> float:
@@ -148,18 +185,22 @@ class WorldFeed:
     async def read_new(self) -> None:
         """Take every event stored after ``head`` into the items."""
         async with self._read_lock:
-            self._stored_since_read = False
-            added = False
-            while True:
-                batch = await self._reading.log.after(self.world, self.head, limit=READ_LIMIT)
-                for event in batch.events:
-                    self._append(FeedItem(event.seq, event.kind, event.chat_id, event.document))
-                    added = True
-                self.head = batch.last_seq
-                if not batch.full:
-                    break
-            if added:
-                self._notify()
+            if not self._held:
+                await self._read_log()
+
+    async def _read_log(self) -> None:
+        self._stored_since_read = False
+        added = False
+        while True:
+            batch = await self._reading.log.after(self.world, self.head, limit=READ_LIMIT)
+            for event in batch.events:
+                self._append(FeedItem(event.seq, event.kind, event.chat_id, event.document))
+                added = True
+            self.head = batch.last_seq
+            if not batch.full:
+                break
+        if added:
+            self._notify()
 
     def _append(self, item: FeedItem) -> None:
         self._items.append((self._next_pos, item))
@@ -194,9 +235,7 @@ class WorldFeed:
         if isinstance(event, SSEEvent) and event.phase == "chunk":
             if self._stored_since_read:
                 await self.read_new()
-            self._append(
-                FeedItem(None, "sse", event.chat_id, event.model_dump(mode="json", by_alias=True))
-            )
+            self._append(live_item(event))
             self._notify()
             return
         self._stored_since_read = True
@@ -206,7 +245,8 @@ class WorldFeed:
 
     async def follow(self, after: int, *, chat_id: str | None = None) -> AsyncIterator[FeedItem]:
         """Every stored event after log position ``after`` (of one chat, if given), then every
-        new one as it comes, token chunks included; never ends (the client leaves)."""
+        new one as it comes, token chunks included; ends only with the world (``end``). Items
+        at hand at once come ``TURN_EVERY`` to a turn of the event loop."""
         cursor = after
         pos: int | None = None
         while True:
@@ -217,11 +257,14 @@ class WorldFeed:
                     batch = await self._reading.log.after(
                         self.world, cursor, chat_id=chat_id, limit=READ_LIMIT
                     )
-                    for event in batch.events:
+                    for n, event in enumerate(batch.events, start=1):
+                        if n % TURN_EVERY == 0:
+                            await asyncio.sleep(0)
                         yield FeedItem(event.seq, event.kind, event.chat_id, event.document)
                     cursor = batch.last_seq if batch.full else max(batch.last_seq, head)
                     continue
                 pos = self._join(cursor)
+            at_hand = 0
             while True:
                 first = self._items[0][0] if self._items else self._next_pos
                 if pos < first:  # fell behind what the feed keeps
@@ -232,26 +275,35 @@ class WorldFeed:
                     break
                 item = self._items[index][1]
                 pos += 1
-                if item.seq is not None:
-                    if item.seq <= cursor:
+                if item is not self._last:  # the world's delete goes to every follower
+                    if item.seq is not None:
+                        if item.seq <= cursor:
+                            continue
+                        cursor = item.seq
+                    if chat_id is not None and item.chat_id != chat_id:
                         continue
-                    cursor = item.seq
-                if chat_id is None or item.chat_id == chat_id:
-                    yield item
+                at_hand += 1
+                if at_hand % TURN_EVERY == 0:
+                    await asyncio.sleep(0)
+                yield item
+                if item is self._last:
+                    return
             if pos is None:
                 continue
             await changed.wait()
 
     def _join(self, cursor: int) -> int:
-        """The feed position of the first stored item after ``cursor``, or the end."""
+        """The feed position of the first stored item after ``cursor`` (or of the world's
+        delete), or the end."""
         for pos, item in self._items:
-            if item.seq is not None and item.seq > cursor:
+            if (item.seq is not None and item.seq > cursor) or item is self._last:
                 return pos
         return self._next_pos
 
 
 class Feeds:
-    """The feeds of the worlds that have followers; each stops when its last follower leaves.
+    """The feeds of the worlds that have followers; each stops when its last follower leaves,
+    or when its world is deleted (``deleting``).
 
     On PostgreSQL they share one ``LogListener`` (one connection), opened when the first world
     is followed and closed with the feeds."""
@@ -269,6 +321,8 @@ class Feeds:
         self._feeds: dict[str, WorldFeed] = {}
         self._lock = asyncio.Lock()
         self._listener: LogListener | None = None
+        self._deleted: dict[str, CrudEvent] = {}
+        """The last delete of a world of each name (case-folded, as names are compared)."""
 
     async def head(self, world: str) -> int:
         """The world's last stored position, read now (the feed of a followed world may be a
@@ -312,6 +366,34 @@ class Feeds:
                 if feed.followers == 0 and self._feeds.get(world) is feed:
                     del self._feeds[world]
                     await feed.aclose()
+
+    @contextlib.asynccontextmanager
+    async def deleting(self, deleted: CrudEvent) -> AsyncIterator[None]:
+        """Around the delete of a world (``WorldCatalog.delete_world``): its feed takes in the
+        events its log holds, while it still does, and reads no more; once the world is gone,
+        every follower gets ``deleted`` after them and its stream ends. Nobody starts or stops
+        following meanwhile, so no stream goes on into a world created later under its name."""
+        world = deleted.world
+        async with self._lock:
+            feed = self._feeds.get(world)
+            try:
+                if feed is not None:
+                    await feed.hold()
+                yield
+            except BaseException:
+                if feed is not None:
+                    feed.resume()
+                raise
+            self._deleted[world.casefold()] = deleted
+            if feed is not None:
+                del self._feeds[world]
+                feed.end(deleted)
+                await feed.aclose()
+
+    def last_deleted(self, world: str) -> CrudEvent | None:
+        """The last delete of a world of this name, to tell whether the world a stream was
+        asked for is gone by the time it follows it."""
+        return self._deleted.get(world.casefold())
 
     async def aclose(self) -> None:
         feeds, self._feeds = list(self._feeds.values()), {}

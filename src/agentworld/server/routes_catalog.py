@@ -17,6 +17,7 @@ from agentworld.server.deps import (
     AgentName,
     ChatFilter,
     ChatId,
+    LiveFeeds,
     WorldName,
     public_world,
 )
@@ -80,8 +81,10 @@ async def update_world(world: WorldName, body: WorldSettings, aw: AW) -> JSONRes
 
 
 @router.delete("/{world}", status_code=204, response_class=Response, tags=["worlds"])
-async def delete_world(world: WorldName, aw: AW) -> None:
-    await aw.delete_world(world)
+async def delete_world(world: WorldName, aw: AW, feeds: LiveFeeds) -> None:
+    """Delete a world with everything in it. Its event streams get what was published before,
+    then a ``crud`` event that deletes the world, and end."""
+    await aw.delete_world(world, watch=feeds.deleting)
 
 
 # -- agents ------------------------------------------------------------------------------------

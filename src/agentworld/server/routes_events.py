@@ -5,6 +5,8 @@ kind, ``data:`` its JSON. A client that reconnects with ``Last-Event-ID`` (brows
 themselves) or ``?after=`` gets every event after that one, once, in order. Token chunks (``sse``
 events of phase ``chunk``) are live only and carry no ``id:``. Without a position the stream
 starts with the next event. Comments keep idle connections open; there is no idle cut-off.
+A stream ends when its world is deleted here: after what came before, with the ``crud`` event
+that deletes it (no ``id:``: the world's log goes with it; ``feed.Feeds.deleting``).
 
 A position beyond the world's last event is refused (400): positions only grow, so every
 event up to it that comes later would be skipped without a word.
@@ -16,13 +18,14 @@ import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from agentworld.models.events import CrudEvent
 from agentworld.redaction import redact
-from agentworld.server.deps import AW, ERRORS, MAX_POSITION, Config, WorldName
+from agentworld.server.deps import AW, ERRORS, MAX_POSITION, Config, LiveFeeds, WorldName
 from agentworld.server.errors import ApiError
-from agentworld.server.feed import FeedItem, Feeds
+from agentworld.server.feed import FeedItem, Feeds, live_item
 from agentworld.server.responses import json_text
 
 router = APIRouter(prefix="/api/worlds", responses=ERRORS)
@@ -33,6 +36,7 @@ _STREAM: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
+DAY_MS = 86_400_000
 _POSITION = re.compile(r"[0-9]{1,19}")
 """A position as ``Last-Event-ID`` gives it: ASCII digits (``str.isdigit`` also takes '²',
 which ``int`` refuses), as many as a 64-bit position has (``int`` refuses over 4,300)."""
@@ -40,10 +44,10 @@ which ``int`` refuses), as many as a 64-bit position has (``int`` refuses over 4
 
 @router.get("/{world}/events", response_class=EventSourceResponse, responses=_STREAM, tags=["events"])
 async def events(
-    request: Request,
     world: WorldName,
     aw: AW,
     config: Config,
+    feeds: LiveFeeds,
     chat: Annotated[str | None, Query(description="Only this chat's events.")] = None,
     after: Annotated[
         int | None,
@@ -51,6 +55,7 @@ async def events(
     ] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
+    deleted = feeds.last_deleted(world)  # before the world is found: see ``_stream``
     await aw.get_world(world)
     if chat is not None:
         await aw.get_chat(world, chat)
@@ -59,7 +64,6 @@ async def events(
         if not _POSITION.fullmatch(last_event_id.strip()):
             raise ApiError(400, "bad_request", "Last-Event-ID must be an event id (a number)")
         start, given = int(last_event_id.strip()), "Last-Event-ID: "
-    feeds: Feeds = request.app.state.feeds
     if start is not None and start > (head := await feeds.head(world)):
         raise ApiError(
             400, "bad_request",
@@ -68,20 +72,28 @@ async def events(
             "page gave",
         )
     return EventSourceResponse(
-        _stream(feeds, world, chat, start),
+        _stream(feeds, world, chat, start, deleted),
         ping=config.keepalive_seconds,
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
 async def _stream(
-    feeds: Feeds, world: str, chat: str | None, start: int | None
+    feeds: Feeds, world: str, chat: str | None, start: int | None, deleted: CrudEvent | None
 ) -> AsyncIterator[ServerSentEvent]:
     async with feeds.following(world) as feed:
-        after = feed.head if start is None else start
-        yield ServerSentEvent(comment=f"following world {world} after {after}", retry=1000)
-        async for item in feed.follow(after, chat_id=chat):
-            yield _frame(item)
+        if (gone := feeds.last_deleted(world)) is not None and gone is not deleted:
+            # Deleted since the request found it: the feed here may be of a world created
+            # after it under the same name, which this client never asked for.
+            yield _frame(live_item(gone))
+        else:
+            after = feed.head if start is None else start
+            yield ServerSentEvent(comment=f"following world {world} after {after}", retry=1000)
+            async for item in feed.follow(after, chat_id=chat):
+                yield _frame(item)
+    # The world was deleted (``follow`` ends with it). A browser's EventSource reconnects by
+    # itself, to a 404 or to a world created meanwhile under the name: ask it to wait a day.
+    yield ServerSentEvent(comment=f"world {world} was deleted", retry=DAY_MS)
 
 
 def _frame(item: FeedItem) -> ServerSentEvent:
