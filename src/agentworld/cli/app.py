@@ -145,7 +145,7 @@ def plain_usage(command: click.Command) -> click.Command:
 def run_command_line(args: Sequence[str]) -> None:
     """Run ``args`` (global options in front, ``entry.place_global_options``) through the
     command tree: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for a malformed
-    command line)."""
+    command line). An error of writing standard output is raised for ``entry`` to report."""
     command = plain_usage(typer.main.get_command(app))
     try:
         code = command.main(list(args), prog_name="agentworld", standalone_mode=False)
@@ -162,9 +162,7 @@ def run_command_line(args: Sequence[str]) -> None:
     except OSError as exc:
         if exc.errno not in _OUTPUT_ERRNOS:
             _unexpected(exc)
-        from agentworld.cli.entry import output_failed
-
-        output_failed(exc)
+        raise  # writing the output failed: ``entry`` says so (it also guards the quick path)
     except Exception as exc:  # a failure nobody foresaw is still one line, never a traceback
         _unexpected(exc)
     raise SystemExit(code if isinstance(code, int) else 0)

@@ -29,7 +29,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(code)
     from agentworld.cli.app import run_command_line
 
-    run_command_line(args)
+    try:
+        run_command_line(args)
+    except OSError as exc:  # only errors of writing the output come this far
+        output_failed(exc)
 
 
 def output_failed(exc: OSError) -> NoReturn:
