@@ -110,6 +110,21 @@ def apply_change(conn: Connection, world: str, change: InboxChange | None) -> Qu
     return None if item_id is None else QueuedWork(int(item_id), chat, change.append[0])
 
 
+def is_empty(conn: Connection, world: str, chat_id: str) -> bool:
+    """Whether the chat has no work queued (inside the caller's transaction)."""
+    return conn.execute(_ANY, {"world_key": world, "chat_key": chat_id}).first() is None
+
+
+def queue_first(conn: Connection, world: str, chat_id: str, work: WorkItem) -> QueuedWork:
+    """Queue ``work`` as the only item of a chat whose inbox the caller found empty in this
+    transaction. A post whose route is decided at once writes the item the route becomes,
+    not the route it replaces."""
+    (row,) = _rows(world, chat_id, 1, (work,), step=1)
+    (item_id,) = conn.execute(_INSERT, row).inserted_primary_key or (None,)
+    assert item_id is not None, "an inserted inbox item has an id"
+    return QueuedWork(int(item_id), chat_id, work)
+
+
 def next_item(conn: Connection, world: str, chat_id: str) -> QueuedWork | None:
     """The chat's next item (inside the caller's transaction), or None when it has none."""
     row = conn.execute(_NEXT, {"world_key": world, "chat_key": chat_id}).first()

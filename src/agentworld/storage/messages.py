@@ -19,7 +19,6 @@ from agentworld.models.work import (
     LeaseAfterStep,
     Loop,
     Posted,
-    QueuedWork,
     StepRecorded,
     TakenUp,
 )
@@ -27,7 +26,7 @@ from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import event_row, insert_log_rows
-from agentworld.storage.inbox import apply_change, next_item
+from agentworld.storage.inbox import apply_change, is_empty, next_item, queue_first
 from agentworld.storage.leases import claim_lease, release_or_next
 from agentworld.storage.pending_rows import find_calls
 from agentworld.storage.rows import (
@@ -148,11 +147,12 @@ class MessageStore(StorageCore):
         same transaction also claims the chat's lease for that owner if it is free, so the
         poster can start running it at once (see ``Posted``).
 
-        ``route``: when the claim makes the queued route the chat's only item, it decides
-        from the world and agents whether one agent's loop takes the route's place; then the
-        message joins that agent's memory, the item becomes the loop, and the agent's memory
-        after ``memory_after(agent)`` is read — still one transaction (``Posted.taken_up``),
-        where the loop's first step would have taken another."""
+        ``route``: when the chat is claimed and its inbox is empty, it decides from the world
+        and agents whether one agent's loop takes the place of the route ``inbox`` appends
+        (one item); then the message joins that agent's memory, the loop is queued instead of
+        the route, and the agent's memory after ``memory_after(agent)`` is read — still one
+        transaction (``Posted.taken_up``), where the loop's first step would have taken
+        another."""
         row = message_row(world, None, message)
         params = {"world_key": world, "chat_key": message.chat_id}
 
@@ -166,23 +166,27 @@ class MessageStore(StorageCore):
             queries.insert_messages(conn, [row])
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
-            appended = apply_change(conn, world, inbox)
             if claim_for is None or not claim_lease(
                 conn, world, message.chat_id, claim_for, claim_ttl
             ):
+                apply_change(conn, world, inbox)
                 return Posted(False, None, before)
             known = queries.world_and_agents(conn, world)
-            decided = route(*known) if route is not None and appended is not None else None
-            if appended is None or decided is None:
+            # Decided here only when the route would be the chat's only item (an inbox with
+            # work in it does that first).
+            decided = None
+            if route is not None and inbox is not None and len(inbox.append) == 1:
+                decided = route(*known) if is_empty(conn, world, message.chat_id) else None
+            if decided is None:
+                appended = apply_change(conn, world, inbox)
                 return Posted(True, appended or next_item(conn, world, message.chat_id), before, known)
             loop, incoming = decided
+            first = queue_first(conn, world, message.chat_id, loop)  # the loop, not its route
             queries.insert_messages(conn, [message_row(world, loop.agent, incoming)])
-            apply_change(conn, world, InboxChange(message.chat_id, current=appended.item_id, becomes=(loop,)))
             (agent,) = [a for a in known[1] if a.name == loop.agent]
             after = memory_after(loop.agent)
             read = {**params, "agent_key": loop.agent, "after_seq": after}
             agent, memory, last = _memory_after(conn, read, agent)
-            first = QueuedWork(appended.item_id, message.chat_id, loop)
             return Posted(True, first, before, known, TakenUp(agent, memory, after, last))
 
         return await self.in_transaction(write, write=True)
