@@ -6,14 +6,19 @@ infinite approval timeouts, a newer version refused)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from agentworld.errors import StorageError
+from agentworld.models import Message, World
 from agentworld.storage import migrations, schema
 from agentworld.storage.sql import SQLStorage
+from agentworld.storage.url import resolve_database_url
+from agentworld.testing.postgres import create_database
 
 LATEST = len(migrations.MIGRATIONS)
 CREATED = "2024-01-01T00:00:00+00:00"
@@ -205,3 +210,71 @@ async def test_a_refused_newer_database_is_left_exactly_as_it_was(db_url: str) -
     finally:
         engine.dispose()
     assert names == ["future"]
+
+
+def _tool_call_index(conn: sa.Connection) -> str:
+    """How the database defines ``ix_messages_tool_call`` (its WHERE clause, if any)."""
+    if conn.dialect.name == "sqlite":
+        query = "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'ix_messages_tool_call'"
+    else:
+        query = "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_messages_tool_call'"
+    return str(conn.exec_driver_sql(query).scalar())
+
+
+def _as_version_7(conn: sa.Connection) -> None:
+    """Everything at version 7, with the call-id index as version 7 made it: every row in it."""
+    assert migrations.upgrade(conn, migrations.MIGRATIONS[:7]) == 7
+    conn.exec_driver_sql("DROP INDEX ix_messages_tool_call")
+    conn.exec_driver_sql("CREATE INDEX ix_messages_tool_call ON messages (world, tool_call_id)")
+    assert "NOT NULL" not in _tool_call_index(conn).upper()
+
+
+async def _results_found_by_call_id(url: str) -> None:
+    async with SQLStorage(url) as storage:
+        await storage.create_world(World(name="w"))
+        plain = Message(chat_id="c1", role="user", sender="human", content="hi")
+        result = Message(chat_id="c1", role="tool", sender="a1", tool_call_id="call_1", content="ok")
+        await storage.append_messages("w", [(None, plain), ("a1", result)])
+        used, _policy = await storage.approvals.before_tool_calls("w", ["call_1", "call_2"])
+        assert used == {"call_1"}
+
+
+async def test_version_8_indexes_only_messages_that_carry_a_call_id(db_url: str) -> None:
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            _as_version_7(conn)
+    finally:
+        engine.dispose()
+    await _results_found_by_call_id(db_url)
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.connect() as conn:
+            assert migrations.current_version(conn) == LATEST
+            assert "WHERE TOOL_CALL_ID IS NOT NULL" in _tool_call_index(conn).upper()
+            plan = conn.exec_driver_sql(
+                "EXPLAIN QUERY PLAN SELECT tool_call_id FROM messages "
+                "WHERE world = 'w' AND tool_call_id IN ('call_1', 'call_2')"
+            ).all()
+            assert any("ix_messages_tool_call" in str(row[-1]) for row in plan), plan
+    finally:
+        engine.dispose()
+
+
+async def test_version_8_on_postgresql(postgres_server: str) -> None:
+    url = create_database(postgres_server, f"migrate8_{os.getpid()}")
+    engine = create_async_engine(resolve_database_url(url))
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(_as_version_7)
+    finally:
+        await engine.dispose()
+    await _results_found_by_call_id(url)
+    engine = create_async_engine(resolve_database_url(url))
+    try:
+        async with engine.connect() as conn:
+            assert await conn.run_sync(migrations.current_version) == LATEST
+            index = await conn.run_sync(_tool_call_index)
+            assert "WHERE (TOOL_CALL_ID IS NOT NULL)" in index.upper()
+    finally:
+        await engine.dispose()

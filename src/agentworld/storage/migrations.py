@@ -96,6 +96,14 @@ def _v7_event_log(conn: sa.Connection) -> None:
         by_id.create(conn)
 
 
+def _v8_partial_call_id_index(conn: sa.Connection) -> None:
+    """``ix_messages_tool_call`` holds only the messages that carry a call id (tool results),
+    the ones its lookups ask for; every other message no longer adds an entry under NULL."""
+    (by_call,) = (i for i in schema.messages.indexes if i.name == "ix_messages_tool_call")
+    conn.exec_driver_sql("DROP INDEX IF EXISTS ix_messages_tool_call")
+    by_call.create(conn)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
@@ -104,6 +112,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v5_finite_approval_timeouts,
     _v6_chat_inbox_and_leases,
     _v7_event_log,
+    _v8_partial_call_id_index,
 )
 
 

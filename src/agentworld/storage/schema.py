@@ -104,6 +104,10 @@ chats = sa.Table(
     _time("updated_at"),
 )
 
+_HAS_CALL_ID = sa.text("tool_call_id IS NOT NULL")
+"""Only tool results carry a call id: indexing the other messages (most of them) under NULL
+cost every message an index entry, and a write a page, for lookups that never want them."""
+
 messages = _numbered(
     "messages",
     *_chat_of_world(),
@@ -120,7 +124,10 @@ messages = _numbered(
     sa.Column("input_tokens", sa.Integer),
     sa.Column("output_tokens", sa.Integer),
     sa.Index("ix_messages_chat", "world", "chat_id", "memory_owner", "seq"),
-    sa.Index("ix_messages_tool_call", "world", "tool_call_id"),
+    sa.Index(
+        "ix_messages_tool_call", "world", "tool_call_id",
+        sqlite_where=_HAS_CALL_ID, postgresql_where=_HAS_CALL_ID,
+    ),  # fmt: skip
     sa.Index("ix_messages_id", "world", "message_id"),
 )
 
