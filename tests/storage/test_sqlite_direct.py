@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import InvalidRequestError
 
+from agentworld.models import World
+from agentworld.storage.engine import PAGE_SIZE
+from agentworld.storage.sql import SQLStorage
 from agentworld.storage.sqlite_direct import DirectConnection, StatementCache
 
 _META = sa.MetaData()
@@ -147,3 +151,20 @@ def test_an_in_list_still_expands_to_the_values_given(
     ours, theirs = _both(engine, direct, statement, {"labels": ["a", "b"]})
     assert len(ours) == 2
     assert ours == theirs
+
+
+async def test_a_new_database_has_small_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    old = tmp_path / "old.db"
+    with closing(sqlite3.connect(old)) as made:  # as an earlier version made it: 4 KiB pages
+        made.execute("PRAGMA page_size=4096")
+        made.execute("PRAGMA journal_mode=WAL")
+    for path in (tmp_path / "new.db", old):
+        async with SQLStorage(f"sqlite:///{path}") as storage:
+            await storage.create_world(World(name="w"))
+            assert [w.name for w in await storage.list_worlds()] == ["w"]
+    sizes = {}
+    for path in (tmp_path / "new.db", old):
+        with closing(sqlite3.connect(path)) as conn:
+            sizes[path.name] = conn.execute("PRAGMA page_size").fetchone()[0]
+    assert sizes == {"new.db": PAGE_SIZE, "old.db": 4096}
+    assert PAGE_SIZE == 2048

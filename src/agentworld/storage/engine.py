@@ -88,11 +88,20 @@ def open_runner(url: str, *, echo: bool = False) -> Runner:
     return AsyncEngineRunner(url, echo=echo)
 
 
+PAGE_SIZE = 2048
+"""Bytes per page of a database this version creates (SQLite's default is 4096)."""
+
+
 def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
     # Take transaction control away from the driver, so ``_unit`` decides how to BEGIN.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    # A new database's page size (an existing one keeps its own): a turn's commit writes every
+    # page it changed into the WAL, and it changes a dozen pages to append a few small rows;
+    # half-size pages halve those bytes and the checkpoint's copy of them (about 15% of a plain
+    # turn's storage time), while a typical message still fits in one page.
+    cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     # Checkpoints run on a thread of their own (``checkpoints``), not inside a unit's commit.
