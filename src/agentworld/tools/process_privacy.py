@@ -17,7 +17,6 @@ running tools as another user or in a sandbox closes the rest.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import sys
 
@@ -32,6 +31,10 @@ def keep_process_private() -> bool:
     it is so now. Nothing else changes: a platform or libc without ``prctl`` is left as is."""
     if not sys.platform.startswith("linux"):
         return False
+    # Here, not at the top: ``ctypes`` costs a couple of milliseconds to import, on the first
+    # turn of every process, and only a process that starts a tool needs it.
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
