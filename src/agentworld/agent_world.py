@@ -17,7 +17,7 @@ from agentworld.models import Message
 from agentworld.models.domain import sender_problem
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.models.records import AuditEntry, ChatActivity, ToolLogEntry
-from agentworld.models.text import lone_surrogate_at
+from agentworld.models.text import text_problem
 from agentworld.routing.messages import why_nobody_answers
 from agentworld.run_results import Posting, ResumeResult, SendResult, chat_outcome, run_and_report
 from agentworld.storage.sql import SQLStorage
@@ -116,9 +116,9 @@ class AgentWorld(WorldCatalog):
         sender: str = "human",
         timeout: float | None = None,
     ) -> SendResult:
-        """Publish ``text`` and run the world until the chat is idle; return what it produced."""
-        if lone_surrogate_at(text) is not None:
-            raise InvalidInputError("text: holds a lone surrogate, which is not text (undecodable bytes?)")
+        """Publish ``text`` and run the world until the chat is idle; return what it produced.
+        Refused as ``post`` refuses it."""
+        await self._refuse_unpostable(world, text, sender)
         runtime = await self.runtime(world)
         chat = chat_id if chat_id is not None else await self.current_chat(world)
         async def post() -> int:
@@ -145,17 +145,25 @@ class AgentWorld(WorldCatalog):
         background, in this process (a server) or whichever process runs the chat; follow it
         on the event stream. ``send`` is the same, waiting for the answers. The sender must be
         a name and not pose as one of the world's agents (SPEC R2)."""
-        if not text.strip():
-            raise InvalidInputError("text: the message is empty")
-        if lone_surrogate_at(text) is not None:
-            raise InvalidInputError("text: holds a lone surrogate, which is not text (undecodable bytes?)")
-        agents = [agent.name for agent in await self.list_agents(world)]
-        if (problem := sender_problem(sender, agents)) is not None:
-            raise InvalidInputError(f"sender {sender!r}: {problem}")
+        await self._refuse_unpostable(world, text, sender)
         runtime = await self.runtime(world)
         return await runtime.send(
             chat_id if chat_id is not None else await self.current_chat(world), text, sender=sender
         )
+
+    async def _refuse_unpostable(self, world: str, text: str, sender: str) -> None:
+        """Refuse, before anything is stored, a message no interface may publish: empty text,
+        text that is not text (``models.text.text_problem``), a sender that is no name or
+        poses as one of the world's agents (SPEC R2). The default sender is a reserved name no
+        agent can have, so only another sender costs a read of the agents."""
+        if not text.strip():
+            raise InvalidInputError("text: the message is empty")
+        if (problem := text_problem(text)) is not None:
+            raise InvalidInputError(f"text: {problem}")
+        if sender != "human":
+            agents = [agent.name for agent in await self.list_agents(world)]
+            if (problem := sender_problem(sender, agents)) is not None:
+                raise InvalidInputError(f"sender {sender!r}: {problem}")
 
     def started_runtime(self, world: str) -> WorldRuntime | None:
         """The world's runtime if this process has started it; None otherwise (nothing starts)."""

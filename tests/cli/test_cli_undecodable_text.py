@@ -29,6 +29,13 @@ def test_undecodable_bytes_in_a_setting_or_a_message_are_refused(tmp_path: Path)
     message = _agentworld(db, "send", "w", b"@a1 hi \xff")
     assert message.returncode == 1
     assert message.stderr.startswith("error: text: holds a lone surrogate")
+    # A NUL (read from standard input: argv cannot hold one) is refused the same way.
+    nul = subprocess.run(
+        [sys.executable, "-m", "agentworld", "--db", db, "send", "w", "-"],
+        input="@a1 hi\x00there", capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert nul.returncode == 1
+    assert nul.stderr.startswith("error: text: holds a NUL character") and nul.stderr.count("\n") == 1
 
     listed = _agentworld(db, "world", "show", "w", "--json")
     assert listed.returncode == 0, listed.stderr

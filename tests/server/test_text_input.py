@@ -116,3 +116,19 @@ def test_a_lone_surrogate_stored_earlier_is_listed_and_streamed_escaped_and_the_
     with SSEClient(url, headers={"Last-Event-ID": str(bad.id - 1)}) as resumed:
         resumed.wait_for(lambda f: f.data.get("data") == {"description": "mended"})
     assert [f.id for f in resumed.frames][0] == bad.id
+
+
+def test_a_nul_in_a_message_is_refused_naming_the_field_and_nothing_is_saved(
+    served: Served, api: httpx.Client, llm: OpenAIWireServer, world_name: str
+) -> None:
+    """PostgreSQL's text cannot hold a NUL and SQLite's can: refused on either, like a lone
+    surrogate, so a message never depends on the backend."""
+    chat = make_world(api, world_name, llm, "a1")
+    url = f"/api/worlds/{world_name}/chats/{chat}/messages"
+
+    status, code, message = refusal(send(api, "POST", url, {"text": "@a1 hi\u0000there"}))
+
+    assert (status, code) == (422, "validation_error")
+    assert message.startswith("text: ") and "NUL" in message
+    assert api.get(url).json()["messages"] == []
+    assert api.post(url, json={"text": "@a1 hi"}).status_code == 202

@@ -1,4 +1,5 @@
-"""Text that is not text: lone surrogates, refused on the way in by every interface.
+"""Text that is not text -- lone surrogates, NUL characters -- refused on the way in by every
+interface.
 
 A Python string may hold a lone surrogate (``"\\ud800"``): JSON can spell one and Python
 decodes it, and the command line hands undecodable bytes over as such (``surrogateescape``).
@@ -7,6 +8,12 @@ response and event-stream frame that carries it. The HTTP bodies (``server.schem
 settings of worlds and agents (``settings_checks.build_settings``) and posted messages
 (``AgentWorld.post``) refuse it; what an older database already holds is sent escaped
 (``escape_surrogates``).
+
+A NUL character is text to Python and to SQLite, but PostgreSQL's text type refuses it: the
+same message would be stored on one backend and fail on the other. A person's message with one
+is refused (``text_problem``); text a model or a tool produces keeps its place as U+FFFD, the
+replacement character, when it is stored (``storable``), so a tool that prints binary output
+does not fail the turn.
 """
 
 from __future__ import annotations
@@ -51,3 +58,23 @@ def lone_surrogate_at(value: Any) -> str | None:
         elif isinstance(item, list):
             stack.extend((f"{where}[{index}]", inner) for index, inner in enumerate(item))
     return None
+
+
+NUL = "\x00"
+REPLACEMENT = "\ufffd"
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a message a person posts, or None: a lone surrogate, a NUL."""
+    if LONE_SURROGATE.search(text):
+        return "holds a lone surrogate, which is not text (undecodable bytes?)"
+    if NUL in text:
+        return "holds a NUL character (\\x00), which a message cannot hold"
+    return None
+
+
+def storable(text: str | None) -> str | None:
+    """``text`` as a database stores it on every backend: each NUL made U+FFFD."""
+    if text is None or NUL not in text:
+        return text
+    return text.replace(NUL, REPLACEMENT)

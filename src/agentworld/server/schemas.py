@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.models.domain import ProviderName
-from agentworld.models.text import lone_surrogate_at
+from agentworld.models.text import NUL, lone_surrogate_at
 
 _BODY = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel, strict=True)
 """Requests, like documents, name their fields in camelCase (``turn_limit`` is ``turnLimit``):
@@ -109,6 +109,17 @@ class ChatChange(_Body):
 class MessagePost(_Body):
     text: str
     sender: str = "human"
+
+    @field_validator("text")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        """A NUL is refused like a lone surrogate, naming the field: one backend could store it
+        and the other not (``models.text``)."""
+        if NUL in value:
+            raise PydanticCustomError(
+                "invalid_text", "holds a NUL character (\\u0000), which a message cannot hold"
+            )
+        return value
 
 
 class ApprovalAnswer(_Body):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import sqlalchemy as sa
 
 from agentworld.models import Agent, Message, World
+from agentworld.models.text import storable
 from agentworld.storage import schema
 from agentworld.storage.connection import Row
 
@@ -47,7 +48,7 @@ def message_row(world: str, owner: str | None, message: Message) -> dict[str, An
         "role": message.role,
         "sender": message.sender,
         "agent_id": message.agent_id,
-        "content": message.content,
+        "content": storable(message.content),
         "tool_calls": (
             [call.model_dump(mode="json") for call in message.tool_calls]
             if message.tool_calls
