@@ -61,6 +61,29 @@ def test_a_port_in_use_is_one_line_and_exit_1(cli: Any) -> None:
     assert served.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--cors-origin", "*"), "error: --cors-origin '*': any origin is refused"),
+        (("--cors-origin", "https://app.example.org/"), "error: --cors-origin 'https://app.example.org/': an origin has no path"),
+        (("--allowed-host", "app.example.org:8080"), "error: --allowed-host 'app.example.org:8080': give the host name without a port"),
+    ],
+)
+def test_an_origin_or_host_that_would_open_too_much_or_match_nothing_is_refused_before_listening(
+    cli: Any, flags: tuple[str, str], said: str
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    served = cli("serve", "--port", str(port), *flags, check=False)
+
+    assert (served.code, served.stdout) == (1, "")
+    assert served.stderr.startswith(said) and served.stderr.count("\n") == 1
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", port))  # nothing was left listening there
+
+
 def test_it_says_serving_once_it_serves_on_the_port_it_really_has(db_url: str, tmp_path: Path) -> None:
     """With ``--port 0`` the system picks the port: the line names that one, and the server
     answers there as soon as the line is out."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from agentworld.errors import InvalidInputError
 
@@ -60,6 +62,12 @@ class ServerConfig:
             )
         if self.token is not None and len(self.token) < 16:
             raise InvalidInputError("--token must be at least 16 characters")
+        for name in self.allowed_hosts:
+            if (problem := host_name_problem(name)) is not None:
+                raise InvalidInputError(f"--allowed-host {name!r}: {problem}")
+        for origin in self.cors_origins:
+            if (problem := origin_problem(origin)) is not None:
+                raise InvalidInputError(f"--cors-origin {origin!r}: {problem}")
 
     def host_allowed(self, header: str) -> bool:
         """Whether a ``Host`` header names this server (DNS rebinding: a page of another site
@@ -67,7 +75,7 @@ class ServerConfig:
         name = _host_name(header)
         if name in LOOPBACK_NAMES:
             return True
-        allowed = {h.lower() for h in self.allowed_hosts}
+        allowed = {h.strip("[]").lower() for h in self.allowed_hosts}
         if name in allowed:
             return True
         if self.host in WILDCARD_HOSTS:
@@ -83,3 +91,53 @@ def _host_name(header: str) -> str:
     if value.count(":") == 1:
         return value.split(":", 1)[0]
     return value
+
+
+_DNS_NAME = re.compile(r"(?i)^(?!-)[a-z0-9-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9-]{1,63}(?<!-))*\.?$")
+
+
+def host_name_problem(name: str) -> str | None:
+    """Why ``name`` can never match a ``Host`` header as ``--allowed-host``, or None. The
+    header's port is not compared, so a value with one (or a URL) would be accepted and then
+    match nothing: refused, saying what to write."""
+    if name == "*":
+        return "wildcards are not accepted: name each host (a server on 0.0.0.0 accepts any Host unless some are listed)"
+    if "://" in name or "/" in name:
+        return "give a host name (app.example.org), not a URL"
+    bare = name[1:-1] if name.startswith("[") and name.endswith("]") else name
+    try:
+        ipaddress.ip_address(bare)
+        return None
+    except ValueError:
+        pass
+    if ":" in name:
+        return "give the host name without a port (the Host header's port is not compared)"
+    if len(name) > 253 or not _DNS_NAME.match(name):
+        return "is not a host name or an IP address"
+    return None
+
+
+def origin_problem(origin: str) -> str | None:
+    """Why ``origin`` cannot be a ``--cors-origin``, or None. A browser sends an origin as
+    ``scheme://host[:port]``; anything else would match no page. ``*`` is refused: the API
+    accepts the login cookie, so every web page a logged-in person opens could call it."""
+    if origin == "*":
+        return "any origin is refused: the login cookie would let every web page call the API; name each origin (https://app.example.org)"
+    try:
+        parts = urlsplit(origin)
+        port = parts.port
+    except ValueError:
+        return "is not an origin (scheme://host[:port])"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an http:// or https:// origin (scheme://host[:port])"
+    if parts.username is not None or parts.password is not None:
+        return "an origin has no user name or password"
+    if parts.path or parts.query or parts.fragment or origin.endswith(("?", "#")):
+        return "an origin has no path, not even a trailing /: scheme://host[:port]"
+    if port is None and parts.netloc.endswith(":"):
+        return "is not an origin (scheme://host[:port])"
+    if origin != origin.lower():
+        return "write it in lower case, as a browser sends it"
+    if host_name_problem(parts.hostname) is not None:
+        return "is not an origin: its host is not a host name or an IP address"
+    return None
