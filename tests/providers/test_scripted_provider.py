@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -217,15 +218,31 @@ def test_missing_script_file_is_invalid_input(tmp_path: Path) -> None:
         responder_for_model(f"file:{tmp_path / 'absent.json'}")
 
 
-async def test_bad_script_entry_is_invalid_input(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("entries", "said"),
+    [
+        ([42], "reply 0 must be a string or an object"),
+        (["ok", {"contnet": "typo"}], "reply 1 has unknown keys 'contnet'"),
+        ([{"content": 7}], "reply 0 content must be a string"),
+        ([{"tool_calls": {"name": "x"}}], "reply 0 tool_calls must be a list"),
+        ([{"tool_calls": [{"arguments": {}}]}], "reply 0 tool call 0 must be an object with a name"),
+        ([{"tool_calls": [{"name": "x", "args": {}}]}], "reply 0 tool call 0 has unknown keys"),
+        ([{"tool_calls": [{"name": "x", "arguments": "{}"}]}], "reply 0 tool call 0: arguments must be an object"),
+        ([{"tool_calls": [{"name": "x", "id": 3}]}], "reply 0 tool call 0: id must be a string"),
+    ],
+)
+def test_a_bad_script_entry_is_refused_when_the_file_is_read(
+    tmp_path: Path, entries: list[Any], said: str
+) -> None:
+    """``agent create`` reads the file: a reply that could not be given is refused there, not
+    turns later as an empty answer or a traceback."""
     path = tmp_path / "entry.json"
-    path.write_text(json.dumps([42]))
-    provider = ScriptedProvider(responder_for_model(f"file:{path}"))
-    try:
-        with pytest.raises(InvalidInputError, match="reply 0"):
-            await provider.complete(request(user("x")))
-    finally:
-        await provider.aclose()
+    path.write_text(json.dumps(entries))
+
+    with pytest.raises(InvalidInputError) as refused:
+        responder_for_model(f"file:{path}")
+
+    assert str(refused.value).startswith(f"scripted model file {path}: {said}")
 
 
 def test_unknown_scripted_model_is_invalid_input() -> None:

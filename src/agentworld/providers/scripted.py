@@ -55,8 +55,36 @@ def _parse_reply(entry: Any, position: int) -> LLMResponse:
         ]
         return LLMResponse.calls(calls, content=entry.get("content", ""))
     if isinstance(entry, dict):
-        return LLMResponse.text(str(entry.get("content", "")))
+        return LLMResponse.text(entry.get("content") or "")
     raise InvalidInputError(f"script reply {position} must be a string or an object")
+
+
+def _reply_problem(entry: Any) -> str | None:
+    """What is wrong with one reply of a script file, or None: checked when the file is read
+    (``agent create`` reads it), so a mistyped key or a call without a name is refused there,
+    not met turns later as an empty answer or a failed one."""
+    if isinstance(entry, str):
+        return None
+    if not isinstance(entry, dict):
+        return "must be a string or an object"
+    unknown = sorted(set(entry) - {"content", "tool_calls"})
+    if unknown:
+        return f"has unknown keys {', '.join(map(repr, unknown))} (a reply has content and tool_calls)"
+    if not isinstance(entry.get("content", ""), str | None):
+        return "content must be a string"
+    calls = entry.get("tool_calls") or []
+    if not isinstance(calls, list):
+        return "tool_calls must be a list"
+    for n, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
+            return f"tool call {n} must be an object with a name"
+        if sorted(set(call) - {"id", "name", "arguments"}):
+            return f"tool call {n} has unknown keys (a call has id, name and arguments)"
+        if not isinstance(call.get("arguments", {}), dict):
+            return f"tool call {n}: arguments must be an object"
+        if not isinstance(call.get("id", ""), str | None):
+            return f"tool call {n}: id must be a string"
+    return None
 
 
 def file_responder(path: Path) -> Responder:
@@ -66,6 +94,9 @@ def file_responder(path: Path) -> Responder:
         raise InvalidInputError(f"cannot read scripted model file {path}: {exc}") from exc
     if not isinstance(script, list) or not script:
         raise InvalidInputError(f"scripted model file {path} must hold a non-empty JSON list")
+    for position, entry in enumerate(script):
+        if (problem := _reply_problem(entry)) is not None:
+            raise InvalidInputError(f"scripted model file {path}: reply {position} {problem}")
 
     def respond(request: LLMRequest) -> LLMResponse:
         turns = sum(1 for m in request.messages if m.role == "assistant")
