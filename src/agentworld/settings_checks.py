@@ -11,11 +11,11 @@ checks, so commands that write no settings never load them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentworld.errors import InvalidInputError
 from agentworld.models import Agent, World
@@ -210,6 +210,11 @@ def build_settings(model: type[World] | type[Agent], data: dict[str, Any]) -> An
         raise invalid_input(exc) from None
 
 
-def change_data(data: dict[str, Any]) -> dict[str, Any]:
-    """Settings changes as JSON values, for the ``crud`` event that announces them."""
-    return {k: v if isinstance(v, str | int | float | bool | None | list | dict) else str(v) for k, v in data.items()}
+def changed_fields(document: dict[str, Any], model: type[BaseModel], changes: Iterable[str]) -> dict[str, Any]:
+    """The settings ``changes`` names (Python names), as ``document`` -- the world's or the
+    agent's, as every interface shows it -- shows them: camelCase, and secrets masked. This is
+    the ``data`` of the ``crud`` event announcing the change, which the event log keeps and
+    every stream sends: the values given (an MCP server's token) must not reach it."""
+    fields = model.model_fields
+    aliases = [fields[name].alias or name for name in changes if name in fields]
+    return {alias: document.get(alias) for alias in aliases}

@@ -11,13 +11,14 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from agentworld.approval.shell_view import escape_controls, first_control
+from agentworld.documents import agent_doc, world_doc
 from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
 from agentworld.models import Agent, Chat, Message, Usage, World, new_id
 from agentworld.models.domain import agent_name_problem
 from agentworld.models.events import CrudEvent
 from agentworld.settings_checks import (
     build_settings,
-    change_data,
+    changed_fields,
     check_agent_settings,
     check_world_settings,
 )
@@ -92,7 +93,10 @@ class WorldCatalog:
         check_world_settings(world, extra_tools=self._tools)
         world = await self.storage.update_world(world)
         await self._announce(
-            CrudEvent(world=name, operation="update", entity="world", name=name, data=change_data(changes))
+            CrudEvent(
+                world=name, operation="update", entity="world", name=name,
+                data=changed_fields(world_doc(world), World, changes),
+            )
         )
         return world
 
@@ -156,7 +160,10 @@ class WorldCatalog:
         self._check_agent(agent)
         agent = await self.storage.update_agent(agent)
         await self._announce(
-            CrudEvent(world=world, operation="update", entity="agent", name=name, data=change_data(changes))
+            CrudEvent(
+                world=world, operation="update", entity="agent", name=name,
+                data=changed_fields(agent_doc(agent), Agent, changes),
+            )
         )
         return agent
 
@@ -181,7 +188,7 @@ class WorldCatalog:
             # Stored directly: the rest of the settings are not this change's business.
             await self.storage.update_world(settings.model_copy(update={"main_agent": None}))
             await self._announce(
-                CrudEvent(world=world, operation="update", entity="world", name=world, data={"main_agent": None})
+                CrudEvent(world=world, operation="update", entity="world", name=world, data={"mainAgent": None})
             )
 
     async def _main_agent(self, world: str, name: str | None) -> str | None:

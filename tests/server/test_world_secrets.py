@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from http_harness import Served
 
+from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 
 TOKEN = "ghp_REALabcdefghijklmnopqrstuvwxyz0123456789"
@@ -92,3 +93,30 @@ def test_a_mask_that_stands_for_no_stored_secret_is_refused(
         status, _, message = refusal(api.patch(f"/api/worlds/{world_name}", json={"mcpConfig": sent}))
         assert status == 422 and message.startswith(f"mcpConfig.mcpServers.{server}.{group}.{key}: ")
     assert stored_config(served, world_name) == CONFIG
+
+
+def test_the_crud_event_announcing_a_change_shows_it_as_the_document_does(
+    served: Served, api: httpx.Client, world_name: str
+) -> None:
+    """The event log keeps the ``crud`` event and every stream sends it: its ``data`` is the
+    changed settings as the world and agent documents show them (camelCase, secrets masked),
+    never the values given."""
+    assert api.post("/api/worlds", json={"name": world_name}).status_code == 201
+    assert api.patch(f"/api/worlds/{world_name}", json={"mcpConfig": CONFIG, "turnLimit": 3}).status_code == 200
+    agent = {"name": "a1", "provider": "scripted", "model": "echo"}
+    assert api.post(f"/api/worlds/{world_name}/agents", json=agent).status_code == 201
+    assert api.patch(f"/api/worlds/{world_name}/agents/a1", json={"systemPrompt": "be brief"}).status_code == 200
+    shown = api.get(f"/api/worlds/{world_name}").json()
+
+    async def updates() -> list[dict[str, Any]]:
+        async with SQLStorage(served.db_url) as storage:
+            events = (await EventLog(storage).after(world_name, 0)).events
+        return [e.document for e in events if e.document.get("operation") == "update"]
+
+    logged = asyncio.run(updates())
+
+    assert [e["data"] for e in logged] == [
+        {"mcpConfig": shown["mcpConfig"], "turnLimit": 3},
+        {"systemPrompt": "be brief"},
+    ]
+    assert TOKEN not in str(logged) and "hunter2pass" not in str(logged) and "s3cr3t" not in str(logged)
