@@ -341,6 +341,7 @@ def test_ctrl_c_during_a_running_shell_command_kills_it_and_the_next_message_wor
     term.expect(r"approval needed: ops wants to run `touch NEXT`")
     term.type("d")
     term.expect(r"ops saw: User denied approval")
+    term.expect(PROMPT)  # Ctrl-D before the prompt is back is not read as the end of input
     term.child.sendcontrol("d")
 
     assert term.exit_status() == 0
