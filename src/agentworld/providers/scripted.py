@@ -78,7 +78,7 @@ def _reply_problem(entry: Any) -> str | None:
     for n, call in enumerate(calls):
         if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
             return f"tool call {n} must be an object with a name"
-        if sorted(set(call) - {"id", "name", "arguments"}):
+        if set(call) - {"id", "name", "arguments"}:
             return f"tool call {n} has unknown keys (a call has id, name and arguments)"
         if not isinstance(call.get("arguments", {}), dict):
             return f"tool call {n}: arguments must be an object"
