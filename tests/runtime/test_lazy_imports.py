@@ -1,9 +1,12 @@
-"""A process pays for the policy machinery only when a tool is called.
+"""A process pays for the tool-call machinery only when a tool is called.
 
 The policy engine (its pattern compiler), the policy file loader (its TOML parser) and the
 approval display were a third of the runtime's import; ``runtime.authorizer`` and
-``runtime.approvals`` import them at their first use. A fresh process answering a plain
-message must not load them, and one whose agent calls a tool must (so the check can fail).
+``runtime.approvals`` import them at their first use. The rest of the tool-call path (the
+authorizer itself, the batch runner, the executor, the approval flow, streaming) is imported
+by the turn only when a reply carries tool calls, which keeps a cold first plain turn short.
+A fresh process answering a plain message must load none of it, and one whose agent calls a
+tool must load what that call needs (so the check can fail).
 """
 
 from __future__ import annotations
@@ -16,9 +19,19 @@ from pathlib import Path
 
 from agentworld import AgentWorld
 
-TOOL_MACHINERY = (
+A_TOOL_CALL_NEEDS = (
     "agentworld.policy.engine",
     "agentworld.policy.loader",
+    "agentworld.policy.rules",
+    "agentworld.runtime.authorizer",
+    "agentworld.runtime.approvals",
+    "agentworld.runtime.tool_calls",
+    "agentworld.tools.executor",
+)
+TOOL_MACHINERY = (
+    *A_TOOL_CALL_NEEDS,
+    "agentworld.runtime.streaming",  # only when someone watches the stream
+    "agentworld.runtime.client_calls",  # only when a client runs a tool
     "agentworld.approval.display",  # only when a call waits for a person
 )
 
@@ -77,4 +90,4 @@ def test_a_tool_call_loads_it_and_is_authorized(tmp_path: Path) -> None:
     )
     result = _fresh_turn(tmp_path, f"file:{script}")
     assert result["said"][-1] == "done"
-    assert result["loaded"] == ["agentworld.policy.engine", "agentworld.policy.loader"]
+    assert result["loaded"] == list(A_TOOL_CALL_NEEDS)

@@ -34,6 +34,13 @@ AuditDecision = Literal["approve", "deny"]
 AuditScope = Literal["once", "session", "always"]
 """How far an answer reaches (``runtime.approvals.Scope``)."""
 
+INTERRUPTED = (
+    "interrupted: the process running this tool stopped; it may or may not have completed. "
+    "It was not run again; check its effects before retrying."
+)
+"""What the model is told about a call whose process stopped while running it (and what its
+tool log records)."""
+
 ToolLogStatus = Literal["running", "ok", "error", "interrupted"]
 """``running`` until the tool returns, so a row left ``running`` by a process that died is the
 evidence that the call may have had effects; ``interrupted`` once such a row is found (or the

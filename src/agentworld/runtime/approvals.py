@@ -1,4 +1,4 @@
-"""The human approval flow (SPEC A1–A10): request, answer, run, expire, recover.
+"""The human approval flow (SPEC A1–A10): request, answer, run, expire.
 
 A request is data in the agent's memory: an injected assistant message whose
 ``client.requestApproval`` call id is the approval id, plus a pending row that
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import timedelta
 from typing import Any, Literal, assert_never
 
 from agentworld.approval.grants import GrantScope, grant_for
@@ -20,15 +19,15 @@ from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
-from agentworld.models.records import AuditEntry
+from agentworld.models.records import INTERRUPTED, AuditEntry
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import resolved_views
+from agentworld.runtime.recovery import overdue
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import Step, TurnContext
-from agentworld.storage.tool_logs import runner_alive
-from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
+from agentworld.tools.executor import ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, parse_arguments
 
@@ -143,7 +142,7 @@ async def answer_approval(
     )
     if not held:
         raise NotFoundError(f"approval {approval_id!r} is not held by agent {pending.agent!r}")
-    if pending.status == "pending" and _overdue(pending, world):
+    if pending.status == "pending" and overdue(pending, world):
         await expire(ctx, world, pending)
         raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
     if decision == "deny":
@@ -234,10 +233,6 @@ async def _run_once(
     return await run_logged(ctx, context, original, call.tool_name, call.tool_args, run, inbox=started)
 
 
-def _overdue(pending: PendingCall, world: World) -> bool:
-    return utc_now() - pending.created_at > timedelta(seconds=world.approval_timeout)
-
-
 async def _audit_decision(
     ctx: TurnContext,
     pending: PendingApproval,
@@ -312,30 +307,6 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
     await _approval_event(ctx, pending, "answered", {"decision": "deny", "reason": "timeout"})
     ctx.kick(pending.chat_id)
     return True
-
-
-async def expire_overdue(ctx: TurnContext, world: World) -> int:
-    """Expire every overdue request of the world (checked lazily on access and by a timer)."""
-    expired = 0
-    for pending in await ctx.storage.pending.find(world.name, kind="approval"):
-        if _overdue(pending, world) and await expire(ctx, world, pending):
-            expired += 1
-    return expired
-
-
-async def recover_interrupted(ctx: TurnContext, world: World) -> int:
-    """Tool runs whose process died are logged as interrupted (SPEC A6). The loop they
-    belong to is still in its chat's inbox: whoever runs the chat next gives the call an
-    "interrupted" result (``tool_calls.run_tool_calls``), never runs it again."""
-    recovered = 0
-    for entry in await ctx.storage.tool_logs.running(world.name):
-        if runner_alive(entry.runner):
-            continue
-        await ctx.storage.tool_logs.finish(
-            entry.seq, status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
-        )
-        recovered += 1
-    return recovered
 
 
 async def _remember(

@@ -9,12 +9,16 @@ text streamed so far.
 The ``end`` event is not published here: it is returned, and the loop stores it in the
 transaction of the message the call produced, then publishes both (one write per step, and
 the log has the end exactly when it has the answer).
+
+An embedder's streaming callbacks (``runtime.streaming``) are called when there are some; that
+module is imported by whoever made them, so a process without any does not load it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentworld.errors import ProviderError
 from agentworld.events.bus import EventBus
@@ -23,7 +27,9 @@ from agentworld.models.events import SSEEvent, SSEPhase
 from agentworld.providers.base import LLMProvider, LLMRequest
 from agentworld.providers.retrying import retry_listener
 from agentworld.redaction.process_secrets import redact_process_text
-from agentworld.runtime.streaming import StreamCallbacks, StreamChunk, StreamedToolCall, call_safely
+
+if TYPE_CHECKING:
+    from agentworld.runtime.streaming import StreamCallbacks
 
 
 async def call_model(
@@ -62,6 +68,8 @@ async def call_model(
     async def on_text(fragment: str) -> None:
         await bus.publish(sse("chunk", content=fragment))
         if callbacks is not None:
+            from agentworld.runtime.streaming import StreamChunk, call_safely  # (module docstring)
+
             streamed.append(fragment)
             await call_safely(callbacks.on_token, StreamChunk(agent, chat_id, message_id, fragment))
             await call_safely(
@@ -122,6 +130,8 @@ async def _report_tool_calls(
 ) -> None:
     if callbacks is None or callbacks.on_tool_call is None:
         return
+    from agentworld.runtime.streaming import StreamedToolCall, call_safely  # (module docstring)
+
     for call in response.tool_calls:
         await call_safely(
             callbacks.on_tool_call, StreamedToolCall(agent, chat_id, message_id, call)

@@ -15,12 +15,13 @@ from typing import Literal
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.models import Message, ToolCall
 from agentworld.models.pending import PendingClientCall
+from agentworld.models.records import INTERRUPTED
 from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.tool_run import Ran, result_event, run_logged, tool_event
 from agentworld.runtime.turn_context import Step, TurnContext
-from agentworld.tools.executor import INTERRUPTED, ToolResult, run_tool
+from agentworld.tools.executor import ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, parse_arguments
 

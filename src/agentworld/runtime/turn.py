@@ -7,6 +7,10 @@ calls, store their results and go round again. The loop is capped per trigger
 
 Each step's messages are stored before anything else happens, so a crash loses
 at most the step in flight.
+
+The machinery of tool calls (``runtime.tool_calls``: authorization, approvals, the
+executor) is imported where a model first asks for a tool, so a process whose turns are all
+answers never loads it (about 9 ms of a fresh process's first turn; ``runtime.recovery``).
 """
 
 from __future__ import annotations
@@ -16,21 +20,22 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentworld.models import Agent, LLMResponse, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.models.work import InboxChange, Loop, TakenUp
 from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_human_sender
-from agentworld.runtime.call_ids import with_unique_call_ids
 from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
-from agentworld.runtime.tool_calls import Batch, run_tool_calls
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
+
+if TYPE_CHECKING:
+    from agentworld.runtime.tool_calls import Batch
 
 logger = logging.getLogger("agentworld.runtime")
 
@@ -141,6 +146,8 @@ async def run_agent_loop(
         registry = await ctx.tools_for(world)
         cut_short = await _unfinished_batch(ctx, world.name, agent_name, memory)
         if cut_short is not None:
+            from agentworld.runtime.tool_calls import Batch, run_tool_calls  # (module docstring)
+
             batch_id, calls = cut_short
             batch = Batch(message_id=batch_id, trigger_sender=loop.answer_to, reply_to=loop.reply_to)
             outcome = await run_tool_calls(ctx, registry, calls, tool_context, batch, resumed=True)
@@ -177,6 +184,9 @@ async def run_agent_loop(
                 answer = _model_message(response, message_id, chat_id, agent, loop)
                 await ctx.publish(Step(answer, memory_of=agent.name, llm_calls=1, settles=item_id, events=called.ends))
                 return
+            from agentworld.runtime.call_ids import with_unique_call_ids  # (module docstring)
+            from agentworld.runtime.tool_calls import Batch, run_tool_calls
+
             # A repeated id would collide with a stored call or approval: rename it before storing.
             unique, policy = await with_unique_call_ids(
                 ctx.storage, world.name, memory, response.tool_calls

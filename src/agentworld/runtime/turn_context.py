@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from agentworld.events.bus import EventBus
 from agentworld.models import Agent, Message, World
@@ -11,12 +12,15 @@ from agentworld.models.events import WorldEvent
 from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import InboxChange, WorkItem
 from agentworld.providers.base import LLMProvider
-from agentworld.runtime.authorizer import Authorizer
 from agentworld.runtime.hooks import OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
-from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.storage.sql import SQLStorage
-from agentworld.tools.registry import ToolRegistry
+from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from agentworld.approval.decisions import Decision
+    from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
+    from agentworld.runtime.streaming import StreamCallbacks
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,27 @@ class Step:
     then: tuple[WorkItem, ...] = ()
     events: tuple[WorldEvent, ...] = ()
     tool_log_end: ToolLogEnd | None = None
+
+
+class PolicyOnFirstCall:
+    """The runtime's default ``Authorizer``: the world's policy
+    (``runtime.authorizer.PolicyAuthorizer``), built when the first tool call is authorized.
+    Building it loads the policy rules, path views and argument checks (some 3 ms in a fresh
+    process); a process whose turns call no tool never needs them. Once built, it is the
+    same object for every call, with what it keeps between calls."""
+
+    __slots__ = ("_storage", "_built")
+
+    def __init__(self, storage: SQLStorage) -> None:
+        self._storage = storage
+        self._built: PolicyAuthorizer | None = None
+
+    async def authorize(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Decision:
+        if self._built is None:
+            from agentworld.runtime.authorizer import PolicyAuthorizer
+
+            self._built = PolicyAuthorizer(self._storage)
+        return await self._built.authorize(tool, arguments, context)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,10 @@ and does the inbox in order: a ``route`` item offers the message to every agent
 (SPEC R1–R2) and becomes one ``turn`` per agent that answers; their answers are
 published the same way, so agents hear each other. A process that stops leaves its
 items in the inbox, and whoever runs the chat next finishes them.
+
+What only tool calls need -- approvals, client calls, stopping a running tool, the policy --
+is imported where it is first used (``runtime.recovery``), so that a process whose turns
+call no tool does not pay for loading it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
@@ -37,32 +41,26 @@ from agentworld.redaction.process_secrets import note_key_variable
 from agentworld.routing.mentions import is_human_sender
 from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.approval_timers import ApprovalTimers
-from agentworld.runtime.approvals import (
-    Decision,
-    Scope,
-    answer_approval,
-    expire,
-    expire_overdue,
-    recover_interrupted,
-    run_approved,
-)
-from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
-from agentworld.runtime.client_calls import submit_client_result
 from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_failed
 from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
+from agentworld.runtime.recovery import expire_overdue, recover_interrupted
 from agentworld.runtime.route_step import Routed, WorldAndAgents, single_loop, take_up
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
-from agentworld.runtime.stopping import StopOutcome, stop_chat
-from agentworld.runtime.streaming import StreamCallbacks
 from agentworld.runtime.titles import ChatTitles
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
-from agentworld.runtime.turn_context import Step, TurnContext
+from agentworld.runtime.turn_context import PolicyOnFirstCall, Step, TurnContext
 from agentworld.storage.pending import refuse_closed
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
+
+if TYPE_CHECKING:
+    from agentworld.runtime.approvals import Decision, Scope
+    from agentworld.runtime.authorizer import Authorizer
+    from agentworld.runtime.stopping import StopOutcome
+    from agentworld.runtime.streaming import StreamCallbacks
 
 
 class WorldRuntime:
@@ -102,7 +100,7 @@ class WorldRuntime:
             bus=self.bus,
             provider_for=self._providers.get,
             tools_for=self._tools.registry,
-            authorizer=authorizer or PolicyAuthorizer(storage),
+            authorizer=authorizer or PolicyOnFirstCall(storage),
             publish=self.publish,
             settle=self._settle,
             kick=self._runners.kick,
@@ -110,7 +108,7 @@ class WorldRuntime:
             hooks_for=self._hooks.for_world,
             streaming=streaming,
         )
-        self._timers = ApprovalTimers(storage, world, expire=lambda w, p: expire(self._turns, w, p))
+        self._timers = ApprovalTimers(storage, world, expire=self._expire)
         self._known: dict[int, WorldAndAgents] = {}
         """The world and its agents as a post that claimed its chat read them, by the item its
         route is (chats run concurrently: keyed by item)."""
@@ -138,7 +136,7 @@ class WorldRuntime:
         in its inbox gets a runner (which gives way if a live process holds the chat).
         Returns those chats."""
         world = world or await self.storage.get_world(self.world)
-        await recover_interrupted(self._turns, world)
+        await recover_interrupted(self.storage, world)
         await expire_overdue(self._turns, world)
         chats = await self.storage.inbox.chats_with_work(self.world)
         for chat_id in chats:
@@ -254,6 +252,8 @@ class WorldRuntime:
         tool killed), unfinished calls get their "stopped" results, queued work is dropped, and
         the transcript says who stopped it (``runtime.stopping``). A chat another process runs
         is not stopped (``stopped`` is false): stop it where it runs."""
+        from agentworld.runtime.stopping import stop_chat  # on first use (module docstring)
+
         async with self._runners.stopped(chat_id):
             return await stop_chat(
                 self._turns, self.world, chat_id, by=by, owner=self._runners.owner
@@ -293,12 +293,14 @@ class WorldRuntime:
         Refused (``NotFoundError`` / ``InvalidInputError``) for an id that is not a pending
         client call of this world, or that was already answered; nothing is stored then.
         """
+        from agentworld.runtime.client_calls import submit_client_result  # (module docstring)
+
         return await submit_client_result(self._turns, self.world, tool_call_id, result, is_error=is_error)
 
     async def approvals(self, chat_id: str | None = None) -> list[PendingApproval]:
         """Pending approval requests (after expiring overdue ones, SPEC A7)."""
         world = await self.storage.get_world(self.world)
-        await recover_interrupted(self._turns, world)
+        await recover_interrupted(self.storage, world)
         await expire_overdue(self._turns, world)
         return await self.storage.pending.find(self.world, chat_id=chat_id, kind="approval")
 
@@ -315,11 +317,19 @@ class WorldRuntime:
         pending = await self.storage.pending.get(self.world, approval_id)
         if pending is not None:
             refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
+        from agentworld.runtime.approvals import answer_approval  # (module docstring)
+
         world = await self.storage.get_world(self.world)
-        await recover_interrupted(self._turns, world)
+        await recover_interrupted(self.storage, world)
         return await answer_approval(
             self._turns, world, approval_id, decision=decision, scope=scope, actor=actor
         )
+
+    async def _expire(self, world: World, pending: PendingCall) -> bool:
+        """Deny a request whose time ran out (``ApprovalTimers``)."""
+        from agentworld.runtime.approvals import expire  # (module docstring)
+
+        return await expire(self._turns, world, pending)
 
     def forget_agent(self, agent: str) -> None:
         """Drop what this process remembers of a deleted agent (its cached memory)."""
@@ -357,6 +367,8 @@ class WorldRuntime:
             case Resume():
                 await self._resume(queued, work)
             case RunApproved():
+                from agentworld.runtime.approvals import run_approved  # (module docstring)
+
                 world_now = await self.storage.get_world(self.world)
                 registry = await self._tools.registry(world_now)
                 await run_approved(self._turns, world_now, queued, work, registry)

@@ -21,15 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentworld.approval.decisions import DenialSource
+from agentworld.models.records import INTERRUPTED
 from agentworld.redaction.process_secrets import key_variables
 from agentworld.tools.environment import redact_secrets, secret_values, with_json_forms
 from agentworld.tools.registry import Tool, ToolContext
-
-INTERRUPTED = (
-    "interrupted: the process running this tool stopped; it may or may not have completed. "
-    "It was not run again; check its effects before retrying."
-)
-"""What the model is told about a call whose process stopped while running it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,57 @@
+"""What stopped processes left in a world, taken up when a runtime starts (SPEC A6, A7).
+
+A tool run whose process died is logged as interrupted; an approval request whose time ran
+out while no process watched it is denied. Both are looked for by every runtime that starts
+and found rarely, so the machinery that acts on them -- ``runtime.approvals``, the tool
+executor, the policy rules they bring -- is imported only when something is found: a process
+whose turns call no tool never loads it (about 9 ms of a fresh process's first turn).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from agentworld.models import World, utc_now
+from agentworld.models.pending import PendingCall
+from agentworld.models.records import INTERRUPTED
+from agentworld.storage.tool_logs import runner_alive
+
+if TYPE_CHECKING:
+    from agentworld.runtime.turn_context import TurnContext
+    from agentworld.storage.sql import SQLStorage
+
+
+def overdue(pending: PendingCall, world: World) -> bool:
+    """Whether the request has waited longer than the world's approval timeout."""
+    return utc_now() - pending.created_at > timedelta(seconds=world.approval_timeout)
+
+
+async def recover_interrupted(storage: SQLStorage, world: World) -> int:
+    """Tool runs whose process died are logged as interrupted (SPEC A6). The loop they
+    belong to is still in its chat's inbox: whoever runs the chat next gives the call an
+    "interrupted" result (``tool_calls.run_tool_calls``), never runs it again."""
+    recovered = 0
+    for entry in await storage.tool_logs.running(world.name):
+        if runner_alive(entry.runner):
+            continue
+        await storage.tool_logs.finish(
+            entry.seq, status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
+        )
+        recovered += 1
+    return recovered
+
+
+async def expire_overdue(ctx: TurnContext, world: World) -> int:
+    """Deny every overdue request of the world (checked on access and at start; the timers
+    of ``runtime.approval_timers`` make it punctual while a process runs)."""
+    due = [p for p in await ctx.storage.pending.find(world.name, kind="approval") if overdue(p, world)]
+    if not due:
+        return 0
+    from agentworld.runtime.approvals import expire  # on first use (module docstring)
+
+    expired = 0
+    for pending in due:
+        if await expire(ctx, world, pending):
+            expired += 1
+    return expired
