@@ -3,8 +3,9 @@
 The policy engine (its pattern compiler), the policy file loader (its TOML parser) and the
 approval display were a third of the runtime's import; ``runtime.authorizer`` and
 ``runtime.approvals`` import them at their first use. The rest of the tool-call path (the
-authorizer itself, the batch runner, the executor, the approval flow, streaming) is imported
-by the turn only when a reply carries tool calls, which keeps a cold first plain turn short.
+authorizer itself, the batch runner, the executor, the approval flow, streaming, the built-in
+tools' implementations) is imported by the turn only when a reply carries tool calls, which
+keeps a cold first plain turn short.
 A fresh process answering a plain message must load none of it, and one whose agent calls a
 tool must load what that call needs (so the check can fail).
 """
@@ -27,9 +28,12 @@ A_TOOL_CALL_NEEDS = (
     "agentworld.runtime.approvals",
     "agentworld.runtime.tool_calls",
     "agentworld.tools.executor",
+    "agentworld.runtime.hook_dispatch",  # a reply's calls are offered to the hooks
+    "agentworld.tools.builtin.files",  # read_file's implementation
 )
 TOOL_MACHINERY = (
     *A_TOOL_CALL_NEEDS,
+    "agentworld.tools.builtin.shell",  # only when shell_cmd is called
     "agentworld.runtime.streaming",  # only when someone watches the stream
     "agentworld.runtime.client_calls",  # only when a client runs a tool
     "agentworld.approval.display",  # only when a call waits for a person

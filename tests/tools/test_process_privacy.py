@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import agentworld.tools.process_privacy as privacy
-from agentworld.tools.builtin.shell import SHELL_TOOL
+from agentworld.tools.builtin.definitions import SHELL_TOOL
 from agentworld.tools.executor import run_tool
 from agentworld.tools.registry import ToolContext
 

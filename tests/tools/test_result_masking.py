@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentworld.tools.builtin.files import LIST_FILES_TOOL, READ_FILE_TOOL
+from agentworld.tools.builtin.definitions import LIST_FILES_TOOL, READ_FILE_TOOL
 from agentworld.tools.environment import with_json_forms
 from agentworld.tools.executor import ToolResult, mask_process_secrets, run_tool
 from agentworld.tools.registry import Tool, ToolContext

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from agentworld.tools.builtin import shell
-from agentworld.tools.builtin.shell import SHELL_TOOL, check_directory, find_bash, run_shell
+from agentworld.tools.builtin.definitions import SHELL_TOOL
+from agentworld.tools.builtin.shell import check_directory, find_bash, run_shell
 from agentworld.tools.confinement import OutsideWorkingDirectory
 from agentworld.tools.executor import run_tool
 from agentworld.tools.registry import ToolContext

@@ -17,7 +17,7 @@ the form ``PendingApproval.detail`` gives and the field aliases read back.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,6 +50,10 @@ class _WaitingCall(BaseModel):
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     answered_at: datetime | None = Field(default=None, alias="answeredAt")
     answer: dict[str, Any] | None = None
+
+    def waited_longer_than(self, seconds: float) -> bool:
+        """Whether the call has waited more than ``seconds`` (a world's approval timeout)."""
+        return utc_now() - self.created_at > timedelta(seconds=seconds)
 
 
 class PendingClientCall(_WaitingCall):

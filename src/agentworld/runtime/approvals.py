@@ -24,7 +24,6 @@ from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import resolved_views
-from agentworld.runtime.recovery import overdue
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
@@ -142,7 +141,7 @@ async def answer_approval(
     )
     if not held:
         raise NotFoundError(f"approval {approval_id!r} is not held by agent {pending.agent!r}")
-    if pending.status == "pending" and overdue(pending, world):
+    if pending.status == "pending" and pending.waited_longer_than(world.approval_timeout):
         await expire(ctx, world, pending)
         raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
     if decision == "deny":

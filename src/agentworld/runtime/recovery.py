@@ -9,22 +9,15 @@ whose turns call no tool never loads it (about 9 ms of a fresh process's first t
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from agentworld.models import World, utc_now
-from agentworld.models.pending import PendingCall
+from agentworld.models import World
 from agentworld.models.records import INTERRUPTED
 from agentworld.storage.tool_logs import runner_alive
 
 if TYPE_CHECKING:
     from agentworld.runtime.turn_context import TurnContext
     from agentworld.storage.sql import SQLStorage
-
-
-def overdue(pending: PendingCall, world: World) -> bool:
-    """Whether the request has waited longer than the world's approval timeout."""
-    return utc_now() - pending.created_at > timedelta(seconds=world.approval_timeout)
 
 
 async def recover_interrupted(storage: SQLStorage, world: World) -> int:
@@ -45,7 +38,8 @@ async def recover_interrupted(storage: SQLStorage, world: World) -> int:
 async def expire_overdue(ctx: TurnContext, world: World) -> int:
     """Deny every overdue request of the world (checked on access and at start; the timers
     of ``runtime.approval_timers`` make it punctual while a process runs)."""
-    due = [p for p in await ctx.storage.pending.find(world.name, kind="approval") if overdue(p, world)]
+    waiting = await ctx.storage.pending.find(world.name, kind="approval")
+    due = [p for p in waiting if p.waited_longer_than(world.approval_timeout)]
     if not due:
         return 0
     from agentworld.runtime.approvals import expire  # on first use (module docstring)

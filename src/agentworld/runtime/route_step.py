@@ -16,7 +16,7 @@ from agentworld.models.events import MessageEvent
 from agentworld.models.work import InboxChange, Loop, QueuedWork, TakenUp, Turn, WorkItem
 from agentworld.routing.mentions import is_human_sender, should_agent_respond
 from agentworld.routing.messages import is_routable, may_address_anyone
-from agentworld.runtime.hooks import HookSet, OnEvent, dispatch, record_rewrite
+from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.turn import handed_back, incoming_copy, publish_responses
 from agentworld.runtime.turn_context import TurnContext
 
@@ -72,6 +72,8 @@ async def _through_hooks(
     """What the hooks in force make of the event's message: the message the agents are to take
     in and answer, or None when nothing is left to route (a hook answered in its place, or the
     message is not one the agents are offered)."""
+    from agentworld.runtime.hook_dispatch import dispatch, record_rewrite  # hooks are in force
+
     message = event.message
     dispatched = await dispatch(
         in_force, event, default_sender=message.agent_id or "hook", bus=ctx.bus

@@ -27,7 +27,6 @@ from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.models.work import InboxChange, Loop, TakenUp
 from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_human_sender
-from agentworld.runtime.hooks import Response, dispatch
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
 from agentworld.runtime.turn_context import Step, TurnContext
@@ -35,6 +34,7 @@ from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
 
 if TYPE_CHECKING:
+    from agentworld.runtime.hooks import Response
     from agentworld.runtime.tool_calls import Batch
 
 logger = logging.getLogger("agentworld.runtime")
@@ -185,6 +185,7 @@ async def run_agent_loop(
                 await ctx.publish(Step(answer, memory_of=agent.name, llm_calls=1, settles=item_id, events=called.ends))
                 return
             from agentworld.runtime.call_ids import with_unique_call_ids  # (module docstring)
+            from agentworld.runtime.hook_dispatch import dispatch
             from agentworld.runtime.tool_calls import Batch, run_tool_calls
 
             # A repeated id would collide with a stored call or approval: rename it before storing.

@@ -122,9 +122,10 @@ class WorldRuntime:
         return self._hooks.register(hook)
 
     async def __aenter__(self) -> WorldRuntime:
-        world = await self.storage.get_world(self.world)  # fail early on an unknown world
+        # Fails early on an unknown world.
+        world, agents = await self.storage.world_and_agents(self.world)
         self._hooks.note(world)
-        for agent in await self.storage.list_agents(self.world):
+        for agent in agents:
             # An approved call may run here before any turn builds the agent's provider.
             note_key_variable(agent.api_key_env)
         await self.resume_stopped_work(world)
@@ -134,10 +135,15 @@ class WorldRuntime:
         """Take up what stopped processes left in this world: overdue approvals are denied,
         tool runs whose process died are logged as interrupted, and every chat with work
         in its inbox gets a runner (which gives way if a live process holds the chat).
-        Returns those chats."""
+        Returns those chats. One read says which of these there is to look at; usually none."""
         world = world or await self.storage.get_world(self.world)
-        await recover_interrupted(self.storage, world)
-        await expire_overdue(self._turns, world)
+        left = await self.storage.left_behind(self.world)
+        if "tool_runs" in left:
+            await recover_interrupted(self.storage, world)
+        if "approvals" in left:
+            await expire_overdue(self._turns, world)
+        if "work" not in left:
+            return []
         chats = await self.storage.inbox.chats_with_work(self.world)
         for chat_id in chats:
             self._runners.kick(chat_id)

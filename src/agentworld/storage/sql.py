@@ -14,12 +14,16 @@ backends.
 
 from __future__ import annotations
 
+from typing import Literal
 from urllib.parse import urlsplit
+
+import sqlalchemy as sa
 
 from agentworld.errors import StorageError
 from agentworld.storage import migrations
 from agentworld.storage.approvals import ApprovalStore
 from agentworld.storage.catalog import CatalogStore
+from agentworld.storage.connection import Connection
 from agentworld.storage.engine import Runner, open_runner
 from agentworld.storage.inbox import InboxStore
 from agentworld.storage.leases import LeaseStore
@@ -27,6 +31,23 @@ from agentworld.storage.messages import MessageStore
 from agentworld.storage.pending import PendingCallStore
 from agentworld.storage.tool_logs import ToolLogStore
 from agentworld.storage.url import resolve_database_url, sqlite_file
+
+LeftBehind = Literal["tool_runs", "approvals", "work"]
+"""What a stopped process may have left in a world for the next runtime to take up: tool
+runs still marked running, approval requests waiting (some may be overdue), queued work or
+a chat lease never let go."""
+
+_LEFT_BEHIND = sa.text(
+    "SELECT"
+    " EXISTS (SELECT 1 FROM tool_logs WHERE world = :world_key AND status = 'running'),"
+    " EXISTS (SELECT 1 FROM pending_calls"
+    " WHERE world = :world_key AND kind = 'approval' AND status = 'pending'),"
+    " EXISTS (SELECT 1 FROM chat_inbox WHERE world = :world_key)"
+    " OR EXISTS (SELECT 1 FROM chat_leases WHERE world = :world_key)"
+)
+"""Asked by every runtime that starts, and nearly always answered "nothing". Written as text,
+the same for both backends: SQLAlchemy compiles it in microseconds, where the four full
+selects it stands in for cost a fresh process about 2.5 ms to compile (issue 18)."""
 
 
 class SQLStorage(CatalogStore, MessageStore):
@@ -70,6 +91,18 @@ class SQLStorage(CatalogStore, MessageStore):
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.close()
+
+    async def left_behind(self, world: str) -> frozenset[LeftBehind]:
+        """What stopped processes left in the world to take up (``LeftBehind``); one read."""
+
+        def read(conn: Connection) -> frozenset[LeftBehind]:
+            runs, approvals, work = conn.execute(_LEFT_BEHIND, {"world_key": world}).first()
+            kinds: list[tuple[LeftBehind, bool]] = [
+                ("tool_runs", runs), ("approvals", approvals), ("work", work)
+            ]
+            return frozenset(kind for kind, found in kinds if found)
+
+        return await self.in_transaction(read, write=False)
 
     async def __aenter__(self) -> SQLStorage:
         return await self.open()

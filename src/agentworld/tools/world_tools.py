@@ -13,14 +13,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentworld.models import World
-from agentworld.tools.builtin.files import LIST_FILES_TOOL, READ_FILE_TOOL
-from agentworld.tools.builtin.shell import SHELL_TOOL
+from agentworld.tools.builtin.definitions import BUILTIN_TOOLS
 from agentworld.tools.registry import Tool, ToolRegistry, client_tool
 
 if TYPE_CHECKING:
     from agentworld.tools.mcp import MCPClients
-
-BUILTIN_TOOLS: tuple[Tool, ...] = (SHELL_TOOL, READ_FILE_TOOL, LIST_FILES_TOOL)
 
 ErrorReporter = Callable[[str, Exception], Awaitable[None]]
 

@@ -12,20 +12,10 @@ import os
 from typing import Any
 
 from agentworld.tools.confinement import confined_path
-from agentworld.tools.registry import Tool, ToolContext
+from agentworld.tools.registry import ToolContext
 
 READ_CAP = 256 * 1024
 LIST_CAP = 1000
-
-_PATH_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "A path relative to the working directory."}
-    },
-    "required": ["path"],
-    "additionalProperties": False,
-}
-
 
 async def read_file(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     target = confined_path(args["path"], context.working_dir)
@@ -62,24 +52,3 @@ async def list_files(args: dict[str, Any], context: ToolContext) -> dict[str, An
         result["truncated"] = f"only the first {LIST_CAP} of {len(names)} entries are shown"
     return result
 
-
-READ_FILE_TOOL = Tool(
-    name="read_file",
-    description="Read a text file inside the world's working directory.",
-    parameters=_PATH_PARAMETERS,
-    annotations={"readOnlyHint": True},
-    run=read_file,
-)
-LIST_FILES_TOOL = Tool(
-    name="list_files",
-    description="List the entries of a directory inside the world's working directory.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "A directory relative to the working directory (default '.')."}
-        },
-        "additionalProperties": False,
-    },
-    annotations={"readOnlyHint": True},
-    run=list_files,
-)

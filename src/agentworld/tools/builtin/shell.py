@@ -18,7 +18,7 @@ arrive as literal arguments. The command runs in its own process group, under
 a guard (``process_guard.py``) that kills the whole group, not just the shell,
 on timeout and when the process running the tool dies, even of SIGKILL. Output
 beyond the cap is cut, with a note saying how much was dropped. It requires
-approval by default.
+approval by default (``definitions.SHELL_TOOL``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from agentworld.redaction.process_secrets import key_variables
-from agentworld.shell import SHELL_TOOL as SHELL_TOOL_NAME
 from agentworld.shell.split import command_line
+from agentworld.tools.builtin import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from agentworld.tools.builtin.process_guard import environment_block, guarded_command
 from agentworld.tools.confinement import OutsideWorkingDirectory, confined_path, working_root
 from agentworld.tools.environment import (
@@ -44,35 +44,9 @@ from agentworld.tools.environment import (
     tool_environment,
 )
 from agentworld.tools.process_privacy import keep_process_private
-from agentworld.tools.registry import ApprovalSettings, Tool, ToolContext
+from agentworld.tools.registry import ToolContext
 
-DEFAULT_TIMEOUT = 60.0
-MAX_TIMEOUT = 600.0
 OUTPUT_CAP = 64 * 1024
-
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "command": {"type": "string", "description": "The command line to run, e.g. 'ls -la | head'."},
-        "parameters": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Extra arguments, appended to the command as literal (quoted) words.",
-        },
-        "directory": {
-            "type": "string",
-            "description": "Where to run; relative paths are inside the world's working directory.",
-        },
-        "timeout": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "maximum": MAX_TIMEOUT,
-            "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}).",
-        },
-    },
-    "required": ["command"],
-    "additionalProperties": False,
-}
 
 
 class _CappedReader:
@@ -244,16 +218,3 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
             result[name] += f"\n[output truncated: {reader.dropped} more bytes not shown]"
     return result
 
-
-SHELL_TOOL = Tool(
-    name=SHELL_TOOL_NAME,
-    description=(
-        "Run a shell command line in the world's working directory and return its stdout, "
-        "stderr and exit code. Pipelines and && work. Requires the user's approval."
-    ),
-    parameters=PARAMETERS,
-    approval=ApprovalSettings(required=True, scope="once", message="Run `{command}`?"),
-    annotations={"destructiveHint": True, "openWorldHint": True},
-    precheck=lambda args, context: check_directory(args.get("directory"), context.working_dir),
-    run=run_shell,
-)

@@ -1,0 +1,107 @@
+"""The built-in tools as the model sees them: name, description, parameters, approval.
+
+Every turn offers these definitions to the model, but only a tool call runs one, so the
+implementations (``shell``, ``files``: the process guard, the environment scrubbing, the
+confinement checks) are imported at a call's first use, not by a process whose turns call
+no tool (about 2 ms of a fresh process's first turn).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentworld.shell import SHELL_TOOL as SHELL_TOOL_NAME
+from agentworld.tools.builtin import DEFAULT_TIMEOUT, MAX_TIMEOUT
+from agentworld.tools.registry import ApprovalSettings, Tool, ToolContext
+
+SHELL_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The command line to run, e.g. 'ls -la | head'."},
+        "parameters": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Extra arguments, appended to the command as literal (quoted) words.",
+        },
+        "directory": {
+            "type": "string",
+            "description": "Where to run; relative paths are inside the world's working directory.",
+        },
+        "timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": MAX_TIMEOUT,
+            "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}).",
+        },
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+_PATH_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "A path relative to the working directory."}
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+async def _run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    from agentworld.tools.builtin.shell import run_shell  # on first use (module docstring)
+
+    return await run_shell(args, context)
+
+
+def _check_shell_directory(args: dict[str, Any], context: ToolContext) -> str | None:
+    from agentworld.tools.builtin.shell import check_directory  # on first use
+
+    return check_directory(args.get("directory"), context.working_dir)
+
+
+async def _read_file(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    from agentworld.tools.builtin.files import read_file  # on first use
+
+    return await read_file(args, context)
+
+
+async def _list_files(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    from agentworld.tools.builtin.files import list_files  # on first use
+
+    return await list_files(args, context)
+
+
+SHELL_TOOL = Tool(
+    name=SHELL_TOOL_NAME,
+    description=(
+        "Run a shell command line in the world's working directory and return its stdout, "
+        "stderr and exit code. Pipelines and && work. Requires the user's approval."
+    ),
+    parameters=SHELL_PARAMETERS,
+    approval=ApprovalSettings(required=True, scope="once", message="Run `{command}`?"),
+    annotations={"destructiveHint": True, "openWorldHint": True},
+    precheck=_check_shell_directory,
+    run=_run_shell,
+)
+READ_FILE_TOOL = Tool(
+    name="read_file",
+    description="Read a text file inside the world's working directory.",
+    parameters=_PATH_PARAMETERS,
+    annotations={"readOnlyHint": True},
+    run=_read_file,
+)
+LIST_FILES_TOOL = Tool(
+    name="list_files",
+    description="List the entries of a directory inside the world's working directory.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "A directory relative to the working directory (default '.')."}
+        },
+        "additionalProperties": False,
+    },
+    annotations={"readOnlyHint": True},
+    run=_list_files,
+)
+BUILTIN_TOOLS: tuple[Tool, ...] = (SHELL_TOOL, READ_FILE_TOOL, LIST_FILES_TOOL)
