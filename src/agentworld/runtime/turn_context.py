@@ -62,8 +62,11 @@ class PolicyOnFirstCall:
         return await self._built.authorize(tool, arguments, context)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TurnContext:
+    """What a turn's steps work with: the runtime's stores, caches and callbacks. Compared by
+    identity, as a bundle of collaborators is (no generated ``__eq__`` to build or call)."""
+
     storage: SQLStorage
     memory: MemoryCache
     bus: EventBus
