@@ -9,8 +9,9 @@ Each step's messages are stored before anything else happens, so a crash loses
 at most the step in flight.
 
 The machinery of tool calls (``runtime.tool_calls``: authorization, approvals, the
-executor) is imported where a model first asks for a tool, so a process whose turns are all
-answers never loads it (about 9 ms of a fresh process's first turn; ``runtime.recovery``).
+executor; ``runtime.hook_dispatch``) is imported where a model first asks for a tool, so a
+process whose turns are all answers never loads it (with the rest made lazy for the same
+reason, about 17 ms of a fresh process's first turn; see ARCHITECTURE.md).
 """
 
 from __future__ import annotations
