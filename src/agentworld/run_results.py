@@ -164,11 +164,15 @@ async def run_and_report(
     """Do ``act`` to the chat, wait until it is idle (``everything``: and every chat this
     process took up), and report what appeared — errors included, collected as they happen."""
     watch = RunWatch(runtime, chat)
+    start: int | None = None
+    report = None
     try:
         if isinstance(act, Posting):
             start = await act.post()
+            runtime.want_report(chat, start)
         else:
             start = await storage.last_seq()
+            runtime.want_report(chat, start)
             try:
                 await act()
             except AgentWorldError:
@@ -179,7 +183,13 @@ async def run_and_report(
         finished = await run_until_idle(runtime, chat, timeout, everything=everything)
     finally:
         watch.unsubscribe()
-    result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
+        if start is not None:
+            report = runtime.take_report(chat, start)
+    assert start is not None
+    if finished and report is not None:  # read as the chat was let go, nothing written since
+        result = SendResult(chat, report.messages, watch.errors, report.waiting)
+    else:
+        result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
     result.denied = watch.denied
     if not finished:
         result.running = list(watch.running.values())

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentworld.models.domain import Agent, World
 from agentworld.models.message import Message
+from agentworld.models.pending import PendingApproval
 
 
 class _Work(BaseModel):
@@ -126,14 +127,37 @@ class TakenUp:
     last_seq: int
 
 
+class ChatReport:
+    """What a command produced in a chat -- its transcript after ``after_seq`` and the
+    approvals still waiting there -- read in the transaction that let the chat go, for the
+    command waiting on that chat (``ChatRunners.want_report``): its ``send`` then ends without
+    a read of its own. ``writes`` is the store's count of write units when it was read
+    (``StorageCore.writes_run``); once that count moves on, a read may find more, and the
+    report is not used. (A plain class: a dataclass costs a fresh process's first turn.)"""
+
+    __slots__ = ("messages", "waiting", "after_seq", "writes")
+
+    def __init__(
+        self, messages: list[Message], waiting: list[PendingApproval], after_seq: int, writes: int
+    ) -> None:
+        self.messages = messages
+        self.waiting = waiting
+        self.after_seq = after_seq
+        self.writes = writes
+
+
 @dataclass(frozen=True)
 class LeaseAfterStep:
-    """The chat's lease after a step that finished the chat's last known item and asked to let
+    """The chat's lease after a write that finished the chat's last known item and asked to let
     the chat go in its own transaction: ``held`` with the ``next`` item when more work had been
-    queued meanwhile, else let go (or no longer this runner's) — one write less per turn."""
+    queued meanwhile, else let go -- ``released``: by this owner, its inbox empty; not
+    ``released``: the chat was no longer this owner's. ``report``: what the waiting command
+    asked to be read when the chat is let go (``ChatReport``)."""
 
     held: bool
     next: QueuedWork | None
+    released: bool = False
+    report: ChatReport | None = None
 
 
 @dataclass(frozen=True)

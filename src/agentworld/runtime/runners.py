@@ -21,7 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
-from agentworld.models.work import InboxChange, LeaseAfterStep, QueuedWork
+from agentworld.models.work import ChatReport, InboxChange, LeaseAfterStep, QueuedWork
 from agentworld.storage.leases import runtime_identity
 from agentworld.storage.sql import SQLStorage
 
@@ -72,6 +72,10 @@ class ChatRunners:
         """Chats whose work a person is stopping: no runner starts for them meanwhile."""
         self._settled: dict[str, LeaseAfterStep] = {}
         """Chats whose last step let the lease go (or found the next item) in its own write."""
+        self._report_wanted: dict[str, int] = {}
+        """Chats a command waits on, and the transcript position it reports from."""
+        self._reports: dict[str, ChatReport] = {}
+        """What those commands report, read by the write that let the chat go."""
 
     def kick(self, chat_id: str) -> None:
         """Make sure the chat's work gets done: start this process's runner for it if none
@@ -152,6 +156,34 @@ class ChatRunners:
         """The step that just finished the chat's item also let the chat go, or found its next
         item, in its own transaction (``WorldRuntime.publish``): the runner does not ask again."""
         self._settled[chat_id] = lease
+        self._keep_report(chat_id, lease)
+
+    def want_report(self, chat_id: str, after_seq: int) -> None:
+        """A command waits for the chat to be idle, then reports its transcript after
+        ``after_seq`` and its waiting approvals: the write that lets the chat go reads them in
+        its own transaction (``report_after``), and ``take_report`` hands them over — a
+        ``send`` ends without a read of its own. The last command to ask for a chat wins; one
+        that finds no report reads for itself."""
+        self._report_wanted[chat_id] = after_seq
+        self._reports.pop(chat_id, None)
+
+    def report_after(self, chat_id: str) -> int | None:
+        """The position a command waiting on the chat reports from (None: nobody waits)."""
+        return self._report_wanted.get(chat_id)
+
+    def take_report(self, chat_id: str, after_seq: int) -> ChatReport | None:
+        """The report asked for with ``want_report``, if the chat was let go with it read and
+        this process has written nothing since (else a read could find more: None). Forgets
+        the wish either way."""
+        self._report_wanted.pop(chat_id, None)
+        report = self._reports.pop(chat_id, None)
+        if report is None or report.after_seq != after_seq:
+            return None
+        return report if report.writes == self._storage.writes_run else None
+
+    def _keep_report(self, chat_id: str, lease: LeaseAfterStep) -> None:
+        if lease.report is not None and self._report_wanted.get(chat_id) == lease.report.after_seq:
+            self._reports[chat_id] = lease.report
 
     @property
     def owner(self) -> str:
@@ -202,9 +234,15 @@ class ChatRunners:
                     # The next item, or — if the inbox is empty — let go, in one transaction
                     # (with the title the drained work found): work posted by another process
                     # meanwhile is never left waiting for a claim nobody makes.
-                    held, item = await leases.release_or_next(
-                        self._world, chat_id, self._owner, title=title
+                    lease = await leases.release_or_next(
+                        self._world,
+                        chat_id,
+                        self._owner,
+                        title=title,
+                        report_after=self._report_wanted.get(chat_id),
                     )
+                    held, item = lease.held, lease.next
+                    self._keep_report(chat_id, lease)
             finally:
                 self._held.discard(chat_id)
                 if held:  # cancelled or failed: let another process take over at once

@@ -27,6 +27,7 @@ from agentworld.models import Chat, Message, World, new_id
 from agentworld.models.events import MessageEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.models.work import (
+    ChatReport,
     InboxChange,
     Loop,
     Posted,
@@ -236,6 +237,7 @@ class WorldRuntime:
             events=events,
             tool_log_end=tool_log_end,
             look_for_title=last and not titled,
+            report_after=self._runners.report_after(message.chat_id) if last else None,
         )
         if recorded.lease is not None:
             self._runners.settled(message.chat_id, recorded.lease)
@@ -264,6 +266,15 @@ class WorldRuntime:
             return await stop_chat(
                 self._turns, self.world, chat_id, by=by, owner=self._runners.owner
             )
+
+    def want_report(self, chat_id: str, after_seq: int) -> None:
+        """A command waiting on the chat reports from ``after_seq``: read it as the chat is let
+        go (``ChatRunners.want_report``); ``take_report`` hands it over."""
+        self._runners.want_report(chat_id, after_seq)
+
+    def take_report(self, chat_id: str, after_seq: int) -> ChatReport | None:
+        """What ``want_report`` asked for, if it is still what a read would find; else None."""
+        return self._runners.take_report(chat_id, after_seq)
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""

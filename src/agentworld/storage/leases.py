@@ -18,11 +18,12 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from agentworld.models.work import QueuedWork
+from agentworld.models.work import ChatReport, LeaseAfterStep, QueuedWork
 from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import next_item
@@ -162,18 +163,32 @@ class LeaseStore:
         return await self._storage.in_transaction(write, write=True)
 
     async def release_or_next(
-        self, world: str, chat_id: str, owner: str, *, title: str | None = None
-    ) -> tuple[bool, QueuedWork | None]:
+        self,
+        world: str,
+        chat_id: str,
+        owner: str,
+        *,
+        title: str | None = None,
+        report_after: int | None = None,
+    ) -> LeaseAfterStep:
         """Let the chat go if its inbox is empty, else hand back its next item — one
-        transaction, so work queued by another process is never stranded. Returns
-        (still held, next item): ``(True, item)`` while there is work, ``(False, None)``
-        once let go (or when the chat is not ``owner``'s any more). ``title``: the chat's
-        title, found after its first exchange, recorded in the same transaction."""
+        transaction, so work queued by another process is never stranded: ``held`` with the
+        ``next`` item while there is work, else let go (``released``, or not ``owner``'s any
+        more). ``title``: the chat's title, found after its first exchange, recorded in the
+        same transaction. ``report_after``: once let go, also read the chat's transcript after
+        that position and its waiting approvals (``LeaseAfterStep.report``)."""
+        storage = self._storage
 
-        def write(conn: Connection) -> tuple[bool, QueuedWork | None]:
+        def report(conn: Connection) -> ChatReport:
+            assert report_after is not None
+            return queries.chat_report(conn, world, chat_id, report_after, storage.writes_run)
+
+        def write(conn: Connection) -> LeaseAfterStep:
             if title is not None:
                 queries.give_title(conn, world, chat_id, title)
-            return release_or_next(conn, world, chat_id, owner)
+            return release_or_next(
+                conn, world, chat_id, owner, report=None if report_after is None else report
+            )
 
         return await self._storage.in_transaction(write, write=True)
 
@@ -229,17 +244,23 @@ def chats_in_use(conn: Connection, world: str) -> list[str]:
 
 
 def release_or_next(
-    conn: Connection, world: str, chat_id: str, owner: str
-) -> tuple[bool, QueuedWork | None]:
+    conn: Connection,
+    world: str,
+    chat_id: str,
+    owner: str,
+    *,
+    report: Callable[[Connection], ChatReport] | None = None,
+) -> LeaseAfterStep:
     """Inside the caller's transaction: the chat's next item while ``owner`` holds it, else
-    — its inbox empty — let it go (see ``LeaseStore.release_or_next``)."""
+    — its inbox empty — let it go (see ``LeaseStore.release_or_next``). ``report``: read
+    once the chat is let go by ``owner``, in the same transaction, for a command waiting on
+    the chat (``LeaseAfterStep.report``)."""
     key = {"world_key": world, "chat_key": chat_id}
-    if conn.execute(_RELEASE_IF_IDLE, {**key, "owner_key": owner}).rowcount:
-        return False, None
-    if conn.execute(_HOLDER, key).scalar() != owner:
-        return False, None
-    item = next_item(conn, world, chat_id)
-    if item is None:
+    if not conn.execute(_RELEASE_IF_IDLE, {**key, "owner_key": owner}).rowcount:
+        if conn.execute(_HOLDER, key).scalar() != owner:
+            return LeaseAfterStep(False, None)
+        item = next_item(conn, world, chat_id)
+        if item is not None:
+            return LeaseAfterStep(True, item)
         conn.execute(_RELEASE, {**key, "owner_key": owner})
-        return False, None
-    return True, item
+    return LeaseAfterStep(False, None, released=True, report=report(conn) if report else None)

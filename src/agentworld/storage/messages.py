@@ -15,8 +15,8 @@ from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
 from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import (
+    ChatReport,
     InboxChange,
-    LeaseAfterStep,
     Loop,
     Posted,
     StepRecorded,
@@ -28,7 +28,6 @@ from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change, is_empty, next_item, queue_first
 from agentworld.storage.leases import claim_lease, release_or_next
-from agentworld.storage.pending_rows import find_calls
 from agentworld.storage.rows import (
     MESSAGE_COLUMNS,
     message_row,
@@ -95,6 +94,7 @@ class MessageStore(StorageCore):
         events: Sequence[WorldEvent] = (),
         tool_log_end: ToolLogEnd | None = None,
         look_for_title: bool = False,
+        report_after: int | None = None,
     ) -> StepRecorded:
         """Append a step to the agent's memory and publish messages to the chat transcript,
         counting the step's LLM calls and queueing the work it causes, all in one
@@ -104,7 +104,9 @@ class MessageStore(StorageCore):
         empty, else returns its next item (``leases.release_or_next``). ``events`` (not
         messages) go into the event log first, and ``tool_log_end`` records how the tool run
         whose result this is ended, in the same transaction. ``look_for_title``: also read
-        whether the chat has its title, and what naming it needs if not."""
+        whether the chat has its title, and what naming it needs if not. ``report_after``:
+        when the chat is let go, also read what a waiting command reports from that position
+        (``LeaseAfterStep.report``)."""
         rows = [message_row(world, agent, m) for m in memory] if agent is not None else []
         rows += [message_row(world, None, m) for m in transcript]
         logged = [event_row(e) for e in events]
@@ -125,7 +127,12 @@ class MessageStore(StorageCore):
                 return StepRecorded(naming=queries.untitled(conn, world, inbox.chat_id) or "titled")
             if let_go is None:
                 return StepRecorded()
-            return StepRecorded(LeaseAfterStep(*release_or_next(conn, world, inbox.chat_id, let_go)))
+            wanted = None if report_after is None else report
+            return StepRecorded(release_or_next(conn, world, inbox.chat_id, let_go, report=wanted))
+
+        def report(conn: Connection) -> ChatReport:
+            assert report_after is not None and inbox is not None
+            return queries.chat_report(conn, world, inbox.chat_id, report_after, self.writes_run)
 
         return await self.in_transaction(write, write=True)
 
@@ -301,12 +308,9 @@ class MessageStore(StorageCore):
     ) -> tuple[list[Message], list[PendingApproval]]:
         """What a command produced in a chat — its transcript after ``after_seq`` and the
         approvals still waiting there — in one read, as every ``send`` ends with it."""
-        params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
 
         def read(conn: Connection) -> tuple[list[Message], list[PendingApproval]]:
-            messages = [row_message(r) for r in conn.execute(queries.TRANSCRIPT_SINCE, params)]
-            waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
-            return messages, [c for c in waiting if isinstance(c, PendingApproval)]
+            return queries.since_with_approvals(conn, world, chat_id, after_seq)
 
         return await self.in_transaction(read, write=False)
 

@@ -14,9 +14,12 @@ import sqlalchemy as sa
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, World, utc_now
+from agentworld.models.pending import PendingApproval
+from agentworld.models.work import ChatReport
 from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
+from agentworld.storage.pending_rows import find_calls
 from agentworld.storage.rows import (
     CHAT_MESSAGES,
     MESSAGE_COLUMNS,
@@ -161,6 +164,24 @@ def untitled(conn: Connection, world: str, chat_id: str) -> tuple[list[Message],
         return None
     transcript = [row_message(r) for r in conn.execute(TRANSCRIPT, params).all()]
     return transcript, [row_agent(r) for r in conn.execute(AGENTS_OF_WORLD, params).all()]
+
+
+def since_with_approvals(
+    conn: Connection, world: str, chat_id: str, after_seq: int
+) -> tuple[list[Message], list[PendingApproval]]:
+    """The chat's transcript after ``after_seq`` and the approvals still waiting in it (inside
+    the caller's transaction): what a command produced in the chat."""
+    params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
+    messages = [row_message(r) for r in conn.execute(TRANSCRIPT_SINCE, params)]
+    waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
+    return messages, [c for c in waiting if isinstance(c, PendingApproval)]
+
+
+def chat_report(
+    conn: Connection, world: str, chat_id: str, after_seq: int, writes: int
+) -> ChatReport:
+    """``since_with_approvals`` as a ``ChatReport`` (``writes``: the store's count now)."""
+    return ChatReport(*since_with_approvals(conn, world, chat_id, after_seq), after_seq, writes)
 
 
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
