@@ -169,8 +169,8 @@ class MessageStore(StorageCore):
             # inbox in the same order: the order they are answered in.
             if conn.execute(_CHAT_FOR_POSTING, params).first() is None:
                 raise NotFoundError(f"chat {message.chat_id!r} not found in world {world!r}")
-            before = int(conn.execute(queries.LAST_SEQ).scalar() or 0)
-            queries.insert_messages(conn, [row])
+            # What the post causes is read after the position just before its message.
+            before = queries.insert_message(conn, row) - 1
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
             if claim_for is None or not claim_lease(

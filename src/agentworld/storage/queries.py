@@ -206,6 +206,17 @@ def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
         conn.execute(INSERT_EVENTS, logged)
 
 
+def insert_message(conn: Connection, row: dict[str, Any]) -> int:
+    """``insert_messages`` for one row, returning its position (``seq``)."""
+    logged = message_log_rows([row])
+    if logged:
+        lock_world_log(conn, (row["world"],))
+    (seq,) = conn.execute(INSERT_MESSAGES, row).inserted_primary_key
+    if logged:
+        conn.execute(INSERT_EVENTS, logged)
+    return int(seq)
+
+
 def count_llm_calls(conn: Connection, world: str, agent: str, calls: int) -> None:
     conn.execute(
         COUNT_LLM_CALLS,
