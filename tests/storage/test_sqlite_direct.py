@@ -102,6 +102,16 @@ def _both(
         ),
         # a value given beside a literal of the statement's own
         (_SELECT.where(_ITEMS.c.world == sa.bindparam("wk"), _ITEMS.c.label != "zzz"), {"wk": "w"}),
+        # literals only, one of them a limit
+        (_SELECT.where(_ITEMS.c.label != "zzz").limit(2), {}),
+        # a literal JSON value and a boolean, bound once, beside a given value
+        (
+            _SELECT.where(
+                _ITEMS.c.data != sa.literal({"n": 2}, sa.JSON), _ITEMS.c.done.is_not(False),
+                _ITEMS.c.world == sa.bindparam("wk"),
+            ),
+            {"wk": "w"},
+        ),
     ],
 )
 def test_a_read_binds_what_sqlalchemy_binds(
@@ -118,7 +128,11 @@ def test_writes_bind_by_column_key_one_row_and_many(
     direct.execute(_ITEMS.insert(), {"world": "x", "label": "one", "done": True, "data": {"k": [1]}})
     direct.execute(
         _ITEMS.insert(),
-        [{"world": "x", "label": "two", "done": False, "data": None}, {"world": "x", "label": "three", "done": True, "data": "s"}],
+        [
+            {"world": "x", "label": "two", "done": False, "data": None},
+            {"world": "x", "label": "three", "done": True, "data": "s"},
+            {"world": "x", "label": "four", "done": True, "data": {}},
+        ],
     )
     changed = direct.execute(
         _ITEMS.update().where(_ITEMS.c.label == sa.bindparam("old")).values(label=sa.bindparam("new")),
@@ -128,7 +142,44 @@ def test_writes_bind_by_column_key_one_row_and_many(
     assert changed.rowcount == 1
     with engine.connect() as conn:
         rows = [tuple(r) for r in conn.execute(_SELECT.where(_ITEMS.c.world == "x"))]
-    assert rows == [("one", True, {"k": [1]}), ("2", False, None), ("three", True, "s")]
+    assert rows == [("one", True, {"k": [1]}), ("2", False, None), ("three", True, "s"), ("four", True, {})]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"wk": "w"},
+        {"wk": "w", "label": "given"},  # a value given under the literal's own name wins
+        {"wk": "w", "done": False},  # and a column the statement does not set
+    ],
+)
+def test_an_update_with_literals_writes_what_sqlalchemy_writes(
+    engine: sa.Engine, direct: DirectConnection, tmp_path: Path, params: dict[str, Any]
+) -> None:
+    statement = (
+        _ITEMS.update()
+        .where(_ITEMS.c.world == sa.bindparam("wk"), _ITEMS.c.label != "zzz")
+        .values(label="literal", data={})
+    )
+    database = engine.url.database
+    assert database is not None
+    theirs_file = tmp_path / "theirs.db"
+    with closing(sqlite3.connect(database)) as source, closing(sqlite3.connect(theirs_file)) as copy:
+        source.backup(copy)
+    theirs_engine = sa.create_engine(f"sqlite:///{theirs_file}")
+    with theirs_engine.begin() as conn:
+        theirs_count = conn.execute(statement, params).rowcount
+    ours_count = direct.execute(statement, params).rowcount
+    direct.driver_connection.commit()
+
+    everything = sa.select(_ITEMS).order_by(_ITEMS.c.id)
+    with engine.connect() as ours_conn, theirs_engine.connect() as theirs_conn:
+        ours = [tuple(r) for r in ours_conn.execute(everything)]
+        theirs = [tuple(r) for r in theirs_conn.execute(everything)]
+    theirs_engine.dispose()
+    assert ours_count == theirs_count >= 1
+    assert ours == theirs
+    assert ("literal" if "label" not in params else "given", {}) in [(r[2], r[4]) for r in ours]
 
 
 def test_a_required_value_not_given_is_the_error_sqlalchemy_raises(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
+from sqlalchemy import JSON
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import InvalidRequestError, MultipleResultsFound, NoResultFound
 from sqlalchemy.sql.base import Executable
@@ -139,28 +140,44 @@ class StatementCache:
 
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
-        self._plans: dict[tuple[int, tuple[str, ...] | None], tuple[Executable, _Plan]] = {}
         self._fixed: dict[int, tuple[Executable, _Plan]] = {}
         """Statements that write no columns: one plan each, found by the statement alone."""
+        self._by_names: dict[int, tuple[Executable, dict[tuple[str, ...] | None, _Plan]]] = {}
+        """Statements that write columns (INSERT, UPDATE): a plan per set of parameter names,
+        found by the names in the order given (and in sorted order, so another order of the
+        same names shares the plan): sorting them cost every execution."""
+        self._count = 0
 
     def plan(self, statement: Executable, first: Mapping[str, Any] | None) -> _Plan:
         fixed = self._fixed.get(id(statement))
         if fixed is not None and fixed[0] is statement:
             return fixed[1]
-        writes = _writes_columns(statement)
-        keys = tuple(sorted(first)) if first and writes else None
-        entry = self._plans.get((id(statement), keys))
-        if entry is not None and entry[0] is statement:
-            return entry[1]
-        plan = self._compile(statement, keys)
-        if len(self._plans) + len(self._fixed) >= CACHE_LIMIT:
-            self._plans.clear()
+        writer = self._by_names.get(id(statement))
+        if writer is not None and writer[0] is statement:
+            plan = writer[1].get(tuple(first) if first else None)
+            if plan is not None:
+                return plan
+        return self._add(statement, first)
+
+    def _add(self, statement: Executable, first: Mapping[str, Any] | None) -> _Plan:
+        if self._count >= CACHE_LIMIT:
             self._fixed.clear()
-        # The statement is kept with its plan, so its id cannot be reused while cached.
-        if writes:
-            self._plans[(id(statement), keys)] = (statement, plan)
-        else:
+            self._by_names.clear()
+            self._count = 0
+        # The statement is kept with its plans, so its id cannot be reused while cached.
+        if not _writes_columns(statement):
+            plan = self._compile(statement, None)
             self._fixed[id(statement)] = (statement, plan)
+            self._count += 1
+            return plan
+        writer = self._by_names.get(id(statement))
+        if writer is None or writer[0] is not statement:
+            writer = self._by_names[id(statement)] = (statement, {})
+        plans = writer[1]
+        names = tuple(sorted(first)) if first else None
+        plan = plans.get(names) or self._compile(statement, names)
+        plans[names] = plans[tuple(first) if first else None] = plan
+        self._count += 1
         return plan
 
     def _compile(self, statement: Executable, keys: tuple[str, ...] | None) -> _Plan:
@@ -171,7 +188,7 @@ class StatementCache:
         for name, bind in compiled.binds.items():
             processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
             if processor is not None:
-                binders[name] = processor
+                binders[name] = _json_binder(processor) if isinstance(bind.type, JSON) else processor
         columns = getattr(statement, "exported_columns", ())
         readers = tuple(
             c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
@@ -191,6 +208,21 @@ class StatementCache:
         )
 
 
+def _json_binder(processor: Processor) -> Processor:
+    """A JSON column's bind processor, with the values most rows carry -- no tool calls
+    (``None``), an empty payload (``{}``) -- serialized once, here, by that processor."""
+    null, empty = processor(None), processor({})
+
+    def bind(value: Any) -> Any:
+        if value is None:
+            return null
+        if value.__class__ is dict and not value:
+            return empty
+        return processor(value)
+
+    return bind
+
+
 def _slots(
     compiled: SQLCompiler, names: tuple[str, ...], binders: Mapping[str, Processor]
 ) -> tuple[_Slot, ...] | None:
@@ -208,9 +240,10 @@ def _slots(
 def _taker(slots: tuple[_Slot, ...]) -> Callable[[Mapping[str, Any]], Sequence[Any]] | None:
     """The fast way to read ``slots``' values, when every one of them is a value the caller
     must give (no default to fall back to): one ``itemgetter`` over their keys, then each
-    binder on its own position. Most of a turn's statements are like that."""
+    binder on its own position. Most of a turn's statements are like that; the rest mostly
+    hold literals as well (``_taker_with_literals``)."""
     if any(not slot.bind.required for slot in slots):
-        return None
+        return _taker_with_literals(slots)
     keys = [slot.key for slot in slots]
     if not keys:
         return lambda _given: ()
@@ -228,6 +261,38 @@ def _taker(slots: tuple[_Slot, ...]) -> Callable[[Mapping[str, Any]], Sequence[A
         for i, binder in bound:
             values[i] = binder(values[i])
         return values
+    return take
+
+
+def _taker_with_literals(
+    slots: tuple[_Slot, ...],
+) -> Callable[[Mapping[str, Any]], Sequence[Any]] | None:
+    """``_taker`` for slots of which some hold a value written into the statement (a literal:
+    ``!= 0``, ``LIMIT 1``), bound once here. A caller may still give such a slot's value
+    under its key or name, which wins (as ``_Slot.value`` has it): then this raises
+    ``KeyError`` and the slots decide. None when a default is computed per execution."""
+    if any(slot.bind.callable for slot in slots):
+        return None
+    template: list[Any] = [None] * len(slots)
+    wanted: list[tuple[int, str, Processor | None]] = []
+    overridden: set[str] = set()
+    for i, slot in enumerate(slots):
+        if slot.bind.required:
+            wanted.append((i, slot.key, slot.binder))
+        else:
+            value = slot.bind.value
+            template[i] = value if slot.binder is None else slot.binder(value)
+            overridden.update((slot.key, slot.name))
+
+    def take(given: Mapping[str, Any]) -> list[Any]:
+        if not overridden.isdisjoint(given):
+            raise KeyError("a literal given a value")
+        values = template.copy()
+        for i, key, binder in wanted:
+            value = given[key]
+            values[i] = value if binder is None else binder(value)
+        return values
+
     return take
 
 
