@@ -118,17 +118,27 @@ async def test_a_world_that_names_hooks_is_left_to_the_route_step(tmp_path: Path
 async def test_no_decision_without_the_claim_or_with_earlier_work_queued(storage: SQLStorage) -> None:
     asked: list[str] = []
 
-    def spy(world: World, agents: list[Agent]) -> None:
-        asked.append(world.name)
+    def spy(message: Message, world: World, agents: list[Agent]) -> Any:
+        asked.append(message.content)
+        return single_loop(message, world, agents)  # it would take the message up
 
     await post(storage, said("@a1 one"), owner=None, route=None)  # queued, nobody runs it yet
-    posted = await post(storage, said("@a1 two"), route=spy)  # claims, but work is ahead of it
+    two = said("@a1 two")
+    posted = await post(storage, two, route=partial(spy, two))  # claims, but work is ahead of it
     assert posted.claimed and posted.taken_up is None
     assert posted.first is not None and isinstance(posted.first.work, Route)
     assert posted.first.work.message.content == "@a1 one"
-    third = await post(storage, said("@a1 three"), owner="someone else", route=spy)  # held
-    assert not third.claimed
-    assert asked == []
+    # the decision was left to the route step: both routes queued in order, no loop, no memory
+    items = await storage.inbox.items("w", "c1")
+    assert [(type(i.work), i.work.message.content) for i in items if isinstance(i.work, Route)] == [
+        (Route, "@a1 one"), (Route, "@a1 two")
+    ]
+    assert len(items) == 2
+    assert await storage.memory("w", "a1", "c1") == []
+    three = said("@a1 three")
+    third = await post(storage, three, owner="someone else", route=partial(spy, three))  # held
+    assert not third.claimed and third.taken_up is None
+    assert "@a1 three" not in asked  # not even asked: the chat runs elsewhere
 
 
 async def test_the_cache_takes_the_posts_read_only_where_it_still_stands(storage: SQLStorage) -> None:
@@ -158,6 +168,11 @@ async def test_postgres_routes_in_the_post_too(postgres_server: str) -> None:
             assert cache.last_seq(name, "a2", "c1") == 0  # read whole there, every time
             absorbed = cache.absorb(name, "c1", posted.taken_up)
             assert absorbed is not None and absorbed[1] == posted.taken_up.memory
+            # with that loop still queued, the next post is left to the route step
+            later = await post(store, said("@a2 again"), world=name)
+            assert later.claimed and later.taken_up is None and later.first == posted.first
+            items = await store.inbox.items(name, "c1")
+            assert [type(i.work) for i in items] == [Loop, Route]
         finally:
             await store.leases.release(name, "c1", "me")  # a world being run is not deleted
             await store.delete_world(name)

@@ -50,6 +50,21 @@ _NEXT = (
     .limit(1)
 )
 _ANY = sa.select(_TABLE.c.item_id).where(_OF_CHAT).limit(1)
+_INSERT_INTO_EMPTY = (
+    sa.insert(_TABLE)
+    .from_select(
+        ["world", "chat_id", "position", "work", "created_at"],
+        sa.select(
+            _bp("world_key", type_=_TABLE.c.world.type),
+            _bp("chat_key", type_=_TABLE.c.chat_id.type),
+            sa.literal(1, _TABLE.c.position.type),
+            _bp("work", type_=_TABLE.c.work.type),
+            _bp("created_at", type_=_TABLE.c.created_at.type),
+        ).where(~sa.exists().where(_OF_CHAT)),
+    )
+    .returning(_TABLE.c.item_id)
+)
+"""Queue an item only if the chat's inbox is empty: the check and the insert, one statement."""
 
 
 def _work_json(work: WorkItem) -> dict[str, Any]:
@@ -110,19 +125,18 @@ def apply_change(conn: Connection, world: str, change: InboxChange | None) -> Qu
     return None if item_id is None else QueuedWork(int(item_id), chat, change.append[0])
 
 
-def is_empty(conn: Connection, world: str, chat_id: str) -> bool:
-    """Whether the chat has no work queued (inside the caller's transaction)."""
-    return conn.execute(_ANY, {"world_key": world, "chat_key": chat_id}).first() is None
-
-
-def queue_first(conn: Connection, world: str, chat_id: str, work: WorkItem) -> QueuedWork:
-    """Queue ``work`` as the only item of a chat whose inbox the caller found empty in this
-    transaction. A post whose route is decided at once writes the item the route becomes,
-    not the route it replaces."""
-    (row,) = _rows(world, chat_id, 1, (work,), step=1)
-    (item_id,) = conn.execute(_INSERT, row).inserted_primary_key or (None,)
-    assert item_id is not None, "an inserted inbox item has an id"
-    return QueuedWork(int(item_id), chat_id, work)
+def queue_first(conn: Connection, world: str, chat_id: str, work: WorkItem) -> QueuedWork | None:
+    """Queue ``work`` as the only item of the chat if its inbox is empty (inside the caller's
+    transaction); None, queueing nothing, when it has work already. A post whose route is
+    decided at once writes the item the route becomes, not the route it replaces."""
+    params = {
+        "world_key": world,
+        "chat_key": chat_id,
+        "work": _work_json(work),
+        "created_at": utc_now().isoformat(),
+    }
+    item_id = conn.execute(_INSERT_INTO_EMPTY, params).scalar()
+    return None if item_id is None else QueuedWork(int(item_id), chat_id, work)
 
 
 def next_item(conn: Connection, world: str, chat_id: str) -> QueuedWork | None:

@@ -26,7 +26,7 @@ from agentworld.storage import queries, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import event_row, insert_log_rows
-from agentworld.storage.inbox import apply_change, is_empty, next_item, queue_first
+from agentworld.storage.inbox import apply_change, next_item, queue_first
 from agentworld.storage.leases import claim_lease, release_or_next
 from agentworld.storage.rows import (
     MESSAGE_COLUMNS,
@@ -179,16 +179,18 @@ class MessageStore(StorageCore):
                 apply_change(conn, world, inbox)
                 return Posted(False, None, before)
             known = queries.world_and_agents(conn, world)
-            # Decided here only when the route would be the chat's only item (an inbox with
-            # work in it does that first).
+            # Taken up here only when the route would be the chat's only item (an inbox with
+            # work in it does that first): its loop is queued only into an empty inbox.
             decided = None
             if route is not None and inbox is not None and len(inbox.append) == 1:
-                decided = route(*known) if is_empty(conn, world, message.chat_id) else None
-            if decided is None:
+                decided = route(*known)
+            first = None
+            if decided is not None:  # the loop, not its route
+                first = queue_first(conn, world, message.chat_id, decided[0])
+            if decided is None or first is None:
                 appended = apply_change(conn, world, inbox)
                 return Posted(True, appended or next_item(conn, world, message.chat_id), before, known)
             loop, incoming = decided
-            first = queue_first(conn, world, message.chat_id, loop)  # the loop, not its route
             queries.insert_messages(conn, [message_row(world, loop.agent, incoming)])
             (agent,) = [a for a in known[1] if a.name == loop.agent]
             after = memory_after(loop.agent)

@@ -8,6 +8,7 @@ differ from column names, which UPDATE and INSERT reserve for their own values.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,8 +26,8 @@ from agentworld.storage.rows import (
     MESSAGE_COLUMNS,
     row_agent,
     row_message,
-    row_world,
     ts,
+    world_record,
 )
 
 _AGENTS = schema.agents
@@ -41,6 +42,21 @@ AGENTS_OF_WORLD = (
     .where(_AGENTS.c.world == _bp("world_key"))
     .order_by(_AGENTS.c.created_at, _AGENTS.c.name)
 )
+WORLD_WITH_AGENTS = (
+    sa.select(
+        _WORLDS.c.name.label("world_name"),
+        # As stored: decoded once below, not once per agent row that repeats it.
+        sa.type_coerce(_WORLDS.c.config, sa.Text).label("world_config"),
+        _WORLDS.c.created_at.label("world_created_at"),
+        _WORLDS.c.updated_at.label("world_updated_at"),
+        *_AGENTS.c,
+    )
+    .select_from(_WORLDS.outerjoin(_AGENTS, _AGENTS.c.world == _WORLDS.c.name))
+    .where(_WORLDS.c.name == _bp("world_key"))
+    .order_by(_AGENTS.c.created_at, _AGENTS.c.name)
+)
+"""The world and its agents in one statement: a row per agent (one with no agent when it
+has none), the world's columns labelled ``world_*``, the agent's under their own names."""
 AGENT = sa.select(_AGENTS).where(
     _AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key")
 )
@@ -185,10 +201,20 @@ def chat_report(
 
 
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
-    """The world's settings and its agents, inside the caller's transaction."""
-    row = world_row(conn, name)
-    rows = conn.execute(AGENTS_OF_WORLD, {"world_key": name}).all()
-    return row_world(row), [row_agent(r) for r in rows]
+    """The world's settings and its agents, inside the caller's transaction (one statement:
+    a turn's post reads them)."""
+    rows = conn.execute(WORLD_WITH_AGENTS, {"world_key": name}).all()
+    if not rows:
+        raise NotFoundError(f"world {name!r} not found")
+    first = rows[0]
+    config = first.world_config
+    world = world_record(
+        first.world_name,
+        json.loads(config) if isinstance(config, str) else config,  # asyncpg: decoded already
+        first.world_created_at,
+        first.world_updated_at,
+    )
+    return world, [row_agent(r) for r in rows if r.name is not None]
 
 
 def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:

@@ -137,8 +137,13 @@ def row_message(row: Sequence[Any]) -> Message:
 
 
 def row_world(row: Row) -> World:
+    return world_record(row.name, row.config, row.created_at, row.updated_at)
+
+
+def world_record(name: str, config: dict[str, Any], created_at: str, updated_at: str) -> World:
+    """A world from its stored columns (``config`` decoded)."""
     return World.model_validate(
-        {**row.config, "name": row.name, "created_at": row.created_at, "updated_at": row.updated_at}
+        {**config, "name": name, "created_at": created_at, "updated_at": updated_at}
     )
 
 
