@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 from agentworld.agent_world import AgentWorld
 from agentworld.runtime.titles import TITLE_INSTRUCTION
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
-from agentworld.testing.postgres import postgres_cluster
+from agentworld.testing.postgres import create_database, postgres_cluster
 
 AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 
@@ -24,6 +25,19 @@ AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 @pytest.fixture
 def db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'agentworld.db'}"
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def both_backends_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database on each backend in turn: a SQLite file, then a database of its own on
+    the session's PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'both.db'}"
+    server = request.getfixturevalue("postgres_server")
+    return create_database(server, f"both{os.getpid()}_{next(_databases)}")
 
 
 @pytest.fixture(scope="session")

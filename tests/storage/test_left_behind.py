@@ -5,10 +5,7 @@ so each kind is shown appearing and going, and another world's leftovers never c
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -16,20 +13,13 @@ from agentworld.models import Chat, Message, World
 from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.models.work import InboxChange, Route
 from agentworld.storage.sql import SQLStorage
-from agentworld.testing.postgres import create_database
 
-_numbers = itertools.count()
 CALL = {"chat_id": "c1", "agent": "a1", "batch_id": "msg_1", "trigger_sender": "human"}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SQLStorage]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'left.db'}"
-    else:
-        server = request.getfixturevalue("postgres_server")
-        url = create_database(server, f"left{os.getpid()}_{next(_numbers)}")
-    async with SQLStorage(url) as store:
+@pytest.fixture
+async def storage(both_backends_url: str) -> AsyncIterator[SQLStorage]:
+    async with SQLStorage(both_backends_url) as store:
         for world in ("lab", "other"):
             await store.create_world(World(name=world))
             await store.create_chat(Chat(world=world, chat_id="c1"))

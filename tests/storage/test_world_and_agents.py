@@ -5,29 +5,19 @@ world with no agents is still a world."""
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, World
 from agentworld.storage.sql import SQLStorage
-from agentworld.testing.postgres import create_database
-
-_numbers = itertools.count()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SQLStorage]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'wa.db'}"
-    else:
-        server = request.getfixturevalue("postgres_server")
-        url = create_database(server, f"wa{os.getpid()}_{next(_numbers)}")
-    async with SQLStorage(url) as store:
+
+@pytest.fixture
+async def storage(both_backends_url: str) -> AsyncIterator[SQLStorage]:
+    async with SQLStorage(both_backends_url) as store:
         yield store
 
 
