@@ -14,7 +14,6 @@ from agentworld.models import Agent, World
 from agentworld.storage.sql import SQLStorage
 
 
-
 @pytest.fixture
 async def storage(both_backends_url: str) -> AsyncIterator[SQLStorage]:
     async with SQLStorage(both_backends_url) as store:
