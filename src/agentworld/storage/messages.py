@@ -164,13 +164,15 @@ class MessageStore(StorageCore):
         params = {"world_key": world, "chat_key": message.chat_id}
 
         def write(conn: Connection) -> Posted:
-            # The chat's row is locked first (PostgreSQL; SQLite serialises writers anyway), so
-            # messages posted into one chat at once get their place in the transcript and in the
-            # inbox in the same order: the order they are answered in.
-            if conn.execute(_CHAT_FOR_POSTING, params).first() is None:
+            # The chat's row is locked first on PostgreSQL (SQLite serialises writers anyway),
+            # so messages posted into one chat at once get their place in the transcript and in
+            # the inbox in the same order: the order they are answered in.
+            if conn.dialect.name == "postgresql":
+                conn.execute(_CHAT_FOR_POSTING, params)
+            seq = queries.insert_into_chat(conn, row)
+            if seq is None:
                 raise NotFoundError(f"chat {message.chat_id!r} not found in world {world!r}")
-            # What the post causes is read after the position just before its message.
-            before = queries.insert_message(conn, row) - 1
+            before = seq - 1  # what the post causes is read after the position before it
             if reset_llm_calls:
                 conn.execute(queries.RESET_LLM_CALLS, params)
             if claim_for is None or not claim_lease(

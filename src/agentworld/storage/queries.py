@@ -116,6 +116,18 @@ MEMORY_SINCE = MEMORY.where(_MESSAGES.c.seq > _bp("after_seq"))
 TRANSCRIPT_SINCE = TRANSCRIPT_PAGE.limit(None)
 LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
 INSERT_MESSAGES = sa.insert(_MESSAGES)
+_MESSAGE_FIELDS = [c.name for c in _MESSAGES.c if c.name != "seq"]
+INSERT_INTO_CHAT = (
+    sa.insert(_MESSAGES)
+    .from_select(
+        _MESSAGE_FIELDS,
+        sa.select(*(_bp(name, type_=_MESSAGES.c[name].type) for name in _MESSAGE_FIELDS)).where(
+            sa.exists().where(_CHATS.c.world == _bp("world"), _CHATS.c.chat_id == _bp("chat_id"))
+        ),
+    )
+    .returning(_MESSAGES.c.seq)
+)
+"""One message row (given by column name), inserted only if its chat exists."""
 INSERT_EVENTS = sa.insert(schema.events)
 """For callers that store events themselves; ``event_log.insert_log_rows`` also takes the
 world's log lock on PostgreSQL, which ordered reading needs."""
@@ -232,12 +244,16 @@ def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
         conn.execute(INSERT_EVENTS, logged)
 
 
-def insert_message(conn: Connection, row: dict[str, Any]) -> int:
-    """``insert_messages`` for one row, returning its position (``seq``)."""
+def insert_into_chat(conn: Connection, row: dict[str, Any]) -> int | None:
+    """Store one ``messages`` row (with its event-log row, as ``insert_messages``) if its chat
+    exists, and return its position (``seq``); None, storing nothing, when there is no such
+    chat. The check is the insert's own: one statement."""
     logged = message_log_rows([row])
     if logged:
         lock_world_log(conn, (row["world"],))
-    (seq,) = conn.execute(INSERT_MESSAGES, row).inserted_primary_key
+    seq = conn.execute(INSERT_INTO_CHAT, row).scalar()
+    if seq is None:
+        return None
     if logged:
         conn.execute(INSERT_EVENTS, logged)
     return int(seq)
