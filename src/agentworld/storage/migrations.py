@@ -79,6 +79,9 @@ def _v7_event_log(conn: sa.Connection) -> None:
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'"
         ).scalar()
         if found is not None and "AUTOINCREMENT" not in str(found).upper():
+            # A trigger that writes to ``events`` (v9) would follow the rename to the old
+            # table and break with it; v9 makes it again.
+            conn.exec_driver_sql("DROP TRIGGER IF EXISTS messages_logged")
             conn.exec_driver_sql("ALTER TABLE events RENAME TO events_before_v7")
             conn.exec_driver_sql("DROP INDEX IF EXISTS ix_events_world")
             events.create(conn)
@@ -104,6 +107,14 @@ def _v8_partial_call_id_index(conn: sa.Connection) -> None:
     by_call.create(conn)
 
 
+def _v9_message_log_trigger(conn: sa.Connection) -> None:
+    """On SQLite, a transcript message's event-log row is written by a trigger on its insert
+    (``schema.MESSAGE_LOG_TRIGGER``), not by a statement of its own: two statements less a
+    turn. PostgreSQL keeps the explicit insert, after the world's log lock."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(schema.MESSAGE_LOG_TRIGGER)
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
@@ -113,6 +124,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v6_chat_inbox_and_leases,
     _v7_event_log,
     _v8_partial_call_id_index,
+    _v9_message_log_trigger,
 )
 
 

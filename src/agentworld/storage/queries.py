@@ -231,10 +231,11 @@ def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
 
 def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Store ``messages`` rows; each transcript message also gets its event-log row, in the
-    same transaction (``storage/event_log.py``: one sequence over messages and events)."""
+    same transaction (``storage/event_log.py``: one sequence over messages and events) -- on
+    SQLite by the insert's own trigger (``schema.MESSAGE_LOG_TRIGGER``)."""
     if not rows:
         return
-    logged = message_log_rows(rows)
+    logged = [] if _logged_by_trigger(conn) else message_log_rows(rows)
     if logged:
         # Before the messages too, so transcript positions (``messages.seq``) of a world also
         # become visible in order: a transcript page read ``after`` one never skips a message.
@@ -248,7 +249,7 @@ def insert_into_chat(conn: Connection, row: dict[str, Any]) -> int | None:
     """Store one ``messages`` row (with its event-log row, as ``insert_messages``) if its chat
     exists, and return its position (``seq``); None, storing nothing, when there is no such
     chat. The check is the insert's own: one statement."""
-    logged = message_log_rows([row])
+    logged = [] if _logged_by_trigger(conn) else message_log_rows([row])
     if logged:
         lock_world_log(conn, (row["world"],))
     seq = conn.execute(INSERT_INTO_CHAT, row).scalar()
@@ -257,6 +258,12 @@ def insert_into_chat(conn: Connection, row: dict[str, Any]) -> int | None:
     if logged:
         conn.execute(INSERT_EVENTS, logged)
     return int(seq)
+
+
+def _logged_by_trigger(conn: Connection) -> bool:
+    """SQLite logs a transcript message by a trigger on its insert (one statement less each);
+    PostgreSQL by an insert of its own, after the world's log lock (``event_log``)."""
+    return conn.dialect.name == "sqlite"
 
 
 def count_llm_calls(conn: Connection, world: str, agent: str, calls: int) -> None:

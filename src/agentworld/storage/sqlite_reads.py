@@ -23,7 +23,7 @@ from typing import Any
 
 from agentworld.approval.shell_view import ShellView
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """The schema version these statements are written for: ``len(migrations.MIGRATIONS)``
 (a test holds them equal)."""
 
