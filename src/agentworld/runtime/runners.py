@@ -168,7 +168,11 @@ class ChatRunners:
         self._reports.pop(chat_id, None)
 
     def report_after(self, chat_id: str) -> int | None:
-        """The position a command waiting on the chat reports from (None: nobody waits)."""
+        """The position a command waiting on the chat reports from (None: nobody waits, or
+        other chats run in this process too: their writes would leave the report stale before
+        it is taken, so it is not read — the command reads for itself)."""
+        if len(self._tasks) > 1:
+            return None
         return self._report_wanted.get(chat_id)
 
     def take_report(self, chat_id: str, after_seq: int) -> ChatReport | None:
@@ -239,7 +243,7 @@ class ChatRunners:
                         chat_id,
                         self._owner,
                         title=title,
-                        report_after=self._report_wanted.get(chat_id),
+                        report_after=self.report_after(chat_id),
                     )
                     held, item = lease.held, lease.next
                     self._keep_report(chat_id, lease)
