@@ -102,8 +102,22 @@ def shown_mcp_config(config: dict[str, Any]) -> Any:
     return redact(config)
 
 
+def shown_base_url(url: str) -> str:
+    """An agent's endpoint as every interface shows it: a password in it masked, as in the
+    logs (``http://user:[REDACTED:url_password]@host``)."""
+    if "@" not in url:
+        return url
+    from agentworld.redaction import redact_text
+
+    return redact_text(url)
+
+
 def agent_doc(agent: Agent, usage: Usage | None = None) -> dict[str, Any]:
+    """The agent document, a password in its ``baseUrl`` masked (``http://user:pw@host``
+    works, and is stored as given, but is shown like the logs show it)."""
     doc = agent.model_dump(mode="json", by_alias=True)
+    if doc.get("baseUrl"):
+        doc["baseUrl"] = shown_base_url(doc["baseUrl"])
     if usage is not None:
         doc["usage"] = usage_doc(usage)
     return doc

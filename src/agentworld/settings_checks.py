@@ -150,7 +150,9 @@ def check_agent_settings(agent: Agent, *, builtin_providers: bool) -> None:
     """Agent settings that would only fail at its first turn, each named by its setting.
     ``builtin_providers`` is False when an embedder's factory builds the providers."""
     if agent.base_url is not None and (problem := base_url_problem(agent.base_url)) is not None:
-        raise InvalidInputError(f"base_url: {agent.base_url!r} {problem}")
+        from agentworld.redaction import redact_text  # a password in it is not echoed
+
+        raise InvalidInputError(f"base_url: {redact_text(agent.base_url)!r} {problem}")
     if agent.max_tokens is not None and agent.max_tokens > MAX_OUTPUT_TOKENS:
         raise InvalidInputError(f"max_tokens must be at most {MAX_OUTPUT_TOKENS}")
     if not agent.model.strip():

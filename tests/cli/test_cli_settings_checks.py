@@ -157,6 +157,23 @@ def test_policy_files_mcp_config_and_lists_can_be_cleared(cli: Any, tmp_path: Pa
     assert (cleared["allowedTools"], cleared["excludedTools"], cleared["toolEnv"]) == ([], [], [])
 
 
+def test_a_password_in_an_agents_base_url_is_never_printed(cli: Any) -> None:
+    _world(cli)
+    url = "http://bot:hunter2pass@127.0.0.1:9/v1"
+    shown = "http://bot:[REDACTED:url_password]@127.0.0.1:9/v1"
+    created = cli("agent", "create", "w", "a", "--provider", "openai", "--model", "m", "--base-url", url)
+    printed = [created.stdout, cli("agent", "show", "w", "a").stdout,
+               cli("agent", "show", "w", "a", "--json").stdout, cli("agent", "list", "w", "--json").stdout]  # fmt: skip
+    assert all("hunter2pass" not in text for text in printed), printed
+    assert cli("agent", "show", "w", "a", "--json").json()["baseUrl"] == shown
+    # Refused settings echo the URL, masked too; a mask itself is no password.
+    bad_port = cli("agent", "update", "w", "a", "--base-url", "http://bot:hunter2pass@127.0.0.1:99999/v1", check=False)
+    assert bad_port.code == 1 and "hunter2pass" not in bad_port.stdout + bad_port.stderr
+    assert "[REDACTED:url_password]" in bad_port.stderr and "invalid port" in bad_port.stderr
+    masked = cli("agent", "update", "w", "a", "--base-url", shown, check=False)
+    assert masked.code == 1 and "give the password itself" in masked.stderr
+
+
 def test_an_agents_base_url_can_be_cleared(cli: Any) -> None:
     _world(cli)
     cli("agent", "create", "w", "a", "--provider", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1")

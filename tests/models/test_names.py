@@ -68,6 +68,7 @@ def test_good_base_urls(url: str) -> None:
         (" http://host", "whitespace"),
         ("http://[::1", "host is malformed"),
         ("http://[zz]/v1", "host is malformed"),
+        ("http://bot:[REDACTED:url_password]@host/v1", "mask shown in place of a password"),
     ],
 )
 def test_bad_base_urls(url: str, problem: str) -> None:

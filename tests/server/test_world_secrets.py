@@ -120,3 +120,50 @@ def test_the_crud_event_announcing_a_change_shows_it_as_the_document_does(
         {"systemPrompt": "be brief"},
     ]
     assert TOKEN not in str(logged) and "hunter2pass" not in str(logged) and "s3cr3t" not in str(logged)
+
+
+# -- an agent's endpoint ---------------------------------------------------------------------
+
+PASSWORD_URL = "http://bot:hunter2pass@127.0.0.1:9/v1"
+SHOWN_URL = "http://bot:[REDACTED:url_password]@127.0.0.1:9/v1"
+
+
+def stored_base_url(served: Served, world: str, agent: str) -> str | None:
+    async def read() -> str | None:
+        async with SQLStorage(served.db_url) as storage:
+            return (await storage.get_agent(world, agent)).base_url
+
+    return asyncio.run(read())
+
+
+def test_a_password_in_an_agents_base_url_is_shown_masked_and_kept_when_sent_back(
+    served: Served, api: httpx.Client, world_name: str
+) -> None:
+    assert api.post("/api/worlds", json={"name": world_name}).status_code == 201
+    agents = f"/api/worlds/{world_name}/agents"
+    created = api.post(agents, json={"name": "a1", "provider": "openai", "model": "m", "baseUrl": PASSWORD_URL})
+    assert created.status_code == 201, created.text
+    shown = [created.json(), api.get(f"{agents}/a1").json(), *api.get(agents).json()["agents"]]
+    assert [doc["baseUrl"] for doc in shown] == [SHOWN_URL] * 3
+    assert "hunter2pass" not in str(shown)
+
+    # Read, change one field, send it all back: the password stays as stored.
+    doc = shown[1]
+    changed = api.patch(f"{agents}/a1", json={"baseUrl": doc["baseUrl"], "model": "m2"})
+    assert changed.status_code == 200, changed.text
+    assert (changed.json()["baseUrl"], changed.json()["model"]) == (SHOWN_URL, "m2")
+    assert stored_base_url(served, world_name, "a1") == PASSWORD_URL
+
+    # The mask on another host (or on a new agent) stands for no password: refused, nothing stored.
+    moved = SHOWN_URL.replace("127.0.0.1:9", "127.0.0.1:10")
+    status, code, message = refusal(api.patch(f"{agents}/a1", json={"baseUrl": moved}))
+    assert (status, code) == (422, "validation_error") and "baseUrl" in message
+    assert stored_base_url(served, world_name, "a1") == PASSWORD_URL
+    fresh = api.post(agents, json={"name": "a2", "provider": "openai", "model": "m", "baseUrl": SHOWN_URL})
+    assert refusal(fresh)[:2] == (422, "validation_error")
+    assert api.get(f"{agents}/a2").status_code == 404
+
+    # A new password, sent in full, replaces the stored one.
+    new_url = PASSWORD_URL.replace("hunter2pass", "n3wpass")
+    assert api.patch(f"{agents}/a1", json={"baseUrl": new_url}).json()["baseUrl"] == SHOWN_URL
+    assert stored_base_url(served, world_name, "a1") == new_url

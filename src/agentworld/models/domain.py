@@ -67,6 +67,8 @@ def base_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an agent's endpoint (``--base-url``), or None when it can."""
     if url != url.strip() or any(c.isspace() for c in url):
         return "contains whitespace"
+    if "[REDACTED" in url:  # copied from a document or a log, where a password is masked
+        return "holds a mask shown in place of a password ([REDACTED:…]): give the password itself"
     try:
         parts = urlsplit(url)
     except ValueError:  # an unclosed or malformed ``[IPv6]`` host

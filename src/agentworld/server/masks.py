@@ -1,7 +1,7 @@
 """The masks the API shows in place of secrets, and what a mask sent back means.
 
 A world's ``mcpConfig`` is shown with its secrets masked (``"[REDACTED:token]"``), as the logs
-mask them. A client that edits a world the natural way — read it, change a field, send the
+mask them, and so is a password in an agent's ``baseUrl``. A client that edits a world the natural way — read it, change a field, send the
 settings back — sends those masks back too; stored as they are, they would replace the real
 token with the text of its mask. So a value sent back exactly as the API shows it at that
 place keeps the secret stored there; a mask anywhere else (nothing stored there, or the text
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agentworld.documents import shown_base_url
 from agentworld.documents import shown_mcp_config as shown_mcp_config
 from agentworld.server.errors import ApiError
 
@@ -26,6 +27,15 @@ def keep_masked_secrets(given: dict[str, Any], stored: dict[str, Any] | None) ->
     anywhere else is refused (422), naming where."""
     shown = shown_mcp_config(stored) if stored is not None else None
     kept: dict[str, Any] = _kept(given, stored, shown, "mcpConfig")
+    return kept
+
+
+def keep_masked_base_url(given: str, stored: str | None) -> str:
+    """``given`` (an agent's ``baseUrl`` sent to the API), or the ``stored`` URL when
+    ``given`` is exactly how the API shows it (its password masked); a mask otherwise is
+    refused (422)."""
+    shown = shown_base_url(stored) if stored is not None else None
+    kept: str = _kept(given, stored, shown, "baseUrl")
     return kept
 
 

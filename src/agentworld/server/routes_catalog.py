@@ -21,7 +21,7 @@ from agentworld.server.deps import (
     WorldName,
     public_world,
 )
-from agentworld.server.masks import keep_masked_secrets
+from agentworld.server.masks import keep_masked_base_url, keep_masked_secrets
 from agentworld.server.responses import JSONResponse
 from agentworld.server.schemas import (
     AgentCreate,
@@ -97,7 +97,10 @@ async def list_agents(world: WorldName, aw: AW) -> JSONResponse:
 
 @router.post("/{world}/agents", status_code=201, response_model=AgentDoc, tags=["agents"])
 async def create_agent(world: WorldName, body: AgentCreate, aw: AW) -> JSONResponse:
-    agent = await aw.create_agent(world, body.name, **body.changes())
+    changes = body.changes()
+    if changes.get("base_url"):  # nothing is stored yet, so a mask stands for nothing
+        changes["base_url"] = keep_masked_base_url(changes["base_url"], None)
+    agent = await aw.create_agent(world, body.name, **changes)
     return JSONResponse(agent_doc(agent), status_code=201)
 
 
@@ -112,7 +115,11 @@ async def get_agent(world: WorldName, agent: AgentName, aw: AW) -> JSONResponse:
 async def update_agent(
     world: WorldName, agent: AgentName, body: AgentSettings, aw: AW
 ) -> JSONResponse:
-    return JSONResponse(agent_doc(await aw.update_agent(world, agent, **body.changes())))
+    changes = body.changes()
+    if changes.get("base_url"):  # sent back as shown, its masked password stays as stored
+        stored = (await aw.get_agent(world, agent)).base_url
+        changes["base_url"] = keep_masked_base_url(changes["base_url"], stored)
+    return JSONResponse(agent_doc(await aw.update_agent(world, agent, **changes)))
 
 
 @router.delete("/{world}/agents/{agent}", status_code=204, response_class=Response, tags=["agents"])
