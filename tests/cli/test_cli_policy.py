@@ -66,6 +66,23 @@ def test_policy_test_without_a_matching_rule_and_non_interactive(cli: Any) -> No
     assert spoofed["decision"] == "DENY"
 
 
+def test_policy_test_text_shows_control_characters_as_escapes(cli: Any, tmp_path: Path) -> None:
+    """The reason quotes the call and a rule's name comes from a file: a carriage return or an
+    escape sequence in either is shown, never acted on by the terminal (which would let
+    "rm -rf" overwrite the words before it)."""
+    hostile = {"command": "echo hi\u001b[2K\rrm -rf /tmp/x"}
+    asked = cli("policy", "test", "--tool", "shell_cmd", "--args", json.dumps(hostile))
+    policy = tmp_path / "named.toml"
+    policy.write_text('[[rule]]\ntoolName = "read_file"\ndecision = "allow"\npriority = 1\n'
+                      'name = "ok\\u001b[8mhidden\\r"\n')  # fmt: skip
+    named = cli("policy", "test", "--tool", "read_file", "--args", '{"path": "x"}', "--policy", str(policy))
+
+    for shown in (asked.stdout, named.stdout):
+        assert not any(ord(c) < 32 and c != "\n" for c in shown), repr(shown)
+    assert "echo hi\\e[2K\\rrm -rf /tmp/x" in asked.stdout
+    assert "by ok\\e[8mhidden\\r (" in named.stdout
+
+
 @pytest.mark.parametrize("path", [".env/", "server.key/.", "docs/../.env", "prod.env/"])
 def test_policy_test_without_a_world_judges_a_file_path_where_it_leads(cli: Any, path: str) -> None:
     """As the runtime does from the world's working directory (P9): ``.env/`` opens ``.env``.

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentworld.approval.shell_view import escape_controls
 from agentworld.cli import output
 from agentworld.cli.common import (
     JsonOpt,
@@ -82,11 +83,15 @@ def policy_test(
         return
     rule = verdict.rule
     typer.echo(verdict.decision.value)
+    # The reason quotes the call (a shell line with a carriage return in it) and a rule's name
+    # comes from a file: shown with every control character escaped, so neither can overwrite
+    # or hide a part of the answer on the terminal.
     if rule is not None:
         where = rule.source + (f", rule {rule.index}" if rule.index is not None else "")
-        typer.echo(f"  by {rule.name or 'rule'} ({where}, priority {rule.priority:.3f})")
+        name = escape_controls(rule.name or "rule")
+        typer.echo(f"  by {name} ({escape_controls(where)}, priority {rule.priority:.3f})")
     if verdict.reason:
-        typer.echo(f"  {verdict.reason}")
+        typer.echo(f"  {escape_controls(verdict.reason)}")
 
 
 def _check_files(files: list[str]) -> None:
