@@ -4,11 +4,13 @@ the server ends the stream. A world created later under the same name is never s
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-from http_harness import Frame, Served, SSEClient, is_message
+from http_harness import Frame, Served, SSEClient, is_message, server_env
 
 ECHO = {"provider": "scripted", "model": "echo"}
 
@@ -119,3 +121,29 @@ def test_a_world_created_again_under_the_same_name_has_a_stream_of_its_own(
             created = new.wait_for(lambda f: _crud(f, "create", "chat"), timeout=5)
             assert created.data["chatId"] == chat
         assert not any(_crud(f, "create", "chat") for f in old.frames)
+
+
+def test_a_world_deleted_by_another_process_ends_its_streams(
+    served: Served, api: httpx.Client, world_name: str
+) -> None:
+    """The CLI deletes the world the server's clients follow: its log goes with it, so no event
+    of the delete is ever stored. The server finds the world gone at its next read of the log,
+    tells every follower as if it had deleted the world itself, and ends their streams."""
+    chat = _setup(api, world_name)
+    url = f"{served.base_url}/api/worlds/{world_name}/events"
+    with SSEClient(url) as everything, SSEClient(f"{url}?chat={chat}") as one_chat:
+        api.post(f"/api/worlds/{world_name}/chats/{chat}/messages", json={"text": "@a1 hello"})
+        everything.wait_for(is_message("a1", "hello"))
+
+        deleted = subprocess.run(
+            [sys.executable, "-m", "agentworld", "--db", served.db_url, "world", "delete", world_name],
+            env=server_env(served.home), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert deleted.returncode == 0, deleted.stderr
+
+        for stream in (everything, one_chat):
+            last = stream.wait_for(lambda f: _crud(f, "delete", "world"), timeout=10)
+            assert (last.data["world"], last.data["name"]) == (world_name, world_name)
+            assert stream.wait_closed(5), "the stream of a world deleted elsewhere goes on"
+            assert stream.frames[-1] is last
+    assert api.get(f"/api/worlds/{world_name}/events").status_code == 404

@@ -14,7 +14,9 @@ server):
 
 Token chunks are never stored; the feed takes them from this process's event bus and places
 them among the stored events in the order they happened, as items without a ``seq``. So does
-the world's delete (``Feeds.deleting``), whose log goes with the world: it ends the feed.
+the world's delete (``Feeds.deleting``), whose log goes with the world: it ends the feed. A world
+deleted by another process leaves no event behind; the feed's read that finds nothing new also
+finds the world gone, and ends the feed the same way.
 
 A client follows from a position (``Last-Event-ID``): it reads from the log itself until it
 reaches what the feed keeps, then takes the feed's items; if it falls behind what the feed
@@ -91,8 +93,12 @@ class WorldFeed:
         bus_of: Callable[[], EventBus | None],
         *,
         listener: LogListener | None = None,
+        on_gone: Callable[[WorldFeed], None] | None = None,
     ) -> None:
         self.world = world
+        self._on_gone = on_gone
+        """Told once when a read finds the world gone, deleted by another process."""
+        self._gone = False
         self._reading = reading
         self._bus_of = bus_of
         self._listener = listener
@@ -181,6 +187,9 @@ class WorldFeed:
                 await self.read_new()
             except AgentWorldError as exc:  # the database is away: say so, try again later
                 logger.warning("event feed of world %s cannot read the log: %s", self.world, exc)
+            if self._gone and self._on_gone is not None:
+                self._on_gone(self)  # which ends the feed (``Feeds``); nothing more to read
+                return
 
     async def read_new(self) -> None:
         """Take every event stored after ``head`` into the items."""
@@ -192,7 +201,10 @@ class WorldFeed:
         self._stored_since_read = False
         added = False
         while True:
-            batch = await self._reading.log.after(self.world, self.head, limit=READ_LIMIT)
+            batch = await self._reading.log.after(
+                self.world, self.head, limit=READ_LIMIT, or_gone=self._on_gone is not None
+            )
+            self._gone = batch.world_gone
             for event in batch.events:
                 self._append(FeedItem(event.seq, event.kind, event.chat_id, event.document))
                 added = True
@@ -323,6 +335,8 @@ class Feeds:
         self._listener: LogListener | None = None
         self._deleted: dict[str, CrudEvent] = {}
         """The last delete of a world of each name (case-folded, as names are compared)."""
+        self._ending: set[asyncio.Task[None]] = set()
+        """Feeds being ended because their world was deleted elsewhere (kept until done)."""
 
     async def head(self, world: str) -> int:
         """The world's last stored position, read now (the feed of a followed world may be a
@@ -354,6 +368,7 @@ class Feeds:
                     self._reading,
                     lambda: self._bus_of(world),
                     listener=await self._listener_for_log(),
+                    on_gone=self._gone_elsewhere,
                 )
                 await feed.start()
                 self._feeds[world] = feed
@@ -390,6 +405,23 @@ class Feeds:
                 feed.end(deleted)
                 await feed.aclose()
 
+    def _gone_elsewhere(self, feed: WorldFeed) -> None:
+        """``feed``'s world was deleted by another process (its log went with it, so no event
+        says so): its followers are told as if here, and their streams end."""
+        ending = asyncio.create_task(self._end_gone(feed), name=f"event-feed-end:{feed.world}")
+        self._ending.add(ending)
+        ending.add_done_callback(self._ending.discard)
+
+    async def _end_gone(self, feed: WorldFeed) -> None:
+        deleted = CrudEvent(world=feed.world, operation="delete", entity="world", name=feed.world)
+        async with self._lock:
+            if self._feeds.get(feed.world) is not feed:
+                return  # deleted here meanwhile (``deleting``), or already left
+            del self._feeds[feed.world]
+            self._deleted[feed.world.casefold()] = deleted
+            feed.end(deleted)
+            await feed.aclose()
+
     def last_deleted(self, world: str) -> CrudEvent | None:
         """The last delete of a world of this name, to tell whether the world a stream was
         asked for is gone by the time it follows it."""
@@ -399,6 +431,9 @@ class Feeds:
         feeds, self._feeds = list(self._feeds.values()), {}
         for feed in feeds:
             await feed.aclose()
+        for ending in list(self._ending):  # each found its feed gone from ``_feeds`` or closed it
+            with contextlib.suppress(asyncio.CancelledError):
+                await ending
         listener, self._listener = self._listener, None
         if listener is not None:
             await listener.aclose()

@@ -60,6 +60,7 @@ _LOCK = sa.text(
 )
 _INSERT = sa.insert(_EVENTS)
 _HEAD = sa.select(sa.func.max(_EVENTS.c.seq)).where(_EVENTS.c.world == _bp("world_key"))
+_WORLD_KEPT = sa.select(sa.literal(1)).where(schema.worlds.c.name == _bp("world_key"))
 _LOGGED = (
     sa.select(
         _EVENTS.c.seq,
@@ -119,6 +120,9 @@ class LogBatch:
     last_seq: int
     full: bool
     """The read stopped at its limit: more rows may follow at once."""
+    world_gone: bool = False
+    """Asked for (``after(..., or_gone=True)``) and the read found nothing: the world itself
+    is gone, deleted by another process (its log went with it)."""
 
 
 @dataclass(frozen=True)
@@ -234,10 +238,17 @@ class EventLog:
         return await self._storage.in_transaction(read, write=False)
 
     async def after(
-        self, world: str, after_seq: int, *, chat_id: str | None = None, limit: int = 500
+        self,
+        world: str,
+        after_seq: int,
+        *,
+        chat_id: str | None = None,
+        limit: int = 500,
+        or_gone: bool = False,
     ) -> LogBatch:
         """The world's events after ``after_seq`` (of one chat, if given), oldest first, at most
-        ``limit`` rows. A message whose row is gone (its chat deleted meanwhile) is left out."""
+        ``limit`` rows. A message whose row is gone (its chat deleted meanwhile) is left out.
+        ``or_gone``: when there are none, also tell whether the world is gone (same read)."""
         params: dict[str, Any] = {"world_key": world, "after_seq": after_seq, "row_limit": limit}
         query = _LOGGED
         if chat_id is not None:
@@ -246,7 +257,8 @@ class EventLog:
         def read(conn: Connection) -> LogBatch:
             rows = conn.execute(query, params).all()
             last = int(rows[-1][0]) if rows else after_seq
-            return LogBatch(_logged(world, rows), last, full=len(rows) >= limit)
+            gone = or_gone and not rows and conn.execute(_WORLD_KEPT, params).first() is None
+            return LogBatch(_logged(world, rows), last, full=len(rows) >= limit, world_gone=gone)
 
         return await self._storage.in_transaction(read, write=False)
 
