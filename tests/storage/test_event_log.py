@@ -23,6 +23,7 @@ from agentworld.storage.event_log import (
     insert_log_rows,
     log_channel,
 )
+from agentworld.storage.migrations import MIGRATIONS
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import create_database
 
@@ -257,4 +258,4 @@ async def test_sqlite_logs_each_transcript_message_once_by_its_insert_from_versi
     with sqlite3.connect(tmp_path / "v8.db") as conn:
         version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
         triggers = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
-    assert version == 9 and triggers == [("messages_logged",)]
+    assert version == len(MIGRATIONS) and triggers == [("messages_logged",)]

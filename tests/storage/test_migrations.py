@@ -278,3 +278,55 @@ async def test_version_8_on_postgresql(postgres_server: str) -> None:
             assert "WHERE (TOOL_CALL_ID IS NOT NULL)" in index.upper()
     finally:
         await engine.dispose()
+
+
+# chat_leases as versions 6 to 9 created it on SQLite: a rowid table with its key's index.
+PRE_V10_CHAT_LEASES = """
+CREATE TABLE chat_leases (
+    world VARCHAR(64) NOT NULL,
+    chat_id VARCHAR(64) NOT NULL,
+    owner VARCHAR(200) NOT NULL,
+    expires_at FLOAT NOT NULL,
+    PRIMARY KEY (world, chat_id)
+)
+"""
+
+
+def _leases_table(conn: sa.Connection) -> str:
+    return str(
+        conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chat_leases'"
+        ).scalar()
+    )
+
+
+async def test_version_10_keeps_sqlite_leases_in_their_key_and_keeps_the_leases_held(
+    db_url: str,
+) -> None:
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn, migrations.MIGRATIONS[:9]) == 9
+            conn.exec_driver_sql("DROP TABLE chat_leases")
+            conn.exec_driver_sql(PRE_V10_CHAT_LEASES)
+            conn.exec_driver_sql(
+                "INSERT INTO chat_leases VALUES ('w', 'c1', 'host:1:2', 4102444800.0)"
+            )
+            assert "WITHOUT ROWID" not in _leases_table(conn).upper()
+    finally:
+        engine.dispose()
+
+    async with SQLStorage(db_url):
+        pass
+
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.connect() as conn:
+            assert migrations.current_version(conn) == LATEST
+            assert "WITHOUT ROWID" in _leases_table(conn).upper()
+            held = conn.exec_driver_sql("SELECT world, chat_id, owner, expires_at FROM chat_leases")
+            assert held.all() == [("w", "c1", "host:1:2", 4102444800.0)]
+            tables = set(sa.inspect(conn).get_table_names())
+            assert "chat_leases_before_v10" not in tables
+    finally:
+        engine.dispose()

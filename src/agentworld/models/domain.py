@@ -89,7 +89,9 @@ def _check_name(value: str) -> str:
 
 
 class World(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    # Frozen: a world read from storage is shared by every reader of the same stored settings
+    # (``storage.rows.world_record``); a change is a copy (``model_copy``) that gets stored.
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
 
     name: str
     description: str = ""
@@ -142,7 +144,8 @@ class World(BaseModel):
 
 
 class Agent(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    # Frozen, as worlds are: readers share the settings validated once (``storage.rows``).
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
 
     world: str
     name: str

@@ -8,9 +8,10 @@ and tool results point back with ``tool_call_id``.
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
 from datetime import UTC, datetime
+from random import Random
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,9 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field
 Role = Literal["user", "assistant", "tool", "system"]
 
 
+_ids = Random()
+"""A generator of its own: a library that seeds ``random`` (tests do) cannot make ids repeat."""
+os.register_at_fork(after_in_child=_ids.seed)  # a forked child does not repeat its parent's
+
+
 def new_id(prefix: str = "") -> str:
-    """A short, sortable-enough unique id: millisecond time plus 64 random bits."""
-    return f"{prefix}{int(time.time() * 1000):x}{secrets.token_hex(8)}"
+    """A short, sortable-enough unique id: millisecond time plus 64 random bits.
+
+    The bits come from ``random`` (seeded from the OS, again in a forked child): an id
+    names a message, an event or a grant, it grants nothing, so it needs to be unique, not
+    unguessable -- and a turn makes several, where ``secrets`` costs a system call each.
+    Whatever must not be guessed (the server's token) comes from ``secrets``."""
+    return f"{prefix}{int(time.time() * 1000):x}{_ids.getrandbits(64):016x}"
 
 
 def utc_now() -> datetime:

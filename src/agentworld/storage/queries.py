@@ -8,7 +8,6 @@ differ from column names, which UPDATE and INSERT reserve for their own values.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -36,9 +35,16 @@ _MESSAGES = schema.messages
 _WORLDS = schema.worlds
 _bp = sa.bindparam
 
+_AGENT_COLUMNS = tuple(
+    sa.type_coerce(column, sa.Text).label("config") if column.name == "config" else column
+    for column in _AGENTS.c
+)
+"""An agent's columns with its settings as stored: ``rows.row_agent`` validates a text it has
+seen once only (asyncpg decodes it anyway, and then they are validated each time)."""
+
 WORLD = sa.select(_WORLDS).where(_WORLDS.c.name == _bp("world_key"))
 AGENTS_OF_WORLD = (
-    sa.select(_AGENTS)
+    sa.select(*_AGENT_COLUMNS)
     .where(_AGENTS.c.world == _bp("world_key"))
     .order_by(_AGENTS.c.created_at, _AGENTS.c.name)
 )
@@ -49,7 +55,7 @@ WORLD_WITH_AGENTS = (
         sa.type_coerce(_WORLDS.c.config, sa.Text).label("world_config"),
         _WORLDS.c.created_at.label("world_created_at"),
         _WORLDS.c.updated_at.label("world_updated_at"),
-        *_AGENTS.c,
+        *_AGENT_COLUMNS,
     )
     .select_from(_WORLDS.outerjoin(_AGENTS, _AGENTS.c.world == _WORLDS.c.name))
     .where(_WORLDS.c.name == _bp("world_key"))
@@ -57,10 +63,10 @@ WORLD_WITH_AGENTS = (
 )
 """The world and its agents in one statement: a row per agent (one with no agent when it
 has none), the world's columns labelled ``world_*``, the agent's under their own names."""
-AGENT = sa.select(_AGENTS).where(
+AGENT = sa.select(*_AGENT_COLUMNS).where(
     _AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key")
 )
-AGENT_NAMED = sa.select(_AGENTS).where(
+AGENT_NAMED = sa.select(*_AGENT_COLUMNS).where(
     _AGENTS.c.world == _bp("world_key"), sa.func.lower(_AGENTS.c.name) == _bp("agent_key")
 )
 """An agent by name regardless of case (``agent_key`` lower-cased), as mentions find it."""
@@ -219,12 +225,8 @@ def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
     if not rows:
         raise NotFoundError(f"world {name!r} not found")
     first = rows[0]
-    config = first.world_config
-    world = world_record(
-        first.world_name,
-        json.loads(config) if isinstance(config, str) else config,  # asyncpg: decoded already
-        first.world_created_at,
-        first.world_updated_at,
+    world = world_record(  # the config as stored (asyncpg: decoded already)
+        first.world_name, first.world_config, first.world_created_at, first.world_updated_at
     )
     return world, [row_agent(r) for r in rows if r.name is not None]
 

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 _Record = TypeVar("_Record", bound="DataclassInstance")
 
+_SETTINGS_KEPT = 256
+"""Worlds and agents kept validated by their stored settings (``world_record``, ``row_agent``)."""
+
 
 def ts(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
@@ -140,23 +143,56 @@ def row_world(row: Row) -> World:
     return world_record(row.name, row.config, row.created_at, row.updated_at)
 
 
-def world_record(name: str, config: dict[str, Any], created_at: str, updated_at: str) -> World:
-    """A world from its stored columns (``config`` decoded)."""
+def world_record(
+    name: str, config: dict[str, Any] | str, created_at: str, updated_at: str
+) -> World:
+    """A world from its stored columns (``config`` decoded, or its stored JSON text).
+
+    From the text, a world read before with the same columns is the same object: every post
+    of a turn reads its world, and validating the settings again cost as much as the read.
+    Worlds are frozen, so the one object can be shared."""
+    if isinstance(config, str):
+        return _stored_world(name, config, created_at, updated_at)
     return World.model_validate(
         {**config, "name": name, "created_at": created_at, "updated_at": updated_at}
     )
 
 
+@functools.lru_cache(maxsize=_SETTINGS_KEPT)
+def _stored_world(name: str, config: str, created_at: str, updated_at: str) -> World:
+    return world_record(name, json.loads(config), created_at, updated_at)
+
+
 def row_agent(row: Row) -> Agent:
+    """An agent from its row. From a row whose ``config`` is the stored text, the settings are
+    validated once per text (``_stored_agent``); only the call count and the time of the last
+    call, which change with every turn, are set per read."""
+    config = row.config
+    if isinstance(config, str):
+        agent = _stored_agent(row.world, row.name, config, row.created_at)
+        last_active = row.last_active
+        return agent.model_copy(
+            update={
+                "llm_call_count": row.llm_call_count,
+                "last_active": None if last_active is None else datetime.fromisoformat(last_active),
+            }
+        )
     return Agent.model_validate(
         {
-            **row.config,
+            **config,
             "world": row.world,
             "name": row.name,
             "llm_call_count": row.llm_call_count,
             "last_active": row.last_active,
             "created_at": row.created_at,
         }
+    )
+
+
+@functools.lru_cache(maxsize=_SETTINGS_KEPT)
+def _stored_agent(world: str, name: str, config: str, created_at: str) -> Agent:
+    return Agent.model_validate(
+        {**json.loads(config), "world": world, "name": name, "created_at": created_at}
     )
 
 

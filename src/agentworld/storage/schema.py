@@ -260,6 +260,9 @@ chat_leases = sa.Table(
     *_chat_of_world(key=True),
     sa.Column("owner", sa.String(200), nullable=False),
     sa.Column("expires_at", sa.Float, nullable=False),
+    sqlite_with_rowid=False,
 )
 """Which process runs a chat's work right now: ``host:pid:start`` and when the claim lapses
-unless renewed (seconds since the epoch). One row per chat being run; none when idle."""
+unless renewed (seconds since the epoch). One row per chat being run; none when idle. On
+SQLite the rows live in their key's own tree (``WITHOUT ROWID``): a turn claims and lets go
+of its chat, and each then writes one page, not the table's and its key index's."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from agentworld.approval.shell_view import ShellView
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """The schema version these statements are written for: ``len(migrations.MIGRATIONS)``
 (a test holds them equal)."""
 
@@ -48,7 +48,7 @@ CHAT_EXISTS = (
     "WHERE chats.world = :world_key AND chats.chat_id = :chat_key"
 )
 AGENT_NAMED = (
-    "SELECT agents.world, agents.name, agents.config, agents.llm_call_count, "
+    "SELECT agents.world, agents.name, agents.config AS config, agents.llm_call_count, "
     "agents.last_active, agents.created_at FROM agents "
     "WHERE agents.world = :world_key AND lower(agents.name) = :agent_key"
 )
