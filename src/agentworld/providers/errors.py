@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 
 from agentworld.errors import ProviderConnectionError, ProviderResponseError
-from agentworld.redaction.process_secrets import redact_process_text
+from agentworld.process_secrets import redact_process_text
 
 MAX_RETRY_AFTER = 60.0
 

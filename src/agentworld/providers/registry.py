@@ -12,9 +12,9 @@ import os
 
 from agentworld.errors import InvalidInputError, ProviderConfigError
 from agentworld.models import Agent
+from agentworld.process_secrets import note_key_variable
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.retrying import RetryingProvider
-from agentworld.redaction.process_secrets import note_key_variable
 
 DEFAULT_KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",

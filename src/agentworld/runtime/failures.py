@@ -13,7 +13,7 @@ from agentworld.errors import AgentWorldError
 from agentworld.models import Message
 from agentworld.models.events import SystemEvent
 from agentworld.models.work import Route, WorkItem
-from agentworld.redaction.process_secrets import redact_process_text
+from agentworld.process_secrets import redact_process_text
 
 logger = logging.getLogger("agentworld.runtime")
 

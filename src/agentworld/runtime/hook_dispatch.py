@@ -15,8 +15,8 @@ from agentworld.events.bus import EventBus
 from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
 from agentworld.models.message import Message
 from agentworld.models.records import AuditEntry
+from agentworld.process_secrets import redact_process_text
 from agentworld.redaction import redact_text
-from agentworld.redaction.process_secrets import redact_process_text
 from agentworld.routing.messages import is_routable
 from agentworld.runtime.hooks import HookEvent, OnEvent, Respond, Response
 from agentworld.storage.sql import SQLStorage

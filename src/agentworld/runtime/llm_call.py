@@ -24,9 +24,9 @@ from agentworld.errors import ProviderError
 from agentworld.events.bus import EventBus
 from agentworld.models import LLMResponse, Usage
 from agentworld.models.events import SSEEvent, SSEPhase
+from agentworld.process_secrets import redact_process_text
 from agentworld.providers.base import LLMProvider, LLMRequest
 from agentworld.providers.retrying import retry_listener
-from agentworld.redaction.process_secrets import redact_process_text
 
 if TYPE_CHECKING:
     from agentworld.runtime.streaming import StreamCallbacks

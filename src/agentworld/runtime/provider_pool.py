@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentworld.models import Agent
+from agentworld.process_secrets import note_key_variable
 from agentworld.providers.base import LLMProvider
 from agentworld.providers.registry import build_provider, provider_cache_key
-from agentworld.redaction.process_secrets import note_key_variable
 
 ProviderFactory = Callable[[Agent], LLMProvider]
 

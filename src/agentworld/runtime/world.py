@@ -37,8 +37,8 @@ from agentworld.models.work import (
     RunApproved,
     Turn,
 )
+from agentworld.process_secrets import note_key_variable
 from agentworld.providers.registry import build_provider
-from agentworld.redaction.process_secrets import note_key_variable
 from agentworld.routing.mentions import is_human_sender
 from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.approval_timers import ApprovalTimers

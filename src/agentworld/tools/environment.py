@@ -12,7 +12,7 @@ lists them explicitly.
 Whatever a tool prints is then scrubbed of the values of secret-named
 variables of this process (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ...) and of the
 variables its agents read their keys from (``--api-key-env``, passed as ``names``; see
-``redaction.process_secrets``), even the ones a world passed on purpose, so they reach neither the transcript nor the
+``process_secrets``), even the ones a world passed on purpose, so they reach neither the transcript nor the
 model. ``shell_cmd`` masks its output as it reads it (a cap may cut a secret in
 two); every tool's result, whatever the tool (a file read, an MCP server, a
 client), is masked again as a JSON document (``with_json_forms``) where it is

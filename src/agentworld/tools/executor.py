@@ -9,7 +9,7 @@ error's — so that is where the values of this process's secret variables are
 masked, once for every tool: a file the agent reads (a ``.env`` holding the
 running key) shows ``[REDACTED:OPENAI_API_KEY]`` exactly as ``cat`` through
 ``shell_cmd`` does. The variables the agents read their keys from count as secret whatever
-their names (``redaction.process_secrets.key_variables``).
+their names (``process_secrets.key_variables``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from agentworld.approval.decisions import DenialSource
 from agentworld.models.records import INTERRUPTED
-from agentworld.redaction.process_secrets import key_variables
+from agentworld.process_secrets import key_variables
 from agentworld.tools.environment import redact_secrets, secret_values, with_json_forms
 from agentworld.tools.registry import Tool, ToolContext
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentworld.redaction.process_secrets import key_variables
+from agentworld.process_secrets import key_variables
 from agentworld.shell.split import command_line
 from agentworld.tools.builtin import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from agentworld.tools.builtin.process_guard import environment_block, guarded_command

@@ -6,16 +6,19 @@ An agent may read its key from any variable (``agent create --api-key-env LLMX``
 (the provider registry when it reads a key, the runtime when it opens a world and when it
 builds an agent's provider) calls :func:`note_key_variable`, and every mask of this process's
 secrets — tool output, tool results, provider errors, failure messages — reads the names back
-with :func:`key_variables`. This is the one piece of process state in ``redaction``: a name is
-never forgotten, since a value once in use may still be quoted in a later error or output.
+with :func:`key_variables`. A name is never forgotten, since a value once in use may still be
+quoted in a later error or output.
+
+This is process state (and reads ``os.environ``), so it lives beside the pure ``redaction``
+package rather than in it, and loads that package only when a text is masked: every turn's
+modules import this one for ``note_key_variable``, while masking happens on failures, and
+``redaction``'s patterns and records cost a fresh process about 7 ms to build (issue 18).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-
-from agentworld.redaction import KNOWN_MIN_LENGTH, redact_text, secret_env_values
 
 _key_variables: set[str] = set()
 
@@ -34,6 +37,8 @@ def key_variables() -> frozenset[str]:
 def process_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Name -> value of each secret-named variable of ``environ`` (default: this process's) and
     of each noted key variable, for values of at least ``KNOWN_MIN_LENGTH`` characters."""
+    from agentworld.redaction import KNOWN_MIN_LENGTH, secret_env_values
+
     env = os.environ if environ is None else environ
     found = secret_env_values(env)
     for name in _key_variables:
@@ -47,4 +52,6 @@ def redact_process_text(text: str, *, environ: Mapping[str, str] | None = None) 
     """``text`` (an error, a failure message, a log line) with this process's secret values
     masked as ``[REDACTED:<NAME>]`` and every known secret shape (``sk-…``, ``Bearer …``,
     ``password=…``) masked too: a provider may quote the key it was sent in its error body."""
+    from agentworld.redaction import redact_text
+
     return redact_text(text, known=process_secrets(environ))
