@@ -5,7 +5,8 @@ approval display were a third of the runtime's import; ``runtime.authorizer`` an
 ``runtime.approvals`` import them at their first use. The rest of the tool-call path (the
 authorizer itself, the batch runner, the executor, the approval flow, streaming, the built-in
 tools' implementations) is imported by the turn only when a reply carries tool calls, which
-keeps a cold first plain turn short.
+keeps a cold first plain turn short. So does ``redaction`` (its patterns): a plain turn masks
+nothing unless something fails (``process_secrets`` loads it then).
 A fresh process answering a plain message must load none of it, and one whose agent calls a
 tool must load what that call needs (so the check can fail).
 """
@@ -30,6 +31,7 @@ A_TOOL_CALL_NEEDS = (
     "agentworld.tools.executor",
     "agentworld.runtime.hook_dispatch",  # a reply's calls are offered to the hooks
     "agentworld.tools.builtin.files",  # read_file's implementation
+    "agentworld.redaction",  # the call's arguments and result are masked
 )
 TOOL_MACHINERY = (
     *A_TOOL_CALL_NEEDS,
@@ -95,3 +97,36 @@ def test_a_tool_call_loads_it_and_is_authorized(tmp_path: Path) -> None:
     result = _fresh_turn(tmp_path, f"file:{script}")
     assert result["said"][-1] == "done"
     assert result["loaded"] == list(A_TOOL_CALL_NEEDS)
+
+
+_OPEN_TWICE = """
+import asyncio, gc, json, sys
+from agentworld import AgentWorld
+
+async def main(db):
+    before = gc.get_freeze_count()
+    async with AgentWorld(f"sqlite:///{db}") as aw:
+        first = gc.get_freeze_count()
+        await aw.send("w", "@a1 hi", timeout=30)
+    kept = [[n] for n in range(1000)]  # objects made after the first open
+    async with AgentWorld(f"sqlite:///{db}"):
+        second = gc.get_freeze_count()
+    print(json.dumps({"before": before, "first": first, "second": second}))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_the_first_open_leaves_start_up_out_of_the_cycle_collector_once(tmp_path: Path) -> None:
+    """The imported modules' objects are frozen (``gc.freeze``) when the first ``AgentWorld``
+    of a process opens, and never again: what later opens make is collected as usual."""
+    asyncio.run(_world(tmp_path / "w.db", "echo", tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", _OPEN_TWICE, str(tmp_path / "w.db")],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts["before"] == 0
+    assert counts["first"] > 20_000  # SQLAlchemy, pydantic and our modules, at least
+    # Not frozen again: the count only drops, as frozen objects are freed.
+    assert counts["second"] <= counts["first"]

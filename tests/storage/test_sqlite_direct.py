@@ -219,3 +219,65 @@ async def test_a_new_database_has_small_pages_and_an_old_one_keeps_its_own(tmp_p
             sizes[path.name] = conn.execute("PRAGMA page_size").fetchone()[0]
     assert sizes == {"new.db": PAGE_SIZE, "old.db": 4096}
     assert PAGE_SIZE == 2048
+
+
+# -- SQL text: run as written, ``sqlite3`` binding its parameters by name --------------------
+
+_TEXT_SELECT = "SELECT label, done, data FROM items WHERE world = :wk ORDER BY id"
+_TYPED = {"label": sa.String, "done": sa.Boolean, "data": sa.JSON}
+
+
+@pytest.mark.parametrize(
+    ("statement", "params"),
+    [
+        (sa.text(_TEXT_SELECT), {"wk": "w"}),
+        # result columns through their types' processors: a boolean, a JSON document
+        (sa.text(_TEXT_SELECT).columns(**_TYPED), {"wk": "w"}),
+        # a JSON value bound through its type, one parameter used twice, a value given
+        # that the statement does not use
+        (
+            sa.text("SELECT label, data FROM items WHERE data = :d OR label = :l OR label = :l")
+            .bindparams(sa.bindparam("d", type_=sa.JSON))
+            .columns(label=sa.String, data=sa.JSON),
+            {"d": [1, "two"], "l": "a", "unused": 3},
+        ),
+        # a value set on the statement: compiled as before, not bound by name
+        (sa.text(_TEXT_SELECT).bindparams(wk="v").columns(**_TYPED), None),
+    ],
+)
+def test_sql_text_reads_what_sqlalchemy_reads(
+    engine: sa.Engine, direct: DirectConnection, statement: sa.Executable, params: dict[str, Any] | None
+) -> None:
+    ours, theirs = _both(engine, direct, statement, params)
+    assert theirs
+    assert ours == theirs
+
+
+def test_sql_text_writes_one_row_and_many_with_typed_values(
+    engine: sa.Engine, direct: DirectConnection
+) -> None:
+    insert = sa.text(
+        "INSERT INTO items (world, label, done, data) VALUES (:world, :label, :done, :data)"
+    ).bindparams(sa.bindparam("data", type_=sa.JSON), sa.bindparam("done", type_=sa.Boolean))
+    returning = sa.text(f"{insert.text} RETURNING id").bindparams(*insert._bindparams.values())
+    first = direct.execute(returning, {"world": "x", "label": "one", "done": True, "data": {"k": [1]}})
+    many = direct.execute(
+        insert,
+        [
+            {"world": "x", "label": "two", "done": False, "data": None},
+            {"world": "x", "label": "three", "done": True, "data": {}},
+        ],
+    )
+    direct.driver_connection.commit()
+    assert first.scalar() == 4  # after the three rows of the fixture
+    assert many.rowcount == 2
+    with engine.connect() as conn:
+        rows = [tuple(r) for r in conn.execute(_SELECT.where(_ITEMS.c.world == "x"))]
+    assert rows == [("one", True, {"k": [1]}), ("two", False, None), ("three", True, {})]
+
+
+def test_sql_text_missing_a_value_is_the_error_sqlalchemy_raises(
+    direct: DirectConnection,
+) -> None:
+    with pytest.raises(InvalidRequestError, match="A value is required for bind parameter 'wk'"):
+        direct.execute(sa.text(_TEXT_SELECT), {"other": 1})

@@ -27,7 +27,8 @@ _bp = sa.bindparam
 # running them.
 _ITEM = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.item_id == _bp("item_key"))
 _OF_CHAT = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.chat_id == _bp("chat_key"))
-_DELETE_ITEM = sa.delete(_TABLE).where(_ITEM)
+_DELETE_ITEM = sa.text("DELETE FROM chat_inbox WHERE world = :world_key AND item_id = :item_key")
+"""SQL text, as the other statements every turn runs (``storage.queries``)."""
 CHATS_WITH_WORK = (
     sa.select(_TABLE.c.chat_id)
     .where(_TABLE.c.world == _bp("world_key"))
@@ -50,19 +51,17 @@ _NEXT = (
     .limit(1)
 )
 _ANY = sa.select(_TABLE.c.item_id).where(_OF_CHAT).limit(1)
-_INSERT_INTO_EMPTY = (
-    sa.insert(_TABLE)
-    .from_select(
-        ["world", "chat_id", "position", "work", "created_at"],
-        sa.select(
-            _bp("world_key", type_=_TABLE.c.world.type),
-            _bp("chat_key", type_=_TABLE.c.chat_id.type),
-            sa.literal(1, _TABLE.c.position.type),
-            _bp("work", type_=_TABLE.c.work.type),
-            _bp("created_at", type_=_TABLE.c.created_at.type),
-        ).where(~sa.exists().where(_OF_CHAT)),
-    )
-    .returning(_TABLE.c.item_id)
+_INSERT_INTO_EMPTY = sa.text(
+    "INSERT INTO chat_inbox (world, chat_id, position, work, created_at)"
+    " SELECT :world_key, :chat_key, 1, :work, :created_at"
+    " WHERE NOT EXISTS (SELECT 1 FROM chat_inbox"
+    " WHERE chat_inbox.world = :world_key AND chat_inbox.chat_id = :chat_key)"
+    " RETURNING item_id"
+).bindparams(
+    _bp("world_key", type_=_TABLE.c.world.type),
+    _bp("chat_key", type_=_TABLE.c.chat_id.type),
+    _bp("work", type_=_TABLE.c.work.type),
+    _bp("created_at", type_=_TABLE.c.created_at.type),
 )
 """Queue an item only if the chat's inbox is empty: the check and the insert, one statement."""
 

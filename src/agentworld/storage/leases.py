@@ -53,26 +53,22 @@ _RELEASE = sa.delete(_TABLE).where(_MINE)
 _OF_WORLD = sa.select(_TABLE.c.chat_id, _TABLE.c.owner, _TABLE.c.expires_at).where(
     _TABLE.c.world == _bp("world_key")
 )
-_INBOX = schema.chat_inbox
-_RELEASE_IF_IDLE = _RELEASE.where(
-    ~sa.exists().where(_INBOX.c.world == _bp("world_key"), _INBOX.c.chat_id == _bp("chat_key"))
+_RELEASE_IF_IDLE = sa.text(
+    "DELETE FROM chat_leases WHERE world = :world_key AND chat_id = :chat_key"
+    " AND owner = :owner_key AND NOT EXISTS (SELECT 1 FROM chat_inbox"
+    " WHERE chat_inbox.world = :world_key AND chat_inbox.chat_id = :chat_key)"
 )
 """Let the chat go if it is ``owner``'s and its inbox is empty: the end of nearly every turn,
 one statement instead of reading the holder and the next item first."""
 
 
-@functools.cache
-def _insert_if_absent(dialect: str) -> sa.Insert:
-    """``INSERT … ON CONFLICT DO NOTHING`` for the dialect: two processes claiming a free
-    chat at once both try to insert; one row wins, the other claims nothing. Built on first
-    use, once: the PostgreSQL dialect (with asyncpg's) costs a SQLite process 30 ms to import."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(_TABLE).on_conflict_do_nothing()
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert(_TABLE).on_conflict_do_nothing()
+_CLAIM_IF_FREE = sa.text(
+    "INSERT INTO chat_leases (world, chat_id, owner, expires_at)"
+    " VALUES (:world, :chat_id, :owner, :expires_at) ON CONFLICT DO NOTHING"
+)
+"""Two processes claiming a free chat at once both try to insert; one row wins, the other
+claims nothing. SQL text (both databases say ``ON CONFLICT DO NOTHING``), as the other
+statements every turn runs (``storage.queries``): run as written on SQLite."""
 
 
 def _start_ticks(pid: int) -> str | None:
@@ -215,7 +211,7 @@ def claim_lease(conn: Connection, world: str, chat_id: str, owner: str, ttl: flo
     key = {"world_key": world, "chat_key": chat_id}
     now = time.time()
     fresh = {"world": world, "chat_id": chat_id, "owner": owner, "expires_at": now + ttl}
-    if conn.execute(_insert_if_absent(conn.dialect.name), fresh).rowcount:
+    if conn.execute(_CLAIM_IF_FREE, fresh).rowcount:
         return True  # the chat was free (the usual case: one statement)
     row = conn.execute(_READ, key).first()
     if row is None:

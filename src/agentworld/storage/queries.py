@@ -4,6 +4,11 @@ the storage methods.
 Building a SQLAlchemy statement and its cache key costs several times what executing it
 does, so the hot paths reuse these objects and pass only the values. Parameter names
 differ from column names, which UPDATE and INSERT reserve for their own values.
+
+The statements every turn runs are SQL text (``sa.text``), portable to both databases, with
+the types of their JSON values and columns: on SQLite they run as written, never compiled
+(``sqlite_direct``), where compiling them as Core statements cost a fresh process's first
+turn about 15 ms (issue 18). The rest stay Core statements.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from agentworld.models.pending import PendingApproval
 from agentworld.models.work import ChatReport
 from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
-from agentworld.storage.event_log import TRANSCRIPT_PAGE, lock_world_log, message_log_rows
+from agentworld.storage.event_log import lock_world_log, message_log_rows
 from agentworld.storage.pending_rows import find_calls
 from agentworld.storage.rows import (
     CHAT_MESSAGES,
     MESSAGE_COLUMNS,
+    MESSAGE_COLUMNS_SQL,
     row_agent,
     row_message,
     ts,
@@ -48,21 +54,17 @@ AGENTS_OF_WORLD = (
     .where(_AGENTS.c.world == _bp("world_key"))
     .order_by(_AGENTS.c.created_at, _AGENTS.c.name)
 )
-WORLD_WITH_AGENTS = (
-    sa.select(
-        _WORLDS.c.name.label("world_name"),
-        # As stored: decoded once below, not once per agent row that repeats it.
-        sa.type_coerce(_WORLDS.c.config, sa.Text).label("world_config"),
-        _WORLDS.c.created_at.label("world_created_at"),
-        _WORLDS.c.updated_at.label("world_updated_at"),
-        *_AGENT_COLUMNS,
-    )
-    .select_from(_WORLDS.outerjoin(_AGENTS, _AGENTS.c.world == _WORLDS.c.name))
-    .where(_WORLDS.c.name == _bp("world_key"))
-    .order_by(_AGENTS.c.created_at, _AGENTS.c.name)
+_AGENT_COLUMNS_SQL = ", ".join(f"agents.{column.name}" for column in _AGENTS.c)
+WORLD_WITH_AGENTS = sa.text(
+    "SELECT worlds.name AS world_name, worlds.config AS world_config,"
+    " worlds.created_at AS world_created_at, worlds.updated_at AS world_updated_at,"
+    f" {_AGENT_COLUMNS_SQL}"
+    " FROM worlds LEFT OUTER JOIN agents ON agents.world = worlds.name"
+    " WHERE worlds.name = :world_key ORDER BY agents.created_at, agents.name"
 )
 """The world and its agents in one statement: a row per agent (one with no agent when it
-has none), the world's columns labelled ``world_*``, the agent's under their own names."""
+has none), the world's columns labelled ``world_*``, the agent's under their own names; both
+settings as stored (decoded once per text, not once per agent row that repeats it)."""
 AGENT = sa.select(*_AGENT_COLUMNS).where(
     _AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key")
 )
@@ -70,22 +72,19 @@ AGENT_NAMED = sa.select(*_AGENT_COLUMNS).where(
     _AGENTS.c.world == _bp("world_key"), sa.func.lower(_AGENTS.c.name) == _bp("agent_key")
 )
 """An agent by name regardless of case (``agent_key`` lower-cased), as mentions find it."""
-COUNT_LLM_CALLS = (
-    sa.update(_AGENTS)
-    .where(_AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key"))
-    .values(llm_call_count=_AGENTS.c.llm_call_count + _bp("calls"), last_active=_bp("now"))
+COUNT_LLM_CALLS = sa.text(
+    "UPDATE agents SET llm_call_count = llm_call_count + :calls, last_active = :now"
+    " WHERE world = :world_key AND name = :agent_key"
 )
-RESET_LLM_CALLS = (
-    sa.update(_AGENTS)
-    .where(_AGENTS.c.world == _bp("world_key"), _AGENTS.c.llm_call_count != 0)
-    .values(llm_call_count=0)
+RESET_LLM_CALLS = sa.text(
+    "UPDATE agents SET llm_call_count = 0 WHERE world = :world_key AND llm_call_count != 0"
 )
 CHAT_EXISTS = sa.select(_CHATS.c.chat_id).where(
     _CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key")
 )
-CHAT_TITLED = sa.select(_CHATS.c.titled).where(
-    _CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key")
-)
+CHAT_TITLED = sa.text(
+    "SELECT titled FROM chats WHERE world = :world_key AND chat_id = :chat_key"
+).columns(titled=sa.Boolean)
 CHAT_MESSAGE_COUNT = (
     sa.select(sa.func.count())
     .where(
@@ -105,11 +104,11 @@ CHATS_OF_WORLD = (
 )
 CHAT = CHATS_OF_WORLD.where(_CHATS.c.chat_id == _bp("chat_key"))
 MEMORY = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key")).order_by(_MESSAGES.c.seq)
-MEMORY_TAIL = (
-    CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key"))
-    .order_by(_MESSAGES.c.seq.desc())
-    .limit(_bp("window_size"))
+_IN_MEMORY = (
+    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages WHERE messages.world = :world_key"
+    " AND messages.chat_id = :chat_key AND messages.memory_owner = :agent_key"
 )
+MEMORY_TAIL = sa.text(f"{_IN_MEMORY} ORDER BY messages.seq DESC LIMIT :window_size")
 """The latest ``window_size`` messages of the agent's memory of the chat, newest first: all a
 fresh process reads for an agent with a memory window."""
 TRANSCRIPT = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner.is_(None)).order_by(_MESSAGES.c.seq)
@@ -118,21 +117,26 @@ MEMORY_OF_EVERY_CHAT = (
     .where(_MESSAGES.c.world == _bp("world_key"), _MESSAGES.c.memory_owner == _bp("agent_key"))
     .order_by(_MESSAGES.c.seq)
 )
-MEMORY_SINCE = MEMORY.where(_MESSAGES.c.seq > _bp("after_seq"))
-TRANSCRIPT_SINCE = TRANSCRIPT_PAGE.limit(None)
-LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
-INSERT_MESSAGES = sa.insert(_MESSAGES)
-_MESSAGE_FIELDS = [c.name for c in _MESSAGES.c if c.name != "seq"]
-INSERT_INTO_CHAT = (
-    sa.insert(_MESSAGES)
-    .from_select(
-        _MESSAGE_FIELDS,
-        sa.select(*(_bp(name, type_=_MESSAGES.c[name].type) for name in _MESSAGE_FIELDS)).where(
-            sa.exists().where(_CHATS.c.world == _bp("world"), _CHATS.c.chat_id == _bp("chat_id"))
-        ),
-    )
-    .returning(_MESSAGES.c.seq)
+MEMORY_SINCE = sa.text(f"{_IN_MEMORY} AND messages.seq > :after_seq ORDER BY messages.seq")
+TRANSCRIPT_SINCE = sa.text(
+    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages WHERE messages.world = :world_key"
+    " AND messages.chat_id = :chat_key AND messages.memory_owner IS NULL"
+    " AND messages.seq > :after_seq ORDER BY messages.memory_owner, messages.seq"
 )
+"""``event_log.TRANSCRIPT_PAGE`` without its limit (ordered as it is for PostgreSQL's sake)."""
+LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
+_MESSAGE_FIELDS = [c.name for c in _MESSAGES.c if c.name != "seq"]
+_MESSAGE_VALUES = ", ".join(f":{name}" for name in _MESSAGE_FIELDS)
+_MESSAGE_TYPES = [_bp("tool_calls", type_=_MESSAGES.c.tool_calls.type)]
+INSERT_MESSAGES = sa.text(
+    f"INSERT INTO messages ({', '.join(_MESSAGE_FIELDS)}) VALUES ({_MESSAGE_VALUES})"
+).bindparams(*_MESSAGE_TYPES)
+"""Message rows (``rows.message_row``), one or many."""
+INSERT_INTO_CHAT = sa.text(
+    f"INSERT INTO messages ({', '.join(_MESSAGE_FIELDS)}) SELECT {_MESSAGE_VALUES}"
+    " WHERE EXISTS (SELECT 1 FROM chats WHERE chats.world = :world AND chats.chat_id = :chat_id)"
+    " RETURNING seq"
+).bindparams(*(_bp(name, type_=_MESSAGES.c[name].type) for name in _MESSAGE_FIELDS))
 """One message row (given by column name), inserted only if its chat exists."""
 INSERT_EVENTS = sa.insert(schema.events)
 """For callers that store events themselves; ``event_log.insert_log_rows`` also takes the
@@ -200,6 +204,14 @@ def untitled(conn: Connection, world: str, chat_id: str) -> tuple[list[Message],
     return transcript, [row_agent(r) for r in conn.execute(AGENTS_OF_WORLD, params).all()]
 
 
+_APPROVALS_WAITING = sa.text(
+    "SELECT EXISTS (SELECT 1 FROM pending_calls WHERE world = :world_key"
+    " AND chat_id = :chat_key AND kind = 'approval' AND status = 'pending')"
+)
+"""Asked before the approvals themselves are read, at the end of every command's turn: nearly
+always "none", and this costs a fresh process no compiling (the full read, about 3 ms)."""
+
+
 def since_with_approvals(
     conn: Connection, world: str, chat_id: str, after_seq: int
 ) -> tuple[list[Message], list[PendingApproval]]:
@@ -207,7 +219,9 @@ def since_with_approvals(
     the caller's transaction): what a command produced in the chat."""
     params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
     messages = [row_message(r) for r in conn.execute(TRANSCRIPT_SINCE, params)]
-    waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
+    waiting = []
+    if conn.execute(_APPROVALS_WAITING, params).scalar():
+        waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
     return messages, [c for c in waiting if isinstance(c, PendingApproval)]
 
 

@@ -85,6 +85,10 @@ MESSAGE_COLUMNS: tuple[sa.ColumnElement[Any], ...] = (
 )
 """What ``row_message`` reads, in its order; a query may select more columns after these."""
 
+MESSAGE_COLUMNS_SQL = ", ".join(f"messages.{c.name}" for c in (*MESSAGE_COLUMNS, _MESSAGES.c.seq))
+"""``MESSAGE_COLUMNS`` and ``seq`` as SQL text, for the statements written as text: as stored,
+``tool_calls`` included (``row_message`` decodes it)."""
+
 CHAT_MESSAGES = sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq).where(
     _MESSAGES.c.world == sa.bindparam("world_key"), _MESSAGES.c.chat_id == sa.bindparam("chat_key")
 )

@@ -9,6 +9,12 @@ execution is: the bind values in the compiled order, each through its type's bin
 (JSON to text, booleans to integers), ``cursor.execute``, and the rows through their columns'
 result processors into plain named tuples.
 
+A statement written as SQL text (``sa.text``, as the statements every turn runs are: see
+``storage.queries``) is not compiled at all: ``sqlite3`` binds its ``:name`` parameters from
+the values given, by name, and only the values of typed parameters (JSON) are converted
+first. Compiling a Core statement costs a fresh process 0.3-4 ms the first time, and a
+process's first turn ran fourteen of them (issue 18).
+
 This is the one path SQLite statements take; PostgreSQL keeps SQLAlchemy's (``engine``).
 """
 
@@ -26,7 +32,8 @@ from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import InvalidRequestError, MultipleResultsFound, NoResultFound
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.elements import BindParameter, TextClause
+from sqlalchemy.sql.selectable import TextualSelect
 
 from agentworld.storage.connection import Parameters
 
@@ -104,7 +111,8 @@ class _Slot:
 class _Plan:
     """A statement compiled for SQLite, with what its executions need."""
 
-    compiled: SQLCompiler
+    compiled: SQLCompiler | None
+    """None for SQL text run as written (``_bound_by_name``)."""
     sql: str
     names: tuple[str, ...]
     binders: dict[str, Processor]
@@ -115,15 +123,21 @@ class _Plan:
     slots: tuple[_Slot, ...] | None
     """The values in order, read straight from the parameters given; None where only
     ``construct_params`` knows (an expanding list, parameters set with ``.params()``)."""
-    take: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+    take: Callable[[Mapping[str, Any]], Sequence[Any] | Mapping[str, Any]] | None = None
     """The values straight from a dict given under the slots' keys (C-level ``itemgetter``,
     then the binders); None where some slot may fall back to a default or another name.
     Raises ``KeyError`` when a key is missing, for ``values`` to sort out."""
     row_type: Any = field(default=None)
     """A named tuple of the result's columns, made at the first execution that has rows."""
 
-    def values(self, given: Mapping[str, Any]) -> Sequence[Any]:
-        """The ``?`` values in order (``slots`` is set)."""
+    @property
+    def compiler(self) -> SQLCompiler:
+        """The compiled statement, consulted by plans without ``slots`` (never SQL text's)."""
+        assert self.compiled is not None
+        return self.compiled
+
+    def values(self, given: Mapping[str, Any]) -> Sequence[Any] | Mapping[str, Any]:
+        """The ``?`` values in order (``slots`` is set), or by name for SQL text."""
         take = self.take
         if take is not None:
             try:
@@ -182,6 +196,9 @@ class StatementCache:
 
     def _compile(self, statement: Executable, keys: tuple[str, ...] | None) -> _Plan:
         dialect = self.dialect
+        text = _bound_by_name(statement)
+        if text is not None:
+            return self._text_plan(statement, text)
         compiled = statement.compile(dialect=dialect, column_keys=list(keys or ()))  # type: ignore[attr-defined]
         assert isinstance(compiled, SQLCompiler)
         binders: dict[str, Processor] = {}
@@ -206,6 +223,64 @@ class StatementCache:
             slots=slots,
             take=_taker(slots) if slots is not None else None,
         )
+
+
+    def _text_plan(self, statement: Executable, text: TextClause) -> _Plan:
+        """A plan for SQL text that ``sqlite3`` binds by name: nothing compiled, the values
+        given passed on as they are, but those of typed parameters through their binders."""
+        dialect = self.dialect
+        binders: dict[str, Processor] = {}
+        for name, bind in text._bindparams.items():
+            processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
+            if processor is not None:
+                binders[name] = _json_binder(processor) if isinstance(bind.type, JSON) else processor
+        columns = getattr(statement, "exported_columns", ())
+        readers = tuple(
+            c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
+        )
+        return _Plan(
+            compiled=None,
+            sql=text.text,
+            names=(),
+            binders=binders,
+            readers=readers if any(r is not None for r in readers) else None,
+            expanding=False,
+            slots=(),
+            take=_by_name(frozenset(text._bindparams), tuple(binders.items())),
+        )
+
+
+def _bound_by_name(statement: Executable) -> TextClause | None:
+    """The SQL text of ``statement`` when ``sqlite3`` can run it as written: text whose every
+    parameter is a value the caller gives (no default, no list to expand); else None, and the
+    statement is compiled like any other."""
+    text = statement.element if isinstance(statement, TextualSelect) else statement
+    if not isinstance(text, TextClause):
+        return None
+    for bind in text._bindparams.values():
+        if not bind.required or bind.expanding or bind.literal_execute:
+            return None
+    return text
+
+
+def _by_name(
+    names: frozenset[str], binders: tuple[tuple[str, Processor], ...]
+) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """The values of a text statement, for ``sqlite3`` to bind by name: as given, or a copy with
+    the typed ones converted. One not given is SQLAlchemy's error, as for a compiled statement."""
+
+    def take(given: Mapping[str, Any]) -> Mapping[str, Any]:
+        if not names.issubset(given):
+            missing = min(names.difference(given))
+            raise InvalidRequestError(f"A value is required for bind parameter {missing!r}")
+        if not binders:
+            return given
+        values = dict(given)
+        for name, binder in binders:
+            values[name] = binder(values[name])
+        return values
+
+    return take
 
 
 def _json_binder(processor: Processor) -> Processor:
@@ -323,7 +398,7 @@ class DirectConnection:
             return self._execute_many(statement, parameters)
         plan = self._cache.plan(statement, parameters)
         if plan.expanding:
-            state = plan.compiled.construct_expanded_state(parameters)
+            state = plan.compiler.construct_expanded_state(parameters)
             sql, names, values = state.statement, state.positiontup or (), state.parameters
             binders = {**plan.binders, **state.processors}
         elif plan.slots is not None:
@@ -331,7 +406,7 @@ class DirectConnection:
             return self._result(plan, cursor)
         else:
             sql, names, binders = plan.sql, plan.names, plan.binders
-            values = plan.compiled.construct_params(parameters)
+            values = plan.compiler.construct_params(parameters)
         cursor = self._raw.execute(sql, _ordered(names, values, binders))
         return self._result(plan, cursor)
 
@@ -344,7 +419,7 @@ class DirectConnection:
         if plan.slots is not None:
             values = [plan.values(row) for row in rows]
         else:
-            construct, names, binders = plan.compiled.construct_params, plan.names, plan.binders
+            construct, names, binders = plan.compiler.construct_params, plan.names, plan.binders
             values = [_ordered(names, construct(row), binders) for row in rows]
         cursor = self._raw.executemany(plan.sql, values)
         return DirectResult([], cursor.rowcount, None)
