@@ -8,8 +8,6 @@ through here so every change is validated the same way and announced as a
 from __future__ import annotations
 
 import asyncio
-import functools
-import gc
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,21 +35,6 @@ if TYPE_CHECKING:
     from agentworld.runtime.streaming import StreamCallbacks
     from agentworld.runtime.world import ProviderFactory, WorldRuntime
     from agentworld.tools.registry import Tool
-
-
-@functools.cache
-def _freeze_start_up() -> None:
-    """Leave what the process has built so far -- above all the imported modules' classes,
-    functions and schemas, some 120,000 objects, which live as long as the process -- out of
-    every later run of the cycle collector (``gc.freeze``), once per process, when the first
-    ``AgentWorld`` opens.
-
-    A full collection walks every object the collector tracks: in a fresh process one comes
-    due soon after start-up, and walking those objects took it 60-100 ms -- landing in
-    ``open`` or in the first turn (issue 18), and again in every full collection a long-lived
-    process makes. Objects that exist now are still freed when nothing refers to them; only a
-    reference cycle among them that later becomes garbage is kept (start-up makes few)."""
-    gc.freeze()
 
 
 class AgentWorld(WorldCatalog):
@@ -85,7 +68,6 @@ class AgentWorld(WorldCatalog):
         """Held while a runtime starts, so two first uses of a world never start two."""
 
     async def __aenter__(self) -> AgentWorld:
-        _freeze_start_up()
         await self.storage.open()
         return self
 
