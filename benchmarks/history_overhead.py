@@ -278,6 +278,14 @@ async def make_template(
         return await prefilled_chat(aw, transcript=args.large, memory=args.large)
 
 
+def _fresh_copy(db: Path, run_db: Path) -> None:
+    """``run_db`` as ``db`` is (its WAL and shared memory too): each run starts the same."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{run_db}{suffix}").unlink(missing_ok=True)
+        if Path(f"{db}{suffix}").exists():
+            shutil.copy(f"{db}{suffix}", f"{run_db}{suffix}")
+
+
 def run_cold(
     args: argparse.Namespace, server: OpenAIWireServer, window: int
 ) -> dict[str, list[float]]:
@@ -288,26 +296,18 @@ def run_cold(
         server.clear()
         for n in range(args.cold_runs):
             run_db = Path(keep) / f"run{n}.db"  # each run starts from the same database
-            for suffix in ("", "-wal", "-shm"):
-                if Path(f"{db}{suffix}").exists():
-                    shutil.copy(f"{db}{suffix}", f"{run_db}{suffix}")
+            _fresh_copy(db, run_db)
             turn, wall = _spawn("turn", "--db", str(run_db), "--chat", chat)
             bodies = [b for b in server.requests if not is_title_request(b)]
             server.clear()
             body_file = Path(keep) / "body.json"
             body_file.write_text(json.dumps(bodies[0]))
             raw, _ = _spawn("raw", "--base-url", server.base_url, "--body", str(body_file))
-            for suffix in ("", "-wal", "-shm"):  # the same start again, garbage collected first
-                Path(f"{run_db}{suffix}").unlink(missing_ok=True)
-                if Path(f"{db}{suffix}").exists():
-                    shutil.copy(f"{db}{suffix}", f"{run_db}{suffix}")
+            _fresh_copy(db, run_db)  # the same start again, garbage collected first
             settled, _ = _spawn("turn", "--settle", "--db", str(run_db), "--chat", chat)
             server.clear()
             raw_settled, _ = _spawn("raw", "--settle", "--base-url", server.base_url, "--body", str(body_file))
-            for suffix in ("", "-wal", "-shm"):  # and again, frozen as the CLI freezes
-                Path(f"{run_db}{suffix}").unlink(missing_ok=True)
-                if Path(f"{db}{suffix}").exists():
-                    shutil.copy(f"{db}{suffix}", f"{run_db}{suffix}")
+            _fresh_copy(db, run_db)  # and again, frozen as the CLI freezes
             frozen, _ = _spawn("turn", "--freeze", "--db", str(run_db), "--chat", chat)
             server.clear()
             raw_frozen, _ = _spawn("raw", "--freeze", "--base-url", server.base_url, "--body", str(body_file))

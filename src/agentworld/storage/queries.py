@@ -127,10 +127,9 @@ TRANSCRIPT_SINCE = sa.text(
 LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
 _MESSAGE_FIELDS = [c.name for c in _MESSAGES.c if c.name != "seq"]
 _MESSAGE_VALUES = ", ".join(f":{name}" for name in _MESSAGE_FIELDS)
-_MESSAGE_TYPES = [_bp("tool_calls", type_=_MESSAGES.c.tool_calls.type)]
 INSERT_MESSAGES = sa.text(
     f"INSERT INTO messages ({', '.join(_MESSAGE_FIELDS)}) VALUES ({_MESSAGE_VALUES})"
-).bindparams(*_MESSAGE_TYPES)
+).bindparams(_bp("tool_calls", type_=_MESSAGES.c.tool_calls.type))
 """Message rows (``rows.message_row``), one or many."""
 INSERT_INTO_CHAT = sa.text(
     f"INSERT INTO messages ({', '.join(_MESSAGE_FIELDS)}) SELECT {_MESSAGE_VALUES}"

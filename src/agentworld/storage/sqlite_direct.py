@@ -201,15 +201,7 @@ class StatementCache:
             return self._text_plan(statement, text)
         compiled = statement.compile(dialect=dialect, column_keys=list(keys or ()))  # type: ignore[attr-defined]
         assert isinstance(compiled, SQLCompiler)
-        binders: dict[str, Processor] = {}
-        for name, bind in compiled.binds.items():
-            processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
-            if processor is not None:
-                binders[name] = _json_binder(processor) if isinstance(bind.type, JSON) else processor
-        columns = getattr(statement, "exported_columns", ())
-        readers = tuple(
-            c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
-        )
+        binders = _binders(compiled.binds, dialect)
         names = tuple(compiled.positiontup or ())
         expanding = bool(compiled.post_compile_params)
         slots = None if expanding else _slots(compiled, names, binders)
@@ -218,36 +210,43 @@ class StatementCache:
             sql=compiled.string,
             names=names,
             binders=binders,
-            readers=readers if any(r is not None for r in readers) else None,
+            readers=_readers(statement, dialect),
             expanding=expanding,
             slots=slots,
             take=_taker(slots) if slots is not None else None,
         )
 
-
     def _text_plan(self, statement: Executable, text: TextClause) -> _Plan:
         """A plan for SQL text that ``sqlite3`` binds by name: nothing compiled, the values
         given passed on as they are, but those of typed parameters through their binders."""
-        dialect = self.dialect
-        binders: dict[str, Processor] = {}
-        for name, bind in text._bindparams.items():
-            processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
-            if processor is not None:
-                binders[name] = _json_binder(processor) if isinstance(bind.type, JSON) else processor
-        columns = getattr(statement, "exported_columns", ())
-        readers = tuple(
-            c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
-        )
+        binders = _binders(text._bindparams, self.dialect)
         return _Plan(
             compiled=None,
             sql=text.text,
             names=(),
             binders=binders,
-            readers=readers if any(r is not None for r in readers) else None,
+            readers=_readers(statement, self.dialect),
             expanding=False,
             slots=(),
             take=_by_name(frozenset(text._bindparams), tuple(binders.items())),
         )
+
+
+def _binders(binds: Mapping[str, BindParameter[Any]], dialect: Dialect) -> dict[str, Processor]:
+    """The bind processor of each parameter whose type has one, by the parameter's name."""
+    binders: dict[str, Processor] = {}
+    for name, bind in binds.items():
+        processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if processor is not None:
+            binders[name] = _json_binder(processor) if isinstance(bind.type, JSON) else processor
+    return binders
+
+
+def _readers(statement: Executable, dialect: Dialect) -> tuple[Processor | None, ...] | None:
+    """The result processor of each of the statement's columns; None when none needs one."""
+    columns = getattr(statement, "exported_columns", ())
+    readers = tuple(c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns)
+    return readers if any(r is not None for r in readers) else None
 
 
 def _bound_by_name(statement: Executable) -> TextClause | None:
