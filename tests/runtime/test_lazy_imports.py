@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from agentworld import AgentWorld
+from agentworld.cli.common import YOUNG_OBJECTS_PER_COLLECTION
 
 A_TOOL_CALL_NEEDS = (
     "agentworld.policy.engine",
@@ -104,30 +105,39 @@ import asyncio, gc, json, sys
 from agentworld import AgentWorld
 from agentworld.cli import common
 
+def collector():
+    return {"frozen": gc.get_freeze_count(), "threshold": list(gc.get_threshold())}
+
 async def library(db):
     async with AgentWorld(f"sqlite:///{db}") as aw:
         await aw.send("w", "@a1 hi", timeout=30)
-    return gc.get_freeze_count()
+    return collector()
 
 async def command(aw):
     await aw.send("w", "@a1 hi", timeout=30)
-    return gc.get_freeze_count()
+    return collector()
+
+default = list(gc.get_threshold())
 
 embedded = asyncio.run(library(sys.argv[1]))
 common.state["db"] = f"sqlite:///{sys.argv[1]}"
-print(json.dumps({"library": embedded, "cli": common.run(command)}))
+print(json.dumps({"default": default, "library": embedded, "cli": common.run(command)}))
 """
 
 
-def test_only_the_cli_takes_start_up_out_of_the_cycle_collector(tmp_path: Path) -> None:
+def test_only_the_cli_sets_the_cycle_collector(tmp_path: Path) -> None:
     """A CLI command freezes what its imports made (``gc.freeze``: about 120,000 objects a full
-    collection would walk again, 60-100 ms, in its first turn); the library leaves its
-    caller's collector alone, since that process is not ours."""
+    collection would walk again, 60-100 ms, in its first turn) and collects young objects
+    less often; the library leaves its caller's collector alone, since that process is not
+    ours."""
     asyncio.run(_world(tmp_path / "w.db", "echo", tmp_path))
     done = subprocess.run(
         [sys.executable, "-c", _FREEZES, str(tmp_path / "w.db")],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
-    frozen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert frozen["library"] == 0
-    assert frozen["cli"] > 20_000  # SQLAlchemy, pydantic and our modules, at least
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["library"] == {"frozen": 0, "threshold": seen["default"]}
+    assert seen["cli"]["frozen"] > 20_000  # SQLAlchemy, pydantic and our modules, at least
+    young, *older = seen["cli"]["threshold"]
+    assert young == YOUNG_OBJECTS_PER_COLLECTION > seen["default"][0]
+    assert older == seen["default"][1:]

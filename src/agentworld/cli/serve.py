@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import check_database, name_flags, settle_imports, state
+from agentworld.cli.common import check_database, name_flags, settle_collector, state
 
 
 def serve(
@@ -81,7 +81,7 @@ def serve(
             sys.stderr.flush()
             await server.serve(sockets=sockets)
 
-    settle_imports()
+    settle_collector()
     try:
         asyncio.run(run_until_stopped())
     except AgentWorldError as exc:

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import settle_imports, state
+from agentworld.cli.common import settle_collector, state
 
 
 def talk(
@@ -34,7 +34,7 @@ def talk(
     from agentworld.cli.talk_session import TalkSession
 
     session = TalkSession(world, chat=chat, new=new, db=state["db"])
-    settle_imports()
+    settle_collector()
     with contextlib.suppress(KeyboardInterrupt):
         code = asyncio.run(session.run())
         raise SystemExit(code)
