@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import openai
 
 from agentworld import AgentWorld
-from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, pooled_http_client
+from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, sdk_client
+from agentworld.providers.registry import OPENAI_TIMEOUT
 from agentworld.testing.openai_wire import Reply, ToolCallSpec, echo_responder
 
 if TYPE_CHECKING:
@@ -131,14 +132,19 @@ class RawClient:
     def __init__(
         self, base_url: str, *, stream: bool, low_level: bool = False, our_transport: bool = False
     ) -> None:
-        """``our_transport``: the HTTP client Agent World's provider builds for this endpoint
-        (``pooled_http_client``: its own HTTP/1.1 transport for a plain ``http://`` URL) instead
-        of the SDK's default, so that a turn and its replay differ by the runtime's work alone."""
-        http_client = (
-            pooled_http_client(DEFAULT_MAX_CONNECTIONS, 60.0, base_url) if our_transport else None
-        )
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key="x", max_retries=0, http_client=http_client
+        """``our_transport``: the SDK client Agent World's provider builds for this endpoint
+        (``sdk_client``: its own HTTP/1.1 transport for a plain ``http://`` URL, the same
+        headers) instead of the SDK's default, so that a turn and its replay differ by the
+        runtime's work alone."""
+        self._client = (
+            sdk_client(
+                api_key="x",
+                base_url=base_url,
+                timeout=OPENAI_TIMEOUT,
+                max_connections=DEFAULT_MAX_CONNECTIONS,
+            )
+            if our_transport
+            else openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
         )
         self._stream = stream
         self._low_level = low_level

@@ -12,10 +12,10 @@ One process, one instant loopback ``OpenAIWireServer``, round-robin over eight s
 6./7. PydanticAI (``Agent.run``) with the same tool;
 8. the raw call's request sent with the SDK's low-level ``client.post`` instead, which skips
    the SDK's per-message request transform, as Agent World's provider does;
-9. that ``client.post`` on a client whose HTTP transport is the one Agent World's provider
-   uses for a plain ``http://`` endpoint (``pooled_http_client``: its own HTTP/1.1 transport,
-   leaner than the SDK's default). Agent World's turn against this one is its overhead alone,
-   with the same HTTP stack on both sides ("x floor").
+9. that ``client.post`` on the very client Agent World's provider builds for a plain
+   ``http://`` endpoint (``sdk_client``: its own HTTP/1.1 transport, leaner than the SDK's
+   default, and none of the SDK's platform headers). Agent World's turn against this one is
+   its overhead alone, the same request on the same HTTP stack on both sides ("x floor").
 
 Fair by construction:
 
@@ -81,7 +81,8 @@ from _harness import (
 )
 
 from agentworld import AgentWorld
-from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, pooled_http_client
+from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, sdk_client
+from agentworld.providers.registry import OPENAI_TIMEOUT
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 SYSTEM_PROMPT = "You are a helpful assistant. Answer briefly."
@@ -352,11 +353,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             return openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
 
         clients = [client() for _ in range(3)]
-        ours = openai.AsyncOpenAI(
-            base_url=server.base_url,
+        # The very client our provider builds: the same transport, and the same request.
+        ours = sdk_client(
             api_key="x",
-            max_retries=0,
-            http_client=pooled_http_client(DEFAULT_MAX_CONNECTIONS, 60.0, server.base_url),
+            base_url=server.base_url,
+            timeout=OPENAI_TIMEOUT,
+            max_connections=DEFAULT_MAX_CONNECTIONS,
         )
         clients.append(ours)
         async with AgentWorld(f"sqlite:///{workdir / 'bench.db'}") as aw:

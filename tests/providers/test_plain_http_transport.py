@@ -40,7 +40,7 @@ from agentworld.errors import ProviderConnectionError, ProviderResponseError
 from agentworld.providers._http11 import MAX_HEAD_BYTES, MAX_RESPONSE_BYTES
 from agentworld.providers._wire import MAX_BUFFERED
 from agentworld.providers.base import LLMRequest, PromptMessage
-from agentworld.providers.openai import OpenAIProvider, pooled_http_client
+from agentworld.providers.openai import SDK_PLATFORM_HEADERS, OpenAIProvider, pooled_http_client
 from agentworld.providers.plain_http import PlainHTTPTransport, is_plain_http_endpoint
 
 SETTLE = 0.05
@@ -969,6 +969,10 @@ async def test_the_provider_assembles_chunked_answers_whole_and_streamed(
         head = request.partition(b"\r\n\r\n")[0].lower()
         assert head.startswith(b"post /v1/chat/completions http/1.1\r\n")
         assert b"\r\nauthorization: bearer k\r\n" in head
+        # nothing about this machine: its OS, CPU, Python (the SDK's platform headers)
+        sent = {line.partition(b":")[0] for line in head.split(b"\r\n")[1:]}
+        assert b"x-stainless-os" not in sent
+        assert sent.isdisjoint(name.lower().encode() for name in SDK_PLATFORM_HEADERS)
 
 
 @pytest.mark.parametrize(

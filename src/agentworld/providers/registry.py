@@ -121,7 +121,12 @@ def _azure(agent: Agent) -> LLMProvider:
     """Azure OpenAI: the model is the deployment name; endpoint and API version from the env."""
     import openai
 
-    from agentworld.providers.openai import OpenAIProvider, pooled_http_client, request_timeout
+    from agentworld.providers.openai import (
+        OpenAIProvider,
+        pooled_http_client,
+        request_timeout,
+        without_platform_headers,
+    )
 
     key, env = _api_key(agent, required=agent.base_url is None)
     version = (
@@ -135,7 +140,7 @@ def _azure(agent: Agent) -> LLMProvider:
             f"agent {agent.name!r} (azure) needs an endpoint: set ${AZURE_ENDPOINT_ENV} or --base-url"
         )
     connections = _max_connections()
-    # The same pool and timeouts as every OpenAI-compatible endpoint (providers.openai).
+    # The same pool, timeouts and headers as every OpenAI-compatible endpoint (providers.openai).
     timeout = request_timeout(OPENAI_TIMEOUT)
     http_client = pooled_http_client(connections, OPENAI_TIMEOUT, agent.base_url)
     azure_client = functools.partial(
@@ -145,6 +150,7 @@ def _azure(agent: Agent) -> LLMProvider:
         max_retries=0,
         timeout=timeout,
         http_client=http_client,
+        default_headers=without_platform_headers(),
     )
     # A base URL names the deployment itself; an endpoint takes the agent's model as one.
     if agent.base_url is not None:
