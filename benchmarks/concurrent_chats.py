@@ -4,7 +4,10 @@ SPEC §6 asks for "1,000 concurrent chats on one process without errors or lost
 messages" and issue 18 for ≥ 400 turns/s doing it. This opens ``--chats`` chats in one
 world, publishes one human message into every chat at the same moment (``@a1 hi``, or
 ``hello everyone`` with ``--agents K`` > 1 so that all K agents answer), then waits until
-every chat is idle. It reports wall time and turns per second, the latency of the answers,
+every chat is idle; ``--rounds`` times (3), each into as many new chats, and the throughput
+is their median (every round is shown: the first also pays for the world's warm-up, its
+provider's client and connections, its statements' first use). It reports wall time and
+turns per second, the latency of the answers,
 how many model requests reached the model server (each chat's first exchange also asks
 for a title, SPEC O5; retries would show up as extras), every ``system`` event the runtime
 published, and finally checks storage: every chat must hold its human message and exactly
@@ -31,13 +34,14 @@ that a full collection walks those 120,000-odd objects again, 60-100 ms each tim
 many fall due during a phase changes its figure by up to a quarter), and young objects are
 collected every 7,000 allocations instead of 700 (300 young collections a phase become 14).
 
-    python concurrent_chats.py --chats 1000 [--stream] [--agents K]
+    python concurrent_chats.py --chats 1000 [--rounds 3] [--as-server] [--stream] [--agents K]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -178,6 +182,49 @@ async def baselines(server: OpenAIWireProcess, args: argparse.Namespace) -> list
 
 
 @dataclass
+class Round:
+    """One burst of ``--chats`` new chats, each sent a message at once, waited on until idle."""
+
+    number: int
+    chats: list[str]
+    setup: float
+    sent: float
+    phase: Phase
+    line: str
+    latencies: list[float]
+    requests: int
+    timed_out: bool
+
+
+async def new_chats_round(
+    bw: BenchWorld[OpenAIWireProcess],
+    args: argparse.Namespace,
+    text: str,
+    watcher: Watcher,
+    number: int,
+) -> Round:
+    started = time.perf_counter()
+    chats = [await bw.new_chat() for _ in range(args.chats)]
+    setup = time.perf_counter() - started
+    watcher.answer_latencies, before = [], len(watcher.system_events)
+    timed_out = False
+    with Phase(bw.server) as phase:
+        watcher.start = time.perf_counter()
+        await asyncio.gather(*(bw.runtime.send(chat, text) for chat in chats))
+        sent = time.perf_counter() - watcher.start
+        try:
+            await bw.runtime.wait_until_idle(timeout=args.timeout)
+        except TimeoutError:
+            timed_out = True
+    latencies = watcher.answer_latencies
+    # A turn that fails publishes a system event; that is the runtime's error count.
+    errors = len(watcher.system_events) - before
+    requests = bw.server.stats()["requests"]
+    line = phase.line(f"Agent World r{number}", len(latencies), errors)
+    return Round(number, chats, setup, sent, phase, line, latencies, requests, timed_out)
+
+
+@dataclass
 class PublicRun:
     chats: list[str]
     line: str
@@ -215,33 +262,22 @@ async def run(args: argparse.Namespace) -> None:
             unwatch = bw.runtime.bus.subscribe(
                 watcher, kinds=["system", "message"], name="bench-watcher"
             )
-            started = time.perf_counter()
-            chats = [await bw.new_chat() for _ in range(args.chats)]
-            setup = time.perf_counter() - started
-
-            timed_out = False
-            with Phase(server) as phase:
-                watcher.start = time.perf_counter()
-                await asyncio.gather(*(bw.runtime.send(chat, text) for chat in chats))
-                sent = time.perf_counter() - watcher.start
-                try:
-                    await bw.runtime.wait_until_idle(timeout=args.timeout)
-                except TimeoutError:
-                    timed_out = True
-            stats = server.stats()
-            # A turn that fails publishes a system event; that is the runtime's error count.
-            ours = phase.line("Agent World", len(watcher.answer_latencies), len(watcher.system_events))
+            rounds: list[Round] = []
+            for number in range(1, args.rounds + 1):
+                rounds.append(await new_chats_round(bw, args, text, watcher, number))
             unwatch()
+            first = rounds[0]
+            chats = first.chats
             public = await public_sends(bw, args, text, agents)
             ongoing = await second_turns(bw, args, chats, text) if args.agents == 1 else ""
 
             started = time.perf_counter()
-            expected = {chat: 2 if ongoing else 1 for chat in chats} | dict.fromkeys(public.chats, 1)
+            expected = {chat: 1 for r in rounds for chat in r.chats}
+            expected |= {chat: 2 if ongoing else 1 for chat in chats} | dict.fromkeys(public.chats, 1)
             counts = await verify(bw, expected, agents)
             verify_time = time.perf_counter() - started
 
     turns = args.chats * args.agents
-    wall = phase.wall
     header(
         "Agent World concurrent chats (SPEC §6: 1,000 chats, no errors, nothing lost)",
         mode="streaming" if args.stream else "non-streaming",
@@ -252,29 +288,37 @@ async def run(args: argparse.Namespace) -> None:
             else "a library's: imports left to the collector (a full collection walks them)"
         ),
         chats=f"{args.chats:,}, {args.agents} agent(s), message {text!r} into each",
-        chat_setup=f"{setup:.1f} s ({setup / args.chats * 1000:.2f} ms per chat)",
+        rounds=f"{args.rounds}, each into {args.chats:,} new chats",
+        chat_setup=f"{first.setup:.1f} s ({first.setup / args.chats * 1000:.2f} ms per chat)",
         model_server="openai_wire_async, a child process (answers at once)",
         load_average=load_average(),
     )
-    print(f"  all {args.chats:,} messages published in {sent:.2f} s")
-    state = f"TIMED OUT after {args.timeout:.0f} s" if timed_out else "all chats idle"
-    print(f"  {state}: wall time {wall:.2f} s from first send")
-    print(f"  turns: {turns:,} expected, {len(watcher.answer_latencies):,} answers published")
-    print(f"  throughput: {len(watcher.answer_latencies) / wall:.1f} turns/s")
-    print(Stats.of(watcher.answer_latencies).line("answer published after first send", width=36))
+    for r in rounds:
+        state = f"TIMED OUT after {args.timeout:.0f} s" if r.timed_out else "all chats idle"
+        print(
+            f"  round {r.number}: {args.chats:,} messages published in {r.sent:.2f} s;"
+            f" {state} {r.phase.wall:.2f} s from first send; {len(r.latencies):,} of {turns:,}"
+            f" answers published; {len(r.latencies) / r.phase.wall:.1f} turns/s"
+        )
+    rates = [len(r.latencies) / r.phase.wall for r in rounds]
     print(
-        f"  model requests: {stats['requests']:,} "
+        f"  throughput: {statistics.median(rates):.1f} turns/s"
+        + (f" (median of {len(rounds)} rounds; the first pays for the world's warm-up)" if len(rounds) > 1 else "")
+    )
+    print(Stats.of(first.latencies).line("answer published after first send", width=36) + " (round 1)")
+    print(
+        f"  model requests: {first.requests:,} in round 1 "
         f"(expected {turns + args.chats:,} = {turns:,} turns + {args.chats:,} chat titles)"
     )
     print()
     print(f"Same server, {args.chats:,} at once")
-    for line in [*baseline_lines, ours, public.line, *([ongoing] if ongoing else [])]:
+    for line in [*baseline_lines, *(r.line for r in rounds), public.line, *([ongoing] if ongoing else [])]:
         print(line)
-    print("  (Agent World, AgentWorld.send: new chats, a model request for the answer and one for")
-    print("  the title each; 2nd turns: one more message into each chat of the first line)")
+    print("  (Agent World rN, AgentWorld.send: new chats, a model request for the answer and one")
+    print("  for the title each; 2nd turns: one more message into each chat of round 1)")
     print()
     print(f"Storage check ({verify_time:.1f} s, every run)")
-    print(f"  chats complete: {counts['chats complete']:,} of {2 * args.chats:,}")
+    print(f"  chats complete: {counts['chats complete']:,} of {len(expected):,}")
     print(f"  lost: {counts['lost']}, duplicated: {counts['duplicated']}")
     print(f"  system messages in transcripts: {counts['system messages in transcripts']}")
     print(f"  system events: {len(watcher.system_events)}")
@@ -292,6 +336,12 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true", help="streaming world")
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="give up waiting for idle after this many s"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="bursts of --chats new chats through the runtime; throughput is their median",
     )
     parser.add_argument(
         "--no-baselines", action="store_true", help="skip the raw SDK and provider-alone bursts"
