@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from http_harness import Served, SSEClient, make_world
 
 from agentworld.models.events import CrudEvent
@@ -84,6 +85,23 @@ def test_a_lone_surrogate_in_an_agent_or_a_message_is_refused_and_nothing_is_sav
     assert [a["name"] for a in api.get(f"/api/worlds/{world_name}/agents").json()["agents"]] == ["a1"]
     assert api.get(f"/api/worlds/{world_name}/agents/a1").json()["systemPrompt"] == f"agent:{world_name}/a1"
     assert api.get(f"/api/worlds/{world_name}/chats/{chat}/messages").json()["messages"] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"name": "w\xff"}', b'\xff\xfe{"name": "w"}', b"\xc3(", b'{"name": "\xed\xa0\x80"}'],
+    ids=["bad byte", "bad byte order mark", "cut sequence", "encoded surrogate"],
+)
+def test_a_body_that_is_not_utf8_is_refused_as_json_that_does_not_parse(
+    api: httpx.Client, body: bytes
+) -> None:
+    """Bytes no JSON reader can decode are refused like malformed JSON (422), not as a request
+    the server could not read (400); nothing is created."""
+    sent = api.post("/api/worlds", content=body, headers={"content-type": "application/json"})
+    assert refusal(sent)[:2] == (422, "validation_error")
+    malformed = api.post("/api/worlds", content=b"{not json", headers={"content-type": "application/json"})
+    assert refusal(malformed)[:2] == (422, "validation_error")
+    assert api.get("/api/worlds/w").status_code == 404
 
 
 def test_a_lone_surrogate_stored_earlier_is_listed_and_streamed_escaped_and_the_stream_goes_on(

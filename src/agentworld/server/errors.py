@@ -174,6 +174,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeError):
+            # FastAPI's answer to a body its JSON reading could not decode (bytes that are no
+            # UTF-8, nor the UTF-16 or -32 that ``json.loads`` also reads): not JSON, as a
+            # malformed one is, so the same 422.
+            return error_response(422, "validation_error", "body: not JSON text (it is not valid UTF-8)")
         code = _HTTP_CODES.get(exc.status_code, "bad_request" if exc.status_code < 500 else "internal_error")
         headers = dict(exc.headers or {})
         if exc.status_code == 405 and (methods := allowed_methods(request)):
