@@ -5,9 +5,9 @@ same functions the CLI's ``--json`` uses — and these models only describe them
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -46,17 +46,48 @@ class _Body(BaseModel):
         return value
 
 
-class _Settings(_Body):
-    """A body that changes some settings of a world or an agent: the settings it leaves out
-    stay as they are, so what counts is which fields were sent, not their defaults."""
+class _Changes(_Body):
+    """A body that changes some settings: the settings it leaves out stay as they are, so what
+    counts is which fields were sent, not their defaults. ``null`` clears a setting that may be
+    empty (``CLEARED_BY_NULL``: an agent's ``temperature``, a world's ``mainAgent``); for any
+    other it is a value of the wrong JSON type, refused (422) like ``"turnLimit": true`` --
+    and the published schema does not offer it (``_null_where_it_clears``)."""
+
+    model_config = ConfigDict(**_BODY, json_schema_extra=lambda schema, cls: _null_where_it_clears(schema, cls))
+    CLEARED_BY_NULL: ClassVar[frozenset[str]] = frozenset()
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _null_only_where_it_clears(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.field_name not in cls.CLEARED_BY_NULL:
+            raise PydanticCustomError(
+                "null_refused", "null is not a value here: leave the field out to keep it as it is"
+            )
+        return value
 
     def changes(self) -> dict[str, Any]:
         """The settings given, by their Python names (what ``AgentWorld`` takes)."""
         return self.model_dump(exclude_unset=True, exclude={"name"})
 
 
-class WorldSettings(_Settings):
+def _null_where_it_clears(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """The JSON schema of a ``_Changes`` body: its fields are typed ``X | None`` (None: not
+    sent), but ``null`` is offered only for those it clears."""
+    cleared: frozenset[str] = getattr(model, "CLEARED_BY_NULL", frozenset())
+    properties = schema.get("properties", {})
+    for name, field in model.model_fields.items():
+        found = properties.get(field.alias or name, {})
+        branches = found.get("anyOf", [])
+        if name not in cleared and {"type": "null"} in branches:
+            kept = [b for b in branches if b != {"type": "null"}]
+            del found["anyOf"]
+            found.update(kept[0] if len(kept) == 1 else {"anyOf": kept})
+
+
+class WorldSettings(_Changes):
     """World settings, as in the world document; only those given are set."""
+
+    CLEARED_BY_NULL = frozenset({"main_agent", "working_dir", "mcp_config"})
 
     description: str | None = None
     turn_limit: int | None = None
@@ -80,8 +111,10 @@ class WorldCreate(WorldSettings):
     name: str
 
 
-class AgentSettings(_Settings):
+class AgentSettings(_Changes):
     """Agent settings, as in the agent document; only those given are set."""
+
+    CLEARED_BY_NULL = frozenset({"base_url", "api_key_env", "temperature", "max_tokens"})
 
     provider: ProviderName | None = None
     model: str | None = None
@@ -99,7 +132,7 @@ class AgentCreate(AgentSettings):
     model: str
 
 
-class ChatChange(_Body):
+class ChatChange(_Changes):
     """Rename a chat, or make it the world's current chat."""
 
     name: str | None = None
