@@ -613,6 +613,32 @@ async def test_a_server_that_never_answers_times_out_and_gives_the_slot_back() -
     assert after.text == "conn 1"
 
 
+async def test_a_server_that_does_not_read_the_request_times_out_the_write() -> None:
+    """A request larger than the socket's buffers, to a server that never reads it: the write
+    waits for the peer to drain, at most the write timeout, then fails as a write timeout and
+    gives its slot back (a request that fits is handed over without waiting, and no timer)."""
+    accepted = asyncio.Event()
+
+    async def deaf(conn: Conn) -> None:
+        accepted.set()
+        await asyncio.sleep(5)
+
+    async with (
+        serving(deaf) as silent,
+        serving(answering(by_connection)) as good,
+        client_for(good, max_connections=1) as client,
+    ):
+        large = b"x" * (32 * 1024 * 1024)  # beyond what loopback buffers hold unread
+        started = time.monotonic()
+        with pytest.raises(httpx2.WriteTimeout):
+            await client.post(f"{silent.url}/", content=large, timeout=httpx2.Timeout(0.3))
+        elapsed = time.monotonic() - started
+        after = await client.get("/", timeout=httpx2.Timeout(1.0))
+
+    assert accepted.is_set() and 0.25 <= elapsed < 3.0
+    assert after.text == "conn 1"
+
+
 async def test_a_head_trickled_line_by_line_times_out_as_a_whole() -> None:
     """Each header line comes within the read timeout, but the head as a whole does not: the
     request fails within about that timeout instead of waiting as long as the server likes."""

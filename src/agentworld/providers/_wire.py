@@ -62,14 +62,23 @@ class Wire(asyncio.Protocol):
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
-    async def write(self, data: bytes) -> None:
+    async def write(self, data: bytes, timeout: float | None) -> None:
+        """Hand ``data`` to the connection; when the peer reads slower than it is sent (the
+        transport paused writing), wait until it drained, at most ``timeout`` seconds. A
+        request nearly always fits the socket's buffer: then nothing waits, and no timer is set."""
         if self.closed or self.transport is None or self.transport.is_closing():
             raise httpx2.WriteError("the connection was closed before the request was sent")
         self.transport.write(data)
-        if self._writable is not None:
-            await self._writable
-            if self.closed:
-                raise httpx2.WriteError("the connection was closed while the request was sent")
+        writable = self._writable
+        if writable is None:
+            return
+        try:
+            async with asyncio.timeout(timeout) if timeout is not None else nullcontext():
+                await writable
+        except TimeoutError:
+            raise httpx2.WriteTimeout(f"the request could not be sent within {timeout:g} s") from None
+        if self.closed:
+            raise httpx2.WriteError("the connection was closed while the request was sent")
 
     async def _more(self) -> None:
         """Wait until more bytes arrived or the peer closed."""

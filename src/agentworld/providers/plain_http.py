@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import nullcontext
 
 import httpx2
@@ -115,9 +115,7 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
             origin = (url.host, url.port or 80)
             connection = self._take_idle(origin) or await _connect(origin, timeouts.get("connect"))
             wire = connection.wire
-            await _within(
-                timeouts.get("write"), wire.write(request_bytes + body), httpx2.WriteTimeout
-            )
+            await wire.write(request_bytes + body, timeouts.get("write"))
             head = await _read_head(wire, timeouts.get("read"))
             framing, length = body_framing(request.method, head.status, head.headers)
             keep_alive = head.version == b"HTTP/1.1" and not has_token(
@@ -295,16 +293,6 @@ async def _connect(origin: tuple[str, int], timeout: float | None) -> _Connectio
     except OSError as exc:
         raise httpx2.ConnectError(f"cannot connect to {host}:{port}: {exc}") from exc
     return _Connection(wire)
-
-
-async def _within(
-    timeout: float | None, step: Awaitable[None], error: type[httpx2.TimeoutException]
-) -> None:
-    try:
-        async with asyncio.timeout(timeout) if timeout is not None else nullcontext():
-            await step
-    except TimeoutError:
-        raise error(f"the request could not be sent within {timeout:g} s") from None
 
 
 async def _read_head(wire: Wire, timeout: float | None) -> ResponseHead:
