@@ -21,6 +21,7 @@ from agentworld.server.deps import (
     WorldName,
     public_world,
 )
+from agentworld.server.json_body import OneValuePerKeyRoute
 from agentworld.server.masks import keep_masked_base_url, keep_masked_secrets
 from agentworld.server.responses import JSONResponse
 from agentworld.server.schemas import (
@@ -41,7 +42,7 @@ from agentworld.server.schemas import (
     WorldSettings,
 )
 
-router = APIRouter(prefix="/api/worlds", responses=ERRORS)
+router = APIRouter(prefix="/api/worlds", responses=ERRORS, route_class=OneValuePerKeyRoute)
 
 MAX_PAGE = 10_000
 

@@ -26,9 +26,10 @@ from agentworld.redaction import redact
 from agentworld.server.deps import AW, ERRORS, MAX_POSITION, Config, LiveFeeds, WorldName
 from agentworld.server.errors import ApiError
 from agentworld.server.feed import FeedItem, Feeds, live_item
+from agentworld.server.json_body import OneValuePerKeyRoute
 from agentworld.server.responses import json_text
 
-router = APIRouter(prefix="/api/worlds", responses=ERRORS)
+router = APIRouter(prefix="/api/worlds", responses=ERRORS, route_class=OneValuePerKeyRoute)
 
 _STREAM: dict[int | str, dict[str, Any]] = {
     200: {

@@ -22,6 +22,7 @@ from agentworld.errors import InvalidInputError
 from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.server.deps import AW, ERRORS, ChatFilter, ChatId, Config, WorldName
 from agentworld.server.errors import ApiError
+from agentworld.server.json_body import OneValuePerKeyRoute
 from agentworld.server.responses import JSONResponse
 from agentworld.server.schemas import (
     ApprovalAnswer,
@@ -42,7 +43,7 @@ from agentworld.server.schemas import (
 )
 from agentworld.server.status import world_status
 
-router = APIRouter(prefix="/api/worlds", responses=ERRORS)
+router = APIRouter(prefix="/api/worlds", responses=ERRORS, route_class=OneValuePerKeyRoute)
 
 
 # -- approvals (SPEC A2–A10) -------------------------------------------------------------------
