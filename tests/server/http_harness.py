@@ -97,6 +97,14 @@ class LLMScript(AgentScript):
         super().__init__(TITLE_INSTRUCTION)
 
 
+def refusal(answer: httpx.Response) -> tuple[int, str, str]:
+    """A refusal's status, code and message, once its body is checked to be the API's error
+    shape (``{"error": {"code", "message"}}`` and nothing else)."""
+    body = answer.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+    return answer.status_code, body["error"]["code"], body["error"]["message"]
+
+
 def make_world(api: httpx.Client, name: str, llm: OpenAIWireServer, *agents: str, **settings: Any) -> str:
     """A world whose agents talk to ``llm`` with the system prompt ``agent:<name>``; returns
     its current chat."""

@@ -5,19 +5,14 @@ method a route does not take is answered 405 with the ``Allow`` header RFC 9110 
 from __future__ import annotations
 
 import httpx
-
-
-def _error(answer: httpx.Response) -> tuple[int, str, str]:
-    body = answer.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
-    return answer.status_code, body["error"]["code"], body["error"]["message"]
+from http_harness import refusal
 
 
 def test_a_new_world_cannot_name_a_main_agent_it_does_not_have(
     api: httpx.Client, world_name: str
 ) -> None:
     created = api.post("/api/worlds", json={"name": world_name, "mainAgent": "ghost"})
-    status, code, message = _error(created)
+    status, code, message = refusal(created)
     assert (status, code) == (400, "invalid_input")
     assert message.startswith(f"mainAgent: world {world_name!r} has no agent 'ghost'")
     assert api.get(f"/api/worlds/{world_name}").status_code == 404  # nothing was created
@@ -25,7 +20,7 @@ def test_a_new_world_cannot_name_a_main_agent_it_does_not_have(
     # PATCH refuses it the same way; once the agent exists, both take it.
     assert api.post("/api/worlds", json={"name": world_name, "mainAgent": ""}).status_code == 201
     patched = api.patch(f"/api/worlds/{world_name}", json={"mainAgent": "ghost"})
-    assert _error(patched)[:2] == (400, "invalid_input")
+    assert refusal(patched)[:2] == (400, "invalid_input")
     body = {"name": "Ghost", "provider": "scripted", "model": "echo"}
     assert api.post(f"/api/worlds/{world_name}/agents", json=body).status_code == 201
     assert (
@@ -39,15 +34,15 @@ def test_a_method_a_route_does_not_take_is_refused_with_the_methods_it_takes(
 ) -> None:
     assert api.post("/api/worlds", json={"name": world_name}).status_code == 201
     put = api.put(f"/api/worlds/{world_name}", json={})
-    assert _error(put)[:2] == (405, "method_not_allowed")
+    assert refusal(put)[:2] == (405, "method_not_allowed")
     assert {m.strip() for m in put.headers["Allow"].split(",")} == {"GET", "PATCH", "DELETE"}
 
     listing = api.delete("/api/worlds")
-    assert _error(listing)[:2] == (405, "method_not_allowed")
+    assert refusal(listing)[:2] == (405, "method_not_allowed")
     assert {m.strip() for m in listing.headers["Allow"].split(",")} == {"GET", "POST"}
 
     posted = api.post("/health")
-    assert _error(posted)[:2] == (405, "method_not_allowed")
+    assert refusal(posted)[:2] == (405, "method_not_allowed")
     assert {m.strip() for m in posted.headers["Allow"].split(",")} == {"GET", "HEAD"}
 
 

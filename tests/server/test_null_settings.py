@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-
-
-def _error(answer: httpx.Response) -> tuple[int, str, str]:
-    body = answer.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
-    return answer.status_code, body["error"]["code"], body["error"]["message"]
+from http_harness import refusal
 
 
 @pytest.mark.parametrize(
@@ -24,12 +19,12 @@ def test_null_for_a_world_setting_that_cannot_be_empty_is_refused_and_nothing_ch
     assert api.post("/api/worlds", json={"name": world_name, "description": "kept"}).status_code == 201
     before = api.get(f"/api/worlds/{world_name}").json()
 
-    status, code, message = _error(api.patch(f"/api/worlds/{world_name}", json={"turnLimit": 3, field: None}))
+    status, code, message = refusal(api.patch(f"/api/worlds/{world_name}", json={"turnLimit": 3, field: None}))
     assert (status, code) == (422, "validation_error")
     assert message.startswith(f"{field}: null is not a value here")
     assert api.get(f"/api/worlds/{world_name}").json() == before  # turnLimit: 3 was not applied either
     refused = api.post("/api/worlds", json={"name": f"{world_name}b", field: None})
-    assert _error(refused)[:2] == (422, "validation_error")
+    assert refusal(refused)[:2] == (422, "validation_error")
     assert api.get(f"/api/worlds/{world_name}b").status_code == 404
 
 
@@ -47,12 +42,12 @@ def test_null_clears_the_settings_that_may_be_empty(api: httpx.Client, world_nam
     assert (cleared.json()["temperature"], cleared.json()["maxTokens"]) == (None, None)
 
     for field in ("model", "provider", "systemPrompt", "memoryWindow"):
-        status, code, message = _error(api.patch(f"/api/worlds/{world_name}/agents/a1", json={field: None}))
+        status, code, message = refusal(api.patch(f"/api/worlds/{world_name}/agents/a1", json={field: None}))
         assert (status, code) == (422, "validation_error") and message.startswith(f"{field}: ")
     chat = api.post(f"/api/worlds/{world_name}/chats").json()["chatId"]
     for field in ("name", "current"):
         refused = api.patch(f"/api/worlds/{world_name}/chats/{chat}", json={field: None})
-        assert _error(refused)[:2] == (422, "validation_error")
+        assert refusal(refused)[:2] == (422, "validation_error")
     assert api.get(f"/api/worlds/{world_name}/agents/a1").json()["model"] == "echo"
 
 

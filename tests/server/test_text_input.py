@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from http_harness import Served, SSEClient, make_world
+from http_harness import Served, SSEClient, make_world, refusal
 
 from agentworld.models.events import CrudEvent
 from agentworld.storage.event_log import EventLog
@@ -19,12 +19,6 @@ from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import OpenAIWireServer
 
 LONE = "\ud800"
-
-
-def refusal(answer: httpx.Response) -> tuple[int, str, str]:
-    body = answer.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
-    return answer.status_code, body["error"]["code"], body["error"]["message"]
 
 
 def send(api: httpx.Client, method: str, url: str, body: dict[str, Any]) -> httpx.Response:

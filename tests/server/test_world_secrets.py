@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 import httpx
-from http_harness import Served
+from http_harness import Served, refusal
 
 from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
@@ -38,12 +38,6 @@ def stored_config(served: Served, world: str) -> Any:
             return (await storage.get_world(world)).mcp_config
 
     return asyncio.run(read())
-
-
-def refusal(answer: httpx.Response) -> tuple[int, str, str]:
-    body = answer.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
-    return answer.status_code, body["error"]["code"], body["error"]["message"]
 
 
 def test_settings_sent_back_as_shown_keep_the_stored_secrets(
