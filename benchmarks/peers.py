@@ -12,10 +12,12 @@ One process, one instant loopback ``OpenAIWireServer``, round-robin over eight s
 6./7. PydanticAI (``Agent.run``) with the same tool;
 8. the raw call's request sent with the SDK's low-level ``client.post`` instead, which skips
    the SDK's per-message request transform, as Agent World's provider does;
-9. that ``client.post`` on the very client Agent World's provider builds for a plain
-   ``http://`` endpoint (``sdk_client``: its own HTTP/1.1 transport, leaner than the SDK's
-   default, and none of the SDK's platform headers). Agent World's turn against this one is
-   its overhead alone, the same request on the same HTTP stack on both sides ("x floor").
+9. that request posted exactly as Agent World's provider posts it: on the very client it builds
+   for a plain ``http://`` endpoint (``sdk_client``: its own HTTP/1.1 transport, leaner than
+   the SDK's default, none of the SDK's platform headers), straight on that client's HTTP
+   client (``openai_post``, without the SDK's request and response layers). Agent World's turn
+   against this one is its overhead alone, the same request by the same code on both sides
+   ("x floor").
 
 Fair by construction:
 
@@ -81,12 +83,13 @@ from _harness import (
 )
 
 from agentworld import AgentWorld
-from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, sdk_client
+from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, pooled_http_client, sdk_client
+from agentworld.providers.openai_post import CompletionPoster
 from agentworld.providers.registry import OPENAI_TIMEOUT
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 SYSTEM_PROMPT = "You are a helpful assistant. Answer briefly."
-FLOOR = "raw client.post, Agent World's transport"
+FLOOR = "raw post as Agent World's provider posts"
 AGENTS_SDK = "OpenAI Agents SDK"
 PYDANTIC_AI = "PydanticAI"
 ANSWER = Reply.text("Done.", prompt_tokens=20, completion_tokens=2)
@@ -138,17 +141,20 @@ async def _nothing() -> None:
     return None
 
 
-def raw_variant(
-    client: openai.AsyncOpenAI, depth: int, *, low_level: bool = False, label: str = ""
-) -> Variant:
-    """The SDK called directly, with the messages a plain turn at ``depth`` sends."""
-    from openai.types.chat import ChatCompletion
-
+def plain_request(depth: int) -> dict[str, Any]:
+    """The body of the model request a plain turn at ``depth`` sends."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     for _ in range(depth - 1):
         messages += [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Done."}]
     messages.append({"role": "user", "content": "hi"})
-    body = {"model": PLAIN_MODEL, "messages": messages, "tools": [READ_FILE_SPEC]}
+    return {"model": PLAIN_MODEL, "messages": messages, "tools": [READ_FILE_SPEC]}
+
+
+def raw_variant(client: openai.AsyncOpenAI, depth: int, *, low_level: bool = False) -> Variant:
+    """The SDK called directly, with the messages a plain turn at ``depth`` sends."""
+    from openai.types.chat import ChatCompletion
+
+    body = plain_request(depth)
 
     async def turn() -> None:
         if low_level:
@@ -157,8 +163,19 @@ def raw_variant(
             await client.chat.completions.create(**body)
 
     if low_level:
-        return Variant(label or "raw SDK client.post (no request transform)", 1, _nothing, turn)
+        return Variant("raw SDK client.post (no request transform)", 1, _nothing, turn)
     return Variant("raw openai SDK chat.completions.create", 1, _nothing, turn)
+
+
+def floor_variant(post: CompletionPoster, depth: int) -> Variant:
+    """That request posted as Agent World's provider posts it, its answer's text read."""
+    body = plain_request(depth)
+
+    async def turn() -> None:
+        answer: Any = await post.post(body)
+        answer["choices"][0]["message"]["content"]  # read as the provider reads it
+
+    return Variant(FLOOR, 1, _nothing, turn)
 
 
 def agentworld_variant(aw: AgentWorld, agent: str, depth: int, *, tool: bool) -> Variant:
@@ -353,13 +370,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             return openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
 
         clients = [client() for _ in range(3)]
-        # The very client our provider builds: the same transport, and the same request.
+        # The very client our provider builds, posting as it posts: the same request, the same code.
+        http = pooled_http_client(DEFAULT_MAX_CONNECTIONS, OPENAI_TIMEOUT, server.base_url)
         ours = sdk_client(
             api_key="x",
             base_url=server.base_url,
             timeout=OPENAI_TIMEOUT,
             max_connections=DEFAULT_MAX_CONNECTIONS,
+            http_client=http,
         )
+        our_post = CompletionPoster(ours, http, api_key_env="OPENAI_API_KEY")
         clients.append(ours)
         async with AgentWorld(f"sqlite:///{workdir / 'bench.db'}") as aw:
             await aw.create_world(WORLD, streaming=False, turn_limit=TURN_LIMIT, working_dir=tmp)
@@ -387,7 +407,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 agentworld_variant(aw, "a2", depth, tool=True),
                 peer_variant(AGENTS_SDK, sdk(TOOL_MODEL), depth, tool=True),
                 peer_variant(PYDANTIC_AI, pai(TOOL_MODEL), depth, tool=True),
-                raw_variant(ours, depth, low_level=True, label=FLOOR),
+                floor_variant(our_post, depth),
                 raw_variant(clients[0], depth, low_level=True),
             ]
             started = time.perf_counter()
@@ -493,9 +513,9 @@ def print_table(doc: dict[str, Any]) -> None:
     print()
     print("  calls: model calls per turn. x raw: median / median of the raw create call (the")
     print("  baseline); x post: / median of the same request sent with client.post, skipping the")
-    print("  SDK's request transform (as Agent World's provider does). x floor: / median of that")
-    print("  client.post on Agent World's own HTTP transport (both sides on one HTTP stack: our")
-    print("  overhead alone). cpu/turn: process CPU per")
+    print("  SDK's request transform. x floor: / median of that request posted as Agent World's")
+    print("  provider posts it, on its HTTP transport (both sides the same request by the same")
+    print("  code: our overhead alone). cpu/turn: process CPU per")
     print("  turn, mean, including the loopback server's thread; cpu>raw: minus the raw call's CPU")
     print("  once per model call. msgs: messages per model request.")
     failures = [r for r in doc["rows"] if r["failed_checks"]]
@@ -532,12 +552,12 @@ def print_table(doc: dict[str, Any]) -> None:
     print(f"  {'cpu':<9} Agent World plain turn, beyond the raw call: {cpu:.2f} ms")
     beyond_floor = cpu + rows["raw openai SDK chat.completions.create"]["cpu_ms_per_turn"]
     beyond_floor -= rows[FLOOR]["cpu_ms_per_turn"]
-    print(f"  {'':<9} and beyond the same client.post on our transport: {beyond_floor:.2f} ms")
+    print(f"  {'':<9} and beyond the same request posted as our provider posts it: {beyond_floor:.2f} ms")
     floor = rows["Agent World, plain turn"]["ratio_to_floor"]
     floor_tool = rows["Agent World, one-tool turn (read_file)"]["ratio_to_floor"]
     print(
         f"  {'floor':<9} on one HTTP stack (x floor): plain {floor:.2f}x, one-tool {floor_tool:.2f}x;"
-        f" that client.post on our transport / on the SDK's: {rows[FLOOR]['ratio_to_post']:.2f}x"
+        f" that post / the SDK's client.post: {rows[FLOOR]['ratio_to_post']:.2f}x"
     )
     if doc["concurrent"]:
         print_concurrent(doc["concurrent"])

@@ -11,7 +11,7 @@ import pytest
 from agentworld.errors import InvalidInputError
 from agentworld.models import LLMResponse, ToolCall, Usage
 from agentworld.providers.base import LLMRequest, PromptMessage
-from agentworld.providers.scripted import ScriptedProvider, responder_for_model
+from agentworld.providers.scripted import MOST_PIECES, ScriptedProvider, responder_for_model
 
 
 def request(*messages: PromptMessage) -> LLMRequest:
@@ -88,6 +88,18 @@ async def test_streaming_chunks_join_to_the_content(chunk_size: int) -> None:
     assert response.content == "echo: a longer sentence to be cut into many pieces"
     assert all(0 < len(f) <= chunk_size for f in fragments)
     assert len(fragments) == -(-len(response.content) // chunk_size)
+
+
+async def test_a_long_reply_streams_in_at_most_so_many_pieces() -> None:
+    provider = ScriptedProvider(chunk_size=8)
+    fragments: list[str] = []
+    message = "x" * 1_000_000
+
+    response = await provider.complete(request(user(message)), stream=True, on_text=fragments.append)
+
+    assert "".join(fragments) == response.content == f"echo: {message}"
+    assert len(fragments) == MOST_PIECES
+    assert len({len(f) for f in fragments[:-1]}) == 1  # even pieces, the last one shorter
 
 
 async def test_async_stream_callback_is_awaited() -> None:

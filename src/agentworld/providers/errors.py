@@ -97,12 +97,21 @@ plain-HTTP client, a header that cannot be sent, a redirect loop."""
 
 def transport_error(exc: BaseException, *, endpoint: str) -> ProviderConnectionError:
     """The SDK says "Connection error." for every transport failure; its cause says which one
-    (a refused connection, a malformed answer, a redirect it may not follow), so the message
-    carries the cause's words. An answer that could not be read is said as such, not as an
-    endpoint that could not be reached; failures a retry cannot mend are not retried."""
+    (see :func:`transport_failure`)."""
     cause = exc.__cause__ or exc.__context__
-    detail = str(cause) if cause is not None and str(cause) else str(exc)
-    kinds = {kind.__name__ for kind in type(cause).__mro__} if cause is not None else set()
+    if cause is None:
+        return connection_error(f"cannot reach {endpoint}: {exc}", endpoint=endpoint)
+    return transport_failure(cause, said=str(exc), endpoint=endpoint)
+
+
+def transport_failure(failure: BaseException, *, said: str, endpoint: str) -> ProviderConnectionError:
+    """A request that failed in the HTTP client with ``failure``; ``said`` is the words for it
+    when it has none. The message carries which failure it was (a refused connection, a
+    malformed answer, a redirect it may not follow): an answer that could not be read is said
+    as such, not as an endpoint that could not be reached; failures a retry cannot mend are not
+    retried."""
+    detail = str(failure) or said
+    kinds = {kind.__name__ for kind in type(failure).__mro__}
     if "RemoteProtocolError" in kinds:
         error = connection_error(
             f"{endpoint} sent an answer that cannot be read: {detail}", endpoint=endpoint

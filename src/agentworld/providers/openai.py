@@ -1,10 +1,12 @@
 """OpenAI chat-completions provider on the official ``openai`` SDK.
 
-Requests go through the SDK's documented low-level ``client.post`` with a body we
-already build in wire format: ``chat.completions.create`` would walk and re-transform
-every message of the history (about 0.13 ms per message), which dominates a turn with
-a long memory. A whole response is read from its JSON (``openai_completion``); a
-stream's chunks are still parsed into the SDK's typed models.
+Requests carry a body we already build in wire format: ``chat.completions.create`` would walk
+and re-transform every message of the history (about 0.13 ms per message), which dominates a
+turn with a long memory. A non-streamed completion is posted straight on the SDK client's HTTP
+client when the provider built that client itself (``openai_post``: the SDK's request and
+response layers were half a request's CPU), else through the SDK's documented low-level
+``client.post``; its whole response is read from its JSON (``openai_completion``). A stream
+goes through ``client.post`` and its chunks are parsed into the SDK's typed models.
 
 Also serves every OpenAI-compatible endpoint (Ollama, xAI, OpenRouter, local
 servers) through ``base_url``. The SDK's own retries are turned off: retrying
@@ -43,13 +45,15 @@ from agentworld.providers.errors import (
     transport_error,
     unreadable_body,
 )
-from agentworld.providers.openai_completion import completion_response
+from agentworld.providers.openai_completion import completion_response, error_text
 from agentworld.providers.openai_stream import StreamAssembler
 
 if TYPE_CHECKING:
     import ssl
 
     import openai
+
+    from agentworld.providers.openai_post import CompletionPoster
 
 DEFAULT_MAX_CONNECTIONS = 64
 """Requests one provider has on the wire at once (``AGENTWORLD_LLM_CONNECTIONS`` changes it).
@@ -119,12 +123,17 @@ def without_platform_headers() -> dict[str, Any]:
 
 
 def sdk_client(
-    *, api_key: str, base_url: str | None, timeout: float, max_connections: int
+    *,
+    api_key: str,
+    base_url: str | None,
+    timeout: float,
+    max_connections: int,
+    http_client: openai.DefaultAsyncHttpxClient | None = None,
 ) -> openai.AsyncOpenAI:
     """The SDK client a provider sends an endpoint's requests with: no SDK retries (they are
-    ``RetryingProvider``'s job), the pool and timeouts of :func:`pooled_http_client`, no
-    platform headers. Benchmarks replay a turn's request on one of these, so that the turn and
-    its replay send the same request."""
+    ``RetryingProvider``'s job), on ``http_client`` (by default one of
+    :func:`pooled_http_client`), no platform headers. Benchmarks replay a turn's request on
+    one of these, so that the turn and its replay send the same request."""
     import openai
 
     return openai.AsyncOpenAI(
@@ -132,7 +141,7 @@ def sdk_client(
         base_url=base_url,
         max_retries=0,
         timeout=request_timeout(timeout),
-        http_client=pooled_http_client(max_connections, timeout, base_url),
+        http_client=http_client or pooled_http_client(max_connections, timeout, base_url),
         default_headers=without_platform_headers(),
     )
 
@@ -197,16 +206,6 @@ def to_openai_tool(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
-def _error_text(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        return json.dumps(body)
-    return str(getattr(exc, "message", "") or exc)
-
-
 class OpenAIProvider:
     """A pure client for one OpenAI-compatible endpoint."""
 
@@ -222,9 +221,13 @@ class OpenAIProvider:
         client: openai.AsyncOpenAI | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
-        """``client``, when given, is used as built (:func:`sdk_client` builds the default)."""
+        """``client``, when given, is used as built, the SDK's ``post`` included. Without one,
+        :func:`sdk_client` builds it, and a non-streamed completion is posted straight on its
+        HTTP client (``openai_post`` says why)."""
         import openai
         import openai.types.chat
+
+        from agentworld.providers.openai_post import CompletionPoster
 
         self._openai = openai
         self._types = openai.types.chat
@@ -232,10 +235,19 @@ class OpenAIProvider:
         self.api_key_env = api_key_env
         self.max_connections = max_connections
         self._slots = ConnectionSlots(max_connections)
-        self._client = client or sdk_client(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_connections=max_connections
-        )
-        self.base_url = str(self._client.base_url)
+        self._poster: CompletionPoster | None = None
+        if client is None:
+            http = pooled_http_client(max_connections, timeout, base_url)
+            client = sdk_client(
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout,
+                max_connections=max_connections,
+                http_client=http,
+            )
+            self._poster = CompletionPoster(client, http, api_key_env=api_key_env)
+        self._client = client
+        self.base_url = str(client.base_url)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -264,21 +276,25 @@ class OpenAIProvider:
             raise self._status_error(exc) from exc
         except self._openai.APIConnectionError as exc:  # timeouts and cut streams too
             raise transport_error(exc, endpoint=self.base_url) from exc
-        except json.JSONDecodeError as exc:  # the SDK's json.loads of the body or of an event
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # The SDK's json.loads of a body or an event: not JSON, or in no Unicode encoding.
             raise unreadable_body(exc, endpoint=self.base_url) from exc
 
     def _status_error(self, exc: openai.APIStatusError) -> ProviderResponseError:
         return response_error(
             endpoint=self.base_url,
             status=exc.status_code,
-            detail=_error_text(exc),
+            detail=error_text(exc.body, str(exc.message or exc)),
             api_key_env=self.api_key_env,
             headers=dict(exc.response.headers) if exc.response is not None else None,
         )
 
     async def _generate(self, params: dict[str, Any]) -> LLMResponse:
         # The body as parsed JSON, not the SDK's typed models (``openai_completion`` says why).
-        body = await self._client.post("/chat/completions", body=params, cast_to=object)
+        if self._poster is not None:
+            body = await self._poster.post(params)
+        else:
+            body = await self._client.post("/chat/completions", body=params, cast_to=object)
         return completion_response(body, endpoint=self.base_url)
 
     async def _stream(self, params: dict[str, Any], on_text: TextCallback | None) -> LLMResponse:

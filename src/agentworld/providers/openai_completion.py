@@ -15,6 +15,7 @@ counts as zero.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from agentworld.errors import ProviderResponseError
@@ -79,3 +80,25 @@ def _usage(value: object) -> Usage:
     counts = [value.get("prompt_tokens"), value.get("completion_tokens")]
     inputs, outputs = (c if isinstance(c, int) and not isinstance(c, bool) else 0 for c in counts)
     return Usage(input_tokens=inputs, output_tokens=outputs)
+
+
+def status_detail(status: int, text: str) -> str:
+    """What an error answer says, as the SDK's error carries it: the ``message`` of its JSON
+    ``error`` object, the JSON itself when it has none, ``Error code: N`` when it is not JSON."""
+    text = text.strip()
+    try:
+        body: object = json.loads(text)
+    except ValueError:
+        body = text
+    return error_text(body.get("error", body) if isinstance(body, dict) else body, f"Error code: {status}")
+
+
+def error_text(body: object, message: str) -> str:
+    """An error body's own words (``body`` as the SDK's ``APIStatusError.body`` holds it),
+    else ``message``."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        return json.dumps(body)
+    return message

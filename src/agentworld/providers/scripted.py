@@ -24,6 +24,11 @@ from agentworld.providers.base import LLMRequest, TextCallback
 
 Responder = Callable[[LLMRequest], LLMResponse]
 
+MOST_PIECES = 256
+"""A streamed reply comes in at most this many pieces: a long one (the echo of a 1 MB message)
+in longer pieces, as a real model server sends what it has ready, instead of one ``chunk``
+event per eight characters -- 131,000 events, which took a server seconds to deliver."""
+
 
 def _estimate_usage(request: LLMRequest, reply: str) -> Usage:
     words_in = sum(len((m.content or "").split()) for m in request.messages)
@@ -130,8 +135,9 @@ class ScriptedProvider:
             response = response.model_copy(update={"usage": _estimate_usage(request, response.content)})
         if stream and on_text is not None and response.content:
             text = response.content
-            for start in range(0, len(text), self._chunk_size):
-                await maybe_await(on_text(text[start : start + self._chunk_size]))
+            size = max(self._chunk_size, -(-len(text) // MOST_PIECES))
+            for start in range(0, len(text), size):
+                await maybe_await(on_text(text[start : start + size]))
         return response
 
     async def aclose(self) -> None:

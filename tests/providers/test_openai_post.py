@@ -1,0 +1,182 @@
+"""A non-streamed completion posted straight on the HTTP client (``openai_post``) is the SDK's
+``client.post`` without its layers: the same request on the wire, the same answer read from
+it, the same error for every failure.
+
+Each case runs both paths against one raw loopback server (no HTTP library on its side): a
+provider that built its own SDK client (the direct post), and one given a client built the same
+way (the SDK's ``post``). What each sent and what each raised are compared whole.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+from raw_http_server import Conn, RawServer, answering, response, serving
+
+from agentworld.errors import ProviderError
+from agentworld.models import LLMResponse
+from agentworld.providers.base import LLMRequest, PromptMessage
+from agentworld.providers.openai import OpenAIProvider, sdk_client
+
+COMPLETION = (
+    b'{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant",'
+    b'"content":"an answer"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,'
+    b'"completion_tokens":2,"total_tokens":5}}'
+)
+SDK_RETRY_HEADERS = {b"x-stainless-retry-count", b"x-stainless-read-timeout"}
+"""What the SDK's ``post`` adds to each request about its own retries; the direct post makes
+none (retries are ``RetryingProvider``'s), so it leaves them out."""
+
+
+def ask() -> LLMRequest:
+    return LLMRequest(
+        model="m",
+        messages=[PromptMessage(role="user", content="héllo \u2603 \"quoted\"")],
+        temperature=0.5,
+        max_tokens=64,
+    )
+
+
+@asynccontextmanager
+async def both_paths(server: RawServer) -> AsyncIterator[tuple[OpenAIProvider, OpenAIProvider]]:
+    url = f"{server.url}/v1"
+    direct = OpenAIProvider(api_key="sk-test", base_url=url, timeout=5.0)
+    through_sdk = OpenAIProvider(
+        api_key="sk-test",
+        client=sdk_client(api_key="sk-test", base_url=url, timeout=5.0, max_connections=4),
+    )
+    try:
+        yield direct, through_sdk
+    finally:
+        await direct.aclose()
+        await through_sdk.aclose()
+
+
+def sent(request: bytes) -> tuple[bytes, dict[bytes, bytes], bytes]:
+    """A raw request as its request line, its headers (names lower-cased) and its body."""
+    head, _, body = request.partition(b"\r\n\r\n")
+    line, *fields = head.split(b"\r\n")
+    headers = {}
+    for field in fields:
+        name, _, value = field.partition(b":")
+        headers[name.strip().lower()] = value.strip()
+    return line, headers, body
+
+
+async def test_the_direct_post_sends_what_the_sdk_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")  # the SDK sends these when they are set
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-1")
+    async with (
+        serving(answering(lambda _c, _r: ok(COMPLETION))) as server,
+        both_paths(server) as (direct, through_sdk),
+    ):
+        answers = [await direct.complete(ask()), await through_sdk.complete(ask())]
+
+    assert answers[0] == answers[1]
+    assert answers[0].content == "an answer"
+    (line, headers, body), (sdk_line, sdk_headers, sdk_body) = map(sent, server.requests)
+    assert line == sdk_line == b"POST /v1/chat/completions HTTP/1.1"
+    assert body == sdk_body
+    assert body.decode() == (
+        '{"model":"m","messages":[{"role":"user","content":"héllo \u2603 \\"quoted\\""}],'
+        '"temperature":0.5,"max_tokens":64}'
+    )
+    assert set(sdk_headers) >= SDK_RETRY_HEADERS
+    assert headers == {k: v for k, v in sdk_headers.items() if k not in SDK_RETRY_HEADERS}
+    assert headers[b"authorization"] == b"Bearer sk-test"
+    assert (headers[b"openai-organization"], headers[b"openai-project"]) == (b"org-1", b"proj-1")
+
+
+def ok(body: bytes, content_type: str = "application/json") -> bytes:
+    return response(body, f"Content-Type: {content_type}")
+
+
+def failing(status: str, body: bytes, *headers: str) -> bytes:
+    return response(body, *headers, status=status)
+
+
+ANSWERS: dict[str, Callable[[Conn, bytes], bytes]] = {
+    "500 with a message": lambda _c, _r: failing(
+        "500 Internal Server Error", b'{"error":{"message":"trouble at the mill"}}',
+        "Content-Type: application/json",
+    ),
+    "401 names the key's variable": lambda _c, _r: failing(
+        "401 Unauthorized", b'{"error":{"message":"Incorrect API key provided: sk-test"}}',
+        "Content-Type: application/json",
+    ),
+    "429 with retry-after": lambda _c, _r: failing(
+        "429 Too Many Requests", b'{"error":{"message":"slow down"}}',
+        "Content-Type: application/json", "Retry-After: 7",
+    ),
+    "400 JSON without a message": lambda _c, _r: failing(
+        "400 Bad Request", b'{"error":{"code":"bad_thing","param":"model"}}',
+        "Content-Type: application/json",
+    ),
+    "400 JSON that is not an object": lambda _c, _r: failing(
+        "400 Bad Request", b'["a", "list"]', "Content-Type: application/json"
+    ),
+    "502 an HTML page": lambda _c, _r: failing(
+        "502 Bad Gateway", b"<html><body>bad gateway</body></html>", "Content-Type: text/html"
+    ),
+    "304 not a success": lambda _c, _r: failing("304 Not Modified", b""),
+    "200 plain text": lambda _c, _r: ok(b"just words", "text/plain"),
+    "200 nothing at all": lambda _c, _r: response(b""),
+    "200 JSON that is not JSON": lambda _c, _r: ok(b'{"choices": [oops'),
+    "200 JSON that is not UTF-8": lambda _c, _r: ok(b'{"choices": "\xff\xfe"}'),
+    "200 JSON of the wrong shape": lambda _c, _r: ok(b'{"choices": []}'),
+    "200 cut short": lambda _c, _r: (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n"
+        + COMPLETION[:40]
+    ),
+}
+
+
+async def outcome(provider: OpenAIProvider) -> LLMResponse | tuple[object, ...]:
+    try:
+        return await provider.complete(ask())
+    except ProviderError as exc:
+        return (
+            type(exc),
+            str(exc),
+            getattr(exc, "status", None),
+            getattr(exc, "retry_after", None),
+            exc.retryable,
+        )
+
+
+@pytest.mark.parametrize("answer", ANSWERS.values(), ids=ANSWERS.keys())
+async def test_every_failure_is_the_error_the_sdk_path_raises(
+    answer: Callable[[Conn, bytes], bytes],
+) -> None:
+    async def answer_then_close(conn: Conn) -> None:
+        if (request := await conn.request()) is not None:
+            await conn.send(answer(conn, request))
+
+    async with serving(answer_then_close) as server, both_paths(server) as (direct, through_sdk):
+        mine, sdks = await outcome(direct), await outcome(through_sdk)
+        endpoint = server.url
+
+    assert isinstance(mine, tuple), "every answer here is a failure"
+    assert mine == sdks
+    assert endpoint in mine[1]
+
+
+async def test_a_refused_connection_is_the_error_the_sdk_path_raises() -> None:
+    with socket.socket() as sock:  # a port nothing listens on once it is closed
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    direct = OpenAIProvider(api_key="k", base_url=url, timeout=5.0)
+    through_sdk = OpenAIProvider(
+        api_key="k", client=sdk_client(api_key="k", base_url=url, timeout=5.0, max_connections=4)
+    )
+    try:
+        mine, sdks = await outcome(direct), await outcome(through_sdk)
+    finally:
+        await direct.aclose()
+        await through_sdk.aclose()
+
+    assert mine == sdks
+    assert isinstance(mine, tuple) and f"cannot reach {url}" in mine[1]
