@@ -9,8 +9,10 @@ way (the SDK's ``post``). What each sent and what each raised are compared whole
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import pytest
@@ -180,3 +182,151 @@ async def test_a_refused_connection_is_the_error_the_sdk_path_raises() -> None:
 
     assert mine == sdks
     assert isinstance(mine, tuple) and f"cannot reach {url}" in mine[1]
+
+
+# -- streams ----------------------------------------------------------------------------------
+
+
+def chunk(delta: dict[str, object], finish: str | None = None, **extra: object) -> bytes:
+    event = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
+    return b"data: " + json.dumps(event).encode() + b"\n\n"
+
+
+USAGE = b'data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[],' \
+    b'"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}\n\n'
+TEXT_EVENTS = [
+    chunk({"role": "assistant", "content": ""}),
+    chunk({"content": "an "}),
+    chunk({"content": "answer"}),
+    chunk({}, "stop"),
+    USAGE,
+    b"data: [DONE]\n\n",
+]
+TOOL_EVENTS = [
+    chunk({"role": "assistant", "content": "checking"}),
+    chunk({"tool_calls": [{"index": 1, "id": "b", "type": "function",
+                           "function": {"name": "two", "arguments": ""}}]}),
+    chunk({"tool_calls": [{"index": 0, "id": "a", "type": "function",
+                           "function": {"name": "one", "arguments": '{"x":'}}]}),
+    chunk({"tool_calls": [{"index": 1, "function": {"arguments": "{}"}}]}),
+    chunk({"tool_calls": [{"index": 0, "function": {"arguments": " 1}"}}]}),
+    chunk({}, "tool_calls"),
+    USAGE,
+    b"data: [DONE]\n\n",
+]
+
+
+def event_stream(*events: bytes, pieces: int = 1) -> Callable[[Conn], Awaitable[None]]:
+    """A handler answering one request with ``events`` as a read-to-close event stream,
+    written in ``pieces`` parts of equal size (so lines and events are cut anywhere)."""
+    body = b"".join(events)
+
+    async def handler(conn: Conn) -> None:
+        if await conn.request() is None:
+            return
+        await conn.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+        size = -(-len(body) // pieces)
+        for start in range(0, len(body), size):
+            await conn.send(body[start : start + size])
+            await asyncio.sleep(0.005)
+
+    return handler
+
+
+async def streamed(provider: OpenAIProvider) -> tuple[object, ...]:
+    fragments: list[str] = []
+    try:
+        answer = await provider.complete(ask(), stream=True, on_text=fragments.append)
+    except ProviderError as exc:
+        return (type(exc), str(exc), getattr(exc, "status", None), exc.retryable, fragments)
+    return (answer, fragments)
+
+
+STREAMS: dict[str, Callable[[Conn], Awaitable[None]]] = {
+    "text": event_stream(*TEXT_EVENTS),
+    "text in 40 pieces": event_stream(*TEXT_EVENTS, pieces=40),
+    "text with CR line ends, in pieces": event_stream(
+        *(e.replace(b"\n", b"\r") for e in TEXT_EVENTS), pieces=23
+    ),
+    "text with CR LF line ends, in pieces": event_stream(
+        *(e.replace(b"\n", b"\r\n") for e in TEXT_EVENTS), pieces=37
+    ),
+    "comments and other fields": event_stream(
+        b": keep-alive\n\n", b"event: message\nid: 1\nretry: 10\n", *TEXT_EVENTS
+    ),
+    "tool calls interleaved": event_stream(*TOOL_EVENTS, pieces=9),
+    "no [DONE]": event_stream(*TEXT_EVENTS[:-1]),
+    "an error event": event_stream(
+        *TEXT_EVENTS[:2], b'data: {"error": {"message": "the model is overloaded"}}\n\n'
+    ),
+    "an error event without words": event_stream(b'data: {"error": {"code": 1}}\n\n'),
+    "cut before the finish": event_stream(*TEXT_EVENTS[:3]),
+    "an event that is not JSON": event_stream(*TEXT_EVENTS[:2], b"data: {oops\n\n"),
+    "an event that is not UTF-8": event_stream(*TEXT_EVENTS[:2], b'data: {"x": "\xff"}\n\n'),
+    "an error status": answering(
+        lambda _c, _r: failing(
+            "503 Service Unavailable", b'{"error":{"message":"busy"}}',
+            "Content-Type: application/json",
+        )
+    ),
+}
+
+
+@pytest.mark.parametrize("answer", STREAMS.values(), ids=STREAMS.keys())
+async def test_a_stream_reads_as_the_sdk_path_reads_it(
+    answer: Callable[[Conn], Awaitable[None]],
+) -> None:
+    async with serving(answer) as server, both_paths(server) as (direct, through_sdk):
+        mine, sdks = await streamed(direct), await streamed(through_sdk)
+
+    assert mine == sdks
+
+
+async def test_a_streamed_answer_is_read_whole_and_its_connection_kept() -> None:
+    async def keep_alive(conn: Conn) -> None:
+        body = b"".join(TEXT_EVENTS)
+        while await conn.request() is not None:
+            await conn.send(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                + b"Content-Length: %d\r\n\r\n" % len(body)
+                + body
+            )
+
+    async with serving(keep_alive) as server, both_paths(server) as (direct, _):
+        first, second = await streamed(direct), await streamed(direct)
+
+    assert first == second
+    answer, fragments = first
+    assert isinstance(answer, LLMResponse)
+    assert (answer.content, fragments) == ("an answer", ["an ", "answer"])
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (7, 3)
+    assert server.connections == 1
+    (line, headers, body), _ = map(sent, server.requests)
+    assert json.loads(body)["stream"] is True
+    assert json.loads(body)["stream_options"] == {"include_usage": True}
+
+
+async def test_a_stream_left_early_closes_its_connection_at_once() -> None:
+    closed = asyncio.Event()
+
+    async def stalls(conn: Conn) -> None:
+        if await conn.request() is None:
+            return
+        await conn.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+        await conn.send(b"".join(TEXT_EVENTS[:2]))
+        await conn.until_closed()  # nothing more: the client must be the one to close
+        closed.set()
+
+    def refuse(_text: str) -> None:
+        raise RuntimeError("the consumer gave up")
+
+    async with serving(stalls) as server, both_paths(server) as (direct, _):
+        with pytest.raises(RuntimeError, match="gave up"):
+            await direct.complete(ask(), stream=True, on_text=refuse)
+        await asyncio.wait_for(closed.wait(), timeout=2.0)

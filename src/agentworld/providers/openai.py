@@ -2,11 +2,12 @@
 
 Requests carry a body we already build in wire format: ``chat.completions.create`` would walk
 and re-transform every message of the history (about 0.13 ms per message), which dominates a
-turn with a long memory. A non-streamed completion is posted straight on the SDK client's HTTP
-client when the provider built that client itself (``openai_post``: the SDK's request and
-response layers were half a request's CPU), else through the SDK's documented low-level
-``client.post``; its whole response is read from its JSON (``openai_completion``). A stream
-goes through ``client.post`` and its chunks are parsed into the SDK's typed models.
+turn with a long memory. A completion is posted straight on the SDK client's HTTP client when
+the provider built that client itself (``openai_post``: the SDK's request and response layers
+were half a whole request's CPU, two thirds of a streamed one's), else through the SDK's
+documented low-level ``client.post``. A whole response is read from its JSON
+(``openai_completion``); a stream's chunks from their JSON too on the direct path, as the SDK's
+typed models on its own.
 
 Also serves every OpenAI-compatible endpoint (Ollama, xAI, OpenRouter, local
 servers) through ``base_url``. The SDK's own retries are turned off: retrying
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agentworld.callbacks import maybe_await
@@ -45,7 +48,7 @@ from agentworld.providers.errors import (
     transport_error,
     unreadable_body,
 )
-from agentworld.providers.openai_completion import completion_response, error_text
+from agentworld.providers.openai_completion import completion_response, error_text, stream_error
 from agentworld.providers.openai_stream import StreamAssembler
 
 if TYPE_CHECKING:
@@ -279,6 +282,8 @@ class OpenAIProvider:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             # The SDK's json.loads of a body or an event: not JSON, or in no Unicode encoding.
             raise unreadable_body(exc, endpoint=self.base_url) from exc
+        except self._openai.APIError as exc:  # an error event inside a stream
+            raise stream_error(exc.body, endpoint=self.base_url) from exc
 
     def _status_error(self, exc: openai.APIStatusError) -> ProviderResponseError:
         return response_error(
@@ -299,18 +304,32 @@ class OpenAIProvider:
 
     async def _stream(self, params: dict[str, Any], on_text: TextCallback | None) -> LLMResponse:
         assembler = StreamAssembler()
+        body = {**params, "stream": True, "stream_options": {"include_usage": True}}
+        async with aclosing(self._chunk_texts(body, assembler)) as chunks:  # closed at once
+            async for fresh in chunks:  # when on_text fails or the call is cancelled
+                for text in fresh:
+                    if on_text is not None:
+                        await maybe_await(on_text(text))
+        if not assembler.finished:
+            raise incomplete_stream(endpoint=self.base_url, missing="a finish_reason")
+        return assembler.response()
+
+    async def _chunk_texts(
+        self, body: dict[str, Any], assembler: StreamAssembler
+    ) -> AsyncGenerator[list[str], None]:
+        """Each chunk of the stream fed to ``assembler``, as the text it adds."""
+        if self._poster is not None:
+            async with aclosing(self._poster.events(body)) as events:
+                async for event in events:
+                    yield assembler.feed_event(event, endpoint=self.base_url)
+            return
         stream = await self._client.post(
             "/chat/completions",
-            body={**params, "stream": True, "stream_options": {"include_usage": True}},
+            body=body,
             cast_to=self._types.ChatCompletion,
             stream=True,
             stream_cls=self._chunk_stream,
         )
         async with stream:
             async for chunk in stream:
-                for text in assembler.feed(chunk):
-                    if on_text is not None:
-                        await maybe_await(on_text(text))
-        if not assembler.finished:
-            raise incomplete_stream(endpoint=self.base_url, missing="a finish_reason")
-        return assembler.response()
+                yield assembler.feed(chunk)

@@ -20,6 +20,7 @@ from typing import Any
 
 from agentworld.errors import ProviderResponseError
 from agentworld.models import LLMResponse, ToolCall, Usage
+from agentworld.providers.errors import masked
 
 
 def completion_response(body: object, *, endpoint: str) -> LLMResponse:
@@ -102,3 +103,14 @@ def error_text(body: object, message: str) -> str:
             return str(inner["message"])
         return json.dumps(body)
     return message
+
+
+def stream_error(error: object, *, endpoint: str) -> ProviderResponseError:
+    """An error the endpoint sent inside a stream that had begun well (``{"error": ...}`` as
+    an event): the answer failed on its side, so it is a server error, which is retried."""
+    message = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(message, str) or not message:
+        message = "An error occurred during streaming"
+    return ProviderResponseError(
+        masked(f"{endpoint} reported an error in its stream: {message}"), status=500, body=masked(message)
+    )

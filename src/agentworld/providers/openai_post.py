@@ -1,4 +1,4 @@
-"""A non-streamed chat completion posted straight on the provider's own HTTP client.
+"""A chat completion posted straight on the provider's own HTTP client, whole or streamed.
 
 The SDK's ``client.post`` takes a request through several layers: its options as a model,
 headers merged and checked again on every request, its retry loop, its response wrapper. For
@@ -6,28 +6,37 @@ an instant model those layers are half of what a request costs: 0.75 ms of CPU a
 to post the same bytes on the same HTTP client (1,000 requests at once, medians of eight rounds
 alternated in one process), and a turn makes one to three such requests.
 
-So a provider that built its SDK client itself posts a non-streamed completion here. What goes
+So a provider that built its SDK client itself posts its completions here. What goes
 out is what the SDK sends: the same URL (the client's ``base_url`` joined as the SDK joins it),
 the SDK's own default headers and key (its telemetry headers left out, as the provider's client
 leaves them out), the same JSON bytes, on the same HTTP client -- so the same pool, timeouts,
 redirects, TLS and proxies. What comes back is read as the SDK reads it, and every failure
 becomes the ``ProviderError`` the SDK's path gives (``OpenAIProvider`` maps both the same way).
 
-Streaming stays on the SDK's path (its event stream), and so do clients made elsewhere: an
-Azure client's key, token refresh and deployment URLs are the SDK's business.
+A stream is read as the SDK reads it too: server-sent events (the HTML standard's rules, which
+the SDK's decoder follows), each event's data parsed as JSON up to ``[DONE]``, the rest of the
+body then read so the connection can serve the next request, an event holding an ``error``
+raised as the endpoint's error. Its chunks are JSON read by hand
+(``StreamAssembler.feed_event``), where the SDK builds a typed model of each: 2.1 ms of CPU
+for a streamed request of a few chunks at 1,000 at once, against 0.4 ms for a whole one.
+
+Clients made elsewhere keep the SDK's path: an Azure client's key, token refresh and deployment
+URLs are the SDK's business.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import ssl
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
 
 from agentworld.providers.errors import response_error, transport_failure, unreadable_body
-from agentworld.providers.openai_completion import status_detail
+from agentworld.providers.openai_completion import status_detail, stream_error
 
 if TYPE_CHECKING:
     import openai
@@ -39,6 +48,7 @@ CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
 )
 """What the SDK turns into "Connection error." (``openai._httpx2.request_exceptions``): a
 request that could not be sent or whose answer could not be read."""
+READ_FAILURES: tuple[type[BaseException], ...] = (httpx2.TimeoutException, *CONNECTION_FAILURES)
 
 
 class CompletionPoster:
@@ -61,12 +71,43 @@ class CompletionPoster:
     async def post(self, params: dict[str, Any]) -> object:
         """The answer's body, parsed from JSON (text when it does not say it is JSON, as the
         SDK gives it); a failure is raised as the provider's error."""
+        response = await self._send(params, stream=False)
+        content_type = response.headers.get("content-type", "*").split(";")[0]
+        if not content_type.endswith("json"):
+            return response.text
+        try:
+            return json.loads(response.content)
+        except ValueError as exc:  # not JSON, or not in a Unicode encoding at all
+            raise unreadable_body(exc, endpoint=self._endpoint) from exc
+
+    async def events(self, params: dict[str, Any]) -> AsyncGenerator[object, None]:
+        """Each event of the streamed answer, parsed from JSON, up to ``[DONE]``; a failure is
+        raised as the provider's error (a body that is not JSON as ``JSONDecodeError``, which
+        the provider reports as the SDK's path does). Close it (``aclosing``) when done."""
+        response = await self._send(params, stream=True)
+        chunks = response.aiter_bytes()
+        try:
+            async for data in self._event_data(chunks):
+                if data.startswith("[DONE]"):
+                    if response.http_version == "HTTP/1.1":  # read to the end: the connection
+                        await _read_rest(chunks)  # then serves the next request
+                    return
+                event = json.loads(data)
+                if isinstance(event, dict) and event.get("error"):
+                    raise stream_error(event["error"], endpoint=self._endpoint)
+                yield event
+        finally:
+            await response.aclose()
+
+    async def _send(self, params: dict[str, Any], *, stream: bool) -> httpx2.Response:
         body = json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         request = self._http.build_request(
             "POST", self._url, headers=self._headers, content=body.encode()
         )
         try:
-            response = await self._http.send(request)
+            response = await self._http.send(request, stream=stream)
+            if not 200 <= response.status_code < 300:
+                await response.aread()
         except httpx2.TimeoutException as exc:
             raise transport_failure(exc, said="Request timed out.", endpoint=self._endpoint) from exc
         except CONNECTION_FAILURES as exc:
@@ -79,10 +120,53 @@ class CompletionPoster:
                 api_key_env=self._api_key_env,
                 headers=dict(response.headers),
             )
-        content_type = response.headers.get("content-type", "*").split(";")[0]
-        if not content_type.endswith("json"):
-            return response.text
+        return response
+
+    async def _event_data(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+        """The data of each server-sent event of a body, its read failures said as the SDK
+        says them."""
         try:
-            return json.loads(response.content)
-        except ValueError as exc:  # not JSON, or not in a Unicode encoding at all
-            raise unreadable_body(exc, endpoint=self._endpoint) from exc
+            async for data in event_data(chunks):
+                yield data
+        except httpx2.TimeoutException as exc:
+            raise transport_failure(exc, said="Request timed out.", endpoint=self._endpoint) from exc
+        except CONNECTION_FAILURES as exc:
+            raise transport_failure(exc, said="Connection error.", endpoint=self._endpoint) from exc
+
+
+
+async def _read_rest(chunks: AsyncIterator[bytes]) -> None:
+    try:
+        async for _ in chunks:
+            pass
+    except READ_FAILURES:
+        pass  # the answer is whole; only the connection is lost, and it is not reused
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+async def event_data(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The data of each server-sent event in a body that arrives in ``chunks``, by the HTML
+    standard's rules: lines end in CR LF, LF or CR; a blank line ends an event; ``data``
+    fields are joined by LF; comments and other fields are skipped; an event without data is
+    none; a last event not ended by a blank line is dropped. Lines must be UTF-8
+    (``UnicodeDecodeError`` otherwise, as in the SDK's decoder)."""
+    pending = b""
+    data: list[str] = []
+    async for chunk in chunks:
+        pending += chunk
+        # A CR at the end may be the first half of CR LF: it waits for the next chunk.
+        whole = len(pending) - 1 if pending.endswith(b"\r") else len(pending)
+        *lines, rest = _LINE_BREAK.split(pending[:whole])
+        pending = rest + pending[whole:]
+        for raw in lines:
+            line = raw.decode("utf-8")
+            if not line:
+                if data:
+                    yield "\n".join(data)
+                    data = []
+                continue
+            field, _, value = line.partition(":")
+            if field == "data":
+                data.append(value[1:] if value.startswith(" ") else value)
