@@ -22,6 +22,7 @@ from agentworld.errors import ProviderError
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMRequest, PromptMessage
 from agentworld.providers.openai import OpenAIProvider, sdk_client
+from agentworld.providers.openai_post import event_data
 
 COMPLETION = (
     b'{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant",'
@@ -330,3 +331,23 @@ async def test_a_stream_left_early_closes_its_connection_at_once() -> None:
         with pytest.raises(RuntimeError, match="gave up"):
             await direct.complete(ask(), stream=True, on_text=refuse)
         await asyncio.wait_for(closed.wait(), timeout=2.0)
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r", b"\r\n"], ids=["LF", "CR", "CRLF"])
+@pytest.mark.parametrize("size", [1, 2, 3, 1000])
+async def test_events_are_the_same_however_the_body_is_cut(line_end: bytes, size: int) -> None:
+    body = (
+        b": a comment\n"
+        b"data: one\n\n"
+        b"event: x\ndata: two\ndata:  three\nid: 4\n\n"
+        b"\n\n"
+        b"data\n\n"
+        b"data: caf\xc3\xa9\n\n"
+        b"data: never ended"
+    ).replace(b"\n", line_end)
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), size):
+            yield body[start : start + size]
+
+    assert [data async for data in event_data(pieces())] == ["one", "two\n three", "", "café"]

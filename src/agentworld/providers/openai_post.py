@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx2
 
+from agentworld.errors import ProviderConnectionError
 from agentworld.providers.errors import response_error, transport_failure, unreadable_body
 from agentworld.providers.openai_completion import status_detail, stream_error
 
@@ -49,6 +50,7 @@ CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
 """What the SDK turns into "Connection error." (``openai._httpx2.request_exceptions``): a
 request that could not be sent or whose answer could not be read."""
 READ_FAILURES: tuple[type[BaseException], ...] = (httpx2.TimeoutException, *CONNECTION_FAILURES)
+"""Those and a timeout ("Request timed out.")."""
 
 
 class CompletionPoster:
@@ -108,10 +110,8 @@ class CompletionPoster:
             response = await self._http.send(request, stream=stream)
             if not 200 <= response.status_code < 300:
                 await response.aread()
-        except httpx2.TimeoutException as exc:
-            raise transport_failure(exc, said="Request timed out.", endpoint=self._endpoint) from exc
-        except CONNECTION_FAILURES as exc:
-            raise transport_failure(exc, said="Connection error.", endpoint=self._endpoint) from exc
+        except READ_FAILURES as exc:
+            raise self._failed(exc) from exc
         if not 200 <= response.status_code < 300:
             raise response_error(
                 endpoint=self._endpoint,
@@ -128,11 +128,14 @@ class CompletionPoster:
         try:
             async for data in event_data(chunks):
                 yield data
-        except httpx2.TimeoutException as exc:
-            raise transport_failure(exc, said="Request timed out.", endpoint=self._endpoint) from exc
-        except CONNECTION_FAILURES as exc:
-            raise transport_failure(exc, said="Connection error.", endpoint=self._endpoint) from exc
+        except READ_FAILURES as exc:
+            raise self._failed(exc) from exc
 
+    def _failed(self, exc: BaseException) -> ProviderConnectionError:
+        """A failure of the HTTP client, in the SDK's words for it."""
+        timed_out = isinstance(exc, httpx2.TimeoutException)
+        said = "Request timed out." if timed_out else "Connection error."
+        return transport_failure(exc, said=said, endpoint=self._endpoint)
 
 
 async def _read_rest(chunks: AsyncIterator[bytes]) -> None:
@@ -152,15 +155,20 @@ async def event_data(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
     fields are joined by LF; comments and other fields are skipped; an event without data is
     none; a last event not ended by a blank line is dropped. Lines must be UTF-8
     (``UnicodeDecodeError`` otherwise, as in the SDK's decoder)."""
-    pending = b""
     data: list[str] = []
+    line_so_far: list[bytes] = []  # a line that began in an earlier chunk
+    after_cr = False
     async for chunk in chunks:
-        pending += chunk
-        # A CR at the end may be the first half of CR LF: it waits for the next chunk.
-        whole = len(pending) - 1 if pending.endswith(b"\r") else len(pending)
-        *lines, rest = _LINE_BREAK.split(pending[:whole])
-        pending = rest + pending[whole:]
-        for raw in lines:
+        if after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the LF of a CR LF cut between two chunks
+        after_cr = chunk.endswith(b"\r")
+        *ended, rest = _LINE_BREAK.split(chunk)  # each chunk is searched once: no rescans
+        if ended and line_so_far:
+            ended[0] = b"".join([*line_so_far, ended[0]])
+            line_so_far = []
+        if rest:
+            line_so_far.append(rest)
+        for raw in ended:
             line = raw.decode("utf-8")
             if not line:
                 if data:
