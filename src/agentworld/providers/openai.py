@@ -225,8 +225,8 @@ class OpenAIProvider:
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         """``client``, when given, is used as built, the SDK's ``post`` included. Without one,
-        :func:`sdk_client` builds it, and a non-streamed completion is posted straight on its
-        HTTP client (``openai_post`` says why)."""
+        :func:`sdk_client` builds it, and completions, whole and streamed, are posted straight
+        on its HTTP client (``openai_post`` says why)."""
         import openai
         import openai.types.chat
 
