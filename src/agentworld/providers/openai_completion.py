@@ -27,7 +27,7 @@ def completion_response(body: object, *, endpoint: str) -> LLMResponse:
     """The response ``endpoint`` answered with ``body`` (its JSON, parsed)."""
 
     def wrong(what: str) -> ProviderResponseError:
-        return ProviderResponseError(f"{endpoint} returned {what}", status=200)
+        return wrong_shape(endpoint, what)
 
     if not isinstance(body, dict):
         raise wrong("a body that is not a JSON object")
@@ -47,7 +47,7 @@ def completion_response(body: object, *, endpoint: str) -> LLMResponse:
     return LLMResponse.of(
         content,
         [call for call in calls if call is not None],
-        usage=_usage(body.get("usage")),
+        usage=usage_of(body.get("usage")),
         model=model if isinstance(model, str) else None,
     )
 
@@ -75,7 +75,13 @@ def _tool_call(call: object, wrong: Any) -> ToolCall | None:
     return ToolCall.of(call_id, name, arguments or "{}")
 
 
-def _usage(value: object) -> Usage:
+def wrong_shape(endpoint: str, what: str) -> ProviderResponseError:
+    """A 200 whose JSON is not in the shape of a completion (or of a stream's chunk)."""
+    return ProviderResponseError(f"{endpoint} returned {what}", status=200)
+
+
+def usage_of(value: object) -> Usage:
+    """The token counts of a ``usage`` object; what is missing or not a count is zero."""
     if not isinstance(value, dict):
         return Usage()
     counts = [value.get("prompt_tokens"), value.get("completion_tokens")]

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentworld.errors import ProviderResponseError
 from agentworld.models import LLMResponse
 from agentworld.providers.assembly import TEXT_KEY, PartsAssembler
+from agentworld.providers.openai_completion import usage_of, wrong_shape
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
@@ -71,19 +71,20 @@ class StreamAssembler:
     def feed_event(self, event: object, *, endpoint: str) -> list[str]:
         """Take one chunk as its event's JSON; return the text it adds, for ``on_text``."""
         if not isinstance(event, dict):
-            raise _wrong(endpoint, "a stream event that is not a JSON object")
+            raise wrong_shape(endpoint, "a stream event that is not a JSON object")
         if isinstance(model := event.get("model"), str):
             self.set_model(model)
         if isinstance(usage := event.get("usage"), dict):
-            self.set_usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+            counts = usage_of(usage)
+            self.set_usage(counts.input_tokens, counts.output_tokens)
         choices = event.get("choices") or []
         if not isinstance(choices, list):
-            raise _wrong(endpoint, "stream choices that are not a list")
+            raise wrong_shape(endpoint, "stream choices that are not a list")
         fresh: list[str] = []
         for choice in choices:
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if not isinstance(delta, dict):
-                raise _wrong(endpoint, "a stream choice without a delta object")
+                raise wrong_shape(endpoint, "a stream choice without a delta object")
             if choice.get("finish_reason") is not None:
                 self.finished = True
             if isinstance(content := delta.get("content"), str) and content:
@@ -92,7 +93,7 @@ class StreamAssembler:
             for fragment in delta.get("tool_calls") or []:
                 index = fragment.get("index") if isinstance(fragment, dict) else None
                 if not isinstance(index, int) or isinstance(index, bool):
-                    raise _wrong(endpoint, "a streamed tool call without an index")
+                    raise wrong_shape(endpoint, "a streamed tool call without an index")
                 function: Any = fragment.get("function")
                 function = function if isinstance(function, dict) else {}
                 self.add_tool_fragment(
@@ -122,13 +123,5 @@ class StreamAssembler:
         return self._parts.response()
 
 
-def _wrong(endpoint: str, what: str) -> ProviderResponseError:
-    return ProviderResponseError(f"{endpoint} returned {what}", status=200)
-
-
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
