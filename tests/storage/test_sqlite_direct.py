@@ -18,7 +18,7 @@ from sqlalchemy.exc import InvalidRequestError
 from agentworld.models import World
 from agentworld.storage.engine import PAGE_SIZE
 from agentworld.storage.sql import SQLStorage
-from agentworld.storage.sqlite_direct import DirectConnection, StatementCache
+from agentworld.storage.sqlite_direct import DirectConnection
 
 _META = sa.MetaData()
 _ITEMS = sa.Table(
@@ -55,7 +55,7 @@ def direct(engine: sa.Engine) -> Iterator[DirectConnection]:
     database = engine.url.database
     assert database is not None
     raw = sqlite3.connect(database)
-    yield DirectConnection(raw, StatementCache(engine.dialect))
+    yield DirectConnection(raw)
     raw.close()
 
 

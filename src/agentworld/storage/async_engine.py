@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 import sqlalchemy as sa
 
 from agentworld.storage.connection import Connection
+from agentworld.storage.pg_connection import PgConnection
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -34,10 +35,13 @@ class AsyncEngineRunner:
         return self._engine
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
+        def unit(conn: sa.Connection) -> T:
+            return fn(PgConnection(conn))
+
         if not write:
-            return await self._unit(fn)
+            return await self._unit(unit)
         async with self._write_lock:
-            return await self._unit(fn)
+            return await self._unit(unit)
 
     async def run_schema(self, fn: Callable[[sa.Connection], T]) -> T:
         async with self._write_lock:

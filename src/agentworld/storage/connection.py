@@ -1,19 +1,23 @@
 """What a unit of work may do with its connection: the narrow interface the stores are written to.
 
 Every storage method is one synchronous function of a ``Connection``, run in one transaction
-(``engine``). Statements are SQLAlchemy Core, written once for both backends; PostgreSQL runs
-them on SQLAlchemy's own ``Connection``, SQLite on ``sqlite_direct.DirectConnection``, which
-compiles each statement once and executes it on the ``sqlite3`` cursor itself. Only what both
-give is here, so a store cannot come to depend on one backend's extras.
+(``engine``). Statements are SQL text (``statement.Sql``), written once for both backends;
+SQLite runs them on the ``sqlite3`` cursor itself (``sqlite_direct.DirectConnection``),
+PostgreSQL through SQLAlchemy (``pg_connection.PgConnection``). Only what both give is here,
+so a store cannot come to depend on one backend's extras. (Both still run a SQLAlchemy Core
+statement, for tests and tools; the stores write none.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy.engine.interfaces import Dialect
-from sqlalchemy.sql.base import Executable
+from agentworld.storage.statement import Backend, Sql
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine.interfaces import Dialect
+    from sqlalchemy.sql.base import Executable
 
 Parameters = Mapping[str, Any] | Sequence[Mapping[str, Any]]
 """One row of bind values, or a list of them to run the statement once per row."""
@@ -57,8 +61,15 @@ class Connection(Protocol):
     """A connection inside a unit's transaction."""
 
     @property
-    def dialect(self) -> Dialect: ...
+    def backend(self) -> Backend:
+        """Which database this is, for the few steps that differ (locks, triggers)."""
+        ...
 
-    def execute(self, statement: Executable, parameters: Parameters | None = None) -> Result: ...
+    @property
+    def dialect(self) -> Dialect:
+        """SQLAlchemy's dialect (imports SQLAlchemy on SQLite: the stores ask ``backend``)."""
+        ...
+
+    def execute(self, statement: Sql | Executable, parameters: Parameters | None = None) -> Result: ...
 
     def exec_driver_sql(self, statement: str) -> Result: ...

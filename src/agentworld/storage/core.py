@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
-
-import sqlalchemy as sa
-from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.storage.connection import Connection
@@ -16,6 +14,7 @@ from agentworld.storage.engine import Runner
 from agentworld.storage.url import sqlite_file
 
 if TYPE_CHECKING:
+    import sqlalchemy as sa
     from sqlalchemy.ext.asyncio import AsyncEngine
 
 T = TypeVar("T")
@@ -74,14 +73,9 @@ class StorageCore:
     async def _mapping_errors(self, work: Awaitable[T], duplicate: str | None) -> T:
         try:
             return await work
-        except (IntegrityError, sqlite3.IntegrityError) as exc:
-            if duplicate is not None:
-                raise AlreadyExistsError(duplicate) from exc
-            raise StorageError(f"database refused a row ({self._where()}): {_driver(exc)}") from exc
-        except (DBAPIError, sqlite3.Error) as exc:
-            # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
-            raise StorageError(f"database error ({self._where()}): {_driver(exc)}") from exc
-        except SQLAlchemyError as exc:
+        except sqlite3.IntegrityError as exc:
+            raise self._refused(exc, duplicate) from exc
+        except sqlite3.Error as exc:
             raise StorageError(f"database error ({self._where()}): {exc}") from exc
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             # Units read only what the stores wrote: text that is not UTF-8, or a JSON column
@@ -89,6 +83,21 @@ class StorageCore:
             raise StorageError(
                 f"database damaged ({self._where()}): a stored value cannot be read ({exc})"
             ) from exc
+        except Exception as exc:
+            # SQLAlchemy's errors (PostgreSQL, schema work), looked for only where it is loaded:
+            # the SQLite path raises the driver's own.
+            sa_errors = sys.modules.get("sqlalchemy.exc")
+            if sa_errors is None or not isinstance(exc, sa_errors.SQLAlchemyError):
+                raise
+            if isinstance(exc, sa_errors.IntegrityError):
+                raise self._refused(exc, duplicate) from exc
+            # The driver's own message is one line; SQLAlchemy's adds the SQL and a link.
+            raise StorageError(f"database error ({self._where()}): {_driver(exc)}") from exc
+
+    def _refused(self, exc: BaseException, duplicate: str | None) -> Exception:
+        if duplicate is not None:
+            return AlreadyExistsError(duplicate)
+        return StorageError(f"database refused a row ({self._where()}): {_driver(exc)}")
 
     def _where(self) -> str:
         path = sqlite_file(self.url)
@@ -102,5 +111,7 @@ class StorageCore:
 
 
 def _driver(exc: BaseException) -> BaseException:
-    """The driver's own exception: SQLAlchemy wraps it (``orig``), the SQLite path does not."""
-    return exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    """The driver's own exception: SQLAlchemy wraps it (``orig``), the SQLite path does not;
+    an error of SQLAlchemy's own has none, and is its own message."""
+    orig = getattr(exc, "orig", None)
+    return orig if isinstance(orig, BaseException) else exc

@@ -24,7 +24,9 @@ Every storage method is one synchronous function of a ``connection.Connection`` 
   as they always have, so check-then-insert units stay race-free in one process.
 
 Schema work (``migrations``) needs SQLAlchemy's own connection (``inspect``, ``create``), so it
-runs through ``run_schema`` on both backends.
+runs through ``run_schema`` on both backends. On SQLite that is the one time SQLAlchemy is
+imported, and only when the schema is not current already (``SQLStorage.open``): the units
+themselves run on a ``sqlite3`` connection opened here.
 """
 
 from __future__ import annotations
@@ -37,11 +39,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import sqlalchemy as sa
-from sqlalchemy import event as sa_event
-from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.pool import SingletonThreadPool
-
 from agentworld.storage.checkpoints import Checkpointer
 from agentworld.storage.connection import Connection
 from agentworld.storage.sqlite_batch import (
@@ -53,10 +50,11 @@ from agentworld.storage.sqlite_batch import (
     Unit,
     run_batch,
 )
-from agentworld.storage.sqlite_direct import DirectConnection, StatementCache
-from agentworld.storage.url import sqlite_sync_url
+from agentworld.storage.sqlite_direct import DirectConnection
+from agentworld.storage.url import sqlite_file, sqlite_sync_url
 
 if TYPE_CHECKING:
+    import sqlalchemy as sa
     from sqlalchemy.ext.asyncio import AsyncEngine
 
 T = TypeVar("T")
@@ -92,7 +90,28 @@ PAGE_SIZE = 2048
 """Bytes per page of a database this version creates (SQLite's default is 4096)."""
 
 
-def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+def connect_sqlite(url: str) -> sqlite3.Connection:
+    """A ``sqlite3`` connection to the database of a SQLite URL, set up as units need it.
+
+    ``check_same_thread`` is off so units may run in place on the caller's thread, and the
+    worker may close it. A URL with options (``?mode=ro``) opens as an SQLite URI with them.
+    """
+    path, _, options = url.split("://", 1)[1][1:].partition("?")
+    if not path or path == ":memory:":
+        raw = sqlite3.connect(":memory:", check_same_thread=False)
+    elif options:
+        raw = sqlite3.connect(f"file:{path}?{options}", uri=True, check_same_thread=False)
+    else:
+        raw = sqlite3.connect(path, check_same_thread=False)
+    try:
+        _configure_sqlite_connection(raw)
+    except BaseException:
+        raw.close()
+        raise
+    return raw
+
+
+def _configure_sqlite_connection(dbapi_connection: Any, _record: Any = None) -> None:
     # Take transaction control away from the driver, so ``_unit`` decides how to BEGIN.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
@@ -114,22 +133,15 @@ class SQLiteRunner:
     """One ``sqlite3`` connection; units run in place when they can, else on a worker thread."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
-        # A connection per thread: the worker's is made and closed on the worker, and anyone
-        # else using ``engine`` (a test, a tool) gets a connection of their own rather than
-        # share the worker's. ``check_same_thread`` is off so units may run in place on the
-        # caller's thread, and ``dispose`` may close them all from the worker.
-        self._engine = sa.create_engine(
-            url,
-            echo=echo,
-            poolclass=SingletonThreadPool,
-            connect_args={"check_same_thread": False},
-        )
-        sa_event.listen(self._engine, "connect", _configure_sqlite_connection)
+        self._url = url
+        self._echo = echo
+        self._engine: sa.Engine | None = None
+        """SQLAlchemy's engine, made when asked for (``engine``, schema work)."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentworld-db")
-        self._statements = StatementCache(self._engine.dialect)
-        database = self._engine.url.database
-        self._checkpoints = Checkpointer(database) if database and database != ":memory:" else None
+        database = sqlite_file(url)
+        self._checkpoints = Checkpointer(str(database)) if database is not None else None
         self._conn: sa.Connection | None = None
+        """SQLAlchemy's connection for schema work, on the units' own ``sqlite3`` connection."""
         self._direct: DirectConnection | None = None
         """Opened on the worker thread; used by whoever holds ``_guard``."""
         self._guard = threading.Lock()
@@ -151,7 +163,32 @@ class SQLiteRunner:
 
     @property
     def engine(self) -> sa.Engine:
-        return self._engine
+        """SQLAlchemy's engine for this database (imported and made now), for schema work,
+        tests and tools: on a file, each thread that connects gets a connection of its own;
+        in memory, the one there is, the units'."""
+        engine = self._engine
+        if engine is None:
+            import sqlalchemy as sa
+            from sqlalchemy.pool import SingletonThreadPool, StaticPool
+
+            if sqlite_file(self._url) is None:
+                engine = sa.create_engine(
+                    "sqlite://", echo=self._echo, poolclass=StaticPool, creator=self._memory
+                )
+            else:
+                url = self._url
+                engine = sa.create_engine(
+                    "sqlite://",
+                    echo=self._echo,
+                    poolclass=SingletonThreadPool,
+                    creator=lambda: connect_sqlite(url),
+                )
+            self._engine = engine
+        return engine
+
+    def _memory(self) -> sqlite3.Connection:
+        """The units' connection to a memory database: another would be another database."""
+        return self._open().driver_connection
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
         batch = self._batch
@@ -273,18 +310,28 @@ class SQLiteRunner:
             self._drop(invalidate=True)
         direct = self._direct
         if direct is None:
-            raw = self._connection().connection.driver_connection
-            assert isinstance(raw, sqlite3.Connection)
-            direct = self._direct = DirectConnection(raw, self._statements)
+            raw = connect_sqlite(self._url)
+            direct = self._direct = DirectConnection(raw)
             (mode,) = raw.execute("PRAGMA journal_mode").fetchone()
             # In another journal mode a commit may wait for readers, so units stay here.
             self._in_place = str(mode).lower() in ("wal", "memory")
         return direct
 
-    def _connection(self) -> sa.Connection:
+    def _schema_connection(self) -> sa.Connection:
+        """SQLAlchemy's connection on the units' ``sqlite3`` connection (schema work)."""
         conn = self._conn
         if conn is None:
-            conn = self._conn = self._engine.connect()
+            import sqlalchemy as sa
+            from sqlalchemy.pool import StaticPool
+
+            direct = self._open()
+            schema_engine = sa.create_engine(
+                "sqlite://",
+                echo=self._echo,
+                poolclass=StaticPool,
+                creator=lambda: direct.driver_connection,
+            )
+            conn = self._conn = schema_engine.connect()
         return conn
 
     def _unit(self, fn: Callable[[Connection], T], write: bool) -> T:
@@ -360,8 +407,10 @@ class SQLiteRunner:
         self._stale = True
 
     def _schema_unit(self, fn: Callable[[sa.Connection], T]) -> T:
+        from sqlalchemy.exc import DBAPIError, IntegrityError
+
         direct = self._open()
-        conn = self._connection()
+        conn = self._schema_connection()
         try:
             direct.driver_connection.execute(_WAIT_FOR_LOCKS)
             with conn.begin():
@@ -376,20 +425,26 @@ class SQLiteRunner:
             self._stop_waiting(direct)
 
     def _drop(self, *, invalidate: bool = False) -> None:
+        """Close the units' connection (and schema work's SQLAlchemy one on it); the next
+        unit opens another. ``invalidate``: it may be broken, so nothing is rolled back."""
         self._in_place = False
-        self._direct = None
+        direct, self._direct = self._direct, None
         conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        if invalidate:
-            conn.invalidate()
-        conn.close()
+        if conn is not None:
+            schema_engine = conn.engine
+            if invalidate:
+                conn.invalidate()
+            conn.close()
+            schema_engine.dispose()
+        if direct is not None:
+            direct.driver_connection.close()
 
     def _dispose(self) -> None:
         if self._checkpoints is not None:
             self._checkpoints.close()
         self._drop()
-        self._engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()
 
 
 class _Wait:

@@ -17,10 +17,7 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlsplit
 
-import sqlalchemy as sa
-
 from agentworld.errors import StorageError
-from agentworld.storage import migrations
 from agentworld.storage.approvals import ApprovalStore
 from agentworld.storage.catalog import CatalogStore
 from agentworld.storage.connection import Connection
@@ -29,15 +26,17 @@ from agentworld.storage.inbox import InboxStore
 from agentworld.storage.leases import LeaseStore
 from agentworld.storage.messages import MessageStore
 from agentworld.storage.pending import PendingCallStore
+from agentworld.storage.statement import Sql
 from agentworld.storage.tool_logs import ToolLogStore
 from agentworld.storage.url import resolve_database_url, sqlite_file
+from agentworld.storage.versions import schema_is_current
 
 LeftBehind = Literal["tool_runs", "approvals", "work"]
 """What a stopped process may have left in a world for the next runtime to take up: tool
 runs still marked running, approval requests waiting (some may be overdue), queued work or
 a chat lease never let go."""
 
-_LEFT_BEHIND = sa.text(
+_LEFT_BEHIND = Sql(
     "SELECT"
     " EXISTS (SELECT 1 FROM tool_logs WHERE world = :world_key AND status = 'running'),"
     " EXISTS (SELECT 1 FROM pending_calls"
@@ -46,8 +45,7 @@ _LEFT_BEHIND = sa.text(
     " OR EXISTS (SELECT 1 FROM chat_leases WHERE world = :world_key)"
 )
 """Asked by every runtime that starts, and nearly always answered "nothing". Written as text,
-the same for both backends: SQLAlchemy compiles it in microseconds, where the four full
-selects it stands in for cost a fresh process about 2.5 ms to compile (issue 18)."""
+the same for both backends."""
 
 
 class SQLStorage(CatalogStore, MessageStore):
@@ -76,7 +74,10 @@ class SQLStorage(CatalogStore, MessageStore):
         runner = open_runner(self.url, echo=self._echo)
         self._runner = runner
         try:
-            await self.in_schema_transaction(migrations.upgrade)
+            if not await self.in_transaction(schema_is_current, write=False):
+                from agentworld.storage import migrations  # SQLAlchemy's DDL: only when needed
+
+                await self.in_schema_transaction(migrations.upgrade)
         except BaseException as exc:
             self._runner = None
             await runner.close()

@@ -22,10 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentworld.approval.shell_view import ShellView
-
-SCHEMA_VERSION = 10
-"""The schema version these statements are written for: ``len(migrations.MIGRATIONS)``
-(a test holds them equal)."""
+from agentworld.storage.versions import SCHEMA_VERSION
 
 _MESSAGE_COLUMNS = (
     "messages.message_id, messages.chat_id, messages.role, messages.sender, messages.agent_id, "
