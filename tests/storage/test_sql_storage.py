@@ -34,7 +34,7 @@ from agentworld.models.events import (
     ToolEvent,
 )
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
-from agentworld.storage import migrations, schema
+from agentworld.storage import catalog, migrations, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.engine import BUSY_TIMEOUT_MS
 from agentworld.storage.sql import SQLStorage
@@ -209,6 +209,17 @@ async def test_delete_world_is_refused_while_another_process_runs_one_of_its_cha
     await storage.delete_world("busy")
     with pytest.raises(NotFoundError):
         await storage.get_world("busy")
+
+
+def test_deletions_cover_every_table_of_a_world_or_chat() -> None:
+    """The stores name the tables they delete from (they do not load the schema): a world's
+    are every table with a ``world`` column; a chat's, those with ``chat_id`` too, but for
+    the records that outlive it."""
+    tables = schema.metadata.sorted_tables
+    assert set(catalog.WORLD_TABLES) == {t.name for t in tables if "world" in t.c}
+    of_chats = {t.name for t in tables if "world" in t.c and "chat_id" in t.c}
+    assert set(catalog.CHAT_TABLES) == of_chats - {"audit_log", "approval_grants"}
+
 
 async def test_delete_world_keeps_other_worlds(storage: SQLStorage) -> None:
     await populated_world(storage, "doomed")

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
-
-import sqlalchemy as sa
+from typing import Any, Final
 
 from agentworld.errors import AlreadyExistsError, BusyError, NotFoundError
 from agentworld.models import Agent, Chat, Message, World, utc_now
 from agentworld.models.records import AuditEntry
-from agentworld.storage import queries, schema
-from agentworld.storage.approvals import audit_row, revoke_grants, revoke_session_grants
+from agentworld.storage import queries
+from agentworld.storage.approvals import audit_row, revoke_session_grants
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.inbox import take_agent_work
@@ -23,24 +21,74 @@ from agentworld.storage.rows import (
     row_world,
     ts,
 )
+from agentworld.storage.statement import Sql
 
-_AGENTS = schema.agents
-_CHATS = schema.chats
-_MESSAGES = schema.messages
-_WORLDS = schema.worlds
-_ALL_WORLDS = sa.select(_WORLDS).order_by(_WORLDS.c.name)
-"""Built once (see ``storage.queries``): the CLI resolves a world's spelling with it."""
-_WORLD_NAMES = sa.select(_WORLDS.c.name).order_by(_WORLDS.c.name)
-_WORLD_NAMED = sa.select(_WORLDS.c.name).where(
-    sa.func.lower(_WORLDS.c.name) == sa.bindparam("name_key")
-)
+_ALL_WORLDS = Sql(f"SELECT {queries.WORLD_COLUMNS} FROM worlds ORDER BY worlds.name")
+"""The CLI resolves a world's spelling with it."""
+_WORLD_NAMES = Sql("SELECT name FROM worlds ORDER BY name")
+_WORLD_NAMED = Sql("SELECT name FROM worlds WHERE lower(name) = :name_key")
 """The world whose name is ``name_key`` in any case."""
+_WORLD_SETTINGS = Sql(
+    "SELECT config FROM worlds WHERE name = :world_key", columns={"config": "json"}
+)
+_AGENT_NAMED = Sql("SELECT name FROM agents WHERE world = :world_key AND lower(name) = :agent_key")
+"""The stored name of the agent whose name is ``agent_key`` in any case."""
+_UPDATE_AGENT = Sql(
+    "UPDATE agents SET config = :config WHERE world = :world_key AND name = :agent_key",
+    json_params=("config",),
+)
+_ADD_LLM_CALL = Sql(
+    "UPDATE agents SET llm_call_count = llm_call_count + 1, last_active = :now"
+    " WHERE world = :world_key AND name = :agent_key RETURNING llm_call_count"
+)
+_DELETE_MEMORY = Sql("DELETE FROM messages WHERE world = :world_key AND memory_owner = :agent_key")
+_DELETE_AGENT = Sql("DELETE FROM agents WHERE world = :world_key AND name = :agent_key")
+WORLD_TABLES: Final = (
+    "audit_log",
+    "approval_grants",
+    "pending_calls",
+    "tool_logs",
+    "events",
+    "chat_inbox",
+    "chat_leases",
+    "messages",
+    "chats",
+    "agents",
+)
+"""The tables of a world's rows, deleted with it before its own row: every table with a
+``world`` column (a test holds the list to the schema, so a table added later is not missed)."""
+_DELETE_WORLD_ROWS: Final = tuple(
+    Sql(f"DELETE FROM {table} WHERE world = :world_key") for table in WORLD_TABLES
+)
+_DELETE_WORLD = Sql("DELETE FROM worlds WHERE name = :world_key")
 
+CHAT_TABLES: Final = (
+    "chat_inbox",
+    "chat_leases",
+    "chats",
+    "events",
+    "messages",
+    "pending_calls",
+    "tool_logs",
+)
+"""The tables of a chat's rows, deleted with it: every table with ``world`` and ``chat_id``
+columns (``schema._chat_of_world``; a test holds the list to the schema) but those whose rows
+outlive a deleted chat -- ``audit_log`` and ``approval_grants``: what was approved, and by
+whom, stays on record."""
+_DELETE_CHAT_ROWS: Final = tuple(
+    (table, Sql(f"DELETE FROM {table} WHERE world = :world_key AND chat_id = :chat_key"))
+    for table in CHAT_TABLES
+)
+_REVOKE_CHAT_GRANTS = Sql(
+    "UPDATE approval_grants SET revoked_at = :now"
+    " WHERE world = :world_key AND chat_id = :chat_key AND revoked_at IS NULL"
+)
+"""The chat's grants in force revoked, not deleted: the audit log refers to them."""
 
 
 NAME_LOCK_CLASS = 0x6177_6E6D
 """The first key of the advisory locks on names (``'awnm'``), apart from the event log's."""
-_LOCK_NAME = sa.text("SELECT pg_advisory_xact_lock(:lock_class, hashtext(:name_key))")
+_LOCK_NAME = Sql("SELECT pg_advisory_xact_lock(:lock_class, hashtext(:name_key))")
 
 
 def lock_name(conn: Connection, kind: str, name: str) -> None:
@@ -48,7 +96,7 @@ def lock_name(conn: Connection, kind: str, name: str) -> None:
     any case, and keep them out until this one ends: a check for the name made after it sees
     every such row committed (READ COMMITTED reads afresh at each statement). A no-op on
     SQLite, whose write transactions run one at a time (``BEGIN IMMEDIATE``)."""
-    if conn.dialect.name != "postgresql":
+    if conn.backend != "postgresql":
         return
     conn.execute(_LOCK_NAME, {"lock_class": NAME_LOCK_CLASS, "name_key": f"{kind}:{name.lower()}"})
 
@@ -133,20 +181,10 @@ class CatalogStore(StorageCore):
                 )
             # The chats' queued work and leases too: a world created later under the same name
             # must not inherit work (or a lease) of the one deleted.
-            for table in (
-                schema.audit_log,
-                schema.approval_grants,
-                schema.pending_calls,
-                schema.tool_logs,
-                schema.events,
-                schema.chat_inbox,
-                schema.chat_leases,
-                _MESSAGES,
-                _CHATS,
-                _AGENTS,
-            ):
-                conn.execute(sa.delete(table).where(table.c.world == name))
-            result = conn.execute(sa.delete(_WORLDS).where(_WORLDS.c.name == name))
+            params = {"world_key": name}
+            for statement in _DELETE_WORLD_ROWS:
+                conn.execute(statement, params)
+            result = conn.execute(_DELETE_WORLD, params)
             if result.rowcount == 0:
                 raise NotFoundError(f"world {name!r} not found")
 
@@ -166,13 +204,8 @@ class CatalogStore(StorageCore):
         def insert(conn: Connection) -> None:
             queries.require_world(conn, agent.world)
             lock_name(conn, "agent", f"{agent.world}/{agent.name}")
-            existing = conn.execute(
-                sa.select(_AGENTS.c.name).where(
-                    _AGENTS.c.world == agent.world,
-                    sa.func.lower(_AGENTS.c.name) == agent.name.lower(),
-                )
-            )
-            if existing.first() is not None:
+            params = {"world_key": agent.world, "agent_key": agent.name.lower()}
+            if conn.execute(_AGENT_NAMED, params).first() is not None:
                 raise AlreadyExistsError(taken)
             conn.execute(queries.INSERT_AGENT, row)
 
@@ -212,9 +245,7 @@ class CatalogStore(StorageCore):
 
         def update(conn: Connection) -> None:
             result = conn.execute(
-                sa.update(_AGENTS)
-                .where(_AGENTS.c.world == agent.world, _AGENTS.c.name == agent.name)
-                .values(config=config)
+                _UPDATE_AGENT, {"world_key": agent.world, "agent_key": agent.name, "config": config}
             )
             if result.rowcount == 0:
                 raise NotFoundError(f"agent {agent.name!r} not found in world {agent.world!r}")
@@ -232,9 +263,7 @@ class CatalogStore(StorageCore):
 
         def delete(conn: Connection) -> str:
             found = conn.execute(
-                sa.select(_AGENTS.c.name).where(
-                    _AGENTS.c.world == world, sa.func.lower(_AGENTS.c.name) == name.lower()
-                )
+                _AGENT_NAMED, {"world_key": world, "agent_key": name.lower()}
             ).scalar()
             if found is None:
                 queries.require_world(conn, world)
@@ -247,19 +276,14 @@ class CatalogStore(StorageCore):
             reason = f"agent {found!r} was deleted"
             cancelled = cancel_agent_calls(conn, world, found, reason=reason, actor=actor)
             revoked = revoke_session_grants(conn, world, found)
-            conn.execute(
-                sa.delete(_MESSAGES).where(
-                    _MESSAGES.c.world == world, _MESSAGES.c.memory_owner == found
-                )
-            )
-            conn.execute(
-                sa.delete(_AGENTS).where(_AGENTS.c.world == world, _AGENTS.c.name == found)
-            )
+            params = {"world_key": world, "agent_key": found}
+            conn.execute(_DELETE_MEMORY, params)
+            conn.execute(_DELETE_AGENT, params)
             detail = {"cancelled": cancelled, "sessionGrantsRevoked": revoked}
             entry = audit_row(
                 world, AuditEntry(event="agent_deleted", actor=actor, agent=found, detail=detail)
             )
-            conn.execute(queries.INSERT_AUDIT, entry)
+            queries.insert_audit(conn, entry)
             return str(found)
 
         return await self.in_transaction(delete, write=True)
@@ -268,12 +292,8 @@ class CatalogStore(StorageCore):
         """Count one LLM call for the agent (SPEC R4) and return the new count."""
 
         def update(conn: Connection) -> Any:
-            return conn.execute(
-                sa.update(_AGENTS)
-                .where(_AGENTS.c.world == world, _AGENTS.c.name == agent)
-                .values(llm_call_count=_AGENTS.c.llm_call_count + 1, last_active=ts(utc_now()))
-                .returning(_AGENTS.c.llm_call_count)
-            ).scalar()
+            params = {"world_key": world, "agent_key": agent, "now": ts(utc_now())}
+            return conn.execute(_ADD_LLM_CALL, params).scalar()
 
         count = await self.in_transaction(update, write=True)
         if count is None:
@@ -354,9 +374,9 @@ class CatalogStore(StorageCore):
     async def delete_chat(self, world: str, chat_id: str, *, actor: str = "human") -> None:
         """Delete a chat and every row kept for it, in one transaction: its transcript and
         memories, events, tool logs, waiting calls and queued work — every table with a
-        ``chat_id`` column, so a table added later is covered too. Its session grants are
-        revoked, not deleted, and the audit log keeps its entries and records the deletion.
-        If it was the world's current chat, the world has none until the next one."""
+        ``chat_id`` column (``CHAT_TABLES``). Its session grants are revoked, not deleted, and
+        the audit log keeps its entries and records the deletion. If it was the world's
+        current chat, the world has none until the next one."""
 
         def delete(conn: Connection) -> None:
             params = {"world_key": world, "chat_key": chat_id}
@@ -364,33 +384,22 @@ class CatalogStore(StorageCore):
                 queries.require_world(conn, world)
                 raise NotFoundError(f"chat {chat_id!r} not found in world {world!r}")
             removed: dict[str, int] = {}
-            for table in schema.metadata.sorted_tables:
-                if table.name in _CHAT_HISTORY or not {"world", "chat_id"} <= set(table.c.keys()):
-                    continue
-                result = conn.execute(
-                    sa.delete(table).where(table.c.world == world, table.c.chat_id == chat_id)
-                )
-                removed[table.name] = int(result.rowcount or 0)
-            revoke_grants(conn, world, schema.approval_grants.c.chat_id == chat_id)
+            for table, statement in _DELETE_CHAT_ROWS:
+                removed[table] = int(conn.execute(statement, params).rowcount or 0)
+            conn.execute(_REVOKE_CHAT_GRANTS, {**params, "now": utc_now().isoformat()})
             _forget_current_chat(conn, world, chat_id)
             detail = {"deleted": {k: v for k, v in removed.items() if v}}
             entry = audit_row(
                 world, AuditEntry(event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail)
             )
-            conn.execute(queries.INSERT_AUDIT, entry)
+            queries.insert_audit(conn, entry)
 
         await self.in_transaction(delete, write=True)
 
 
-_CHAT_HISTORY = frozenset({schema.audit_log.name, schema.approval_grants.name})
-"""Tables whose rows outlive a deleted chat: what was approved, and by whom, stays on record."""
-
-
 def _forget_current_chat(conn: Connection, world: str, chat_id: str) -> None:
-    row = conn.execute(sa.select(_WORLDS.c.config).where(_WORLDS.c.name == world)).first()
+    row = conn.execute(_WORLD_SETTINGS, {"world_key": world}).first()
     if row is not None and row.config.get("current_chat_id") == chat_id:
-        conn.execute(
-            sa.update(_WORLDS)
-            .where(_WORLDS.c.name == world)
-            .values(config={**row.config, "current_chat_id": None}, updated_at=ts(utc_now()))
-        )
+        config = {**row.config, "current_chat_id": None}
+        params = {"world_key": world, "new_config": config, "new_updated_at": ts(utc_now())}
+        conn.execute(queries.UPDATE_WORLD, params)

@@ -1,145 +1,155 @@
-"""The statements a turn runs, built once with bind parameters, and the small steps shared by
+"""The statements a turn runs, written once with bind parameters, and the small steps shared by
 the storage methods.
 
-Building a SQLAlchemy statement and its cache key costs several times what executing it
-does, so the hot paths reuse these objects and pass only the values. Parameter names
-differ from column names, which UPDATE and INSERT reserve for their own values.
-
-The statements every turn runs are SQL text (``sa.text``), portable to both databases, with
-the types of their JSON values and columns: on SQLite they run as written, never compiled
-(``sqlite_direct``), where compiling them as Core statements cost a fresh process's first
-turn about 15 ms (issue 18). The rest stay Core statements.
+Every statement is SQL text (``statement.Sql``), portable to both databases, with the types of
+its JSON values and columns: on SQLite it runs as written on the bare ``sqlite3`` connection
+(``sqlite_direct``), so a command never imports SQLAlchemy (two fifths of ``agentworld send``'s
+start-up, issue 18) nor compiles a statement. They are module constants: the hot paths pass
+only the values. Parameters that pick rows are named apart from the columns (``world_key``);
+an INSERT's are its columns, so a row's dict is its values (``rows.message_row``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import sqlalchemy as sa
+import functools
+from typing import Any, Final
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, World, utc_now
 from agentworld.models.pending import PendingApproval
 from agentworld.models.work import ChatReport
-from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import lock_world_log, message_log_rows
 from agentworld.storage.pending_rows import find_calls
 from agentworld.storage.rows import (
     CHAT_MESSAGES,
-    MESSAGE_COLUMNS,
     MESSAGE_COLUMNS_SQL,
     row_agent,
     row_message,
     ts,
     world_record,
 )
+from agentworld.storage.statement import Sql
 
-_AGENTS = schema.agents
-_CHATS = schema.chats
-_MESSAGES = schema.messages
-_WORLDS = schema.worlds
-_bp = sa.bindparam
-
-_AGENT_COLUMNS = tuple(
-    sa.type_coerce(column, sa.Text).label("config") if column.name == "config" else column
-    for column in _AGENTS.c
-)
-"""An agent's columns with its settings as stored: ``rows.row_agent`` validates a text it has
+WORLD_COLUMNS: Final = "worlds.name, worlds.config, worlds.created_at, worlds.updated_at"
+"""A world's columns, its settings as stored: ``rows.world_record`` validates a text it has
 seen once only (asyncpg decodes it anyway, and then they are validated each time)."""
-
-WORLD = sa.select(_WORLDS).where(_WORLDS.c.name == _bp("world_key"))
-AGENTS_OF_WORLD = (
-    sa.select(*_AGENT_COLUMNS)
-    .where(_AGENTS.c.world == _bp("world_key"))
-    .order_by(_AGENTS.c.created_at, _AGENTS.c.name)
+AGENT_COLUMNS: Final = (
+    "agents.world, agents.name, agents.config, agents.llm_call_count, agents.last_active,"
+    " agents.created_at"
 )
-_AGENT_COLUMNS_SQL = ", ".join(f"agents.{column.name}" for column in _AGENTS.c)
-WORLD_WITH_AGENTS = sa.text(
+"""An agent's columns, its settings as stored, for the same reason (``rows.row_agent``)."""
+
+WORLD = Sql(f"SELECT {WORLD_COLUMNS} FROM worlds WHERE worlds.name = :world_key")
+AGENTS_OF_WORLD = Sql(
+    f"SELECT {AGENT_COLUMNS} FROM agents WHERE agents.world = :world_key"
+    " ORDER BY agents.created_at, agents.name"
+)
+WORLD_WITH_AGENTS = Sql(
     "SELECT worlds.name AS world_name, worlds.config AS world_config,"
     " worlds.created_at AS world_created_at, worlds.updated_at AS world_updated_at,"
-    f" {_AGENT_COLUMNS_SQL}"
+    f" {AGENT_COLUMNS}"
     " FROM worlds LEFT OUTER JOIN agents ON agents.world = worlds.name"
     " WHERE worlds.name = :world_key ORDER BY agents.created_at, agents.name"
 )
 """The world and its agents in one statement: a row per agent (one with no agent when it
 has none), the world's columns labelled ``world_*``, the agent's under their own names; both
 settings as stored (decoded once per text, not once per agent row that repeats it)."""
-AGENT = sa.select(*_AGENT_COLUMNS).where(
-    _AGENTS.c.world == _bp("world_key"), _AGENTS.c.name == _bp("agent_key")
+AGENT = Sql(
+    f"SELECT {AGENT_COLUMNS} FROM agents"
+    " WHERE agents.world = :world_key AND agents.name = :agent_key"
 )
-AGENT_NAMED = sa.select(*_AGENT_COLUMNS).where(
-    _AGENTS.c.world == _bp("world_key"), sa.func.lower(_AGENTS.c.name) == _bp("agent_key")
+AGENT_NAMED = Sql(
+    f"SELECT {AGENT_COLUMNS} FROM agents"
+    " WHERE agents.world = :world_key AND lower(agents.name) = :agent_key"
 )
 """An agent by name regardless of case (``agent_key`` lower-cased), as mentions find it."""
-COUNT_LLM_CALLS = sa.text(
+COUNT_LLM_CALLS = Sql(
     "UPDATE agents SET llm_call_count = llm_call_count + :calls, last_active = :now"
     " WHERE world = :world_key AND name = :agent_key"
 )
-RESET_LLM_CALLS = sa.text(
+RESET_LLM_CALLS = Sql(
     "UPDATE agents SET llm_call_count = 0 WHERE world = :world_key AND llm_call_count != 0"
 )
-CHAT_EXISTS = sa.select(_CHATS.c.chat_id).where(
-    _CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key")
+CHAT_EXISTS = Sql(
+    "SELECT chats.chat_id FROM chats WHERE chats.world = :world_key AND chats.chat_id = :chat_key"
 )
-CHAT_TITLED = sa.text(
-    "SELECT titled FROM chats WHERE world = :world_key AND chat_id = :chat_key"
-).columns(titled=sa.Boolean)
-CHAT_MESSAGE_COUNT = (
-    sa.select(sa.func.count())
-    .where(
-        _MESSAGES.c.world == _CHATS.c.world,
-        _MESSAGES.c.chat_id == _CHATS.c.chat_id,
-        _MESSAGES.c.memory_owner.is_(None),
-    )
-    .scalar_subquery()
+CHAT_TITLED = Sql(
+    "SELECT titled FROM chats WHERE world = :world_key AND chat_id = :chat_key",
+    columns={"titled": "bool"},
 )
-LOCK_CHATS_OF_WORLD = sa.select(_CHATS.c.chat_id).where(_CHATS.c.world == _bp("world_key")).with_for_update()
+_LOCK_CHATS = "SELECT chat_id FROM chats WHERE world = :world_key"
+LOCK_CHATS_OF_WORLD = Sql(_LOCK_CHATS, postgresql=f"{_LOCK_CHATS} FOR UPDATE")
 """The world's chats, their rows locked on PostgreSQL (SQLite serialises writers anyway): a
 message posted into a chat locks its row first, so it waits for a world's deletion."""
-CHATS_OF_WORLD = (
-    sa.select(_CHATS, CHAT_MESSAGE_COUNT.label("message_count"))
-    .where(_CHATS.c.world == _bp("world_key"))
-    .order_by(_CHATS.c.created_at)
+_CHATS_WITH_COUNTS = (
+    "SELECT chats.world, chats.chat_id, chats.name, chats.titled, chats.created_at,"
+    " chats.updated_at, (SELECT count(*) FROM messages WHERE messages.world = chats.world"
+    " AND messages.chat_id = chats.chat_id AND messages.memory_owner IS NULL) AS message_count"
+    " FROM chats WHERE chats.world = :world_key"
 )
-CHAT = CHATS_OF_WORLD.where(_CHATS.c.chat_id == _bp("chat_key"))
-MEMORY = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner == _bp("agent_key")).order_by(_MESSAGES.c.seq)
-_IN_MEMORY = (
-    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages WHERE messages.world = :world_key"
-    " AND messages.chat_id = :chat_key AND messages.memory_owner = :agent_key"
+CHATS_OF_WORLD = Sql(f"{_CHATS_WITH_COUNTS} ORDER BY chats.created_at", columns={"titled": "bool"})
+"""The world's chats, each with the number of messages in its transcript."""
+CHAT = Sql(
+    f"{_CHATS_WITH_COUNTS} AND chats.chat_id = :chat_key ORDER BY chats.created_at",
+    columns={"titled": "bool"},
 )
-MEMORY_TAIL = sa.text(f"{_IN_MEMORY} ORDER BY messages.seq DESC LIMIT :window_size")
+_IN_MEMORY = f"{CHAT_MESSAGES} AND messages.memory_owner = :agent_key"
+MEMORY = Sql(f"{_IN_MEMORY} ORDER BY messages.seq")
+MEMORY_TAIL = Sql(f"{_IN_MEMORY} ORDER BY messages.seq DESC LIMIT :window_size")
 """The latest ``window_size`` messages of the agent's memory of the chat, newest first: all a
 fresh process reads for an agent with a memory window."""
-TRANSCRIPT = CHAT_MESSAGES.where(_MESSAGES.c.memory_owner.is_(None)).order_by(_MESSAGES.c.seq)
-MEMORY_OF_EVERY_CHAT = (
-    sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq)
-    .where(_MESSAGES.c.world == _bp("world_key"), _MESSAGES.c.memory_owner == _bp("agent_key"))
-    .order_by(_MESSAGES.c.seq)
+TRANSCRIPT = Sql(f"{CHAT_MESSAGES} AND messages.memory_owner IS NULL ORDER BY messages.seq")
+MEMORY_OF_EVERY_CHAT = Sql(
+    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages"
+    " WHERE messages.world = :world_key AND messages.memory_owner = :agent_key"
+    " ORDER BY messages.seq"
 )
-MEMORY_SINCE = sa.text(f"{_IN_MEMORY} AND messages.seq > :after_seq ORDER BY messages.seq")
-TRANSCRIPT_SINCE = sa.text(
-    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages WHERE messages.world = :world_key"
-    " AND messages.chat_id = :chat_key AND messages.memory_owner IS NULL"
-    " AND messages.seq > :after_seq ORDER BY messages.memory_owner, messages.seq"
+MEMORY_SINCE = Sql(f"{_IN_MEMORY} AND messages.seq > :after_seq ORDER BY messages.seq")
+TRANSCRIPT_SINCE = Sql(
+    f"{CHAT_MESSAGES} AND messages.memory_owner IS NULL AND messages.seq > :after_seq"
+    " ORDER BY messages.memory_owner, messages.seq"
 )
 """``event_log.TRANSCRIPT_PAGE`` without its limit (ordered as it is for PostgreSQL's sake)."""
-LAST_SEQ = sa.select(sa.func.max(_MESSAGES.c.seq))
-_MESSAGE_FIELDS = [c.name for c in _MESSAGES.c if c.name != "seq"]
-_MESSAGE_VALUES = ", ".join(f":{name}" for name in _MESSAGE_FIELDS)
-INSERT_MESSAGES = sa.text(
-    f"INSERT INTO messages ({', '.join(_MESSAGE_FIELDS)}) VALUES ({_MESSAGE_VALUES})"
-).bindparams(_bp("tool_calls", type_=_MESSAGES.c.tool_calls.type))
+LAST_SEQ = Sql("SELECT max(seq) FROM messages")
+_MESSAGE_NAMES = (
+    "world", "chat_id", "memory_owner", "message_id", "role", "sender", "agent_id", "content",
+    "tool_calls", "tool_call_id", "reply_to", "created_at", "input_tokens", "output_tokens",
+)  # fmt: skip
+"""A message row's columns (``rows.message_row``): all but ``seq``, which the database numbers."""
+_MESSAGE_FIELDS = ", ".join(_MESSAGE_NAMES)
+INSERT_MESSAGES = Sql(
+    f"INSERT INTO messages ({_MESSAGE_FIELDS})"
+    f" VALUES ({', '.join(f':{n}' for n in _MESSAGE_NAMES)})",
+    json_params=("tool_calls",),
+)
 """Message rows (``rows.message_row``), one or many."""
-INSERT_INTO_CHAT = sa.text(
-    f"INSERT INTO messages ({', '.join(_MESSAGE_FIELDS)}) SELECT {_MESSAGE_VALUES}"
-    " WHERE EXISTS (SELECT 1 FROM chats WHERE chats.world = :world AND chats.chat_id = :chat_id)"
-    " RETURNING seq"
-).bindparams(*(_bp(name, type_=_MESSAGES.c[name].type) for name in _MESSAGE_FIELDS))
-"""One message row (given by column name), inserted only if its chat exists."""
-INSERT_EVENTS = sa.insert(schema.events)
-"""For callers that store events themselves; ``event_log.insert_log_rows`` also takes the
-world's log lock on PostgreSQL, which ordered reading needs."""
+_INSERT_IF_CHAT = (
+    f"INSERT INTO messages ({_MESSAGE_FIELDS}) SELECT {{values}} WHERE EXISTS"
+    " (SELECT 1 FROM chats WHERE chats.world = :world AND chats.chat_id = :chat_id) RETURNING seq"
+)
+_PG_TYPES = {"content": "TEXT", "input_tokens": "INTEGER", "output_tokens": "INTEGER"}
+INSERT_INTO_CHAT = Sql(
+    _INSERT_IF_CHAT.format(values=", ".join(f":{n}" for n in _MESSAGE_NAMES)),
+    json_params=("tool_calls",),
+    postgresql=_INSERT_IF_CHAT.format(
+        values=", ".join(
+            f":{n}" if n == "tool_calls" else f"CAST(:{n} AS {_PG_TYPES.get(n, 'VARCHAR')})"
+            for n in _MESSAGE_NAMES
+        )
+    ),
+)
+"""One message row (given by column name), inserted only if its chat exists. PostgreSQL types
+a parameter selected from no column as text, which its integer columns refuse and which is
+at odds with the ``varchar`` the check compares it to: hence the casts there (the JSON one is
+cast by its type)."""
+INSERT_EVENTS = Sql(
+    "INSERT INTO events (world, chat_id, kind, payload, created_at, message_id)"
+    " VALUES (:world, :chat_id, :kind, :payload, :created_at, :message_id)",
+    json_params=("payload",),
+)
+"""The log rows of transcript messages on PostgreSQL (``event_log.message_log_rows``), after
+the world's log lock, which ordered reading needs."""
 
 
 def require_world(conn: Connection, name: str) -> None:
@@ -154,30 +164,53 @@ def world_row(conn: Connection, name: str) -> Row:
     return row
 
 
-INSERT_CHAT = sa.insert(_CHATS)
-INSERT_WORLD = sa.insert(_WORLDS)
-INSERT_AGENT = sa.insert(_AGENTS)
-INSERT_AUDIT = sa.insert(schema.audit_log)
-UPDATE_WORLD = (
-    sa.update(_WORLDS)
-    .where(_WORLDS.c.name == _bp("world_key"))
-    .values(
-        config=_bp("new_config", type_=_WORLDS.c.config.type),
-        updated_at=_bp("new_updated_at", type_=_WORLDS.c.updated_at.type),
-    )
+INSERT_CHAT = Sql(
+    "INSERT INTO chats (world, chat_id, name, created_at, updated_at)"
+    " VALUES (:world, :chat_id, :name, :created_at, :updated_at)"
 )
-"""Built once, as every statement a command may run often is: a statement built per call is
-compiled per call (``sqlite_direct``), which costs more than running it."""
-
-RENAME_CHAT = (
-    sa.update(_CHATS)
-    .where(_CHATS.c.world == _bp("world_key"), _CHATS.c.chat_id == _bp("chat_key"))
-    .values(name=_bp("new_name"), titled=_bp("new_titled"), updated_at=_bp("now"))
+"""A new chat (untitled: ``titled`` keeps its default)."""
+INSERT_WORLD = Sql(
+    "INSERT INTO worlds (name, config, created_at, updated_at)"
+    " VALUES (:name, :config, :created_at, :updated_at)",
+    json_params=("config",),
 )
-
-
-GIVE_TITLE = RENAME_CHAT.where(_CHATS.c.titled.is_(False))
+INSERT_AGENT = Sql(
+    "INSERT INTO agents (world, name, config, llm_call_count, last_active, created_at)"
+    " VALUES (:world, :name, :config, :llm_call_count, :last_active, :created_at)",
+    json_params=("config",),
+)
+UPDATE_WORLD = Sql(
+    "UPDATE worlds SET config = :new_config, updated_at = :new_updated_at WHERE name = :world_key",
+    json_params=("new_config",),
+)
+_RENAME = (
+    "UPDATE chats SET name = :new_name, titled = :new_titled, updated_at = :now"
+    " WHERE world = :world_key AND chat_id = :chat_key"
+)
+RENAME_CHAT = Sql(_RENAME)
+GIVE_TITLE = Sql(f"{_RENAME} AND titled = FALSE")
 """A generated title: never over a name given meanwhile (a person's rename marks it titled)."""
+
+
+def insert_audit(conn: Connection, row: dict[str, Any]) -> None:
+    """Store an audit entry's row (``approvals.audit_row``), which has only the columns the
+    entry fills: a column left out stays NULL, where a JSON one given None would store the
+    JSON text ``null``."""
+    conn.execute(_insert_audit(tuple(row)), row)
+
+
+@functools.cache
+def _insert_audit(columns: tuple[str, ...]) -> Sql:
+    """The insert of an audit row with these columns, made once per set of columns (a kind of
+    entry has one)."""
+    return Sql(
+        f"INSERT INTO audit_log ({', '.join(columns)})"
+        f" VALUES ({', '.join(f':{c}' for c in columns)})",
+        json_params=[c for c in columns if c in _AUDIT_JSON],
+    )
+
+
+_AUDIT_JSON = frozenset({"arguments", "detail"})
 
 
 def rename_chat(conn: Connection, world: str, chat_id: str, name: str, *, titled: bool) -> None:
@@ -203,14 +236,6 @@ def untitled(conn: Connection, world: str, chat_id: str) -> tuple[list[Message],
     return transcript, [row_agent(r) for r in conn.execute(AGENTS_OF_WORLD, params).all()]
 
 
-_APPROVALS_WAITING = sa.text(
-    "SELECT EXISTS (SELECT 1 FROM pending_calls WHERE world = :world_key"
-    " AND chat_id = :chat_key AND kind = 'approval' AND status = 'pending')"
-)
-"""Asked before the approvals themselves are read, at the end of every command's turn: nearly
-always "none", and this costs a fresh process no compiling (the full read, about 3 ms)."""
-
-
 def since_with_approvals(
     conn: Connection, world: str, chat_id: str, after_seq: int
 ) -> tuple[list[Message], list[PendingApproval]]:
@@ -218,9 +243,7 @@ def since_with_approvals(
     the caller's transaction): what a command produced in the chat."""
     params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
     messages = [row_message(r) for r in conn.execute(TRANSCRIPT_SINCE, params)]
-    waiting = []
-    if conn.execute(_APPROVALS_WAITING, params).scalar():
-        waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
+    waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
     return messages, [c for c in waiting if isinstance(c, PendingApproval)]
 
 
@@ -278,7 +301,7 @@ def insert_into_chat(conn: Connection, row: dict[str, Any]) -> int | None:
 def _logged_by_trigger(conn: Connection) -> bool:
     """SQLite logs a transcript message by a trigger on its insert (one statement less each);
     PostgreSQL by an insert of its own, after the world's log lock (``event_log``)."""
-    return conn.dialect.name == "sqlite"
+    return conn.backend == "sqlite"
 
 
 def count_llm_calls(conn: Connection, world: str, agent: str, calls: int) -> None:

@@ -7,13 +7,10 @@ import functools
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from agentworld.models import Agent, Message, World
 from agentworld.models.text import storable
-from agentworld.storage import schema
 from agentworld.storage.connection import Row
 
 if TYPE_CHECKING:
@@ -65,35 +62,35 @@ def message_row(world: str, owner: str | None, message: Message) -> dict[str, An
     }
 
 
-_MESSAGES = schema.messages
-
-MESSAGE_COLUMNS: tuple[sa.ColumnElement[Any], ...] = (
-    _MESSAGES.c.message_id,
-    _MESSAGES.c.chat_id,
-    _MESSAGES.c.role,
-    _MESSAGES.c.sender,
-    _MESSAGES.c.agent_id,
-    _MESSAGES.c.content,
-    # Fetched as the stored text and decoded by ``row_message`` only when there are calls:
-    # most messages have none, and the JSON type would decode a "null" for each of them.
-    sa.type_coerce(_MESSAGES.c.tool_calls, sa.Text).label("tool_calls"),
-    _MESSAGES.c.tool_call_id,
-    _MESSAGES.c.reply_to,
-    _MESSAGES.c.created_at,
-    _MESSAGES.c.input_tokens,
-    _MESSAGES.c.output_tokens,
+MESSAGE_COLUMNS: Final = (
+    "message_id",
+    "chat_id",
+    "role",
+    "sender",
+    "agent_id",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "reply_to",
+    "created_at",
+    "input_tokens",
+    "output_tokens",
 )
-"""What ``row_message`` reads, in its order; a query may select more columns after these."""
+"""The ``messages`` columns ``row_message`` reads, in its order; a query may select more
+columns after these. Statements leave ``tool_calls`` out of their JSON ``columns``: it is read
+as the stored text and decoded by ``row_message`` only when there are calls (most messages
+have none, and decoding would parse a "null" for each of them)."""
 
-MESSAGE_COLUMNS_SQL = ", ".join(f"messages.{c.name}" for c in (*MESSAGE_COLUMNS, _MESSAGES.c.seq))
-"""``MESSAGE_COLUMNS`` and ``seq`` as SQL text, for the statements written as text: as stored,
-``tool_calls`` included (``row_message`` decodes it)."""
+MESSAGE_COLUMNS_SQL: Final = ", ".join(f"messages.{name}" for name in (*MESSAGE_COLUMNS, "seq"))
+"""``MESSAGE_COLUMNS`` and ``seq`` as SQL text."""
 
-CHAT_MESSAGES = sa.select(*MESSAGE_COLUMNS, _MESSAGES.c.seq).where(
-    _MESSAGES.c.world == sa.bindparam("world_key"), _MESSAGES.c.chat_id == sa.bindparam("chat_key")
+CHAT_MESSAGES: Final = (
+    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages"
+    " WHERE messages.world = :world_key AND messages.chat_id = :chat_key"
 )
-"""A chat's messages with their positions (``world_key``, ``chat_key``), for a query to narrow
-by ``memory_owner`` to the transcript or to one agent's memory."""
+"""A chat's messages with their positions (``world_key``, ``chat_key``), as SQL text for a
+query to go on with ``AND`` a condition on ``memory_owner`` (the transcript, or one agent's
+memory) and its order."""
 
 _validate_message = Message.__pydantic_validator__.validate_python
 
@@ -101,7 +98,7 @@ _validate_message = Message.__pydantic_validator__.validate_python
 def row_message(row: Sequence[Any]) -> Message:
     """A message from a row that starts with ``MESSAGE_COLUMNS``.
 
-    Rows are unpacked by position (attribute access on a SQLAlchemy row costs far more),
+    Rows are unpacked by position (attribute access on a row costs more),
     and the message is validated from one dict in pydantic-core, tool calls included, which
     is faster than building the models one by one or ``model_construct``.
     """

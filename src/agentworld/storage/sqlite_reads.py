@@ -3,8 +3,8 @@
 ``agentworld messages`` is run hundreds of times a day, by people and by scripts. The full
 path imports SQLAlchemy and pydantic and builds the schema's statements before it reads a
 row, which costs more than half a second; this module needs neither. Its statements are the
-text of the SQLAlchemy statements ``storage.queries`` runs for the same reads, and a test
-holds each one to that statement's SQLite compilation, so the two cannot drift apart.
+text of the statements the stores run for the same reads (``storage.queries``), and a test
+holds each one to that statement's text, so the two cannot drift apart.
 
 It only ever reads, and only from a database this version made and finished upgrading: it
 never creates a file, never migrates, and leaves anything it cannot vouch for (no file,
@@ -26,7 +26,7 @@ from agentworld.storage.versions import SCHEMA_VERSION
 
 _MESSAGE_COLUMNS = (
     "messages.message_id, messages.chat_id, messages.role, messages.sender, messages.agent_id, "
-    "messages.content, messages.tool_calls AS tool_calls, messages.tool_call_id, "
+    "messages.content, messages.tool_calls, messages.tool_call_id, "
     "messages.reply_to, messages.created_at, messages.input_tokens, messages.output_tokens, "
     "messages.seq"
 )
@@ -45,7 +45,7 @@ CHAT_EXISTS = (
     "WHERE chats.world = :world_key AND chats.chat_id = :chat_key"
 )
 AGENT_NAMED = (
-    "SELECT agents.world, agents.name, agents.config AS config, agents.llm_call_count, "
+    "SELECT agents.world, agents.name, agents.config, agents.llm_call_count, "
     "agents.last_active, agents.created_at FROM agents "
     "WHERE agents.world = :world_key AND lower(agents.name) = :agent_key"
 )
