@@ -49,12 +49,21 @@ _NEXT = Sql(
     columns={"work": "json"},
 )
 _ANY = Sql(f"SELECT chat_inbox.item_id FROM chat_inbox WHERE {_OF_CHAT} LIMIT 1")
-_INSERT_INTO_EMPTY = Sql(
+_INTO_EMPTY = (
     "INSERT INTO chat_inbox (world, chat_id, position, work, created_at)"
-    " SELECT :world_key, :chat_key, 1, :work, :created_at"
-    f" WHERE NOT EXISTS (SELECT 1 FROM chat_inbox WHERE {_OF_CHAT})"
-    " RETURNING item_id",
+    " SELECT {values} WHERE NOT EXISTS (SELECT 1 FROM chat_inbox WHERE "
+    + _OF_CHAT
+    + ") RETURNING item_id"
+)
+_INSERT_INTO_EMPTY = Sql(
+    _INTO_EMPTY.format(values=":world_key, :chat_key, 1, :work, :created_at"),
     json_params=("work",),
+    # PostgreSQL deduces a parameter's type from its first use: text in the select list, where
+    # the comparison with ``world`` wants a VARCHAR ("inconsistent types deduced").
+    postgresql=_INTO_EMPTY.format(
+        values="CAST(:world_key AS VARCHAR), CAST(:chat_key AS VARCHAR), 1, :work,"
+        " CAST(:created_at AS VARCHAR)"
+    ),
 )
 """Queue an item only if the chat's inbox is empty: the check and the insert, one statement."""
 
