@@ -9,15 +9,21 @@ keeps a cold first plain turn short. So does ``redaction`` (its patterns): a pla
 nothing unless something fails (``process_secrets`` loads it then).
 A fresh process answering a plain message must load none of it, and one whose agent calls a
 tool must load what that call needs (so the check can fail).
+
+Neither loads SQLAlchemy on SQLite: the stores' statements are SQL text run on ``sqlite3``
+(``storage.sqlite_direct``), and a database whose schema is current opens without migrations,
+the one part that needs SQLAlchemy's DDL. Importing it was two fifths of ``agentworld send``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from agentworld import AgentWorld
 from agentworld.cli.common import YOUNG_OBJECTS_PER_COLLECTION
@@ -50,7 +56,11 @@ async def main(db):
     async with AgentWorld(f"sqlite:///{db}") as aw:
         result = await aw.send("w", "@a1 hi", timeout=30)
     loaded = [m for m in MACHINERY if m in sys.modules]
-    print(json.dumps({"loaded": loaded, "said": [m.content for m in result.messages]}))
+    print(json.dumps({
+        "loaded": loaded,
+        "said": [m.content for m in result.messages],
+        "sqlalchemy": sorted(m for m in sys.modules if m.split(".")[0] == "sqlalchemy"),
+    }))
 
 MACHINERY = sys.argv[2].split(",")
 asyncio.run(main(sys.argv[1]))
@@ -63,7 +73,7 @@ async def _world(db: Path, model: str, workdir: Path) -> None:
         await aw.create_agent("w", "a1", provider="scripted", model=model)
 
 
-def _fresh_turn(tmp_path: Path, model: str) -> dict[str, list[str]]:
+def _fresh_turn(tmp_path: Path, model: str) -> dict[str, Any]:
     """Make the world here, then answer one message in a fresh process (as ``agentworld
     send`` does) and say which of the tool machinery that process loaded."""
     asyncio.run(_world(tmp_path / "w.db", model, tmp_path))
@@ -74,7 +84,7 @@ def _fresh_turn(tmp_path: Path, model: str) -> dict[str, list[str]]:
         timeout=60,
         check=True,
     )
-    result: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -82,6 +92,7 @@ def test_a_plain_turn_loads_none_of_the_tool_machinery(tmp_path: Path) -> None:
     result = _fresh_turn(tmp_path, "echo")
     assert result["said"][-1] == "echo: @a1 hi"
     assert result["loaded"] == []
+    assert result["sqlalchemy"] == []
 
 
 def test_a_tool_call_loads_it_and_is_authorized(tmp_path: Path) -> None:
@@ -98,6 +109,36 @@ def test_a_tool_call_loads_it_and_is_authorized(tmp_path: Path) -> None:
     result = _fresh_turn(tmp_path, f"file:{script}")
     assert result["said"][-1] == "done"
     assert result["loaded"] == list(A_TOOL_CALL_NEEDS)
+    assert result["sqlalchemy"] == []  # the tool log, the policy's reads: sqlite3 too
+
+
+_SEND = [sys.executable, "-X", "importtime", "-m", "agentworld", "send", "w", "@a1 hi"]
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules ``-X importtime`` reports a process importing."""
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_agentworld_send_on_sqlite_never_imports_sqlalchemy(tmp_path: Path) -> None:
+    asyncio.run(_world(tmp_path / "w.db", "echo", tmp_path))
+    env = {**os.environ, "AGENTWORLD_DB": f"sqlite:///{tmp_path / 'w.db'}"}
+    done = subprocess.run(_SEND, capture_output=True, text=True, timeout=60, check=True, env=env)
+    assert "echo: @a1 hi" in done.stdout
+    imported = _imported(done.stderr)
+    assert "agentworld.storage.sqlite_direct" in imported  # the check sees the storage modules
+    assert not {m for m in imported if m.split(".")[0] == "sqlalchemy"}
+
+
+def test_a_database_to_create_or_upgrade_is_made_by_sqlalchemy(tmp_path: Path) -> None:
+    """A new database's tables (and an old one's upgrade) are SQLAlchemy's DDL: opening one
+    imports it (so the check above can fail), and the next command opens it without."""
+    env = {**os.environ, "AGENTWORLD_DB": f"sqlite:///{tmp_path / 'new.db'}"}
+    made = [sys.executable, "-X", "importtime", "-m", "agentworld", "world", "list"]
+    first = subprocess.run(made, capture_output=True, text=True, timeout=60, check=True, env=env)
+    assert "sqlalchemy.sql.ddl" in _imported(first.stderr)
+    again = subprocess.run(made, capture_output=True, text=True, timeout=60, check=True, env=env)
+    assert not {m for m in _imported(again.stderr) if m.split(".")[0] == "sqlalchemy"}
 
 
 _FREEZES = """
@@ -137,7 +178,7 @@ def test_only_the_cli_sets_the_cycle_collector(tmp_path: Path) -> None:
     )  # fmt: skip
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["library"] == {"frozen": 0, "threshold": seen["default"]}
-    assert seen["cli"]["frozen"] > 20_000  # SQLAlchemy, pydantic and our modules, at least
+    assert seen["cli"]["frozen"] > 20_000  # pydantic, typer and our modules, at least
     young, *older = seen["cli"]["threshold"]
     assert young == YOUNG_OBJECTS_PER_COLLECTION > seen["default"][0]
     assert older == seen["default"][1:]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import asyncpg as pg_asyncpg
 
 from agentworld.models import Chat, Message, World
@@ -179,7 +180,7 @@ async def test_a_transcript_page_on_postgresql_reads_the_chat_index_in_order(pg_
             await storage.append_messages(
                 "w", [(None, said(chat, f"m{n}")) for n in range(100) for chat in ("c1", "c2")]
             )
-    compiled = TRANSCRIPT_PAGE.compile(dialect=pg_asyncpg.dialect())
+    compiled = sa.text(TRANSCRIPT_PAGE.postgresql).compile(dialect=pg_asyncpg.dialect())
     values = {"world_key": "w", "chat_key": "c1", "after_seq": 0, "row_limit": 100}
     args = [values[name] for name in compiled.positiontup or ()]
     conn = await asyncpg.connect(pg_db)  # the test cluster's plain postgresql:// URL

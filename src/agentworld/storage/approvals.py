@@ -3,39 +3,75 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any, Final
 
 from agentworld.approval.grants import Grant, PolicyState
 from agentworld.errors import NotFoundError
 from agentworld.models import utc_now
 from agentworld.models.records import AuditEntry
-from agentworld.storage import queries, schema
+from agentworld.storage import queries
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.pending_rows import USED_IDS
 from agentworld.storage.rows import row_record, row_world
+from agentworld.storage.statement import ColumnKind, Sql
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
-_GRANTS = schema.approval_grants
-_AUDIT = schema.audit_log
-_INSERT_GRANT = sa.insert(_GRANTS)
-_INSERT_AUDIT = sa.insert(_AUDIT)
-_IN_FORCE = (
-    sa.select(_GRANTS)
-    .where(_GRANTS.c.world == sa.bindparam("world_key"), _GRANTS.c.revoked_at.is_(None))
-    .order_by(_GRANTS.c.created_at)
+_INSERT_GRANT: Final = Sql(
+    "INSERT INTO approval_grants (grant_id, world, scope, agent, chat_id, tool_name, roots,"
+    " allow_redirection, approval_id, created_at) VALUES (:grant_id, :world, :scope, :agent,"
+    " :chat_id, :tool_name, :roots, :allow_redirection, :approval_id, :created_at)",
+    json_params=("roots",),
 )
-_IN_FORCE_OF_TOOL = _IN_FORCE.where(_GRANTS.c.tool_name == sa.bindparam("tool_key"))
-_AUDIT_OF_WORLD = (
-    sa.select(_AUDIT).where(_AUDIT.c.world == sa.bindparam("world_key")).order_by(_AUDIT.c.seq)
+_GRANT_TYPES: Final[Mapping[str, ColumnKind]] = {"roots": "json", "allow_redirection": "bool"}
+_IN_FORCE_TEXT: Final = (
+    "SELECT grant_id, world, scope, agent, chat_id, tool_name, roots, allow_redirection,"
+    " approval_id, created_at, revoked_at FROM approval_grants"
+    " WHERE world = :world_key AND revoked_at IS NULL"
 )
-"""Built once with bind parameters (see ``storage.queries``): a statement built per call is
-compiled per call."""
+_IN_FORCE: Final = Sql(f"{_IN_FORCE_TEXT} ORDER BY created_at", columns=_GRANT_TYPES)
+_IN_FORCE_OF_TOOL: Final = Sql(
+    f"{_IN_FORCE_TEXT} AND tool_name = :tool_key ORDER BY created_at", columns=_GRANT_TYPES
+)
+_REVOKE: Final = (
+    "UPDATE approval_grants SET revoked_at = :revoked_at"
+    " WHERE world = :world AND revoked_at IS NULL AND "
+)
+_REVOKE_GRANT: Final = Sql(f"{_REVOKE}grant_id = :grant_id")
+_REVOKE_OF_SESSION: Final = Sql(f"{_REVOKE}scope = 'session' AND lower(agent) = :agent")
+"""The agent's session grants, its name in any case (``agent`` given in lower case)."""
+
+_AUDIT_FIELDS: Final = (
+    "at", "event", "actor", "approval_id", "agent", "chat_id", "tool_name", "arguments",
+    "decision", "scope", "latency_ms", "detail",
+)  # fmt: skip
+"""The audit log's columns besides ``world`` and ``seq``: ``AuditEntry``'s fields, with
+``tool_args`` stored as ``arguments``."""
+_AUDIT_OF_WORLD: Final = Sql(
+    f"SELECT seq, world, {', '.join(_AUDIT_FIELDS)} FROM audit_log"
+    " WHERE world = :world_key ORDER BY seq",
+    columns={"arguments": "json", "detail": "json"},
+)
+INSERT_AUDIT: Final = Sql(
+    "INSERT INTO audit_log (world, at, event, actor, approval_id, agent, chat_id, tool_name,"
+    " arguments, decision, scope, latency_ms, detail) VALUES (:world, :at, :event, :actor,"
+    " :approval_id, :agent, :chat_id, :tool_name, NULLIF(:arguments, 'null'), :decision,"
+    " :scope, :latency_ms, NULLIF(:detail, 'null'))",
+    json_params=("arguments", "detail"),
+    postgresql=(
+        "INSERT INTO audit_log (world, at, event, actor, approval_id, agent, chat_id, tool_name,"
+        " arguments, decision, scope, latency_ms, detail) VALUES (:world, :at, :event, :actor,"
+        " :approval_id, :agent, :chat_id, :tool_name,"
+        " CAST(NULLIF(CAST(:arguments AS TEXT), 'null') AS JSON), :decision, :scope,"
+        " :latency_ms, CAST(NULLIF(CAST(:detail AS TEXT), 'null') AS JSON))"
+    ),
+)
+"""An entry of the audit log (``audit_row``), one or many. A JSON field left None is SQL
+NULL, not the JSON text ``null`` that a JSON parameter's None is written as: the entry has no
+arguments, rather than arguments that are ``null``."""
 
 
 def _grant(row: Row) -> Grant:
@@ -57,15 +93,14 @@ def _audit_entry(row: Row) -> AuditEntry:
 
 
 def audit_row(world: str, entry: AuditEntry) -> dict[str, Any]:
-    """An entry of the world's audit log as its row: written by ``audit``, or by a deletion
-    inside its own transaction. ``tool_args`` is stored as the ``arguments`` column."""
-    row: dict[str, Any] = {"world": world}
-    for field in dataclasses.fields(entry):
-        value = getattr(entry, field.name)
-        # A field left None is left out, not written: a JSON column would store None as the
-        # JSON text ``null`` rather than as SQL NULL.
-        if value is not None:
-            row[_AUDIT_COLUMN.get(field.name, field.name)] = value
+    """An entry of the world's audit log as its row (``INSERT_AUDIT``): written by ``audit``,
+    or by a deletion inside its own transaction. ``tool_args`` is stored as the ``arguments``
+    column; every column is given, a field left None as None."""
+    row: dict[str, Any] = {
+        _AUDIT_COLUMN.get(field.name, field.name): getattr(entry, field.name)
+        for field in dataclasses.fields(entry)
+    }
+    row["world"] = world
     row["at"] = entry.at.isoformat()
     return row
 
@@ -73,25 +108,19 @@ def audit_row(world: str, entry: AuditEntry) -> dict[str, Any]:
 _AUDIT_COLUMN = {"tool_args": "arguments"}
 
 
-def revoke_grants(conn: Connection, world: str, *which: sa.ColumnElement[bool]) -> int:
-    """Revoke the world's grants in force that match ``which``, inside the caller's
-    transaction; returns how many were revoked. Revoked, not deleted: the audit log refers
-    to them."""
-    result = conn.execute(
-        sa.update(_GRANTS)
-        .where(_GRANTS.c.world == world, *which, _GRANTS.c.revoked_at.is_(None))
-        .values(revoked_at=utc_now().isoformat())
-    )
-    return int(result.rowcount or 0)
+def _revoke(conn: Connection, statement: Sql, world: str, **which: str) -> int:
+    """Revoke the world's grants in force that ``statement`` picks by ``which``, inside the
+    caller's transaction; returns how many were revoked. Revoked, not deleted: the audit log
+    refers to them."""
+    params = {"world": world, "revoked_at": utc_now().isoformat(), **which}
+    return int(conn.execute(statement, params).rowcount or 0)
 
 
 def revoke_session_grants(conn: Connection, world: str, agent: str) -> int:
     """Revoke the agent's session grants inside the caller's transaction (the agent is being
     deleted, and a new agent of the same name must not inherit them). "Always" grants belong
     to the world, not to an agent, and stay. Returns how many were revoked."""
-    return revoke_grants(
-        conn, world, _GRANTS.c.scope == "session", sa.func.lower(_GRANTS.c.agent) == agent.lower()
-    )
+    return _revoke(conn, _REVOKE_OF_SESSION, world, agent=agent.lower())
 
 
 class ApprovalStore:
@@ -153,7 +182,7 @@ class ApprovalStore:
 
     async def revoke(self, world: str, grant_id: str) -> None:
         def update(conn: Connection) -> None:
-            if revoke_grants(conn, world, _GRANTS.c.grant_id == grant_id) == 0:
+            if _revoke(conn, _REVOKE_GRANT, world, grant_id=grant_id) == 0:
                 raise NotFoundError(f"no active grant {grant_id!r} in world {world!r}")
 
         await self._storage.in_transaction(update, write=True)
@@ -163,7 +192,7 @@ class ApprovalStore:
         row = audit_row(world, entry)
 
         def insert(conn: Connection) -> None:
-            conn.execute(_INSERT_AUDIT, row)
+            conn.execute(INSERT_AUDIT, row)
 
         await self._storage.in_transaction(insert, write=True)
 

@@ -33,20 +33,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
 from agentworld.models.events import EventKind, MessageEvent, WorldEvent
 from agentworld.models.message import Message
-from agentworld.storage import schema
 from agentworld.storage.connection import Connection
-from agentworld.storage.rows import CHAT_MESSAGES, MESSAGE_COLUMNS, row_message, ts
+from agentworld.storage.rows import MESSAGE_COLUMNS_SQL, row_message, ts
+from agentworld.storage.statement import Sql
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
-
-_EVENTS = schema.events
-_MESSAGES = schema.messages
-_bp = sa.bindparam
 
 LOG_LOCK_CLASS = 0x6177_656C
 """The first key of the advisory locks this module takes (``'awel'``), so they cannot collide
@@ -55,49 +49,48 @@ with an application's own advisory locks that use the one-key form."""
 CHANNEL_PREFIX = "agentworld_log_"
 # The lock and the notification in one statement: one round trip per world, as before. Their
 # order does not matter, since the notification goes out at commit, when the lock is released.
-_LOCK = sa.text(
+# PostgreSQL's alone (``lock_world_log`` does nothing on SQLite).
+_LOCK = Sql(
     "SELECT pg_advisory_xact_lock(:lock_class, hashtext(:world_key)), pg_notify(:channel, '')"
 )
-_INSERT = sa.insert(_EVENTS)
-_HEAD = sa.select(sa.func.max(_EVENTS.c.seq)).where(_EVENTS.c.world == _bp("world_key"))
-_WORLD_KEPT = sa.select(sa.literal(1)).where(schema.worlds.c.name == _bp("world_key"))
-_LOGGED = (
-    sa.select(
-        _EVENTS.c.seq,
-        _EVENTS.c.kind,
-        _EVENTS.c.chat_id,
-        _EVENTS.c.payload,
-        _EVENTS.c.message_id,
-        *MESSAGE_COLUMNS,
-    )
-    .select_from(
-        _EVENTS.outerjoin(
-            _MESSAGES,
-            sa.and_(
-                _MESSAGES.c.world == _EVENTS.c.world,
-                _MESSAGES.c.message_id == _EVENTS.c.message_id,
-                _MESSAGES.c.memory_owner.is_(None),
-            ),
-        )
-    )
-    .where(_EVENTS.c.world == _bp("world_key"), _EVENTS.c.seq > _bp("after_seq"))
-    .order_by(_EVENTS.c.seq)
-    .limit(_bp("row_limit"))
+_INSERT = Sql(
+    "INSERT INTO events (world, chat_id, kind, payload, created_at, message_id)"
+    " VALUES (:world, :chat_id, :kind, :payload, :created_at, :message_id)",
+    json_params=("payload",),
 )
-_LOGGED_IN_CHAT = _LOGGED.where(_EVENTS.c.chat_id == _bp("chat_key"))
-TRANSCRIPT_PAGE = (
-    CHAT_MESSAGES.where(_MESSAGES.c.memory_owner.is_(None), _MESSAGES.c.seq > _bp("after_seq"))
+"""Log rows (``event_row``, ``message_log_rows``), one or many."""
+_HEAD = Sql("SELECT max(events.seq) FROM events WHERE events.world = :world_key")
+_WORLD_KEPT = Sql("SELECT 1 FROM worlds WHERE worlds.name = :world_key")
+_LOGGED_FROM = (
+    "SELECT events.seq, events.kind, events.chat_id, events.payload, events.message_id,"
+    " messages.message_id AS message_id_1, messages.chat_id AS chat_id_1, messages.role,"
+    " messages.sender, messages.agent_id, messages.content, messages.tool_calls,"
+    " messages.tool_call_id, messages.reply_to, messages.created_at, messages.input_tokens,"
+    " messages.output_tokens"
+    " FROM events LEFT OUTER JOIN messages ON messages.world = events.world"
+    " AND messages.message_id = events.message_id AND messages.memory_owner IS NULL"
+    " WHERE events.world = :world_key AND events.seq > :after_seq"
+)
+"""The log's rows with their transcript messages (the columns ``row_message`` reads, from the
+sixth on; NULL where the message is gone), for a filter and the order to follow."""
+_PAGE = " ORDER BY events.seq LIMIT :row_limit"
+_LOGGED = Sql(_LOGGED_FROM + _PAGE, columns={"payload": "json"})
+_LOGGED_IN_CHAT = Sql(
+    _LOGGED_FROM + " AND events.chat_id = :chat_key" + _PAGE, columns={"payload": "json"}
+)
+TRANSCRIPT_PAGE = Sql(
+    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages WHERE messages.world = :world_key"
+    " AND messages.chat_id = :chat_key AND messages.memory_owner IS NULL"
+    " AND messages.seq > :after_seq"
     # ``memory_owner`` is NULL in every row here, so ordering by it changes nothing, but it
     # lets PostgreSQL read ``ix_messages_chat`` (world, chat_id, memory_owner, seq) in order
     # and stop at the limit: it does not count ``IS NULL`` as an equality, and ordered by
     # ``seq`` alone it read and sorted every message after ``after`` — a first page of a
     # 10,000-message chat took 6 ms of database time instead of 0.2 (transcript_page.py).
-    .order_by(_MESSAGES.c.memory_owner, _MESSAGES.c.seq)
-    .limit(_bp("row_limit"))
+    " ORDER BY messages.memory_owner, messages.seq LIMIT :row_limit"
 )
 """Transcript messages after a position, with their positions (``queries.TRANSCRIPT_SINCE`` is
 this without the limit)."""
-_FIELDS = len(MESSAGE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -153,7 +146,7 @@ def lock_world_log(conn: Connection, worlds: Iterable[str]) -> None:
     them out until this one ends (see the module docstring); and tell the worlds' listeners when
     it commits (``log_channel``). Worlds are locked in sorted order, so two transactions never
     wait for each other. A no-op on SQLite (one writer at a time, no notifications)."""
-    if conn.dialect.name != "postgresql":
+    if conn.backend != "postgresql":
         return
     for world in sorted(set(worlds)):
         conn.execute(
@@ -272,7 +265,7 @@ class EventLog:
         def read(conn: Connection) -> TranscriptPage:
             rows = conn.execute(TRANSCRIPT_PAGE, params).all()
             head = int(conn.execute(_HEAD, params).scalar() or 0)
-            last = int(rows[-1][_FIELDS]) if rows else after
+            last = int(rows[-1].seq) if rows else after
             return TranscriptPage([row_message(r) for r in rows], last, head)
 
         return await self._storage.in_transaction(read, write=False)

@@ -9,59 +9,61 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
 from agentworld.models import utc_now
 from agentworld.models.work import WORK_ITEM, InboxChange, QueuedWork, WorkItem
-from agentworld.storage import schema
 from agentworld.storage.connection import Connection
+from agentworld.storage.statement import Sql
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
-_TABLE = schema.chat_inbox
-_bp = sa.bindparam
-
-# Built once with bind parameters (see ``storage.queries``): an inbox change runs in the
-# transaction of every step, so building its statements per call would cost more than
-# running them.
-_ITEM = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.item_id == _bp("item_key"))
-_OF_CHAT = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.chat_id == _bp("chat_key"))
-_DELETE_ITEM = sa.text("DELETE FROM chat_inbox WHERE world = :world_key AND item_id = :item_key")
-"""SQL text, as the other statements every turn runs (``storage.queries``)."""
-CHATS_WITH_WORK = (
-    sa.select(_TABLE.c.chat_id)
-    .where(_TABLE.c.world == _bp("world_key"))
-    .group_by(_TABLE.c.chat_id)
-    .order_by(sa.func.min(_TABLE.c.item_id))
+# Module constants: an inbox change runs in the transaction of every step, so building its
+# statements per call would cost more than running them.
+_ITEM = "chat_inbox.world = :world_key AND chat_inbox.item_id = :item_key"
+_OF_CHAT = "chat_inbox.world = :world_key AND chat_inbox.chat_id = :chat_key"
+_DELETE_ITEM = Sql(f"DELETE FROM chat_inbox WHERE {_ITEM}")
+CHATS_WITH_WORK = Sql(
+    "SELECT chat_inbox.chat_id FROM chat_inbox WHERE chat_inbox.world = :world_key"
+    " GROUP BY chat_inbox.chat_id ORDER BY min(chat_inbox.item_id)"
 )
-_LEASED = (
-    sa.select(schema.chat_leases.c.chat_id)
-    .where(schema.chat_leases.c.world == _bp("world_key"))
-    .order_by(schema.chat_leases.c.chat_id)
+_LEASED = Sql(
+    "SELECT chat_leases.chat_id FROM chat_leases WHERE chat_leases.world = :world_key"
+    " ORDER BY chat_leases.chat_id"
 )
-_REPLACE_ITEM = sa.update(_TABLE).where(_ITEM).values(work=_bp("new_work"))
-_ITEM_POSITION = sa.select(_TABLE.c.position).where(_ITEM)
-_LAST_POSITION = sa.select(sa.func.max(_TABLE.c.position)).where(_OF_CHAT)
-_INSERT = sa.insert(_TABLE)
-_NEXT = (
-    sa.select(_TABLE.c.item_id, _TABLE.c.work)
-    .where(_OF_CHAT)
-    .order_by(_TABLE.c.position, _TABLE.c.item_id)
-    .limit(1)
+_REPLACE_ITEM = Sql(
+    f"UPDATE chat_inbox SET work = :new_work WHERE {_ITEM}", json_params=("new_work",)
 )
-_ANY = sa.select(_TABLE.c.item_id).where(_OF_CHAT).limit(1)
-_INSERT_INTO_EMPTY = sa.text(
+_ITEM_POSITION = Sql(f"SELECT chat_inbox.position FROM chat_inbox WHERE {_ITEM}")
+_LAST_POSITION = Sql(f"SELECT max(chat_inbox.position) FROM chat_inbox WHERE {_OF_CHAT}")
+_INSERT_TEXT = (
     "INSERT INTO chat_inbox (world, chat_id, position, work, created_at)"
-    " SELECT :world_key, :chat_key, 1, :work, :created_at"
-    " WHERE NOT EXISTS (SELECT 1 FROM chat_inbox"
-    " WHERE chat_inbox.world = :world_key AND chat_inbox.chat_id = :chat_key)"
-    " RETURNING item_id"
-).bindparams(
-    _bp("world_key", type_=_TABLE.c.world.type),
-    _bp("chat_key", type_=_TABLE.c.chat_id.type),
-    _bp("work", type_=_TABLE.c.work.type),
-    _bp("created_at", type_=_TABLE.c.created_at.type),
+    " VALUES (:world, :chat_id, :position, :work, :created_at)"
+)
+_INSERT = Sql(_INSERT_TEXT, json_params=("work",))
+"""Rows of ``_rows``, one or many."""
+_INSERT_ONE = Sql(_INSERT_TEXT + " RETURNING item_id", json_params=("work",))
+"""One row of ``_rows``, and its ``item_id``."""
+_NEXT = Sql(
+    f"SELECT chat_inbox.item_id, chat_inbox.work FROM chat_inbox WHERE {_OF_CHAT}"
+    " ORDER BY chat_inbox.position, chat_inbox.item_id LIMIT 1",
+    columns={"work": "json"},
+)
+_ANY = Sql(f"SELECT chat_inbox.item_id FROM chat_inbox WHERE {_OF_CHAT} LIMIT 1")
+_INTO_EMPTY = (
+    "INSERT INTO chat_inbox (world, chat_id, position, work, created_at)"
+    " SELECT {values} WHERE NOT EXISTS (SELECT 1 FROM chat_inbox WHERE "
+    + _OF_CHAT
+    + ") RETURNING item_id"
+)
+_INSERT_INTO_EMPTY = Sql(
+    _INTO_EMPTY.format(values=":world_key, :chat_key, 1, :work, :created_at"),
+    json_params=("work",),
+    # PostgreSQL deduces a parameter's type from its first use: text in the select list, where
+    # the comparison with ``world`` wants a VARCHAR ("inconsistent types deduced").
+    postgresql=_INTO_EMPTY.format(
+        values="CAST(:world_key AS VARCHAR), CAST(:chat_key AS VARCHAR), 1, :work,"
+        " CAST(:created_at AS VARCHAR)"
+    ),
 )
 """Queue an item only if the chat's inbox is empty: the check and the insert, one statement."""
 
@@ -118,10 +120,10 @@ def apply_change(conn: Connection, world: str, change: InboxChange | None) -> Qu
         conn.execute(_INSERT, rows)
         return None
     head, *tail = rows
-    (item_id,) = conn.execute(_INSERT, head).inserted_primary_key or (None,)
+    item_id = conn.execute(_INSERT_ONE, head).scalar_one()
     if tail:
         conn.execute(_INSERT, tail)
-    return None if item_id is None else QueuedWork(int(item_id), chat, change.append[0])
+    return QueuedWork(int(item_id), chat, change.append[0])
 
 
 def queue_first(conn: Connection, world: str, chat_id: str, work: WorkItem) -> QueuedWork | None:
@@ -146,10 +148,15 @@ def next_item(conn: Connection, world: str, chat_id: str) -> QueuedWork | None:
     return QueuedWork(int(row.item_id), chat_id, WORK_ITEM.validate_python(row.work))
 
 
-_OF_WORLD = (
-    sa.select(_TABLE.c.item_id, _TABLE.c.chat_id, _TABLE.c.work)
-    .where(_TABLE.c.world == _bp("world_key"))
-    .order_by(_TABLE.c.chat_id, _TABLE.c.position, _TABLE.c.item_id)
+_ITEMS_OF_WORLD = (
+    "SELECT chat_inbox.item_id, chat_inbox.chat_id, chat_inbox.work FROM chat_inbox"
+    " WHERE chat_inbox.world = :world_key"
+)
+_IN_CHAT_ORDER = " ORDER BY chat_inbox.chat_id, chat_inbox.position, chat_inbox.item_id"
+_OF_WORLD = Sql(_ITEMS_OF_WORLD + _IN_CHAT_ORDER, columns={"work": "json"})
+_OF_ONE_CHAT = Sql(
+    _ITEMS_OF_WORLD + " AND chat_inbox.chat_id = :chat_key" + _IN_CHAT_ORDER,
+    columns={"work": "json"},
 )
 
 
@@ -214,17 +221,15 @@ class InboxStore:
 
     async def items(self, world: str, chat_id: str | None = None) -> list[QueuedWork]:
         """Every queued item (of one chat), in order: for inspection and tests."""
-        query = sa.select(_TABLE.c.item_id, _TABLE.c.chat_id, _TABLE.c.work).where(
-            _TABLE.c.world == world
-        )
-        if chat_id is not None:
-            query = query.where(_TABLE.c.chat_id == chat_id)
-        query = query.order_by(_TABLE.c.chat_id, _TABLE.c.position, _TABLE.c.item_id)
+        if chat_id is None:
+            query, params = _OF_WORLD, {"world_key": world}
+        else:
+            query, params = _OF_ONE_CHAT, {"world_key": world, "chat_key": chat_id}
 
         def read(conn: Connection) -> list[QueuedWork]:
             return [
                 QueuedWork(int(r.item_id), str(r.chat_id), WORK_ITEM.validate_python(r.work))
-                for r in conn.execute(query)
+                for r in conn.execute(query, params)
             ]
 
         return await self._storage.in_transaction(read, write=False)

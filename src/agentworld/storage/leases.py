@@ -21,54 +21,50 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
-
 from agentworld.models.work import ChatReport, LeaseAfterStep, QueuedWork
-from agentworld.storage import queries, schema
+from agentworld.storage import queries
 from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import next_item
+from agentworld.storage.statement import Sql
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
-_TABLE = schema.chat_leases
-_bp = sa.bindparam
-
-# Built once with bind parameters (see ``storage.queries``): a lease is read or written in
-# the transaction of every posted message and every finished item.
-_KEY = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.chat_id == _bp("chat_key"))
-_MINE = sa.and_(_KEY, _TABLE.c.owner == _bp("owner_key"))
-_READ = sa.select(_TABLE.c.owner, _TABLE.c.expires_at).where(_KEY)
-_HOLDER = sa.select(_TABLE.c.owner).where(_KEY)
-_TAKE_OVER = (
-    sa.update(_TABLE)
-    .where(_MINE, _TABLE.c.expires_at == _bp("expires_key"))
-    .values(owner=_bp("new_owner"), expires_at=_bp("new_expiry"))
+# Module constants: a lease is read or written in the transaction of every posted message and
+# every finished item.
+_KEY = "chat_leases.world = :world_key AND chat_leases.chat_id = :chat_key"
+_MINE = f"{_KEY} AND chat_leases.owner = :owner_key"
+_OWNER_IN_WORLD = "chat_leases.world = :world_key AND chat_leases.owner = :owner_key"
+_READ = Sql(f"SELECT chat_leases.owner, chat_leases.expires_at FROM chat_leases WHERE {_KEY}")
+_HOLDER = Sql(f"SELECT chat_leases.owner FROM chat_leases WHERE {_KEY}")
+_TAKE_OVER = Sql(
+    "UPDATE chat_leases SET owner = :new_owner, expires_at = :new_expiry"
+    f" WHERE {_MINE} AND chat_leases.expires_at = :expires_key"
 )
-_RENEW = sa.update(_TABLE).where(_MINE).values(expires_at=_bp("new_expiry"))
-_OWNER_IN_WORLD = sa.and_(_TABLE.c.world == _bp("world_key"), _TABLE.c.owner == _bp("owner_key"))
-_RENEW_ALL = sa.update(_TABLE).where(_OWNER_IN_WORLD).values(expires_at=_bp("new_expiry"))
-_HELD_BY = sa.select(_TABLE.c.chat_id).where(_OWNER_IN_WORLD)
-_RELEASE = sa.delete(_TABLE).where(_MINE)
-_OF_WORLD = sa.select(_TABLE.c.chat_id, _TABLE.c.owner, _TABLE.c.expires_at).where(
-    _TABLE.c.world == _bp("world_key")
+"""Take the claim over from the owner and expiry just read: a compare-and-set, so of two
+processes taking over one lapsed claim at once, one changes the row."""
+_RENEW = Sql(f"UPDATE chat_leases SET expires_at = :new_expiry WHERE {_MINE}")
+_RENEW_ALL = Sql(f"UPDATE chat_leases SET expires_at = :new_expiry WHERE {_OWNER_IN_WORLD}")
+_HELD_BY = Sql(f"SELECT chat_leases.chat_id FROM chat_leases WHERE {_OWNER_IN_WORLD}")
+_RELEASE = Sql(f"DELETE FROM chat_leases WHERE {_MINE}")
+_OF_WORLD = Sql(
+    "SELECT chat_leases.chat_id, chat_leases.owner, chat_leases.expires_at FROM chat_leases"
+    " WHERE chat_leases.world = :world_key"
 )
-_RELEASE_IF_IDLE = sa.text(
-    "DELETE FROM chat_leases WHERE world = :world_key AND chat_id = :chat_key"
-    " AND owner = :owner_key AND NOT EXISTS (SELECT 1 FROM chat_inbox"
+_RELEASE_IF_IDLE = Sql(
+    f"DELETE FROM chat_leases WHERE {_MINE} AND NOT EXISTS (SELECT 1 FROM chat_inbox"
     " WHERE chat_inbox.world = :world_key AND chat_inbox.chat_id = :chat_key)"
 )
 """Let the chat go if it is ``owner``'s and its inbox is empty: the end of nearly every turn,
 one statement instead of reading the holder and the next item first."""
 
 
-_CLAIM_IF_FREE = sa.text(
+_CLAIM_IF_FREE = Sql(
     "INSERT INTO chat_leases (world, chat_id, owner, expires_at)"
     " VALUES (:world, :chat_id, :owner, :expires_at) ON CONFLICT DO NOTHING"
 )
 """Two processes claiming a free chat at once both try to insert; one row wins, the other
-claims nothing. SQL text (both databases say ``ON CONFLICT DO NOTHING``), as the other
-statements every turn runs (``storage.queries``): run as written on SQLite."""
+claims nothing (both databases say ``ON CONFLICT DO NOTHING``)."""
 
 
 def _start_ticks(pid: int) -> str | None:

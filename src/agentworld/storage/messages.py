@@ -5,9 +5,7 @@ memories beside the transcript's original, never in its place (``runtime.hooks``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage, World
@@ -22,23 +20,60 @@ from agentworld.models.work import (
     StepRecorded,
     TakenUp,
 )
-from agentworld.storage import queries, schema
+from agentworld.storage import queries
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change, next_item, queue_first
 from agentworld.storage.leases import claim_lease, release_or_next
-from agentworld.storage.rows import (
-    MESSAGE_COLUMNS,
-    message_row,
-    row_agent,
-    row_message,
-    ts,
-)
+from agentworld.storage.rows import MESSAGE_COLUMNS_SQL, message_row, row_agent, row_message
+from agentworld.storage.statement import Sql
 from agentworld.storage.tool_logs import finish_log
 
-_MESSAGES = schema.messages
-_CHAT_FOR_POSTING = queries.CHAT_EXISTS.with_for_update()
+if TYPE_CHECKING:
+    from sqlalchemy.sql.base import Executable
+
+_CHAT_ROW = (
+    "SELECT chats.chat_id FROM chats WHERE chats.world = :world_key AND chats.chat_id = :chat_key"
+)
+_CHAT_FOR_POSTING = Sql(_CHAT_ROW, postgresql=_CHAT_ROW + " FOR UPDATE")
+"""The chat's row, locked on PostgreSQL (run there alone: SQLite serialises writers anyway)."""
+_RECENT_TRANSCRIPT = Sql(
+    f"SELECT {MESSAGE_COLUMNS_SQL} FROM messages WHERE messages.world = :world_key"
+    " AND messages.chat_id = :chat_key AND messages.memory_owner IS NULL"
+    " ORDER BY messages.seq DESC LIMIT :row_limit"
+)
+
+
+def _usage(group: str, where: str = "") -> Sql:
+    """Tokens the agents' messages used, summed by ``group`` (a column of ``messages``)."""
+    return Sql(
+        f"SELECT messages.{group}, coalesce(sum(messages.input_tokens), 0) AS input_tokens,"
+        " coalesce(sum(messages.output_tokens), 0) AS output_tokens FROM messages"
+        f" WHERE messages.world = :world_key AND messages.memory_owner IS NOT NULL{where}"
+        f" GROUP BY messages.{group}"
+    )
+
+
+_USAGE_BY_AGENT = _usage("memory_owner")
+_USAGE_BY_CHAT = _usage("chat_id")
+_USAGE_OF_CHAT = _usage("chat_id", " AND messages.chat_id = :chat_key")
+
+
+def _events_query(kind: bool, chat: bool) -> Sql:
+    """The world's logged events that are not messages (of one kind, in one chat, if given)."""
+    # The log's message rows only point at the transcript (``storage.event_log``).
+    text = (
+        "SELECT events.payload FROM events"
+        " WHERE events.world = :world_key AND events.kind != 'message'"
+    )
+    text += " AND events.kind = :kind_key" if kind else ""
+    text += " AND events.chat_id = :chat_key" if chat else ""
+    return Sql(text + " ORDER BY events.seq", columns={"payload": "json"})
+
+
+_EVENTS_QUERIES = {(k, c): _events_query(k, c) for k in (False, True) for c in (False, True)}
+"""``_events_query`` of each filter, built once."""
 RouteOnPost = Callable[[World, list[Agent]], tuple[Loop, Message] | None]
 """Who answers a posted message, decided in the post's transaction: one agent's loop and the
 message as it joins that agent's memory, or None to leave the route to the chat's runner."""
@@ -167,7 +202,7 @@ class MessageStore(StorageCore):
             # The chat's row is locked first on PostgreSQL (SQLite serialises writers anyway),
             # so messages posted into one chat at once get their place in the transcript and in
             # the inbox in the same order: the order they are answered in.
-            if conn.dialect.name == "postgresql":
+            if conn.backend == "postgresql":
                 conn.execute(_CHAT_FOR_POSTING, params)
             seq = queries.insert_into_chat(conn, row)
             if seq is None:
@@ -255,7 +290,7 @@ class MessageStore(StorageCore):
             return await self._messages(queries.MEMORY_OF_EVERY_CHAT, world_key=world, agent_key=agent)
         return await self._messages(queries.MEMORY, world_key=world, chat_key=chat_id, agent_key=agent)
 
-    async def _messages(self, query: sa.Select[Any], **params: str) -> list[Message]:
+    async def _messages(self, query: Sql | Executable, **params: str) -> list[Message]:
         def read(conn: Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(query, params).all()]
 
@@ -282,19 +317,10 @@ class MessageStore(StorageCore):
 
     async def recent_transcript(self, world: str, chat_id: str, *, limit: int) -> list[Message]:
         """The chat's last ``limit`` transcript messages, newest first."""
-        query = (
-            sa.select(*MESSAGE_COLUMNS)
-            .where(
-                _MESSAGES.c.world == world,
-                _MESSAGES.c.chat_id == chat_id,
-                _MESSAGES.c.memory_owner.is_(None),
-            )
-            .order_by(_MESSAGES.c.seq.desc())
-            .limit(limit)
-        )
+        params = {"world_key": world, "chat_key": chat_id, "row_limit": limit}
 
         def read(conn: Connection) -> list[Message]:
-            return [row_message(r) for r in conn.execute(query).all()]
+            return [row_message(r) for r in conn.execute(_RECENT_TRANSCRIPT, params).all()]
 
         return await self.in_transaction(read, write=False)
 
@@ -325,30 +351,19 @@ class MessageStore(StorageCore):
         return await self.in_transaction(read, write=False)
 
     async def usage_by_agent(self, world: str) -> dict[str, Usage]:
-        return await self._usage(world, group=_MESSAGES.c.memory_owner)
+        return await self._usage(_USAGE_BY_AGENT, {"world_key": world})
 
     async def usage_by_chat(self, world: str, *, chat_id: str | None = None) -> dict[str, Usage]:
         """By chat id; with ``chat_id``, that chat's alone (absent when nobody answered)."""
-        only = () if chat_id is None else (_MESSAGES.c.chat_id == chat_id,)
-        return await self._usage(world, group=_MESSAGES.c.chat_id, where=only)
+        if chat_id is None:
+            return await self._usage(_USAGE_BY_CHAT, {"world_key": world})
+        return await self._usage(_USAGE_OF_CHAT, {"world_key": world, "chat_key": chat_id})
 
-    async def _usage(
-        self, world: str, *, group: sa.ColumnElement[Any], where: Sequence[sa.ColumnElement[bool]] = ()
-    ) -> dict[str, Usage]:
-        query = (
-            sa.select(
-                group,
-                sa.func.coalesce(sa.func.sum(_MESSAGES.c.input_tokens), 0),
-                sa.func.coalesce(sa.func.sum(_MESSAGES.c.output_tokens), 0),
-            )
-            .where(_MESSAGES.c.world == world, _MESSAGES.c.memory_owner.is_not(None), *where)
-            .group_by(group)
-        )
-
+    async def _usage(self, query: Sql, params: dict[str, str]) -> dict[str, Usage]:
         def read(conn: Connection) -> dict[str, Usage]:
             return {
                 key: Usage(input_tokens=int(i), output_tokens=int(o))
-                for key, i, o in conn.execute(query)
+                for key, i, o in conn.execute(query, params)
             }
 
         return await self.in_transaction(read, write=False)
@@ -361,17 +376,7 @@ class MessageStore(StorageCore):
         transcript = [
             message_row(world, None, e.message) for e in events if isinstance(e, MessageEvent)
         ]
-        others = [
-            {
-                "world": e.world,
-                "chat_id": e.chat,
-                "kind": e.kind,
-                "payload": e.model_dump(mode="json", by_alias=True),
-                "created_at": ts(e.created_at),
-            }
-            for e in events
-            if not isinstance(e, MessageEvent)
-        ]
+        others = [event_row(e) for e in events if not isinstance(e, MessageEvent)]
 
         def insert(conn: Connection) -> None:
             queries.insert_messages(conn, transcript)
@@ -383,17 +388,15 @@ class MessageStore(StorageCore):
     async def list_events(
         self, world: str, *, kind: str | None = None, chat_id: str | None = None
     ) -> list[dict[str, Any]]:
-        table = schema.events
-        # The log's message rows only point at the transcript (``storage.event_log``).
-        query = sa.select(table.c.payload).where(table.c.world == world, table.c.kind != "message")
+        query = _EVENTS_QUERIES[kind is not None, chat_id is not None]
+        params = {"world_key": world}
         if kind is not None:
-            query = query.where(table.c.kind == kind)
+            params["kind_key"] = kind
         if chat_id is not None:
-            query = query.where(table.c.chat_id == chat_id)
-        query = query.order_by(table.c.seq)
+            params["chat_key"] = chat_id
 
         def read(conn: Connection) -> list[dict[str, Any]]:
-            return [row.payload for row in conn.execute(query)]
+            return [row.payload for row in conn.execute(query, params)]
 
         return await self.in_transaction(read, write=False)
 

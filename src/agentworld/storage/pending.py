@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
     Any,
+    Final,
     Generic,
     Literal,
     NotRequired,
@@ -17,8 +18,6 @@ from typing import (
     overload,
 )
 
-import sqlalchemy as sa
-
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, utc_now
 from agentworld.models.pending import (
@@ -27,26 +26,90 @@ from agentworld.models.pending import (
     PendingClientCall,
     PendingKind,
 )
+from agentworld.models.records import AuditEntry
 from agentworld.models.work import InboxChange
-from agentworld.storage import schema
+from agentworld.storage.approvals import INSERT_AUDIT, audit_row
 from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import apply_change
 from agentworld.storage.pending_rows import (
-    TABLE,
+    COLUMNS,
+    JSON_COLUMNS,
     audited_arguments,
     call_row,
     find_calls,
     row_call,
 )
 from agentworld.storage.rows import message_row
+from agentworld.storage.statement import Sql
+from agentworld.storage.tool_logs import START
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
-_TABLE = TABLE
-_INSERT_CALLS = sa.insert(_TABLE)
-_INSERT_MESSAGES = sa.insert(schema.messages)
-_START_LOG = sa.insert(schema.tool_logs).returning(schema.tool_logs.c.seq)
+_INSERT_CALLS: Final = Sql(
+    "INSERT INTO pending_calls (world, tool_call_id, chat_id, agent, kind, tool_name, arguments,"
+    " batch_id, trigger_sender, reply_to, status, answer, detail, created_at, answered_at)"
+    " VALUES (:world, :tool_call_id, :chat_id, :agent, :kind, :tool_name, :arguments,"
+    " :batch_id, :trigger_sender, :reply_to, :status, :answer, :detail, :created_at,"
+    " :answered_at)",
+    json_params=("answer", "detail"),
+)
+"""A waiting call's row (``pending_rows.call_row``); ``resumed_at`` starts NULL."""
+_INSERT_MESSAGES: Final = Sql(
+    "INSERT INTO messages (world, chat_id, memory_owner, message_id, role, sender, agent_id,"
+    " content, tool_calls, tool_call_id, reply_to, created_at, input_tokens, output_tokens)"
+    " VALUES (:world, :chat_id, :memory_owner, :message_id, :role, :sender, :agent_id,"
+    " :content, :tool_calls, :tool_call_id, :reply_to, :created_at, :input_tokens,"
+    " :output_tokens)",
+    json_params=("tool_calls",),
+)
+"""Messages of an agent's memory (``rows.message_row``): none is the transcript's, so none
+has a row in the event log."""
+_CALL: Final = Sql(
+    f"SELECT {COLUMNS} FROM pending_calls WHERE world = :world AND tool_call_id = :tool_call_id",
+    columns=JSON_COLUMNS,
+)
+_OF_BATCH: Final = Sql(
+    f"SELECT {COLUMNS} FROM pending_calls WHERE world = :world AND batch_id = :batch_id",
+    columns=JSON_COLUMNS,
+)
+_WAITING_OF_BATCH: Final = Sql(f"{_OF_BATCH.text} AND status = 'pending'", columns=JSON_COLUMNS)
+_WAITING_OF_AGENT: Final = Sql(
+    f"SELECT {COLUMNS} FROM pending_calls"
+    " WHERE world = :world AND lower(agent) = :agent AND status = 'pending'",
+    columns=JSON_COLUMNS,
+)
+"""The agent's waiting calls, its name in any case (``agent`` given in lower case)."""
+_CANCEL: Final = Sql(
+    "UPDATE pending_calls SET status = 'cancelled', answered_at = :answered_at, answer = :answer"
+    " WHERE world = :world AND tool_call_id IN :ids AND status = 'pending'",
+    json_params=("answer",),
+    lists=("ids",),
+)
+_ANSWER: Final = Sql(
+    "UPDATE pending_calls SET status = :status, answered_at = :answered_at, answer = :answer"
+    " WHERE world = :world AND tool_call_id = :tool_call_id AND status = 'pending'",
+    json_params=("answer",),
+)
+"""Answers the call only if it still waits: of two processes answering it, one changes it."""
+_CLAIM_RESUME: Final = Sql(
+    "UPDATE pending_calls SET resumed_at = :resumed_at"
+    " WHERE world = :world AND batch_id = :batch_id AND resumed_at IS NULL"
+)
+_WAITING_IN_BATCH: Final = Sql(
+    "SELECT count(*) FROM pending_calls"
+    " WHERE world = :world AND batch_id = :batch_id AND status = 'pending'"
+)
+_CALLS_OF_MESSAGE: Final = Sql(
+    "SELECT tool_calls FROM messages"
+    " WHERE world = :world AND memory_owner = :agent AND message_id = :message_id",
+    columns={"tool_calls": "json"},
+)
+_RESULTS_OF_CALLS: Final = Sql(
+    "SELECT tool_call_id FROM messages WHERE world = :world AND memory_owner = :agent"
+    " AND role = 'tool' AND tool_call_id IN :ids",
+    lists=("ids",),
+)
 
 
 def cancel_agent_calls(
@@ -55,39 +118,37 @@ def cancel_agent_calls(
     """Cancel the agent's waiting calls and approvals, each with an audit entry, inside the
     caller's transaction (the agent is being deleted): none can be answered, so none runs.
     Returns the cancelled ids."""
-    now = utc_now().isoformat()
-    rows = conn.execute(
-        sa.select(_TABLE).where(
-            _TABLE.c.world == world,
-            sa.func.lower(_TABLE.c.agent) == agent.lower(),
-            _TABLE.c.status == "pending",
-        )
-    ).all()
+    now = utc_now()
+    rows = conn.execute(_WAITING_OF_AGENT, {"world": world, "agent": agent.lower()}).all()
     if not rows:
         return []
     ids = [row.tool_call_id for row in rows]
     conn.execute(
-        sa.update(_TABLE)
-        .where(
-            _TABLE.c.world == world, _TABLE.c.tool_call_id.in_(ids), _TABLE.c.status == "pending"
-        )
-        .values(status="cancelled", answered_at=now, answer={"reason": reason, "actor": actor})
+        _CANCEL,
+        {
+            "world": world,
+            "ids": ids,
+            "answered_at": now.isoformat(),
+            "answer": {"reason": reason, "actor": actor},
+        },
     )
     conn.execute(
-        sa.insert(schema.audit_log),
+        INSERT_AUDIT,
         [
-            {
-                "world": world,
-                "at": now,
-                "event": "cancelled",
-                "actor": actor,
-                "approval_id": call.tool_call_id,
-                "agent": call.agent,
-                "chat_id": call.chat_id,
-                "tool_name": call.tool_name,
-                "arguments": audited_arguments(call),
-                "detail": {"kind": call.kind, "reason": reason},
-            }
+            audit_row(
+                world,
+                AuditEntry(
+                    at=now,
+                    event="cancelled",
+                    actor=actor,
+                    approval_id=call.tool_call_id,
+                    agent=call.agent,
+                    chat_id=call.chat_id,
+                    tool_name=call.tool_name,
+                    tool_args=audited_arguments(call),
+                    detail={"kind": call.kind, "reason": reason},
+                ),
+            )
             for call in map(row_call, rows)
         ],
     )
@@ -119,14 +180,8 @@ def _calls_in_memory(
     """The tool calls that message ``message_id`` of the agent's memory carries, as stored
     (none when the memory has no such message): the memory, not the pending rows, is the source
     of truth for what a batch asked."""
-    messages = schema.messages
-    row = conn.execute(
-        sa.select(messages.c.tool_calls).where(
-            messages.c.world == world,
-            messages.c.memory_owner == agent,
-            messages.c.message_id == message_id,
-        )
-    ).first()
+    params = {"world": world, "agent": agent, "message_id": message_id}
+    row = conn.execute(_CALLS_OF_MESSAGE, params).first()
     return list(row.tool_calls or ()) if row is not None else []
 
 
@@ -190,13 +245,8 @@ class PendingCallStore:
 
         def claim(conn: Connection) -> bool:
             result = conn.execute(
-                sa.update(_TABLE)
-                .where(
-                    _TABLE.c.world == world,
-                    _TABLE.c.batch_id == batch_id,
-                    _TABLE.c.resumed_at.is_(None),
-                )
-                .values(resumed_at=utc_now().isoformat())
+                _CLAIM_RESUME,
+                {"world": world, "batch_id": batch_id, "resumed_at": utc_now().isoformat()},
             )
             if result.rowcount:
                 apply_change(conn, world, inbox)
@@ -206,23 +256,13 @@ class PendingCallStore:
 
     async def missing_results(self, world: str, agent: str, batch_id: str) -> list[str]:
         """Ids of the batch's tool calls that have no result in the agent's memory yet."""
-        messages = schema.messages
 
         def read(conn: Connection) -> list[str]:
             ids = [call["id"] for call in _calls_in_memory(conn, world, agent, batch_id)]
             if not ids:
                 return []
-            answered = {
-                r.tool_call_id
-                for r in conn.execute(
-                    sa.select(messages.c.tool_call_id).where(
-                        messages.c.world == world,
-                        messages.c.memory_owner == agent,
-                        messages.c.role == "tool",
-                        messages.c.tool_call_id.in_(ids),
-                    )
-                )
-            }
+            params = {"world": world, "agent": agent, "ids": ids}
+            answered = {r.tool_call_id for r in conn.execute(_RESULTS_OF_CALLS, params)}
             return [i for i in ids if i not in answered]
 
         return await self._storage.in_transaction(read, write=False)
@@ -234,13 +274,11 @@ class PendingCallStore:
         person's approval (asked, or given and about to run) or a client's result; with
         ``unanswered_only``, only those whose answer has not come (a given approval's call
         was running, or about to)."""
-        query = sa.select(_TABLE).where(_TABLE.c.world == world, _TABLE.c.batch_id == batch_id)
-        if unanswered_only:
-            query = query.where(_TABLE.c.status == "pending")
+        query = _WAITING_OF_BATCH if unanswered_only else _OF_BATCH
 
         def read(conn: Connection) -> set[str]:
             ids: set[str] = set()
-            for row in conn.execute(query):
+            for row in conn.execute(query, {"world": world, "batch_id": batch_id}):
                 call = row_call(row)
                 match call:
                     case PendingApproval():
@@ -265,11 +303,7 @@ class PendingCallStore:
 
     async def get(self, world: str, tool_call_id: str) -> PendingCall | None:
         def read(conn: Connection) -> PendingCall | None:
-            row = conn.execute(
-                sa.select(_TABLE).where(
-                    _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
-                )
-            ).first()
+            row = conn.execute(_CALL, {"world": world, "tool_call_id": tool_call_id}).first()
             return row_call(row) if row is not None else None
 
         return await self._storage.in_transaction(read, write=False)
@@ -333,11 +367,7 @@ class PendingCallStore:
         """
 
         def write(conn: Connection) -> Answered[PendingCall]:
-            row = conn.execute(
-                sa.select(_TABLE).where(
-                    _TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id
-                )
-            ).first()
+            row = conn.execute(_CALL, {"world": world, "tool_call_id": tool_call_id}).first()
             if row is None or row.kind != kind:
                 what = "approval request" if kind == "approval" else "pending tool call"
                 raise NotFoundError(f"no {what} {tool_call_id!r} in world {world!r}")
@@ -347,13 +377,14 @@ class PendingCallStore:
                     f"{tool_call_id!r} is already {row.status}; it cannot be answered again"
                 )
             updated = conn.execute(
-                sa.update(_TABLE)
-                .where(
-                    _TABLE.c.world == world,
-                    _TABLE.c.tool_call_id == tool_call_id,
-                    _TABLE.c.status == "pending",
-                )
-                .values(status=status, answered_at=utc_now().isoformat(), answer=answer)
+                _ANSWER,
+                {
+                    "world": world,
+                    "tool_call_id": tool_call_id,
+                    "status": status,
+                    "answered_at": utc_now().isoformat(),
+                    "answer": answer,
+                },
             )
             if updated.rowcount != 1:
                 raise InvalidInputError(
@@ -363,15 +394,11 @@ class PendingCallStore:
                 conn.execute(_INSERT_MESSAGES, [message_row(world, row.agent, m) for m in results])
             log_id: int | None = None
             if start_log is not None:
-                inserted = conn.execute(_START_LOG, start_log)
+                inserted = conn.execute(START, start_log)
                 log_id = int(inserted.scalar_one())
             apply_change(conn, world, inbox)
             remaining = conn.execute(
-                sa.select(sa.func.count()).where(
-                    _TABLE.c.world == world,
-                    _TABLE.c.batch_id == row.batch_id,
-                    _TABLE.c.status == "pending",
-                )
+                _WAITING_IN_BATCH, {"world": world, "batch_id": row.batch_id}
             ).scalar_one()
             call = row_call(row).model_copy(update={"status": status, "answer": answer})
             return Answered(call, int(remaining), log_id)

@@ -5,57 +5,58 @@ store's operations (``storage.pending``)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, assert_never
+from typing import Any, Final, assert_never
 
-import sqlalchemy as sa
 from pydantic import TypeAdapter
 
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
-from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.rows import ts
+from agentworld.storage.statement import ColumnKind, Sql
 
-TABLE = schema.pending_calls
 _PENDING_CALL: TypeAdapter[PendingCall] = TypeAdapter(PendingCall)
-_bp = sa.bindparam
-_TABLE = TABLE
+
+COLUMNS: Final = (
+    "pending_calls.world, pending_calls.tool_call_id, pending_calls.chat_id, "
+    "pending_calls.agent, pending_calls.kind, pending_calls.tool_name, pending_calls.arguments, "
+    "pending_calls.batch_id, pending_calls.trigger_sender, pending_calls.reply_to, "
+    "pending_calls.detail, pending_calls.status, pending_calls.created_at, "
+    "pending_calls.answered_at, pending_calls.answer, pending_calls.resumed_at"
+)
+"""Every column of ``pending_calls``, for ``SELECT``: what ``row_call`` reads."""
+JSON_COLUMNS: Final[Mapping[str, ColumnKind]] = {"detail": "json", "answer": "json"}
+"""The columns of ``COLUMNS`` stored as JSON."""
 
 
 @functools.cache
-def find_statement(by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool) -> sa.Select[Any]:
-    """The ``find`` query for one combination of filters, built once with bind parameters
-    (``send`` runs it after every turn; see ``storage.queries``)."""
-    query = sa.select(_TABLE).where(_TABLE.c.world == _bp("world_key"))
+def find_statement(by_chat: bool, by_kind: bool, by_status: bool, by_batch: bool) -> Sql:
+    """The ``find`` query for one combination of filters, built once (``send`` runs it after
+    every turn)."""
+    where = ["pending_calls.world = :world_key"]
     if by_chat:
-        query = query.where(_TABLE.c.chat_id == _bp("chat_key"))
+        where.append("pending_calls.chat_id = :chat_key")
     if by_kind:
-        query = query.where(_TABLE.c.kind == _bp("kind_key"))
+        where.append("pending_calls.kind = :kind_key")
     if by_status:
-        query = query.where(_TABLE.c.status == _bp("status_key"))
+        where.append("pending_calls.status = :status_key")
     if by_batch:
-        query = query.where(_TABLE.c.batch_id == _bp("batch_key"))
-    return query.order_by(_TABLE.c.created_at, _TABLE.c.tool_call_id)
-
-
-def _used_ids_statement() -> sa.CompoundSelect:
-    """Where a tool call id can already be in use (see ``ApprovalStore.before_tool_calls``), built once."""
-    messages, logs = schema.messages, schema.tool_logs
-    wanted: sa.BindParameter[list[str]] = _bp("wanted", expanding=True)
-    return sa.union(
-        sa.select(_TABLE.c.tool_call_id).where(
-            _TABLE.c.world == _bp("world_key"), _TABLE.c.tool_call_id.in_(wanted)
-        ),
-        sa.select(messages.c.tool_call_id).where(
-            messages.c.world == _bp("world_key"), messages.c.tool_call_id.in_(wanted)
-        ),
-        sa.select(logs.c.tool_call_id).where(
-            logs.c.world == _bp("world_key"), logs.c.tool_call_id.in_(wanted)
-        ),
+        where.append("pending_calls.batch_id = :batch_key")
+    return Sql(
+        f"SELECT {COLUMNS} FROM pending_calls WHERE {' AND '.join(where)}"
+        " ORDER BY pending_calls.created_at, pending_calls.tool_call_id",
+        columns=JSON_COLUMNS,
     )
 
 
-USED_IDS = _used_ids_statement()
+USED_IDS: Final = Sql(
+    "SELECT tool_call_id FROM pending_calls WHERE world = :world_key AND tool_call_id IN :wanted"
+    " UNION SELECT tool_call_id FROM messages WHERE world = :world_key AND tool_call_id IN :wanted"
+    " UNION SELECT tool_call_id FROM tool_logs WHERE world = :world_key AND tool_call_id IN :wanted",
+    lists=("wanted",),
+)
+"""Where a tool call id can already be in use (see ``ApprovalStore.before_tool_calls``)."""
 
 
 _AS_STORED = (

@@ -7,46 +7,59 @@ process that resumes the chat reports as interrupted instead of running it twice
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack
 
 from agentworld.models import utc_now
 from agentworld.models.events import WorldEvent
 from agentworld.models.records import ToolLogEnd, ToolLogEntry, ToolLogStatus
 from agentworld.models.work import InboxChange
-from agentworld.storage import schema
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change
 from agentworld.storage.rows import row_record
+from agentworld.storage.statement import ColumnKind, Sql
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
 
-_TABLE = schema.tool_logs
-_START = sa.insert(_TABLE).returning(_TABLE.c.seq)
-RUNNING = (
-    sa.select(_TABLE)
-    .where(_TABLE.c.world == sa.bindparam("world_key"), _TABLE.c.status == sa.bindparam("status_key"))
-    .order_by(_TABLE.c.seq)
+START: Final = Sql(
+    "INSERT INTO tool_logs (world, chat_id, agent, tool_call_id, tool_name, input, status,"
+    " started_at, runner) VALUES (:world, :chat_id, :agent, :tool_call_id, :tool_name, :input,"
+    " :status, :started_at, :runner) RETURNING seq",
+    json_params=("input",),
+)
+"""The row of an execution that starts (``log_start_row``); gives the log's id."""
+_COLUMNS: Final = (
+    "tool_logs.seq, tool_logs.world, tool_logs.chat_id, tool_logs.agent, tool_logs.tool_call_id,"
+    " tool_logs.tool_name, tool_logs.input, tool_logs.output, tool_logs.status,"
+    " tool_logs.started_at, tool_logs.finished_at, tool_logs.duration_ms, tool_logs.runner"
+)
+_JSON_COLUMNS: Final[Mapping[str, ColumnKind]] = {"input": "json", "output": "json"}
+RUNNING: Final = Sql(
+    f"SELECT {_COLUMNS} FROM tool_logs"
+    " WHERE tool_logs.world = :world_key AND tool_logs.status = :status_key ORDER BY tool_logs.seq",
+    columns=_JSON_COLUMNS,
 )
 """A world's executions in one status (``status_key``): those ``running`` never finished."""
-_FINISH = (
-    sa.update(_TABLE)
-    .where(_TABLE.c.seq == sa.bindparam("seq_key"))
-    .values(
-        status=sa.bindparam("new_status"),
-        output=sa.bindparam("new_output", type_=_TABLE.c.output.type),
-        finished_at=sa.bindparam("new_finished_at"),
-        duration_ms=sa.bindparam("new_duration_ms"),
-    )
+_FINISH: Final = Sql(
+    "UPDATE tool_logs SET status = :new_status, output = :new_output,"
+    " finished_at = :new_finished_at, duration_ms = :new_duration_ms WHERE seq = :seq_key",
+    json_params=("new_output",),
 )
-"""Built once: every tool call runs both (see ``storage.queries``)."""
+"""How an execution ended (``finish_log``): every tool call runs it, as it runs ``START``."""
+_STARTED: Final = Sql(
+    "SELECT seq FROM tool_logs WHERE world = :world AND tool_call_id = :tool_call_id LIMIT 1"
+)
+_INTERRUPT: Final = Sql(
+    "UPDATE tool_logs SET status = 'interrupted', output = :output, finished_at = :finished_at"
+    " WHERE world = :world AND tool_call_id = :tool_call_id AND status = 'running'",
+    json_params=("output",),
+)
 
 
 def runner_id() -> str:
@@ -140,7 +153,7 @@ class ToolLogStore:
 
         def insert(conn: Connection) -> int:
             insert_log_rows(conn, logged)
-            result = conn.execute(_START, row)
+            result = conn.execute(START, row)
             apply_change(conn, call["world"], inbox)
             return int(result.scalar_one())
 
@@ -157,18 +170,12 @@ class ToolLogStore:
     async def interrupt(self, world: str, tool_call_id: str, *, reason: str) -> bool:
         """Mark a call's unfinished executions interrupted (their process stopped); true when
         the call had started at all — it may or may not have had its effect."""
-        where = sa.and_(_TABLE.c.world == world, _TABLE.c.tool_call_id == tool_call_id)
-        values = {
-            "status": "interrupted",
-            "output": {"error": reason},
-            "finished_at": utc_now().isoformat(),
-        }
+        call = {"world": world, "tool_call_id": tool_call_id}
+        values = {**call, "output": {"error": reason}, "finished_at": utc_now().isoformat()}
 
         def update(conn: Connection) -> bool:
-            started = conn.execute(sa.select(_TABLE.c.seq).where(where).limit(1)).first()
-            conn.execute(
-                sa.update(_TABLE).where(where, _TABLE.c.status == "running").values(values)
-            )
+            started = conn.execute(_STARTED, call).first()
+            conn.execute(_INTERRUPT, values)
             return started is not None
 
         return await self._storage.in_transaction(update, write=True)
@@ -187,17 +194,24 @@ class ToolLogStore:
         self, world: str, *, chat_id: str | None = None, tool_call_id: str | None = None
     ) -> list[ToolLogEntry]:
         """The world's executions (of one chat, of one call), in the order they started."""
-        where = [_TABLE.c.world == world]
-        if chat_id is not None:
-            where.append(_TABLE.c.chat_id == chat_id)
-        if tool_call_id is not None:
-            where.append(_TABLE.c.tool_call_id == tool_call_id)
-        return await self._read(sa.and_(*where))
-
-    async def _read(self, where: sa.ColumnElement[bool]) -> list[ToolLogEntry]:
-        query = sa.select(_TABLE).where(where).order_by(_TABLE.c.seq)
+        query = _find_statement(chat_id is not None, tool_call_id is not None)
+        params = {"world": world, "chat_id": chat_id, "tool_call_id": tool_call_id}
 
         def read(conn: Connection) -> list[ToolLogEntry]:
-            return [_entry(r) for r in conn.execute(query)]
+            return [_entry(r) for r in conn.execute(query, params)]
 
         return await self._storage.in_transaction(read, write=False)
+
+
+@functools.cache
+def _find_statement(by_chat: bool, by_call: bool) -> Sql:
+    """``ToolLogStore.find``'s query for one combination of filters, built once."""
+    where = ["world = :world"]
+    if by_chat:
+        where.append("chat_id = :chat_id")
+    if by_call:
+        where.append("tool_call_id = :tool_call_id")
+    return Sql(
+        f"SELECT {_COLUMNS} FROM tool_logs WHERE {' AND '.join(where)} ORDER BY seq",
+        columns=_JSON_COLUMNS,
+    )
