@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agentworld.cli.entry import place_global_options
-from agentworld.storage.migrations import foreign_schema_problem
+from agentworld.storage.versions import foreign_schema_problem
 
 
 def _agentworld(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

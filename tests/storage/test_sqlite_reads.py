@@ -21,8 +21,10 @@ from agentworld.storage import (
     migrations,
     pending_rows,
     queries,
+    schema,
     sqlite_reads,
     tool_logs,
+    versions,
 )
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.statement import Sql
@@ -59,6 +61,11 @@ def test_each_statement_is_the_storage_statement(
 
 def test_the_schema_version_is_the_last_migration() -> None:
     assert len(migrations.MIGRATIONS) == sqlite_reads.SCHEMA_VERSION
+
+
+def test_the_tables_a_current_database_is_checked_for_are_the_schemas() -> None:
+    """``versions.TABLES`` tells our tables from another program's without SQLAlchemy."""
+    assert sorted(versions.TABLES) == sorted(schema.metadata.tables)
 
 
 @pytest.fixture

@@ -148,12 +148,12 @@ def check_database(db: str | None) -> None:
     default one is created), or is another program's SQLite file — before anything is written
     to it. Raises ``InvalidInputError`` / ``StorageError``."""
     from agentworld.errors import StorageError
-    from agentworld.storage.migrations import sqlite_foreign_schema
     from agentworld.storage.url import (
         check_command_line_database,
         resolve_database_url,
         sqlite_file,
     )
+    from agentworld.storage.versions import sqlite_foreign_schema
 
     url = resolve_database_url(db)
     check_command_line_database(url)

@@ -9,16 +9,14 @@ version is refused rather than misread.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 import sqlalchemy as sa
 
 from agentworld.errors import StorageError
 from agentworld.models.domain import MAX_APPROVAL_TIMEOUT
 from agentworld.storage import schema
+from agentworld.storage.versions import foreign_schema_problem
 
 Migration = Callable[[sa.Connection], None]
 
@@ -156,43 +154,6 @@ def current_version(conn: sa.Connection) -> int:
     if not sa.inspect(conn).has_table("schema_version"):
         return 0
     return int(conn.execute(CURRENT_VERSION).scalar() or 0)
-
-
-def foreign_schema_problem(tables: Iterable[str], *, whole_database: bool) -> str | None:
-    """Why a database with these ``tables`` belongs to another program, or None when it is
-    ours (it has our ``schema_version``) or empty.
-
-    ``whole_database``: the file is ours alone (SQLite), so any table not ours gives it away.
-    A PostgreSQL database may be shared, so there only a table with one of our names is a
-    conflict: we would skip creating it and misread theirs.
-    """
-    found = {name for name in tables if not name.startswith("sqlite_")}  # SQLite's own
-    if not found or schema.schema_version.name in found:
-        return None
-    ours = set(schema.metadata.tables)
-    suspects = sorted(found if whole_database else found & ours)
-    if not suspects:
-        return None
-    shown = ", ".join(suspects[:5]) + (", …" if len(suspects) > 5 else "")
-    return (
-        f"the database belongs to another program (it has tables {shown} and no agentworld "
-        "schema); nothing was changed: use a database of its own for agentworld"
-    )
-
-
-def sqlite_foreign_schema(path: Path) -> str | None:
-    """``foreign_schema_problem`` for a SQLite file, read without writing a byte: opening it
-    the usual way would already switch its journal to WAL. None when it is not a database."""
-    if not path.is_file():
-        return None
-    try:
-        with closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)) as conn:
-            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-    except sqlite3.Error:
-        return None  # not a SQLite file, or unreadable: opening it reports that properly
-    except ValueError as exc:  # table names that are not text: the file's schema is damaged
-        return f"the database is damaged (its list of tables cannot be read: {exc}); nothing was changed"
-    return foreign_schema_problem((name for (name,) in rows), whole_database=True)
 
 
 def _refuse_foreign_schema(conn: sa.Connection) -> None:

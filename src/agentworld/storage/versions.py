@@ -7,6 +7,10 @@ one to upgrade, a newer one to refuse, another program's -- goes through ``migra
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterable
+from contextlib import closing
+from pathlib import Path
 from typing import Final
 
 from agentworld.storage.connection import Connection
@@ -14,6 +18,12 @@ from agentworld.storage.statement import Sql
 
 SCHEMA_VERSION: Final = 10
 """``len(migrations.MIGRATIONS)`` (a test holds them equal)."""
+
+TABLES: Final = (
+    "schema_version", "worlds", "agents", "chats", "messages", "events", "tool_logs",
+    "pending_calls", "approval_grants", "audit_log", "chat_inbox", "chat_leases",
+)
+"""The tables of this schema (``schema.metadata``'s; a test holds them equal)."""
 
 _HAS_VERSION_TABLE: Final = Sql(
     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
@@ -27,3 +37,40 @@ def schema_is_current(conn: Connection) -> bool:
     if conn.execute(_HAS_VERSION_TABLE).first() is None:
         return False
     return conn.execute(_VERSION).scalar() == SCHEMA_VERSION
+
+
+def foreign_schema_problem(tables: Iterable[str], *, whole_database: bool) -> str | None:
+    """Why a database with these ``tables`` belongs to another program, or None when it is
+    ours (it has our ``schema_version``) or empty.
+
+    ``whole_database``: the file is ours alone (SQLite), so any table not ours gives it away.
+    A PostgreSQL database may be shared, so there only a table with one of our names is a
+    conflict: we would skip creating it and misread theirs.
+    """
+    found = {name for name in tables if not name.startswith("sqlite_")}  # SQLite's own
+    if not found or "schema_version" in found:
+        return None
+    ours = set(TABLES)
+    suspects = sorted(found if whole_database else found & ours)
+    if not suspects:
+        return None
+    shown = ", ".join(suspects[:5]) + (", …" if len(suspects) > 5 else "")
+    return (
+        f"the database belongs to another program (it has tables {shown} and no agentworld "
+        "schema); nothing was changed: use a database of its own for agentworld"
+    )
+
+
+def sqlite_foreign_schema(path: Path) -> str | None:
+    """``foreign_schema_problem`` for a SQLite file, read without writing a byte: opening it
+    the usual way would already switch its journal to WAL. None when it is not a database."""
+    if not path.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)) as conn:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    except sqlite3.Error:
+        return None  # not a SQLite file, or unreadable: opening it reports that properly
+    except ValueError as exc:  # table names that are not text: the file's schema is damaged
+        return f"the database is damaged (its list of tables cannot be read: {exc}); nothing was changed"
+    return foreign_schema_problem((name for (name,) in rows), whole_database=True)
