@@ -9,7 +9,7 @@ from agentworld.errors import AlreadyExistsError, BusyError, NotFoundError
 from agentworld.models import Agent, Chat, Message, World, utc_now
 from agentworld.models.records import AuditEntry
 from agentworld.storage import queries
-from agentworld.storage.approvals import audit_row, revoke_session_grants
+from agentworld.storage.approvals import INSERT_AUDIT, audit_row, revoke_session_grants
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.inbox import take_agent_work
@@ -283,7 +283,7 @@ class CatalogStore(StorageCore):
             entry = audit_row(
                 world, AuditEntry(event="agent_deleted", actor=actor, agent=found, detail=detail)
             )
-            queries.insert_audit(conn, entry)
+            conn.execute(INSERT_AUDIT, entry)
             return str(found)
 
         return await self.in_transaction(delete, write=True)
@@ -392,7 +392,7 @@ class CatalogStore(StorageCore):
             entry = audit_row(
                 world, AuditEntry(event="chat_deleted", actor=actor, chat_id=chat_id, detail=detail)
             )
-            queries.insert_audit(conn, entry)
+            conn.execute(INSERT_AUDIT, entry)
 
         await self.in_transaction(delete, write=True)
 

@@ -11,7 +11,6 @@ an INSERT's are its columns, so a row's dict is its values (``rows.message_row``
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Final
 
 from agentworld.errors import NotFoundError
@@ -190,27 +189,6 @@ _RENAME = (
 RENAME_CHAT = Sql(_RENAME)
 GIVE_TITLE = Sql(f"{_RENAME} AND titled = FALSE")
 """A generated title: never over a name given meanwhile (a person's rename marks it titled)."""
-
-
-def insert_audit(conn: Connection, row: dict[str, Any]) -> None:
-    """Store an audit entry's row (``approvals.audit_row``), which has only the columns the
-    entry fills: a column left out stays NULL, where a JSON one given None would store the
-    JSON text ``null``."""
-    conn.execute(_insert_audit(tuple(row)), row)
-
-
-@functools.cache
-def _insert_audit(columns: tuple[str, ...]) -> Sql:
-    """The insert of an audit row with these columns, made once per set of columns (a kind of
-    entry has one)."""
-    return Sql(
-        f"INSERT INTO audit_log ({', '.join(columns)})"
-        f" VALUES ({', '.join(f':{c}' for c in columns)})",
-        json_params=[c for c in columns if c in _AUDIT_JSON],
-    )
-
-
-_AUDIT_JSON = frozenset({"arguments", "detail"})
 
 
 def rename_chat(conn: Connection, world: str, chat_id: str, name: str, *, titled: bool) -> None:
