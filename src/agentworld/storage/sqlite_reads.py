@@ -1,8 +1,8 @@
 """A chat's transcript and an agent's memory read on a bare ``sqlite3`` connection.
 
 ``agentworld messages`` is run hundreds of times a day, by people and by scripts. The full
-path imports SQLAlchemy and pydantic and builds the schema's statements before it reads a
-row, which costs more than half a second; this module needs neither. Its statements are the
+path imports typer, pydantic and the runtime and opens the world before it reads a row; this
+module needs none of them. Its statements are the
 text of the statements the stores run for the same reads (``storage.queries``), and a test
 holds each one to that statement's text, so the two cannot drift apart.
 
