@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentworld.storage.statement import Backend, Sql
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine.interfaces import Dialect
     from sqlalchemy.sql.base import Executable
 
 Parameters = Mapping[str, Any] | Sequence[Mapping[str, Any]]
@@ -63,11 +62,6 @@ class Connection(Protocol):
     @property
     def backend(self) -> Backend:
         """Which database this is, for the few steps that differ (locks, triggers)."""
-        ...
-
-    @property
-    def dialect(self) -> Dialect:
-        """SQLAlchemy's dialect (imports SQLAlchemy on SQLite: the stores ask ``backend``)."""
         ...
 
     def execute(self, statement: Sql | Executable, parameters: Parameters | None = None) -> Result: ...

@@ -5,7 +5,7 @@ memories beside the transcript's original, never in its place (``runtime.hooks``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage, World
@@ -29,9 +29,6 @@ from agentworld.storage.leases import claim_lease, release_or_next
 from agentworld.storage.rows import MESSAGE_COLUMNS_SQL, message_row, row_agent, row_message
 from agentworld.storage.statement import Sql
 from agentworld.storage.tool_logs import finish_log
-
-if TYPE_CHECKING:
-    from sqlalchemy.sql.base import Executable
 
 _CHAT_ROW = (
     "SELECT chats.chat_id FROM chats WHERE chats.world = :world_key AND chats.chat_id = :chat_key"
@@ -290,7 +287,7 @@ class MessageStore(StorageCore):
             return await self._messages(queries.MEMORY_OF_EVERY_CHAT, world_key=world, agent_key=agent)
         return await self._messages(queries.MEMORY, world_key=world, chat_key=chat_id, agent_key=agent)
 
-    async def _messages(self, query: Sql | Executable, **params: str) -> list[Message]:
+    async def _messages(self, query: Sql, **params: str) -> list[Message]:
         def read(conn: Connection) -> list[Message]:
             return [row_message(r) for r in conn.execute(query, params).all()]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.sql.base import Executable
 
 from agentworld.storage.connection import Parameters
@@ -28,14 +27,6 @@ class PgConnection:
 
     def __init__(self, conn: sa.Connection) -> None:
         self._conn = conn
-
-    @property
-    def dialect(self) -> Dialect:
-        return self._conn.dialect
-
-    @property
-    def sqlalchemy_connection(self) -> sa.Connection:
-        return self._conn
 
     def execute(self, statement: Sql | Executable, parameters: Parameters | None = None) -> Any:
         if isinstance(statement, Sql):

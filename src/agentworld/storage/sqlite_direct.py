@@ -26,7 +26,6 @@ from agentworld.errors import StorageError
 from agentworld.storage.statement import READERS, Backend, Sql, json_text
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine.interfaces import Dialect
     from sqlalchemy.sql.base import Executable
 
     from agentworld.storage.connection import Parameters
@@ -149,11 +148,6 @@ class DirectConnection:
     def __init__(self, raw: sqlite3.Connection) -> None:
         self._raw = raw
         self._cache: StatementCache | None = None
-
-    @property
-    def dialect(self) -> Dialect:
-        """SQLAlchemy's SQLite dialect (imported when asked for: the stores ask ``backend``)."""
-        return self._core_cache().dialect
 
     @property
     def driver_connection(self) -> sqlite3.Connection:
