@@ -54,7 +54,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["Tool", "ToolContext", "ApprovalSettings"], "agentworld.tools.registry"),
     "Authorizer": "agentworld.runtime.authorizer",
     **dict.fromkeys(["Allow", "Deny", "AskUser", "Decision"], "agentworld.approval.decisions"),
-    **dict.fromkeys(["OnEvent", "HookEvent", "Respond"], "agentworld.runtime.hooks"),
+    **dict.fromkeys(["OnEvent", "HookEvent"], "agentworld.runtime.hooks"),
+    "Respond": "agentworld.runtime.hook_dispatch",
     "StreamCallbacks": "agentworld.runtime.streaming",
     "ToolCallEvent": "agentworld.models.events",
     **dict.fromkeys(
@@ -101,7 +102,8 @@ if TYPE_CHECKING:
     from agentworld.providers.base import LLMProvider, LLMRequest, PromptMessage, ToolSpec
     from agentworld.providers.scripted import ScriptedProvider
     from agentworld.runtime.authorizer import Authorizer
-    from agentworld.runtime.hooks import HookEvent, OnEvent, Respond
+    from agentworld.runtime.hook_dispatch import Respond
+    from agentworld.runtime.hooks import HookEvent, OnEvent
     from agentworld.runtime.provider_pool import ProviderFactory
     from agentworld.runtime.streaming import StreamCallbacks
     from agentworld.runtime.world import WorldRuntime

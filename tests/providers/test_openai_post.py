@@ -12,9 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
+import sys
+import textwrap
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import openai
 import pytest
 from raw_http_server import Conn, RawServer, answering, response, serving
 
@@ -91,6 +95,32 @@ async def test_the_direct_post_sends_what_the_sdk_sends(monkeypatch: pytest.Monk
     assert headers == {k: v for k, v in sdk_headers.items() if k not in SDK_RETRY_HEADERS}
     assert headers[b"authorization"] == b"Bearer sk-test"
     assert (headers[b"openai-organization"], headers[b"openai-project"]) == (b"org-1", b"proj-1")
+    assert headers[b"user-agent"] == f"AsyncOpenAI/Python {openai.__version__}".encode()
+
+
+def test_building_a_provider_asks_the_os_nothing() -> None:
+    """The SDK's platform headers are left out, so they are never computed: the SDK computes
+    them with ``platform.platform()``, which runs ``uname -p`` in a subprocess -- on the event
+    loop, when a provider reads its client's headers. A fresh process, so that no earlier
+    test has had the answer cached; the SDK's own client shows the check sees the subprocess."""
+    child = textwrap.dedent(
+        """
+        import sys
+        spawned = []
+        sys.addaudithook(lambda event, args: event == "subprocess.Popen" and spawned.append(args))
+        import openai
+        from agentworld.providers.openai import OpenAIProvider
+        OpenAIProvider(api_key="k", base_url="http://127.0.0.1:9/v1")
+        OpenAIProvider(api_key="k", base_url="https://api.example.com/v1")
+        print(len(spawned))
+        openai.AsyncOpenAI(api_key="k").default_headers
+        print(len(spawned))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    ours, with_the_sdks_client = map(int, done.stdout.split())
+    assert ours == 0
+    assert with_the_sdks_client > 0
 
 
 def ok(body: bytes, content_type: str = "application/json") -> bytes:

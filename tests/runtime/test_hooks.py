@@ -8,7 +8,8 @@ from typing import Any
 
 from agentworld.agent_world import AgentWorld
 from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent, WorldEvent
-from agentworld.runtime.hooks import HookEvent, Respond
+from agentworld.runtime.hook_dispatch import Respond
+from agentworld.runtime.hooks import HookEvent
 from agentworld.runtime.streaming import StreamCallbacks, StreamChunk, StreamedToolCall
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 

@@ -281,3 +281,26 @@ def test_sql_text_missing_a_value_is_the_error_sqlalchemy_raises(
 ) -> None:
     with pytest.raises(InvalidRequestError, match="A value is required for bind parameter 'wk'"):
         direct.execute(sa.text(_TEXT_SELECT), {"other": 1})
+
+
+def test_a_row_is_read_by_position_and_by_column_name_as_a_named_tuple_is(
+    direct: DirectConnection,
+) -> None:
+    """Rows are tuples whose items are also read by column name; a name a named tuple would
+    rename (not an identifier, a keyword, a leading ``_``, a repeat) is read as ``_<position>``."""
+    from agentworld.storage.statement import Sql
+
+    statement = Sql(
+        "SELECT label, done, max(id), id AS 'class', id AS _hidden, label, data FROM items"
+        " WHERE world = :wk GROUP BY label ORDER BY label",
+        columns={"done": "bool", "data": "json"},
+    )
+    rows = direct.execute(statement, {"wk": "w"}).all()
+    assert rows == [("a", False, 1, 1, 1, "a", {"n": 1}), ("b", True, 2, 2, 2, "b", [1, "two"])]
+    first = rows[0]
+    assert (first.label, first.done, first.data) == ("a", False, {"n": 1})
+    assert (first._2, first._3, first._4, first._5) == (1, 1, 1, "a")
+    assert not hasattr(first, "class")  # renamed: a keyword is no attribute to read
+    assert repr(first) == "Row(label='a', done=False, _2=1, _3=1, _4=1, _5='a', data={'n': 1})"
+    with pytest.raises(AttributeError):
+        first.label = "changed"  # type: ignore[misc]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from operator import attrgetter
 
 from agentworld.callbacks import maybe_await
@@ -23,13 +22,21 @@ logger = logging.getLogger("agentworld.events")
 Handler = Callable[[WorldEvent], "Awaitable[None] | None"]
 
 
-@dataclass(frozen=True, eq=False)
 class _Subscription:
-    handler: Handler
-    kinds: frozenset[str] | None
-    name: str
-    order: int
-    """When it subscribed: subscribers are awaited in this order, whichever list holds them."""
+    """One subscriber. A plain class, not a dataclass: defining a dataclass costs about 1 ms
+    on a 2-core machine (it compiles its methods), paid by every process's first turn for
+    each one on the runtime's import path (ARCHITECTURE.md, "Start-up")."""
+
+    __slots__ = ("handler", "kinds", "name", "order")
+
+    def __init__(
+        self, handler: Handler, kinds: frozenset[str] | None, name: str, order: int
+    ) -> None:
+        self.handler = handler
+        self.kinds = kinds
+        self.name = name
+        self.order = order
+        """When it subscribed: subscribers are awaited in this order, whichever list holds them."""
 
 
 class EventBus:

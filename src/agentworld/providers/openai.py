@@ -30,6 +30,7 @@ pool, with the same limits (``plain_http``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
@@ -114,7 +115,9 @@ SDK_PLATFORM_HEADERS = (
 needs them to answer; they tell a third party which OS, CPU and Python this host runs; and
 building, checking and sending seven more headers cost a request 9-12% of its CPU (1.09
 against 0.99 ms, then 0.90 against 0.79 ms, 1,000 requests at once, rounds alternated in one
-process). So they are left out."""
+process). So they are left out -- and never computed: the SDK asks the OS for them
+(``platform.platform()`` runs ``uname -p`` in a subprocess, 3 ms and more on a busy machine),
+on the event loop when a provider reads its client's headers (:func:`sdk_client_class`)."""
 
 
 def without_platform_headers() -> dict[str, Any]:
@@ -123,6 +126,21 @@ def without_platform_headers() -> dict[str, Any]:
     import openai
 
     return {name: openai.Omit() for name in SDK_PLATFORM_HEADERS}
+
+
+@functools.cache
+def sdk_client_class() -> type[openai.AsyncOpenAI]:
+    """``openai.AsyncOpenAI`` whose platform headers are none: the provider leaves them out
+    (:data:`SDK_PLATFORM_HEADERS`), so asking the OS for them is wasted -- and blocks the
+    event loop, in ``CompletionPoster`` reading the client's headers. Its name is the SDK's,
+    as is every header it sends (``User-Agent`` is made of the class's name)."""
+    import openai
+
+    class AsyncOpenAI(openai.AsyncOpenAI):
+        def platform_headers(self) -> dict[str, str]:
+            return {}
+
+    return AsyncOpenAI
 
 
 def sdk_client(
@@ -137,9 +155,7 @@ def sdk_client(
     ``RetryingProvider``'s job), on ``http_client`` (by default one of
     :func:`pooled_http_client`), no platform headers. Benchmarks replay a turn's request on
     one of these, so that the turn and its replay send the same request."""
-    import openai
-
-    return openai.AsyncOpenAI(
+    return sdk_client_class()(
         api_key=api_key,
         base_url=base_url,
         max_retries=0,

@@ -8,20 +8,48 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentworld.callbacks import maybe_await
 from agentworld.events.bus import EventBus
 from agentworld.models.events import MessageEvent, SystemEvent, ToolCallEvent
-from agentworld.models.message import Message
+from agentworld.models.message import Message, Role
 from agentworld.models.records import AuditEntry
 from agentworld.process_secrets import redact_process_text
 from agentworld.redaction import redact_text
 from agentworld.routing.messages import is_routable
-from agentworld.runtime.hooks import HookEvent, OnEvent, Respond, Response
+from agentworld.runtime.hooks import EnqueueAfter, HookEvent, OnEvent
 from agentworld.storage.sql import SQLStorage
 
 logger = logging.getLogger("agentworld.hooks")
+
+
+@dataclass(frozen=True)
+class Response:
+    """A message a hook sends in place of the default step."""
+
+    content: str
+    sender: str
+    role: Role = "assistant"
+    enqueue_after: EnqueueAfter = "immediately"
+
+
+@dataclass
+class Respond:
+    """The ``respond`` callable handed to hooks; it records, the runtime acts afterwards."""
+
+    default_sender: str
+    responses: list[Response] = field(default_factory=list)
+
+    async def __call__(
+        self,
+        content: str,
+        *,
+        sender: str | None = None,
+        role: Role = "assistant",
+        enqueue_after: EnqueueAfter = "immediately",
+    ) -> None:
+        self.responses.append(Response(content, sender or self.default_sender, role, enqueue_after))
 
 
 def hook_name(hook: OnEvent) -> str:

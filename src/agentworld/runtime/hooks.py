@@ -20,54 +20,28 @@ nothing and is reported as such; to change what a tool returns, intercept its ca
 
 A hook that raises is reported as a ``system`` event and the default path goes on.
 Hooks are plain functions or coroutines; several run in registration order. Running them is
-``runtime.hook_dispatch``, imported only where hooks are in force.
+``runtime.hook_dispatch``, imported only where hooks are in force; ``respond`` is its
+:class:`~agentworld.runtime.hook_dispatch.Respond` (a world without hooks does not define it).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentworld.errors import InvalidInputError
 from agentworld.models.domain import World
 from agentworld.models.events import MessageEvent, ToolCallEvent
-from agentworld.models.message import Role
+
+if TYPE_CHECKING:
+    from agentworld.runtime.hook_dispatch import Respond
 
 HookEvent = MessageEvent | ToolCallEvent
 EnqueueAfter = Literal["immediately", "tool_results"]
 
 
-@dataclass(frozen=True)
-class Response:
-    """A message a hook sends in place of the default step."""
-
-    content: str
-    sender: str
-    role: Role = "assistant"
-    enqueue_after: EnqueueAfter = "immediately"
-
-
-@dataclass
-class Respond:
-    """The ``respond`` callable handed to hooks; it records, the runtime acts afterwards."""
-
-    default_sender: str
-    responses: list[Response] = field(default_factory=list)
-
-    async def __call__(
-        self,
-        content: str,
-        *,
-        sender: str | None = None,
-        role: Role = "assistant",
-        enqueue_after: EnqueueAfter = "immediately",
-    ) -> None:
-        self.responses.append(Response(content, sender or self.default_sender, role, enqueue_after))
-
-
-OnEvent = Callable[[HookEvent, Respond], "Awaitable[HookEvent | None] | HookEvent | None"]
+OnEvent = Callable[[HookEvent, "Respond"], "Awaitable[HookEvent | None] | HookEvent | None"]
 
 
 def load_hook(spec: str) -> OnEvent:

@@ -17,7 +17,6 @@ module is imported by whoever made them, so a process without any does not load 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentworld.errors import ProviderError
@@ -106,13 +105,16 @@ async def call_model(
     return ModelCall(response, sse("end", content=response.content, usage=response.usage))
 
 
-@dataclass(frozen=True)
 class ModelCall:
     """What a model call gave: the response, and — when it streamed — its ``end`` event, which
-    the caller stores with the message it makes of the response and publishes before it."""
+    the caller stores with the message it makes of the response and publishes before it. (A
+    plain class: see ``events.bus._Subscription``.)"""
 
-    response: LLMResponse
-    end: SSEEvent | None
+    __slots__ = ("response", "end")
+
+    def __init__(self, response: LLMResponse, end: SSEEvent | None) -> None:
+        self.response = response
+        self.end = end
 
     @property
     def ends(self) -> tuple[SSEEvent, ...]:

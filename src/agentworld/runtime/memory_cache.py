@@ -9,7 +9,6 @@ concurrent writers), the cache is not used and the memory is read whole.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from agentworld.models import Agent, Message
 from agentworld.models.work import InboxChange, TakenUp
@@ -18,10 +17,15 @@ from agentworld.storage.sql import SQLStorage
 MAX_ENTRIES = 2048
 
 
-@dataclass
 class _Entry:
-    last_seq: int = 0
-    messages: list[Message] = field(default_factory=list)
+    """One agent's memory of one chat as last read, and the position it was read up to. (A
+    plain class: see ``events.bus._Subscription``.)"""
+
+    __slots__ = ("last_seq", "messages")
+
+    def __init__(self) -> None:
+        self.last_seq = 0
+        self.messages: list[Message] = []
 
 
 class MemoryCache:

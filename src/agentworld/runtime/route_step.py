@@ -9,7 +9,6 @@ transaction — so the answers come in creation order, before anything queued la
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agentworld.models import Agent, Message, World
 from agentworld.models.events import MessageEvent
@@ -26,20 +25,31 @@ HAND_BACK_LOOKBACK = 200
 """How far back a route looks for a hand-back since the people last spoke."""
 
 
-@dataclass(frozen=True)
 class Routed:
     """What a route became: the first agent's loop, to run at once (with the world's settings
-    the route read, so the loop need not read them again), or nothing left to do."""
+    the route read, so the loop need not read them again), or nothing left to do. (A plain
+    class: see ``events.bus._Subscription``.)"""
 
-    next: QueuedWork | None = None
-    world: World | None = None
-    incoming: Message | None = None
-    """The message as it joins the one answering agent's memory, when the route left storing
-    it to that agent's loop: the loop stores it — and turns the route item into itself — in
-    the transaction of its first memory read (one write less per turn). Until then the route
-    item stays in the inbox, so a process that stops in between routes the message again."""
-    taken_up: TakenUp | None = None
-    """The agent's settings and memory, when the post routed the message and read them."""
+    __slots__ = ("next", "world", "incoming", "taken_up")
+
+    def __init__(
+        self,
+        next: QueuedWork | None = None,
+        world: World | None = None,
+        incoming: Message | None = None,
+        *,
+        taken_up: TakenUp | None = None,
+    ) -> None:
+        self.next = next
+        self.world = world
+        self.incoming = incoming
+        """The message as it joins the one answering agent's memory, when the route left
+        storing it to that agent's loop: the loop stores it — and turns the route item into
+        itself — in the transaction of its first memory read (one write less per turn). Until
+        then the route item stays in the inbox, so a process that stops in between routes the
+        message again."""
+        self.taken_up = taken_up
+        """The agent's settings and memory, when the post routed the message and read them."""
 
 
 async def take_up(

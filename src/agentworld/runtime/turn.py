@@ -35,7 +35,7 @@ from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
 
 if TYPE_CHECKING:
-    from agentworld.runtime.hooks import Response
+    from agentworld.runtime.hook_dispatch import Response
     from agentworld.runtime.tool_calls import Batch
 
 logger = logging.getLogger("agentworld.runtime")

@@ -4,12 +4,12 @@
 a line into the commands it runs (wrappers and scripts unwrapped, each with how sure we are);
 ``split`` holds those command values and the tree-sitter split used for lines the strict
 reader refuses. No I/O, nothing above ``models``/``errors`` imported.
+
+The package itself holds only :data:`SHELL_TOOL`: storing a grant or offering the built-in
+tools names the shell tool without reading a shell line, and importing the readers costs a
+process 20 ms (``agentworld send`` imported them for this one name). Import what you use
+from its module (``shell.commands.analyze``, ``shell.split.command_line``).
 """
 
 SHELL_TOOL = "shell_cmd"
 """The one tool that runs shell lines; the policy, grants and approval display single it out."""
-
-from agentworld.shell.commands import ShellAnalysis, analyze  # noqa: E402
-from agentworld.shell.split import CommandPart, command_line  # noqa: E402
-
-__all__ = ["SHELL_TOOL", "CommandPart", "ShellAnalysis", "analyze", "command_line"]
