@@ -15,14 +15,16 @@ from typing import Any
 
 PAIR_DELIMITER = "\x00"
 
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+# What ``json.dumps`` makes for these options on every call, made once.
+_compact = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+).encode
+_key = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def stable_stringify(arguments: dict[str, Any]) -> str:
     pairs = (
-        f"{PAIR_DELIMITER}{json.dumps(str(key), ensure_ascii=False)}:{_compact(arguments[key])}{PAIR_DELIMITER}"
+        f"{PAIR_DELIMITER}{_key(str(key))}:{_compact(arguments[key])}{PAIR_DELIMITER}"
         for key in sorted(arguments, key=str)
     )
     return "{" + ",".join(pairs) + "}"

@@ -244,6 +244,22 @@ def schema_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
     return None
 
 
+ENGINES_KEPT = 32
+"""Engines a ``PolicyAuthorizer`` keeps for reuse (``engine_for``); the oldest goes first."""
+
+
+class _KeptEngine:
+    """An engine built by ``engine_for``, with the objects its key names by identity: holding
+    them keeps their ids from being reused by other objects while the entry lives."""
+
+    __slots__ = ("engine", "errors", "held")
+
+    def __init__(self, engine: PolicyEngine, errors: list[PolicyLoadError], held: tuple[object, ...]) -> None:
+        self.engine = engine
+        self.errors = errors
+        self.held = held
+
+
 class PolicyAuthorizer:
     """The runtime's ``Authorizer``, and the same evaluation for ``policy test`` / ``policy list``."""
 
@@ -252,6 +268,11 @@ class PolicyAuthorizer:
         self._files = files or PolicyFiles()
         self._builtin: Sequence[PolicyRule] | None = None
         """The shipped rules, parsed at the first call that needs them."""
+        self._engines: dict[tuple[object, ...], _KeptEngine] = {}
+        """Engines already built, by everything they are built from (``engine_for``)."""
+        self._always: tuple[Sequence[Grant], tuple[str, ...]] = ((), ())
+        """The last grants seen and the ids of their "always" grants: a batch's calls are
+        authorized with one tuple of grants, so it is walked once per batch."""
 
     async def engine_for(
         self,
@@ -264,25 +285,74 @@ class PolicyAuthorizer:
     ) -> tuple[PolicyEngine, list[PolicyLoadError], Sequence[Grant]]:
         """The world's engine: defaults of ``tools``, every tier, ``extra_files`` at tier 2
         after the world's own, and the world's mode unless ``mode`` is given; ``grants`` in
-        force, read here unless given."""
+        force, read here unless given.
+
+        Everything it is built from is read afresh on every call -- the world's settings and
+        grants (by the caller), each policy file's state on disk (``PolicyFiles`` re-reads a
+        file whose mtime or size changed, making a new object), ``$AGENTWORLD_ADMIN_POLICY``
+        -- and an engine built from the very same inputs is reused: building one (the tiers
+        put together, the rules sorted, the pattern set) was a third of authorizing a call.
+        The inputs are the key: settings by value, the tools and loaded files by identity
+        (the entry holds them), grants by id ("always" grants only: the others make no rule,
+        and a grant never changes once made; revoked, it is no longer in force)."""
+        if grants is None:
+            grants = await self._storage.approvals.grants(world.name)
+        return (*self._engine(world, tuple(tools or ()), extra_files, mode, grants), grants)
+
+    def _engine(
+        self,
+        world: World,
+        tools: tuple[Tool, ...],
+        extra_files: Sequence[str],
+        mode: str | None,
+        grants: Sequence[Grant],
+    ) -> tuple[PolicyEngine, list[PolicyLoadError]]:
+        """``engine_for`` once the grants are in hand."""
         from agentworld.policy.engine import PolicyEngine
         from agentworld.policy.loader import builtin_rules
 
-        if grants is None:
-            grants = await self._storage.approvals.grants(world.name)
         if self._builtin is None:
             self._builtin = builtin_rules()
-        loaded = load_rules(
-            self._files,
-            tools=tools or (),
-            builtin=self._builtin,
-            user_files=[*world.policy_files, *extra_files],
-            allowed_tools=world.allowed_tools,
-            excluded_tools=world.excluded_tools,
-            grants=grants,
+        if self._always[0] is grants:  # the same tuple as the batch's last call
+            always = self._always[1]
+        else:
+            always = tuple(g.grant_id for g in grants if g.scope == "always")
+            if isinstance(grants, tuple):  # a list could change under the same identity
+                self._always = (grants, always)
+        user_files = (*world.policy_files, *extra_files)
+        admin_files = admin_policy_files()
+        sources = (
+            *tools,
+            *(self._files.load(path, Tier.USER) for path in user_files),
+            *(self._files.load(path, Tier.ADMIN) for path in admin_files),
         )
-        engine = PolicyEngine(loaded.rules, mode=mode or world.policy_mode)
-        return engine, loaded.errors, grants
+        key = (
+            world.name,
+            mode or world.policy_mode,
+            tuple(world.allowed_tools),
+            tuple(world.excluded_tools),
+            user_files,
+            tuple(admin_files),
+            tuple(map(id, sources)),
+            always,
+        )
+        kept = self._engines.get(key)
+        if kept is None:
+            loaded = load_rules(
+                self._files,
+                tools=tools,
+                builtin=self._builtin,
+                user_files=user_files,
+                allowed_tools=world.allowed_tools,
+                excluded_tools=world.excluded_tools,
+                grants=grants,
+            )
+            engine = PolicyEngine(loaded.rules, mode=mode or world.policy_mode)
+            kept = _KeptEngine(engine, loaded.errors, sources)
+            if len(self._engines) >= ENGINES_KEPT:
+                del self._engines[next(iter(self._engines))]
+            self._engines[key] = kept
+        return kept.engine, kept.errors
 
     async def evaluate(
         self,
@@ -304,9 +374,9 @@ class PolicyAuthorizer:
         runtime); ``agent`` and ``chat_id`` bring in that agent's session approvals there;
         ``grants``: those in force, when the caller has just read them.
         """
-        engine, errors, grants = await self.engine_for(
-            world, [tool], extra_files=extra_files, mode=mode, grants=grants
-        )
+        if grants is None:
+            grants = await self._storage.approvals.grants(world.name)
+        engine, errors = self._engine(world, (tool,), extra_files, mode, grants)
         return decide_call(
             engine,
             tool.name,
