@@ -17,6 +17,8 @@ ProviderName = Literal[
     "openai", "anthropic", "google", "azure", "ollama", "xai", "openai-compatible", "scripted"
 ]
 PROVIDER_NAMES: tuple[str, ...] = get_args(ProviderName)
+SandboxMode = Literal["auto", "on", "off"]
+NetworkMode = Literal["deny", "allow"]
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 MAX_APPROVAL_TIMEOUT = 365 * 24 * 3600.0
@@ -122,6 +124,12 @@ class World(BaseModel):
     tool_env: list[str] = Field(default_factory=list, alias="toolEnv")
     """Environment variables passed to tool processes besides the safe defaults; listing a
     provider key here is the owner's explicit choice (``tools/environment.py``)."""
+    sandbox: SandboxMode = "auto"
+    """Whether shell commands and stdio MCP servers run contained (SPEC C1): ``auto`` where a
+    sandbox can be made (else uncontained, with a warning), ``on`` (refuse to run them
+    without one), ``off``."""
+    network: NetworkMode = "deny"
+    """Whether a contained command may reach the network (SPEC C1)."""
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     updated_at: datetime = Field(default_factory=utc_now, alias="updatedAt")
 

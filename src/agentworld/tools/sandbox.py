@@ -1,0 +1,165 @@
+"""Containment for what a person approved (SPEC C1, C2): bubblewrap around a tool's process.
+
+The policy engine decides what to ask; the sandbox is what makes a wrong "allow" harmless. A
+contained process sees the system read-only, can write only in the world's working directory
+(plus a private ``/tmp``), sees nothing of ``$HOME`` but that directory, reaches no network
+unless the world allows it, and lives in its own PID namespace: when the command's first
+process ends, the namespace's init ends and the kernel kills everything left in it, so no
+background job or daemon outlives the call.
+
+We write none of the containment ourselves: bubblewrap (Debian's ``bubblewrap``) makes the
+namespaces and mounts. This module only decides whether it can be used here
+(``sandbox_status``) and spells its command line (``sandboxed_argv``).
+
+World settings: ``sandbox`` ``auto`` (on where it works, else off with a visible warning),
+``on`` (shell tools refuse to run without it), ``off``; ``network`` ``deny`` | ``allow``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentworld.models.domain import NetworkMode, SandboxMode
+from agentworld.tools.confinement import working_root
+
+BWRAP_CANDIDATES: tuple[str, ...] = ("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
+"""Where bubblewrap is looked for, in order; never on the caller's ``PATH``."""
+
+HIDDEN_DIRECTORIES: tuple[str, ...] = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp")
+"""Replaced by empty private directories inside the sandbox: people's homes (keys, shell
+profiles), runtime sockets (a socket on a read-only mount can still be connected to), and
+the shared temporary directories."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    """Whether a world's tool processes run contained, and what they can reach if they do."""
+
+    mode: SandboxMode
+    active: bool
+    writable: tuple[str, ...]
+    """The only places a contained process can write (besides its private ``/tmp``)."""
+    network: NetworkMode
+    problem: str | None = None
+    """Why no sandbox can be made here, when one was wanted (``auto`` or ``on``)."""
+
+    @property
+    def refuses(self) -> bool:
+        """Shell tools must not run: the world asks for a sandbox and none can be made."""
+        return self.mode == "on" and not self.active
+
+    @property
+    def warning(self) -> str | None:
+        """What to tell a person at every start when commands would run uncontained."""
+        if self.active or self.mode == "off":
+            return None
+        if self.mode == "on":
+            return f"no sandbox can be made here ({self.problem}); shell tools will refuse to run"
+        return f"no sandbox can be made here ({self.problem}); commands run UNCONTAINED"
+
+    def to_json(self) -> dict[str, Any]:
+        """The approval document's ``sandbox`` key (SPEC C1)."""
+        return {"active": self.active, "writable": list(self.writable), "network": self.network}
+
+    def describe(self) -> str:
+        """One line a person reads in every approval view."""
+        if self.active:
+            net = "no network" if self.network == "deny" else "network allowed"
+            where = ", ".join(self.writable)
+            return f"sandboxed: writes only in {where}, {net}"
+        if self.mode == "on":
+            return f"NOT sandboxed ({self.problem}): shell tools refuse to run"
+        why = "sandbox off" if self.mode == "off" else (self.problem or "no sandbox")
+        return f"NOT sandboxed ({why}): the command can write anywhere you can, and reach the network"
+
+
+def find_bwrap() -> str | None:
+    """The absolute path of bubblewrap, or None."""
+    for candidate in BWRAP_CANDIDATES:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("bwrap", path="/usr/sbin:/usr/bin:/sbin:/bin")
+    return found
+
+
+@functools.cache
+def bubblewrap_problem() -> str | None:
+    """Why bubblewrap cannot contain a command on this machine, or None when it can.
+
+    Checked once per process by making a real sandbox (user namespaces may be disabled, or
+    the process may lack the rights to make one)."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    probe = [*_namespace_options(bwrap, network="deny"), "--ro-bind", "/", "/", "--", "/bin/true"]
+    try:
+        done = subprocess.run(
+            probe, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False, env={}
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap cannot start: {exc}"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"bubblewrap cannot make a sandbox here: {reason[-1] if reason else done.returncode}"
+    return None
+
+
+def sandbox_status(
+    mode: SandboxMode, network: NetworkMode, working_dir: str | None
+) -> SandboxStatus:
+    """What a world with these settings gets on this machine (probes bubblewrap once)."""
+    writable = (str(working_root(working_dir)),)
+    if mode == "off":
+        return SandboxStatus(mode, False, writable, network)
+    problem = bubblewrap_problem()
+    return SandboxStatus(mode, problem is None, writable, network, problem)
+
+
+def _namespace_options(bwrap: str, *, network: NetworkMode) -> list[str]:
+    options = [
+        bwrap,
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",  # no TIOCSTI into a terminal we might share
+        "--cap-drop",
+        "ALL",
+    ]
+    if network == "deny":
+        options.append("--unshare-net")
+    return options
+
+
+def sandboxed_argv(
+    argv: Sequence[str],
+    *,
+    writable: Sequence[str],
+    cwd: str,
+    network: NetworkMode,
+    home: str | None = None,
+) -> list[str]:
+    """``argv`` run inside bubblewrap: the system read-only, ``writable`` the only writable
+    places, private ``/tmp``, ``home`` (and every home) hidden, its own PID namespace."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        raise RuntimeError("bubblewrap is not installed")
+    options = [*_namespace_options(bwrap, network=network), "--ro-bind", "/", "/"]
+    options += ["--dev", "/dev", "--proc", "/proc"]
+    hidden = [*HIDDEN_DIRECTORIES]
+    if home and home not in hidden and home != "/":
+        hidden.append(home)
+    for directory in hidden:
+        if os.path.isdir(directory) and not os.path.islink(directory):
+            options += ["--tmpfs", directory]
+    for path in writable:  # after the hiding: a working directory under /tmp or $HOME comes back
+        options += ["--bind", path, path]
+    options += ["--chdir", cwd, "--", *argv]
+    return options
