@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -157,6 +158,22 @@ def _exit_with(answer: str | None) -> Callable[[KeyPressEvent], None]:
     return handler
 
 
+async def _written() -> None:
+    """Wait until what was printed is on the terminal, so a question arms only once the request
+    it asks about is there to read: under ``patch_stdout`` a thread writes the lines, later.
+    Where that thread's queue cannot be seen, a wait longer than its pauses between writes."""
+    sys.stdout.flush()
+    waiting = getattr(sys.stdout, "_flush_queue", None)
+    if not isinstance(waiting, queue.Queue):
+        await asyncio.sleep(0.3)
+        return
+    for _ in range(100):  # a second at most: a stuck writer must not hold the question back
+        if waiting.empty():
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)  # the last lines taken from the queue, being written
+
+
 def history_for(world: str) -> History:
     """The world's own history file (names are one name whatever their case); in memory when
     the home directory cannot hold it."""
@@ -227,6 +244,7 @@ class Prompts:
     async def approval(self, *, always_means: str) -> Answer | None:
         """``deny``, ``once``, ``session`` or ``always``; None to leave it pending.
         ``always_means``: what an ALWAYS answer allows, said in its second step."""
+        await _written()
         question = self.question = ApprovalQuestion(always_means)
         try:
             answer = await self._ask(self._approvals, lambda: question.line(time.monotonic()))
