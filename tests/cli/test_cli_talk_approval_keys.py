@@ -165,3 +165,59 @@ def test_enter_answers_the_highlighted_deny_only_after_arming_and_arrows_move_th
 
     assert term.exit_status() == 0
     assert not (work / "DENIED").exists() and (work / "ARROWED").exists()
+
+
+def test_two_requests_are_asked_one_after_the_other_each_with_its_own_arming(
+    talk: Any,  # noqa: F811 (the fixture imported above)
+    cli: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path
+) -> None:
+    def ops(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply.text("ops is done")
+        calls = (ToolCallSpec("shell_cmd", json.dumps({"command": f"touch {name}"})) for name in ("FIRST", "SECOND"))
+        return Reply.tools(*calls)
+
+    script.by_agent["ops"] = ops
+    work = make_team(db_url, server, tmp_path, "ops")
+    term = talk("team")
+    term.ready()
+    term.line("@ops mark both")
+    term.expect(r"ops wants to run `touch FIRST`")
+    term.question()
+    term.type("d")
+    term.expect(r"ops wants to run `touch SECOND`")
+    term.expect(QUESTION)
+    term.type("o")  # the second question has not been read yet: nothing
+
+    assert [a["toolArgs"] for a in pending(cli)] == [{"command": "touch SECOND"}]
+    time.sleep(ARM_SECONDS + 0.3)
+    term.type("o")
+    term.expect(r"ops: ops is done")
+    term.expect(rf"{PROMPT} o")  # the early key, kept
+    term.child.sendcontrol("c")
+    term.child.sendcontrol("d")
+
+    assert term.exit_status() == 0
+    assert not (work / "FIRST").exists() and (work / "SECOND").exists()
+
+
+def test_ctrl_c_at_the_question_leaves_the_request_pending_at_once(
+    talk: Any,  # noqa: F811 (the fixture imported above)
+    cli: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path
+) -> None:
+    shell_agent(script, "touch LATER")
+    work = make_team(db_url, server, tmp_path, "ops")
+    term = talk("team")
+    term.ready()
+    term.line("@ops mark it")
+    term.expect(QUESTION)
+
+    term.child.sendcontrol("c")  # not an answer: it needs no arming
+    term.expect(r"left pending: /approvals lists it")
+    term.expect(PROMPT)
+    term.child.sendcontrol("d")
+
+    assert term.exit_status() == 0
+    (waiting,) = pending(cli)
+    assert waiting["toolArgs"] == {"command": "touch LATER"}
+    assert grants(cli) == [] and not (work / "LATER").exists()

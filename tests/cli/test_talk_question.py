@@ -108,3 +108,10 @@ def test_pasted_text_never_answers_and_is_kept_before_arming() -> None:
 
     assert not asked.confirming and asked.kept_text() == "ay"
     assert asked.press("d", SHOWN + 0.4 + ARM_SECONDS) == "deny"
+
+
+def test_the_talk_docs_give_the_arming_delay_the_code_uses() -> None:
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
+    assert f"on the screen for {ARM_SECONDS} s with no key pressed" in docs
