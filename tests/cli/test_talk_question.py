@@ -40,6 +40,13 @@ def test_letters_within_the_arming_delay_do_nothing_and_the_delay_restarts_with_
     assert asked.press("o", SHOWN + 0.6 + ARM_SECONDS) == "once"
 
 
+def test_a_key_that_is_not_typing_neither_answers_nor_holds_the_question_back() -> None:
+    asked = question()
+
+    assert asked.press("other", SHOWN + 0.5) is None
+    assert asked.armed(ARMED) and asked.press("other", ARMED) is None
+
+
 def test_while_not_armed_the_line_says_keys_are_ignored_and_then_what_enter_answers() -> None:
     asked = question()
 

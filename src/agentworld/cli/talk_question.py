@@ -25,7 +25,8 @@ ARM_SECONDS = 0.7
 
 Key = str
 """A key as the question reads it: one printable character, or one of ``enter``, ``backspace``,
-``left``, ``right``, ``up``, ``down``, ``tab``, ``s-tab``; anything else is ``other``."""
+``left``, ``right``, ``up``, ``down``, ``tab``, ``s-tab``; anything else is ``other`` (a key
+that is not typing: it neither answers nor holds the question back)."""
 _BACK = ("left", "up", "s-tab")
 _ON = ("right", "down", "tab")
 
@@ -72,7 +73,8 @@ class ApprovalQuestion:
     def press(self, key: Key, now: float) -> Choice | None:
         """Take one key; the answer it gives, or None while the question goes on."""
         if not self.armed(now):
-            self._quiet_since = now  # typing goes on: the question waits for it to stop
+            if key != "other":  # typing goes on: the question waits for it to stop
+                self._quiet_since = now
             if not self._ever_armed:
                 self._keep(key)
             return None
