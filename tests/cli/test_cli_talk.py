@@ -21,10 +21,12 @@ import pexpect
 import pytest
 
 from agentworld.agent_world import AgentWorld
+from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
 PROMPT = "team ›"
+QUESTION = r"\[d\]eny \[o\]nce \[s\]ession \[a\]lways \[l\]ater"
 
 
 class Terminal:
@@ -65,6 +67,13 @@ class Terminal:
 
     def line(self, text: str) -> None:
         self.child.send(text + "\r")
+
+    def question(self) -> None:
+        """Wait for the approval question, then for as long as it takes to arm (SPEC C4: keys
+        answer only a question that was on the screen for a moment)."""
+        self.expect(QUESTION)
+        self.expect(r"keys ignored for a moment")
+        time.sleep(ARM_SECONDS + 0.3)
 
     def ready(self) -> None:
         """Wait for the world to be open (its greeting) and the prompt under it."""
@@ -224,7 +233,7 @@ def asked(talk: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_pat
     term.ready()
     term.line("@ops mark it")
     term.expect(rf"approval needed: ops wants to run `{re.escape(commands[0])}`")
-    term.expect(r"\[d\]eny \[o\]nce \[s\]ession \[a\]lways")
+    term.question()
     return term, work
 
 
@@ -241,6 +250,7 @@ def test_an_approval_is_asked_in_place_once_runs_it_and_deny_refuses(
 
     term.line("@ops once more")
     term.expect(r"ops wants to run `touch DENIED`")
+    term.question()
     term.type("d")
     term.expect(r"ops saw: User denied approval for shell_cmd")
     term.expect(PROMPT)
@@ -280,7 +290,7 @@ def test_answering_an_unknown_approval_id_says_only_why_it_failed(
         # last of them after the question has been drawn: wait for the id.
         term.expect(shown_id)
     (approval_id,) = re.findall(shown_id, term.text)
-    term.line("")  # Enter: left pending, answered below
+    term.type("l")  # later: left pending, answered below
     term.expect(r"left pending")
     term.expect(PROMPT)
 
@@ -344,6 +354,7 @@ def test_ctrl_c_during_a_running_shell_command_kills_it_and_the_next_message_wor
     term.expect(PROMPT)
     term.line("@ops next")
     term.expect(r"approval needed: ops wants to run `touch NEXT`")
+    term.question()
     term.type("d")
     term.expect(r"ops saw: User denied approval")
     term.expect(PROMPT)  # Ctrl-D before the prompt is back is not read as the end of input

@@ -1,7 +1,8 @@
 """Approvals at the prompt of ``agentworld talk``, and what other processes do meanwhile.
 
-After each turn the desk asks every request of the chat in turn, with one key (SPEC A2: a
-structured decision, never JSON typed into the chat). While a prompt waits it looks at the
+After each turn the desk asks every request of the chat in turn, each question with its own
+arming (SPEC A2: a structured decision, never JSON typed into the chat; C4: no key answers
+before the question was read, see ``talk_question``). While a prompt waits it looks at the
 stored requests every ``POLL_SECONDS``: the process that runs a chat may be another one (a
 second terminal, ``agentworld approve``, later the web UI), and approvals are stored, not
 in-process futures (SPEC A6) — so a request answered elsewhere leaves the question, a request
@@ -66,12 +67,15 @@ class ApprovalDesk:
             self._asking = request.tool_call_id
             session.screen.prompting = True
             try:
-                answer = await session.prompts.approval()
+                answer = await session.prompts.approval(always_means=always_means(request))
             except AnsweredElsewhere:
                 continue  # ``refresh`` said so, before what the answer caused
             finally:
                 self._asking = None
                 session.screen.prompting = False
+                if session.prompts.kept:
+                    session.screen.note("what you typed before the question was read answered "
+                                        "nothing: it waits at the prompt")  # fmt: skip
             if answer is None:
                 self.later.add(request.tool_call_id)
                 session.screen.note("left pending: /approvals lists it; /approve or /deny answers it")
@@ -167,3 +171,34 @@ class ApprovalDesk:
         count = len(self._waiting)
         waiting = f"{count} approval{'s' if count != 1 else ''} waiting" if count else "no approvals waiting"
         return f" {session.world} · {session.title or 'opening…'} · {busy} · {waiting}"
+
+
+def always_means(request: PendingApproval) -> str:
+    """What an ALWAYS answer to ``request`` would allow, in words (the grant's rule: the same
+    commands or paths with any arguments, for every agent and chat of the world)."""
+    import json
+
+    from agentworld.approval.grants import FILE_TOOLS, SHELL_TOOL, file_path, shell_shape
+    from agentworld.approval.shell_view import escape_controls
+
+    tool = escape_controls(request.tool_name)
+    everyone = "by any agent in any chat"
+    try:
+        arguments = json.loads(request.arguments)
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        return f"this {tool} call only (it cannot be remembered)"
+    if request.tool_name == SHELL_TOOL:
+        shape = shell_shape(arguments)
+        if shape is None or not shape.roots:
+            return "this command line only (it cannot be remembered as a rule)"
+        names = ", ".join(f"`{escape_controls(root)}`" for root in sorted(shape.roots))
+        writes = ", writing files by redirection" if shape.redirects else ""
+        return f"every {names} command (any arguments{writes}) {everyone}"
+    if request.tool_name in FILE_TOOLS:
+        path = file_path(request.tool_name, arguments)
+        if path is None:
+            return f"this {tool} call only (it cannot be remembered)"
+        return f"{tool} of `{escape_controls(path)}` {everyone}"
+    return f"every {tool} call, whatever its arguments, {everyone}"

@@ -5,16 +5,21 @@ lines (Esc-Enter or Alt-Enter starts a new one; Enter sends), completes ``@agent
 commands and their arguments, and shows a status line. Ctrl-C clears what is typed, or — at an
 empty prompt — is reported to the caller, which leaves on the second one; Ctrl-D leaves.
 
-The approval question takes one key: ``d``, ``o``, ``s`` or ``a``; Enter (or Ctrl-C) leaves the
-request pending. Either prompt can be ended from outside (``interrupt``), e.g. when an approval
-was answered in another process or a request arrived while the prompt waited.
+The approval question (``talk_question``: what keys mean there, and when) answers with ``d``,
+``o``, ``s``, ``a`` then ``y``, or ``l`` (later: left pending), or Enter on the highlighted
+choice — only once it has been read; Ctrl-C or Ctrl-D leave the request pending at any time.
+What was typed into it before it armed is the next message's starting text, as is a message
+being written when a prompt is ended from outside (``interrupt``), e.g. when an approval was
+answered in another process or a request arrived while the prompt waited: nothing typed is lost.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,12 +32,13 @@ from prompt_toolkit.formatted_text import HTML
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+
+from agentworld.cli.talk_question import ApprovalQuestion, Key
 
 Answer = Literal["deny", "once", "session", "always"]
 """An answer to an approval request: deny, or approve with that scope."""
 SCOPES = ("once", "session", "always")
-APPROVAL_KEYS: dict[str, Answer] = {"d": "deny", "o": "once", "s": "session", "a": "always"}
-APPROVAL_QUESTION = "[d]eny [o]nce [s]ession [a]lways (Enter: later) › "
 
 
 @dataclass
@@ -110,15 +116,38 @@ def _message_keys() -> KeyBindings:
     return keys
 
 
-def _approval_keys() -> KeyBindings:
+_NAMED_KEYS: dict[str, Key] = {
+    Keys.Enter: "enter", Keys.ControlJ: "enter", Keys.Backspace: "backspace", Keys.Left: "left",
+    Keys.Right: "right", Keys.Up: "up", Keys.Down: "down", Keys.Tab: "tab", Keys.BackTab: "s-tab",
+}  # fmt: skip
+
+
+def _approval_keys(prompts: Prompts) -> KeyBindings:
+    """Every key goes to the question on the screen (``Prompts.question``), none into a line;
+    Ctrl-C and Ctrl-D leave the request pending, armed or not (nothing runs)."""
     keys = KeyBindings()
-    for key, answer in APPROVAL_KEYS.items():
-        keys.add(key, eager=True)(_exit_with(answer))
-        keys.add(key.upper(), eager=True)(_exit_with(answer))
-    keys.add("enter", eager=True)(_exit_with(None))
     keys.add("c-c", eager=True)(_exit_with(None))
     keys.add("c-d", eager=True)(_exit_with(None))
-    keys.add("<any>")(lambda event: None)  # nothing else is typed into the answer
+
+    def press(event: KeyPressEvent) -> None:
+        question = prompts.question
+        if question is None:
+            return
+        now, key = time.monotonic(), event.key_sequence[-1]
+        if key.key == Keys.BracketedPaste:
+            question.paste(key.data, now)
+        else:
+            named = _NAMED_KEYS.get(key.key)
+            answer = question.press(named or (key.key if len(key.key) == 1 else "other"), now)
+            if answer is not None:
+                event.app.exit(result=answer)
+                return
+        prompts.redraw_when_armed()
+
+    # The named keys are bound one by one: the prompt's own bindings for them (Enter accepts
+    # a line, Tab completes) would otherwise win over ``<any>``.
+    for name in (*_NAMED_KEYS, Keys.BracketedPaste, "<any>"):
+        keys.add(name, eager=True)(press)
     return keys
 
 
@@ -127,6 +156,22 @@ def _exit_with(answer: str | None) -> Callable[[KeyPressEvent], None]:
         event.app.exit(result=answer)
 
     return handler
+
+
+async def _written() -> None:
+    """Wait until what was printed is on the terminal, so a question arms only once the request
+    it asks about is there to read: under ``patch_stdout`` a thread writes the lines, later.
+    Where that thread's queue cannot be seen, a wait longer than its pauses between writes."""
+    sys.stdout.flush()
+    waiting = getattr(sys.stdout, "_flush_queue", None)
+    if not isinstance(waiting, queue.Queue):
+        await asyncio.sleep(0.3)
+        return
+    for _ in range(100):  # a second at most: a stuck writer must not hold the question back
+        if waiting.empty():
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)  # the last lines taken from the queue, being written
 
 
 def history_for(world: str) -> History:
@@ -170,27 +215,72 @@ class Prompts:
             bottom_toolbar=lambda: status(),
             multiline=False,
         )
-        self._approvals: PromptSession[Any] = PromptSession(input=keys, key_bindings=_approval_keys())
+        self._approvals: PromptSession[Any] = PromptSession(input=keys, key_bindings=_approval_keys(self))
+        self._approvals.app.after_render += self._drawn
         self._active: PromptSession[Any] | None = None
         self._held: BaseException | None = None
+        self._carry = ""
+        """What was typed but not sent: the next message prompt starts with it."""
+        self._arming: asyncio.TimerHandle | None = None
+        self.question: ApprovalQuestion | None = None
+        """The approval question on the screen."""
+        self.kept = ""
+        """What was typed into the last approval question before it armed (now carried)."""
         self.on_shown: Callable[[], None] | None = None
         """Called once, just after the first prompt is drawn."""
 
     async def message(self) -> str:
         """The next message or command. Raises ``KeyboardInterrupt`` for Ctrl-C at an empty
-        prompt, ``EOFError`` for Ctrl-D, and the reason given to ``interrupt``."""
-        return str(await self._ask(self._messages, HTML("<b>{}</b> › ").format(self.world)))
+        prompt, ``EOFError`` for Ctrl-D, and the reason given to ``interrupt`` (what was typed
+        then is kept for the next prompt)."""
+        carried, self._carry = self._carry, ""
+        try:
+            text = await self._ask(self._messages, HTML("<b>{}</b> › ").format(self.world), default=carried)
+        except BaseException:
+            self._carry = self._messages.default_buffer.text + self._carry
+            raise
+        return str(text)
 
-    async def approval(self) -> Answer | None:
-        """``deny``, ``once``, ``session`` or ``always``; None to leave it pending."""
-        answer = await self._ask(self._approvals, APPROVAL_QUESTION)
-        return next((a for a in APPROVAL_KEYS.values() if a == answer), None)
+    async def approval(self, *, always_means: str) -> Answer | None:
+        """``deny``, ``once``, ``session`` or ``always``; None to leave it pending.
+        ``always_means``: what an ALWAYS answer allows, said in its second step."""
+        await _written()
+        question = self.question = ApprovalQuestion(always_means)
+        try:
+            answer = await self._ask(self._approvals, lambda: question.line(time.monotonic()))
+        finally:
+            self.question = None
+            if self._arming is not None:
+                self._arming.cancel()
+            self.kept = question.kept_text()
+            self._carry += self.kept
+        return answer if answer == "deny" or answer in SCOPES else None
 
-    async def _ask(self, session: PromptSession[Any], message: Any) -> Any:
+    def _drawn(self, app: Any) -> None:
+        """After each drawing of the approval prompt: the first one puts the question on the
+        screen, from when it arms."""
+        question = self.question
+        if question is not None and question.arms_at() is None:
+            question.shown(time.monotonic())
+            self.redraw_when_armed()
+
+    def redraw_when_armed(self) -> None:
+        """Draw the question again when it arms (the line then says so)."""
+        question, app = self.question, self._approvals.app
+        at = question.arms_at() if question is not None else None
+        if at is None:
+            return
+        if self._arming is not None:
+            self._arming.cancel()
+        delay = max(0.0, at - time.monotonic()) + 0.01
+        self._arming = asyncio.get_running_loop().call_later(delay, app.invalidate)
+
+    async def _ask(self, session: PromptSession[Any], message: Any, *, default: str = "") -> Any:
         self._active = session
         try:
             # Ctrl-C is a key here (the terminal is raw); SIGINT stays with the session.
-            return await session.prompt_async(message, handle_sigint=False, pre_run=self._shown)
+            return await session.prompt_async(message, default=default, handle_sigint=False,
+                                              pre_run=self._shown)  # fmt: skip
         finally:
             self._active = None
 

@@ -2,7 +2,8 @@
 
 A prompt (``talk_prompt``) where each line is a message to the world's chat or a slash command
 (``talk_commands``); answers stream in as the agents give them (``talk_view``, a subscriber of
-the world's event bus); an approval request is asked at the prompt with one key.
+the world's event bus); an approval request is asked at the prompt with one key, once read
+(``talk_question``).
 
 Start-up shows the prompt at once and opens the database behind it: the runtime's imports
 (SQLAlchemy, pydantic models, the SDKs) take longer than people wait for a prompt, and nothing
