@@ -4,30 +4,13 @@ closes the dialog in the other; keyboard only; the badge across chats."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-from conftest import Script, Served, shot
-
-
-def runs(command: str) -> Callable[[dict[str, Any]], Reply]:
-    """An agent that asks to run ``command``, then says what came back."""
-
-    def answer(body: dict[str, Any]) -> Reply:
-        last = body["messages"][-1]
-        if last["role"] == "tool":
-            result = json.loads(last["content"])
-            said = result.get("stdout", "").strip() or result.get("error", "")
-            return Reply.text(f"The tool said: {said}")
-        return Reply.tools(ToolCallSpec("shell_cmd", json.dumps({"command": command})),
-                           content="I need to run a command for this.")
-
-    return answer
+from agentworld.testing.openai_wire import OpenAIWireServer
+from conftest import Script, Served, runs, shot
 
 
 @pytest.fixture
