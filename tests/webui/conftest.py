@@ -156,6 +156,17 @@ def world_name() -> str:
     return f"w{os.getpid()}x{next(_worlds)}"
 
 
+@pytest.fixture
+def ops_chat(served: Served, llm: OpenAIWireServer, script: Script, world_name: str) -> Callable[[str], str]:
+    """``ops_chat(command)``: a world whose agent ``ops`` asks to run ``command``; its chat."""
+
+    def make(command: str) -> str:
+        script.by_agent[f"{world_name}/ops"] = runs(command)
+        return served.make_world(world_name, llm, "ops", workingDir=str(served.home))
+
+    return make
+
+
 # -- the browser -------------------------------------------------------------------------------
 
 
