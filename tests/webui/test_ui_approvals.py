@@ -34,6 +34,8 @@ def test_approve_once_in_one_tab_runs_the_command_and_closes_the_dialog_in_the_o
         expect(dialog.get_by_test_id("approval-reason")).to_have_text("I need to run a command for this.")
         expect(page.get_by_test_id("approvals-count")).to_have_text("1")
     expect(first.get_by_test_id("tool-card").get_by_test_id("tool-status")).to_have_attribute("data-status", "waiting")
+    expect(first.get_by_test_id("composer-input")).to_be_focused()  # the card did not take it
+    expect(first.get_by_test_id("approval-dialog")).to_have_attribute("data-armed", "true")
     shot(first, "approval-dialog")
 
     first.get_by_test_id("approval-once").click()
