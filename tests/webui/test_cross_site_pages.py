@@ -3,21 +3,28 @@
 request a page may send without asking (``fetch`` in ``no-cors`` mode with and without a body,
 forms, a CORS request that needs a preflight) at the server's state-changing routes. None of
 them changes anything: no chat or world made, the current chat not switched, the pending
-approval neither stopped nor answered."""
+approval neither stopped nor answered. And the login cookie of a server with a token is worth
+nothing to a server on another port with the same token."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, expect
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
-from conftest import Script, Served, runs
+from agentworld.testing.processes import stop_process
+from conftest import Script, Served, free_port, quiet_env, runs
 
 ATTACK = """<!doctype html><meta charset="utf-8"><title>a page of another origin</title>
 <iframe name="sink1"></iframe><iframe name="sink2"></iframe><iframe name="sink3"></iframe>
@@ -144,3 +151,63 @@ def test_a_page_on_another_port_changes_nothing_through_the_state_changing_route
     assert _state(served, world_name) == before
     assert served.transcript(world_name, chat) == transcript  # nothing posted, nothing answered
     assert not any(name.startswith("made-by") for name in before["worlds"])
+
+
+TOKEN = "browser-token-for-two-ports-0123"
+
+
+@contextmanager
+def token_server(home: Path) -> Iterator[str]:
+    """``agentworld serve --token`` on a free loopback port (the UI mounted); its base URL."""
+    port = free_port()
+    log = home / f"serve-{port}.log"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agentworld", "--db", f"sqlite:///{home / f'{port}.db'}", "serve",
+             "--port", str(port), "--token", TOKEN],
+            env=quiet_env(home), stdout=subprocess.DEVNULL, stderr=stderr,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"{url}/health", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+        yield url
+    finally:
+        stop_process(process)
+
+
+def test_a_browser_logged_in_on_one_port_is_not_logged_in_on_another_with_the_same_token(
+    browser: Browser, tmp_path: Path
+) -> None:
+    with token_server(tmp_path) as a, token_server(tmp_path) as b:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(f"{a}/login?token={TOKEN}")  # the web UI, logged in
+            page.get_by_test_id("world-create-form").get_by_label("Name").fill("made-on-a")
+            page.get_by_test_id("world-create-form").get_by_role("button", name="Create world").click()
+            expect(page.get_by_test_id("world-title")).to_have_text("made-on-a")
+            expect(page.get_by_test_id("connection")).to_have_attribute("data-state", "live")
+            port_a = a.rsplit(":", 1)[1]
+            assert [c["name"] for c in context.cookies()] == [f"agentworld_session_{port_a}"]
+
+            # the browser sends A's cookie to B (cookies ignore ports); B takes none of it
+            other = context.new_page()
+            refused = other.goto(f"{b}/api/worlds")
+            assert refused is not None and refused.status == 401
+            made = other.evaluate(
+                """async (url) => (await fetch(url + "/api/worlds", {method: "POST",
+                     headers: {"Content-Type": "application/json"}, body: JSON.stringify({name: "made-on-b"})})).status""",
+                b)
+            assert made == 401
+            assert httpx.get(f"{b}/api/worlds", headers={"Authorization": f"Bearer {TOKEN}"}).json() == {"worlds": []}
+        finally:
+            context.close()
