@@ -6,6 +6,7 @@ OpenAI-compatible server the agents talk to. Screenshots go to ``test-artifacts/
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -23,7 +24,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from tcp_proxy import TcpProxy
 
 from agentworld.runtime.titles import TITLE_INSTRUCTION
-from agentworld.testing.openai_wire import AgentScript, OpenAIWireServer
+from agentworld.testing.openai_wire import AgentScript, OpenAIWireServer, Reply, ToolCallSpec
 from agentworld.testing.processes import stop_process
 
 ROOT = Path(__file__).parents[2]
@@ -56,6 +57,21 @@ class Script(AgentScript):
 
     def __init__(self) -> None:
         super().__init__(TITLE_INSTRUCTION)
+
+
+def runs(command: str) -> Callable[[dict[str, Any]], Reply]:
+    """An agent that asks to run ``command``, then says what came back."""
+
+    def answer(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            result = json.loads(last["content"])
+            said = result.get("stdout", "").strip() or result.get("error", "")
+            return Reply.text(f"The tool said: {said}")
+        return Reply.tools(ToolCallSpec("shell_cmd", json.dumps({"command": command})),
+                           content="I need to run a command for this.")
+
+    return answer
 
 
 @pytest.fixture(scope="session")
@@ -138,6 +154,17 @@ _worlds = iter(range(1_000_000))
 @pytest.fixture
 def world_name() -> str:
     return f"w{os.getpid()}x{next(_worlds)}"
+
+
+@pytest.fixture
+def ops_chat(served: Served, llm: OpenAIWireServer, script: Script, world_name: str) -> Callable[[str], str]:
+    """``ops_chat(command)``: a world whose agent ``ops`` asks to run ``command``; its chat."""
+
+    def make(command: str) -> str:
+        script.by_agent[f"{world_name}/ops"] = runs(command)
+        return served.make_world(world_name, llm, "ops", workingDir=str(served.home))
+
+    return make
 
 
 # -- the browser -------------------------------------------------------------------------------

@@ -1,44 +1,15 @@
-"""Approvals in a real browser: the dialog with the command, approve once → the tool's result
+"""Approvals in a real browser: the card with the command, approve once → the tool's result
 and the agent's answer; deny → the model's reaction; session scope; an answer in one tab
-closes the dialog in the other; keyboard only; the badge across chats."""
+closes the card in the other; keyboard only; the badge across chats. Keystroke safety:
+``test_ui_approval_keystrokes.py``."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
 
-import pytest
 from playwright.sync_api import Page, expect
 
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-from conftest import Script, Served, shot
-
-
-def runs(command: str) -> Callable[[dict[str, Any]], Reply]:
-    """An agent that asks to run ``command``, then says what came back."""
-
-    def answer(body: dict[str, Any]) -> Reply:
-        last = body["messages"][-1]
-        if last["role"] == "tool":
-            result = json.loads(last["content"])
-            said = result.get("stdout", "").strip() or result.get("error", "")
-            return Reply.text(f"The tool said: {said}")
-        return Reply.tools(ToolCallSpec("shell_cmd", json.dumps({"command": command})),
-                           content="I need to run a command for this.")
-
-    return answer
-
-
-@pytest.fixture
-def ops_chat(served: Served, llm: OpenAIWireServer, script: Script, world_name: str) -> Callable[[str], str]:
-    """``ops_chat(command)``: a world whose agent ``ops`` asks to run ``command``; its chat."""
-
-    def make(command: str) -> str:
-        script.by_agent[f"{world_name}/ops"] = runs(command)
-        return served.make_world(world_name, llm, "ops", workingDir=str(served.home))
-
-    return make
+from conftest import Served, shot
 
 
 def ask(page: Page, text: str) -> None:
@@ -63,6 +34,8 @@ def test_approve_once_in_one_tab_runs_the_command_and_closes_the_dialog_in_the_o
         expect(dialog.get_by_test_id("approval-reason")).to_have_text("I need to run a command for this.")
         expect(page.get_by_test_id("approvals-count")).to_have_text("1")
     expect(first.get_by_test_id("tool-card").get_by_test_id("tool-status")).to_have_attribute("data-status", "waiting")
+    expect(first.get_by_test_id("composer-input")).to_be_focused()  # the card did not take it
+    expect(first.get_by_test_id("approval-dialog")).to_have_attribute("data-armed", "true")
     shot(first, "approval-dialog")
 
     first.get_by_test_id("approval-once").click()
@@ -113,15 +86,24 @@ def test_an_approval_can_be_answered_with_the_keyboard_alone(
 ) -> None:
     chat = ops_chat("echo by-keyboard")
     page = open_page(served.chat_url(world_name, chat))
-    page.get_by_test_id("composer-input").focus()
+    composer = page.get_by_test_id("composer-input")
+    composer.focus()
     page.keyboard.type("run it")
     page.keyboard.press("Enter")
-    expect(page.get_by_test_id("approval-dialog")).to_be_visible()
+    card = page.get_by_test_id("approval-dialog")
+    expect(card).to_be_visible()
+    expect(composer).to_be_focused()  # the card never takes the focus by itself
+    expect(page.get_by_test_id("approval-announcer")).to_contain_text("Alt+Shift+A")
+    page.keyboard.press("Alt+Shift+A")  # the person moves to it
+    expect(card).to_be_focused()
+    expect(card).to_have_attribute("data-armed", "true")
+    page.keyboard.press("Tab")
     expect(page.get_by_test_id("approval-deny")).to_be_focused()  # the safe answer first
     page.keyboard.press("Tab")
     expect(page.get_by_test_id("approval-once")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("The tool said: by-keyboard")
+    expect(composer).to_be_focused()  # back where the person was
 
 
 def test_the_badge_lists_approvals_of_other_chats_and_jumps_to_them(
@@ -139,6 +121,8 @@ def test_the_badge_lists_approvals_of_other_chats_and_jumps_to_them(
     dialog = page.get_by_test_id("approval-dialog")
     expect(dialog.get_by_test_id("approval-command")).to_have_text("echo elsewhere")
     expect(page).to_have_url(served.chat_url(world_name, other))
+    expect(dialog).to_be_focused()  # Review moved there, on purpose
+    expect(dialog).to_have_attribute("data-letters-armed", "true")  # shown and focused a moment
     page.keyboard.press("d")  # the letter of "Deny"
     expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("denied")
     expect(page.get_by_test_id("approvals-badge")).to_be_hidden()

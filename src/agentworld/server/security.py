@@ -1,11 +1,15 @@
-"""The guard every request passes before any route runs: body size, ``Host``, content type and
-the token. A pure ASGI middleware, so it covers the event stream as well as JSON routes, and
-refuses with the API's error document (``{"error": {"code", "message"}}``).
+"""The guard every request passes before any route runs: ``Host``, where a state-changing
+request comes from, the token, body size and content type. A pure ASGI middleware, so it
+covers the event stream as well as JSON routes, and refuses with the API's error document
+(``{"error": {"code", "message"}}``).
 
 The browser's ``EventSource`` cannot send an ``Authorization`` header, so ``/login?token=T``
-sets an HttpOnly, ``SameSite=Strict`` cookie that stands for the token: another site can
-neither read it nor make the browser send it. Bodies must be JSON: the requests a page of
-another site may send without asking (forms, ``text/plain``) are refused before they are read.
+sets an HttpOnly, ``SameSite=Strict`` cookie that stands for the token. ``SameSite`` does not
+tell ports apart (every port of 127.0.0.1 is the same site, and the browser sends the cookie to
+all of them), so the cookie is this port's: its name carries the port the server listens on
+and its value is derived from the token and that port; a server on another port, even with
+the same token, accepts neither. Requests from pages of other origins are refused
+(``cross_site``, SPEC §7.1 C5), and bodies must be JSON.
 """
 
 from __future__ import annotations
@@ -19,6 +23,13 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from agentworld.server.config import ServerConfig
+from agentworld.server.cross_site import (
+    STATE_CHANGING,
+    Origin,
+    cross_site_problem,
+    is_json,
+    parse_origin,
+)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -26,15 +37,21 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-COOKIE = "agentworld_session"
+COOKIE_PREFIX = "agentworld_session_"
 LOGIN_PATH = "/login"
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _ENCODED_SLASH = b"%2f"
 
 
-def session_value(token: str) -> str:
-    """What the login cookie holds: derived from the token, so the cookie is not the token."""
-    return hmac.new(token.encode(), b"agentworld-session", hashlib.sha256).hexdigest()
+def cookie_name(port: int) -> str:
+    """The login cookie of the server listening on ``port`` (``agentworld_session_8080``)."""
+    return f"{COOKIE_PREFIX}{port}"
+
+
+def session_value(token: str, port: int) -> str:
+    """What the login cookie of the server on ``port`` holds: derived from the token and the
+    port, so the cookie is not the token and is worth nothing to a server on another port."""
+    return hmac.new(token.encode(), f"agentworld-session:{port}".encode(), hashlib.sha256).hexdigest()
 
 
 async def send_error(send: Send, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -54,14 +71,17 @@ async def send_error(send: Send, status: int, code: str, message: str, headers: 
 
 
 class Guard:
-    """Refuses, in this order: a ``Host`` that is not this server (400), a request without the
-    token when one is set (401), a path with an encoded '/' in a segment (404), a body over the
-    limit (413), a body that is not JSON (415)."""
+    """Refuses, in this order: a ``Host`` that is not this server (400), a state-changing
+    request from a page of another origin (403 ``cross_site``), a request without the token
+    when one is set (401), a path with an encoded '/' in a segment (404), a body over the limit
+    (413), a body that is not JSON (415)."""
 
     def __init__(self, app: ASGIApp, config: ServerConfig) -> None:
         self.app = app
         self.config = config
-        self._session = session_value(config.token) if config.token else None
+        self._trusted: frozenset[Origin] = frozenset(
+            o for o in (parse_origin(value) for value in config.cors_origins) if o is not None
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,10 +91,19 @@ class Guard:
         if not self.config.host_allowed(headers.get("host", "")):
             await send_error(send, 400, "bad_host", "the Host header does not name this server")
             return
+        if scope["method"] in STATE_CHANGING:
+            length = headers.get("content-length")
+            has_body = (length is not None and length != "0") or (length is None and "transfer-encoding" in headers)
+            problem = cross_site_problem(
+                scope["method"], scope.get("scheme", "http"), headers, self._trusted, has_body=has_body
+            )
+            if problem is not None:
+                await send_error(send, 403, "cross_site", f"refused: {problem}")
+                return
         if scope["path"] == LOGIN_PATH:
             await self._login(scope, send)
             return
-        if self.config.token and not self._authorized(headers):
+        if self.config.token and not self._authorized(headers, _port(scope, self.config)):
             await send_error(
                 send, 401, "unauthorized", "this server needs its token: Authorization: Bearer T",
                 [(b"www-authenticate", b'Bearer realm="agentworld"')],
@@ -89,7 +118,7 @@ class Guard:
             length = headers.get("content-length")
             chunked = length is None and "transfer-encoding" in headers
             has_body = (length is not None and length != "0") or chunked
-            if has_body and not _is_json(headers.get("content-type", "")):
+            if has_body and not is_json(headers.get("content-type", "")):
                 await send_error(
                     send, 415, "unsupported_media_type",
                     "the body must be JSON (Content-Type: application/json)",
@@ -106,9 +135,9 @@ class Guard:
                 receive = _replay(body, receive)
         await self.app(scope, receive, send)
 
-    def _authorized(self, headers: dict[str, str]) -> bool:
+    def _authorized(self, headers: dict[str, str], port: int) -> bool:
         token = self.config.token
-        assert token is not None and self._session is not None
+        assert token is not None
         scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
             return True
@@ -117,19 +146,20 @@ class Guard:
             cookie.load(headers.get("cookie", ""))
         except Exception:  # a malformed Cookie header is no credential
             return False
-        found = cookie.get(COOKIE)
-        return found is not None and hmac.compare_digest(found.value.encode(), self._session.encode())
+        found = cookie.get(cookie_name(port))
+        return found is not None and hmac.compare_digest(found.value.encode(), session_value(token, port).encode())
 
     async def _login(self, scope: Scope, send: Send) -> None:
         """``GET /login?token=T``: the browser gets the session cookie and goes to ``/docs``."""
-        if self.config.token is None or self._session is None:
+        if self.config.token is None:
             await _redirect(send, [])
             return
         given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[0]
         if not hmac.compare_digest(given.encode(), self.config.token.encode()):
             await send_error(send, 401, "unauthorized", "wrong or missing token")
             return
-        cookie = f"{COOKIE}={self._session}; HttpOnly; SameSite=Strict; Path=/"
+        port = _port(scope, self.config)
+        cookie = f"{cookie_name(port)}={session_value(self.config.token, port)}; HttpOnly; SameSite=Strict; Path=/"
         await _redirect(send, [(b"set-cookie", cookie.encode())])
 
     async def _read_body(self, receive: Receive) -> bytes | None:
@@ -164,9 +194,13 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def _is_json(content_type: str) -> bool:
-    media = content_type.split(";", 1)[0].strip().lower()
-    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+def _port(scope: Scope, config: ServerConfig) -> int:
+    """The port this request came in on (the socket's, not the ``Host`` header's, which a
+    client chooses), or the configured one when the server runs on a Unix socket."""
+    server = scope.get("server")
+    if server and isinstance(server[1], int):
+        return server[1]
+    return config.port
 
 
 async def _redirect(send: Send, headers: list[tuple[bytes, bytes]]) -> None:

@@ -16,6 +16,7 @@ const shell = {
   badge: document.querySelector("[data-testid=approvals-badge]"),
   count: document.querySelector("[data-testid=approvals-count]"),
   connection: document.querySelector("[data-testid=connection]"),
+  announcer: document.querySelector("[data-testid=approval-announcer]"),
   menu: document.querySelector("[data-testid=menu-toggle]"),
   navigate,
 };
@@ -84,7 +85,7 @@ async function show(target) {
     session.firstTranscript = null; // events go on; the chat is read again when shown
     session.chatView = null;
     session.composer = null;
-    session.strip = session.chatList = session.head = session.sidebar = null;
+    session.strip = session.chatList = session.head = session.sidebar = session.approvalSlot = null;
     if (target.view === "settings") await settingsPage(session);
     else session.onView = await policyPage(session.name, main);
   }

@@ -1,51 +1,49 @@
-// Approvals at the centre of the screen: a pending request of the open chat opens a modal
-// dialog that cannot be missed (agent, tool, the command or arguments in full, the agent's own
-// words, and deny / once / session / always, each a button
-// reachable by Tab and by its letter). A badge counts the requests of every chat of the world
-// and lists them. Requests and answers are events, so an answer given in another tab, or from
-// the CLI, closes the dialog here too.
+// Approvals of the world: a pending request of the open chat shows as a card beside the
+// composer (approval_card.js) without taking the focus from whatever the person is typing in;
+// a live region announces it, and Alt+Shift+A (or a click, or Review) moves to it. A badge
+// counts the requests of every chat of the world and lists them. Requests and answers are
+// events, so an answer given in another tab, or from the CLI, closes the card here too.
 
 import { api } from "./api.js";
-import { h, modal, timeEl, toast } from "./dom.js";
-import { inline, renderMarkdown } from "./markdown.js";
+import { ApprovalCard } from "./approval_card.js";
+import { h, modal, toast } from "./dom.js";
 
-const LONG_AT = 160;
-
-const DECISIONS = [
-  { key: "d", label: "Deny", decision: "deny", scope: "once", testid: "approval-deny", cls: "danger" },
-  { key: "o", label: "Approve once", decision: "approve", scope: "once", testid: "approval-once", cls: "primary" },
-  { key: "s", label: "For this session", decision: "approve", scope: "session", testid: "approval-session" },
-  { key: "a", label: "Always", decision: "approve", scope: "always", testid: "approval-always" },
-];
-
-/** One argument as shown to the person deciding: whole, as it will run. Secret values come
- * masked by the server already ([REDACTED:NAME], with a note when one decides what runs), so
- * nothing is hidden here by its key's name (a `token_cmd` may be the command), and nothing is
- * folded: the tail of a long value may be what matters. Long or multi-line values get a box. */
-export function argumentRow(key, value) {
-  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  const shown = text.length > LONG_AT || text.includes("\n")
-    ? h("pre", { class: "arg-long", testid: "arg-long" }, text)
-    : h("span", {}, text);
-  return h("li", {}, h("span", { class: "key" }, `${key}: `), shown);
-}
+/** The shortcut that moves to the card: never a printable character (Alt+Shift+A). */
+const isReviewKey = (e) => e.altKey && e.shiftKey && !e.ctrlKey && !e.metaKey && e.code === "KeyA";
 
 export class ApprovalDesk {
-  constructor({ world, badge, count, chatName, currentChat, infoFor, onJump, onAnswered }) {
-    Object.assign(this, { world, badge, count, chatName, currentChat, infoFor, onJump, onAnswered });
+  /** `host()` is the element the card goes in (beside the composer), or null off the chat. */
+  constructor({ world, badge, count, announcer, host, chatName, currentChat, infoFor, onJump, onAnswered }) {
+    Object.assign(this, { world, badge, count, announcer, host, chatName, currentChat, infoFor, onJump, onAnswered });
     this.pending = new Map();
     this.gone = new Set(); // answered or being answered: never shown again
     this.later = new Set(); // put off with Esc / Later: stays in the badge, no auto-open
-    this.dialog = null;
+    this.card = null;
     this.showing = null;
+    this.returnFocus = null; // where the person was before moving to the card
     this.badgeClick = () => this.showList();
     badge.addEventListener("click", this.badgeClick);
+    this.reviewKey = (e) => {
+      if (!isReviewKey(e)) return;
+      e.preventDefault();
+      if (!this.card) this.refresh();
+      if (this.card) this.moveTo();
+      else if (this.pending.size) this.showList();
+    };
+    document.addEventListener("keydown", this.reviewKey);
   }
 
   destroy() {
     this.badge.removeEventListener("click", this.badgeClick);
+    document.removeEventListener("keydown", this.reviewKey);
     this.badge.hidden = true;
     this.closeDialog();
+  }
+
+  /** The card shown now, if it is still on the page (a chat page rebuilt drops it). */
+  get dialog() {
+    if (this.card && !this.card.el.isConnected) this.forget();
+    return this.card?.el ?? null;
   }
 
   /** The pending list as read from the API (after the stream opened: events may have come). */
@@ -66,7 +64,7 @@ export class ApprovalDesk {
       this.add({
         approvalId: e.approvalId, agent: e.agent, chatId: e.chatId, toolName: e.toolName,
         toolArgs: e.detail?.toolArgs ?? {}, message: e.detail?.message ?? "", shell: e.detail?.shell,
-        createdAt: e.createdAt,
+        sandbox: e.detail?.sandbox, createdAt: e.createdAt,
       });
     } else if (e.phase === "answered") {
       this.done(e.approvalId);
@@ -85,56 +83,50 @@ export class ApprovalDesk {
     this.count.textContent = String(n);
     this.badge.hidden = n === 0;
     this.badge.setAttribute("aria-label", `${n} approval${n === 1 ? "" : "s"} waiting`);
+    const chat = this.currentChat();
+    if (this.dialog && this.card.item.chatId !== chat) this.closeDialog();
     if (!this.dialog) {
-      const chat = this.currentChat();
       const next = [...this.pending.values()].find((a) => a.chatId === chat && !this.later.has(a.approvalId));
       if (next) this.open(next.approvalId);
     }
   }
 
-  open(approvalId) {
+  /** Show the card of `approvalId`; with `focus` (the person asked for it: Review) move there. */
+  open(approvalId, { focus = false } = {}) {
     const item = this.pending.get(approvalId);
-    if (!item) return;
-    this.closeDialog();
-    this.later.delete(approvalId);
-    this.showing = approvalId;
-    const info = this.infoFor(item.chatId, approvalId) ?? {};
-    const shell = item.shell ?? info.shell;
-    const args = item.toolArgs && Object.keys(item.toolArgs).length ? item.toolArgs : info.toolArguments ?? {};
-    const position = [...this.pending.keys()].indexOf(approvalId) + 1;
-    const buttons = DECISIONS.map((d) => h("button", {
-      type: "button", class: d.cls, testid: d.testid, "aria-keyshortcuts": d.key,
-      onClick: () => this.answer(item, d.decision, d.scope),
-    }, d.label, h("kbd", { "aria-hidden": "true" }, d.key.toUpperCase())));
-    const dialog = h("dialog", { class: "approval-dialog", testid: "approval-dialog", "aria-labelledby": "approval-title", dataset: { approvalId } },
-      h("h2", { id: "approval-title" }, `${item.agent} asks to run ${item.toolName}`),
-      this.pending.size > 1 ? h("p", { class: "muted" }, `Request ${position} of ${this.pending.size} waiting in this world`) : null,
-      h("dl", { class: "approval-meta" },
-        h("dt", {}, "Agent"), h("dd", { testid: "approval-agent" }, item.agent),
-        h("dt", {}, "Tool"), h("dd", { testid: "approval-tool" }, item.toolName),
-        h("dt", {}, "Chat"), h("dd", {}, this.chatName(item.chatId)),
-        h("dt", {}, "Asked"), h("dd", {}, timeEl(item.createdAt) ?? "")),
-      shell ? [
-        h("div", { class: "command-line", testid: "approval-command" }, shell.commandLine ?? ""),
-        shell.directory ? h("p", { class: "muted" }, `in ${shell.directory}`) : null,
-        shell.understood === false ? h("p", { class: "error-text" }, `Not fully understood: ${shell.note || "it can only be asked about"}`) : null,
-      ] : null,
-      h("div", { class: "muted" }, "Arguments"),
-      h("ul", { class: "args", testid: "approval-args" }, Object.entries(args).map(([k, v]) => argumentRow(k, v))),
-      info.reason ? [h("div", { class: "muted" }, `${item.agent} said`), h("blockquote", { class: "md", testid: "approval-reason" }, renderMarkdown(info.reason))] : null,
-      item.message ? inline(String(item.message), h("p", { testid: "approval-message" })) : null,
-      h("div", { class: "decisions", role: "group", "aria-label": "Decision" }, buttons),
-      h("div", { class: "actions" }, h("button", { type: "button", testid: "approval-later", onClick: () => this.putOff() }, "Later (Esc)")));
-    dialog.addEventListener("cancel", (e) => { e.preventDefault(); this.putOff(); });
-    dialog.addEventListener("keydown", (e) => {
-      if (e.altKey || e.ctrlKey || e.metaKey || e.target.matches("input, textarea")) return;
-      const d = DECISIONS.find((x) => x.key === e.key.toLowerCase());
-      if (d) { e.preventDefault(); dialog.querySelector(`[data-testid=${d.testid}]`).click(); }
-    });
-    document.body.append(dialog);
-    this.dialog = dialog;
-    dialog.showModal();
-    buttons[0].focus(); // Deny first: Enter on a dialog that popped up never runs anything
+    const slot = this.host();
+    if (!item || !slot) return;
+    if (this.showing !== approvalId || !this.dialog) {
+      this.closeDialog({ restore: false });
+      this.later.delete(approvalId);
+      this.showing = approvalId;
+      this.card = new ApprovalCard(item, {
+        info: this.infoFor(item.chatId, approvalId) ?? {},
+        world: this.world,
+        chatName: this.chatName(item.chatId),
+        position: [...this.pending.keys()].indexOf(approvalId) + 1,
+        total: this.pending.size,
+        onAnswer: (decision, scope) => this.answer(item, decision, scope),
+        onLater: () => this.putOff(),
+      });
+      slot.append(this.card.el);
+      this.announce(`Approval needed: ${item.agent} asks to run ${item.toolName}. Press Alt+Shift+A to review it.`);
+    }
+    if (focus) this.moveTo();
+  }
+
+  /** The person moves to the card; the focus goes back where it was once the card closes. */
+  moveTo() {
+    if (!this.card) return;
+    const active = document.activeElement;
+    if (active && !this.card.el.contains(active) && active !== document.body) this.returnFocus = active;
+    this.card.focus();
+  }
+
+  announce(text) {
+    if (!this.announcer) return;
+    this.announcer.textContent = "";
+    setTimeout(() => { this.announcer.textContent = text; }, 50);
   }
 
   putOff() {
@@ -142,13 +134,18 @@ export class ApprovalDesk {
     this.closeDialog();
   }
 
-  closeDialog() {
-    if (!this.dialog) return;
-    const dialog = this.dialog;
-    this.dialog = null;
+  forget() {
+    this.card?.destroy();
+    this.card = null;
     this.showing = null;
-    dialog.close();
-    dialog.remove();
+  }
+
+  closeDialog({ restore = true } = {}) {
+    if (!this.card) return;
+    const hadFocus = this.card.el.contains(document.activeElement);
+    this.forget();
+    if (restore && hadFocus && this.returnFocus?.isConnected) this.returnFocus.focus();
+    if (restore) this.returnFocus = null;
     queueMicrotask(() => this.refresh());
   }
 
@@ -180,7 +177,7 @@ export class ApprovalDesk {
         h("span", { class: "spacer" }),
         h("button", {
           type: "button", class: "primary", testid: "approvals-list-open",
-          onClick: () => { close(); this.onJump(a.chatId).then(() => this.open(a.approvalId)); },
+          onClick: () => { close(); this.onJump(a.chatId).then(() => this.open(a.approvalId, { focus: true })); },
         }, "Review")))) : h("p", { class: "muted" }, "Nothing is waiting."),
       h("div", { class: "actions" }, h("button", { type: "button", onClick: () => close() }, "Close")),
     ], { testid: "approvals-panel", label: "Pending approvals" });

@@ -27,17 +27,24 @@ export class Composer {
     this.update();
   }
 
+  /** Send what is in the box. The box is emptied at once, so what the person types while it
+   * is sent stays (and comes after the text again if sending fails); the focus is taken back
+   * only from the Send button, never from where the person has gone meanwhile. */
   async submit() {
     const text = this.input.value;
     if (!text.trim()) return;
     this.send.disabled = true;
+    this.input.value = "";
+    this.update();
     try {
       await this.onSend(text);
-      this.input.value = "";
+    } catch {
+      this.input.value = text + this.input.value; // the reason is shown by onSend
       this.update();
     } finally {
       this.send.disabled = false;
-      this.input.focus();
+      const at = document.activeElement;
+      if (at === this.send || at === document.body || at === null) this.input.focus();
     }
   }
 

@@ -52,7 +52,8 @@ export class WorldSession {
       onState: (state) => this.connection(state),
     });
     this.desk = new ApprovalDesk({
-      world: this.name, badge: this.shell.badge, count: this.shell.count,
+      world: this.name, badge: this.shell.badge, count: this.shell.count, announcer: this.shell.announcer,
+      host: () => (this.view === "chat" ? this.approvalSlot ?? null : null),
       chatName: (id) => this.chats.find((c) => c.chatId === id)?.name ?? id,
       currentChat: () => (this.view === "chat" ? this.chatId : null),
       infoFor: (chat, id) => (chat === this.chatId && this.chatView ? this.chatView.approvalInfo(id) : null),
@@ -196,7 +197,9 @@ export class WorldSession {
       this.search, this.chatList);
     this.head = h("div", { class: "chat-head" });
     this.transcript = h("div", { class: "transcript", testid: "transcript", role: "log", "aria-label": "Transcript", tabindex: "0" });
-    this.chatView = new ChatView(this.transcript, { onReview: (id) => this.desk.open(id), onBusy: () => {} });
+    this.chatView = new ChatView(this.transcript, { onReview: (id) => this.desk.open(id, { focus: true }), onBusy: () => {} });
+    // Approval cards go here, between the transcript and the composer; they never take the focus.
+    this.approvalSlot = h("div", { class: "approval-slot", testid: "approval-slot" });
     this.composer = new Composer({
       agents: () => this.agents.map((a) => a.name),
       mainAgent: () => this.world?.mainAgent ?? null,
@@ -204,7 +207,7 @@ export class WorldSession {
       onStop: () => this.stop(),
     });
     replace(root, h("div", { class: "world-layout" }, this.sidebar,
-      h("section", { class: "chat-main", "aria-label": "Chat" }, this.strip, this.head, this.transcript, this.composer.el)));
+      h("section", { class: "chat-main", "aria-label": "Chat" }, this.strip, this.head, this.transcript, this.approvalSlot, this.composer.el)));
     this.renderAgents();
     this.renderChats();
     await this.openChat(wanted);
