@@ -72,6 +72,12 @@ class PolicyEngine:
         self.mode = mode
         self.non_interactive = non_interactive
         self._patterns = PatternSet(r.args_pattern for r in self.rules if r.args_pattern)
+        self._approved_tools = frozenset(
+            r.tool_name for r in self.rules if r.from_approval and r.tool_name is not None
+        )
+        """Tools an "approve always" rule is for: their calls are also decided without them."""
+        self._owners: PolicyEngine | None = None
+        """The same rules without the "approve always" ones, built when first needed."""
 
     def evaluate(
         self,
@@ -82,10 +88,27 @@ class PolicyEngine:
         non_interactive: bool | None = None,
     ) -> PolicyResult:
         result = self._decide(tool_name, arguments or {}, server_name)
+        if tool_name in self._approved_tools and result.decision is not PolicyDecision.DENY:
+            result = self._within_owners_rules(result, tool_name, arguments or {}, server_name)
         strict = self.non_interactive if non_interactive is None else non_interactive
         if strict and result.decision is PolicyDecision.ASK_USER:  # SPEC P2
             reason = result.reason or "no rule allows it"
             return PolicyResult(PolicyDecision.DENY, result.rule, f"{reason}; nobody can be asked")
+        return result
+
+    def _within_owners_rules(
+        self, result: PolicyResult, tool_name: str, arguments: dict[str, Any], server_name: str | None
+    ) -> PolicyResult:
+        """SPEC P6: an "approve always" rule never overrides a DENY rule, whatever either's
+        priority. The call is decided again by the owner's rules alone (every rule but those
+        answers); a DENY there -- or an ASK because a DENY rule could match -- is the answer,
+        else ``result`` stands."""
+        if self._owners is None:
+            owners = [r for r in self.rules if not r.from_approval and r is not YOLO_RULE]
+            self._owners = PolicyEngine(owners, default=self.default, mode=self.mode)
+        theirs = self._owners._decide(tool_name, arguments, server_name)
+        if theirs.decision is PolicyDecision.DENY or could_be_denied(theirs.decision, theirs.rule):
+            return theirs
         return result
 
     def _decide(

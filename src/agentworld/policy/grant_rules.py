@@ -69,6 +69,7 @@ def always_rule(grant: Grant, *, source: str | None = None) -> PolicyRule | None
         allow_redirection=grant.allow_redirection,
         source=source or f"always:{grant.grant_id}",
         name=f"always allow {grant.tool_name}",
+        from_approval=True,
     )
 
 

@@ -367,12 +367,15 @@ class PolicyAuthorizer:
         chat_id: str | None = None,
         interactive: bool = True,
         grants: Sequence[Grant] | None = None,
+        approved: bool = False,
     ) -> CallVerdict:
         """The decision for a call of ``tool`` in ``world`` — what ``authorize`` acts on.
 
         ``server`` is the MCP server the call claims (default: the tool's own, as in the
         runtime); ``agent`` and ``chat_id`` bring in that agent's session approvals there;
-        ``grants``: those in force, when the caller has just read them.
+        ``grants``: those in force, when the caller has just read them; ``approved``: a person
+        has approved this very call, so ASK_USER stays ASK_USER even where nobody can be asked
+        (only a DENY in force refuses it, SPEC C3).
         """
         if grants is None:
             grants = await self._storage.approvals.grants(world.name)
@@ -386,7 +389,7 @@ class PolicyAuthorizer:
             grants=grants,
             agent=agent,
             chat_id=chat_id,
-            interactive=interactive and not world.non_interactive,
+            interactive=approved or (interactive and not world.non_interactive),
             views=resolved_views(tool, arguments, world.working_dir),
         )
 
@@ -409,6 +412,7 @@ class PolicyAuthorizer:
             chat_id=context.chat_id,
             interactive=context.interactive,
             grants=state.grants,
+            approved=context.approval_id is not None,
         )
         match verdict.decision:
             case PolicyDecision.ALLOW:
@@ -429,18 +433,24 @@ class PolicyAuthorizer:
     ) -> None:
         assert verdict.result is not None
         automatic = verdict.by == "nobody to ask"
+        detail = verdict.result.to_json()
+        if automatic:
+            detail["reason"] = verdict.reason
+        if context.approval_id is not None:
+            # A call a person approved, refused by the policy in force when it was to run.
+            detail["when"] = "run"
         await self._storage.approvals.audit(
             context.world,
             AuditEntry(
                 event="policy",
                 actor="non-interactive" if automatic else "policy",
+                approval_id=context.approval_id,
                 agent=context.agent,
                 chat_id=context.chat_id,
                 tool_name=tool.name,
                 tool_args=redact(arguments),
                 decision="deny",
-                detail={**verdict.result.to_json(), "reason": verdict.reason} if automatic
-                else verdict.result.to_json(),
+                detail=detail,
             ),
         )
 
