@@ -25,7 +25,7 @@ from agentworld.models.records import INTERRUPTED, AuditEntry
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
-from agentworld.runtime.path_views import resolved_views
+from agentworld.runtime.path_views import redirect_resolver, resolved_views
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
@@ -356,6 +356,8 @@ async def _remember(
         chat_id=pending.chat_id,
         approval_id=pending.tool_call_id,
         views=views,
+        # What the person saw written: the line's redirect targets, placed in the working directory.
+        resolve=redirect_resolver(arguments, context.working_dir),
     )
     if grant is None:
         return
@@ -364,6 +366,7 @@ async def _remember(
         rule = {
             "toolName": grant.tool_name,
             "rootCommands": sorted(grant.roots) if grant.roots else None,
+            "redirectTargets": sorted(grant.redirect_targets) if grant.redirect_targets else None,
             "priority": ALWAYS_ALLOW_PRIORITY,
             "decision": "ALLOW",
         }
