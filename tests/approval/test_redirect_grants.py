@@ -58,6 +58,9 @@ def test_a_grant_records_the_targets_it_was_approved_to_write(work: Path, scope:
         "echo x >| notes.txt 2>/dev/null",
         "echo x > 'notes.txt'",
         "echo x &> notes.txt",
+        "{ echo a; echo b; } > notes.txt",
+        "echo $(echo a >> notes.txt) > notes.txt",
+        "echo x \\\n  > notes.txt",
         "echo x",  # writing nothing is within the grant too
     ],
 )
@@ -83,6 +86,9 @@ def test_a_session_grant_for_a_redirect_covers_writing_the_same_file(work: Path,
         "cd sub && echo x > notes.txt",
         "echo x > notes.txt && cd .. && echo y > notes.txt",
         "echo x | sed -i s/a/b/ notes.txt",
+        "echo $(echo a > ../notes.txt) > notes.txt",
+        "echo x 1<>../notes.txt",
+        "{ echo a; echo b > .bashrc; } > notes.txt",
     ],
 )
 def test_a_session_grant_for_a_redirect_does_not_cover_another_target(work: Path, later: str) -> None:

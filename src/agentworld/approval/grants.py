@@ -151,9 +151,11 @@ def _redirect_writes(line: str) -> _Writes | None:
     quiet = line
     for start, end in sorted(spans, reverse=True):
         quiet = quiet[:start] + _NOWHERE + quiet[end:]
-    after = analyze(quiet)
+    before, after = analyze(line), analyze(quiet)
     if not after.understood or after.has_redirection:
         return None
+    if [(p.key, len(p.argv)) for p in before.parts] != [(p.key, len(p.argv)) for p in after.parts]:
+        return None  # the same commands with as many words, or the targets were misread
     return _Writes(tuple(spans.values()), quiet)
 
 
