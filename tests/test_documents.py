@@ -122,11 +122,13 @@ def test_a_grant_document_lists_its_root_commands_sorted() -> None:
         roots=frozenset({"ls", "git"}),
         approval_id="approval_1",
         created_at=WHEN,
+        redirect_targets=frozenset({"out/log.txt", "notes.txt"}),
     )
 
     assert json.dumps(grant_doc(grant)) == (
         '{"grantId": "grant_1", "scope": "session", "toolName": "shell_cmd", "agent": "a1", '
-        '"chatId": "chat_1", "rootCommands": ["git", "ls"], "approvalId": "approval_1", '
+        '"chatId": "chat_1", "rootCommands": ["git", "ls"], '
+        '"redirectTargets": ["notes.txt", "out/log.txt"], "approvalId": "approval_1", '
         '"createdAt": "2026-01-02T03:04:05Z"}'
     )
 

@@ -183,10 +183,12 @@ def pending_call_doc(call: PendingClientCall) -> dict[str, Any]:
 
 
 def grant_doc(grant: Grant) -> dict[str, Any]:
-    """A remembered session or always approval."""
+    """A remembered session or always approval; ``redirectTargets``: the only files a shell
+    line it covers may write, relative to the working directory (null: none)."""
     return {
         **_fields(grant, "grant_id scope tool_name agent chat_id"),
         "rootCommands": sorted(grant.roots) if grant.roots is not None else None,
+        "redirectTargets": sorted(grant.redirect_targets) if grant.redirect_targets else None,
         **_fields(grant, "approval_id created_at"),
     }
 

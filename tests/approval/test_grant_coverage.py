@@ -28,7 +28,6 @@ def covers(approved: str, later: str) -> bool:
         ("git log", "git status"),  # a grant names commands, not their arguments
         ("ls && cat f", "cat g | ls"),
         ("sh -c 'ls'", "sh -c 'ls -la'"),
-        ("ls > out.txt", "ls > other.txt"),
     ],
 )
 def test_a_grant_covers_the_same_commands(approved: str, later: str) -> None:
@@ -43,6 +42,7 @@ def test_a_grant_covers_the_same_commands(approved: str, later: str) -> None:
         ("ls", "PATH=. ls"),
         ("ls", "ls && rm -rf ~"),
         ("ls", "ls > out.txt"),
+        ("ls > out.txt", "ls > other.txt"),  # a redirection's target is part of the grant
         ("sh -c 'ls'", "sh <<EOF\nrm -rf ~\nEOF"),
         ("sh -c 'ls'", "echo rm -rf ~ | sh"),
         ("sh -c 'ls'", "sh script.sh"),

@@ -53,7 +53,7 @@ def test_a_session_grant_records_the_agent_and_the_chat() -> None:
     assert (made.world, made.scope, made.tool_name) == ("w", "session", SHELL)
     assert (made.agent, made.chat_id) == ("Alice", "c1")
     assert made.roots == frozenset({"git", "ls"})
-    assert made.allow_redirection
+    assert made.redirect_targets is None  # nothing placed the target: no write is covered
     assert made.approval_id == "approval_1"
 
 

@@ -330,3 +330,51 @@ async def test_version_10_keeps_sqlite_leases_in_their_key_and_keeps_the_leases_
             assert "chat_leases_before_v10" not in tables
     finally:
         engine.dispose()
+
+
+# approval_grants as versions 4 to 10 created it: no ``redirect_targets`` column yet.
+PRE_V11_APPROVAL_GRANTS = """
+CREATE TABLE approval_grants (
+    grant_id VARCHAR(64) NOT NULL PRIMARY KEY,
+    world VARCHAR(64) NOT NULL,
+    scope VARCHAR(32) NOT NULL,
+    agent VARCHAR(64),
+    chat_id VARCHAR(64),
+    tool_name VARCHAR(200) NOT NULL,
+    roots JSON,
+    allow_redirection BOOLEAN DEFAULT 0 NOT NULL,
+    approval_id VARCHAR(128),
+    created_at VARCHAR(40) NOT NULL,
+    revoked_at VARCHAR(40)
+)
+"""
+
+
+async def test_version_11_keeps_old_grants_and_they_cover_no_writing_line(db_url: str) -> None:
+    """A grant stored when it remembered only "redirection allowed" still loads; with no
+    targets it covers the approved commands, and no line that writes a file (fail closed)."""
+    from agentworld.approval.grants import find_covering_grant
+
+    engine = sa.create_engine(sync_url(db_url))
+    try:
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn, migrations.MIGRATIONS[:10]) == 10
+            conn.exec_driver_sql("DROP TABLE approval_grants")
+            conn.exec_driver_sql(PRE_V11_APPROVAL_GRANTS)
+            insert_world(conn, "w", World(name="w").model_dump(mode="json"))
+            conn.exec_driver_sql(
+                "INSERT INTO approval_grants (grant_id, world, scope, agent, chat_id, tool_name,"
+                " roots, allow_redirection, created_at) VALUES ('grant_old', 'w', 'always', NULL,"
+                " NULL, 'shell_cmd', '[\"echo\"]', 1, '" + CREATED + "')"
+            )
+    finally:
+        engine.dispose()
+
+    async with SQLStorage(db_url) as storage:
+        (grant,) = await storage.approvals.grants("w")
+
+    assert (grant.grant_id, grant.roots, grant.redirect_targets) == ("grant_old", frozenset({"echo"}), None)
+    assert find_covering_grant([grant], "shell_cmd", {"command": "echo hi"}, agent="a", chat_id="c")
+    assert not find_covering_grant(
+        [grant], "shell_cmd", {"command": "echo hi > f"}, agent="a", chat_id="c", resolve=lambda t: t
+    )

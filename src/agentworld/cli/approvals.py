@@ -49,8 +49,11 @@ def approvals(
             return
         output.print_table(
             f"Approval grants in {world}",
-            ["grant id", "scope", "tool", "agent", "chat", "commands"],
-            [(d["grantId"], d["scope"], d["toolName"], d["agent"], d["chatId"], d["rootCommands"]) for d in docs],
+            ["grant id", "scope", "tool", "agent", "chat", "commands", "may write"],
+            [
+                (d["grantId"], d["scope"], d["toolName"], d["agent"], d["chatId"], d["rootCommands"], d["redirectTargets"])
+                for d in docs
+            ],
             empty=f"no approval grants in world {world!r}",
         )
         return

@@ -7,7 +7,9 @@ for the ``ConfirmationResponse`` carrying that id (others are ignored), False af
 the timeout. Session and "always" outcomes are remembered with the runtime's own grant
 logic (``approval.grants``): for ``shell_cmd`` only the approved commands, by exact name, and
 never a line the policy cannot fully read. An "always" outcome publishes ``UpdatePolicy`` and
-adds that grant's ALLOW rule at 2.95 to the engine.
+adds that grant's ALLOW rule at 2.95 to the engine (which never overrides a DENY rule, P6). The
+bus knows no working directory to place redirect targets in, so no remembered answer covers a
+line that writes files: it is asked about each time.
 
 Inside the agent runtime the same exchange is durable: the correlation id is the
 approval id, and the wait is the stored approval request (``runtime.approvals``), not

@@ -72,6 +72,18 @@ class PolicyEngine:
         self.mode = mode
         self.non_interactive = non_interactive
         self._patterns = PatternSet(r.args_pattern for r in self.rules if r.args_pattern)
+        self._approved_tools = frozenset(
+            r.tool_name for r in self.rules if r.from_approval and r.tool_name is not None
+        )
+        """Tools an "approve always" rule is for: their calls are also decided without them."""
+        self._approved_commands = tuple(
+            prefix_words(prefix)
+            for r in self.rules
+            if r.from_approval and r.tool_name == SHELL_TOOL
+            for prefix in r.command_prefixes or ()
+        )
+        self._owners: PolicyEngine | None = None
+        """The same rules without the "approve always" ones, built when first needed."""
 
     def evaluate(
         self,
@@ -82,10 +94,49 @@ class PolicyEngine:
         non_interactive: bool | None = None,
     ) -> PolicyResult:
         result = self._decide(tool_name, arguments or {}, server_name)
+        if (
+            tool_name in self._approved_tools
+            and result.decision is not PolicyDecision.DENY
+            and self._approval_may_decide(tool_name, arguments or {})
+        ):
+            result = self._within_owners_rules(result, tool_name, arguments or {}, server_name)
         strict = self.non_interactive if non_interactive is None else non_interactive
         if strict and result.decision is PolicyDecision.ASK_USER:  # SPEC P2
             reason = result.reason or "no rule allows it"
             return PolicyResult(PolicyDecision.DENY, result.rule, f"{reason}; nobody can be asked")
+        return result
+
+    def _approval_may_decide(self, tool_name: str, arguments: dict[str, Any]) -> bool:
+        """Whether an "approve always" rule may have decided a part of the call: for a shell
+        line, whether a part starts with an approved command (the line's analysis is cached,
+        so this is cheap); for any other tool, always."""
+        if tool_name != SHELL_TOOL:
+            return True
+        command, parameters = arguments.get("command"), arguments.get("parameters")
+        if not isinstance(command, str) or not (
+            parameters is None or (isinstance(parameters, list) and all(isinstance(p, str) for p in parameters))
+        ):
+            return True
+        parts = analyze(command_line(command, parameters)).parts
+        return any(
+            prefix_match(part, words, by_basename=False) != "no"
+            for part in parts
+            for words in self._approved_commands
+        )
+
+    def _within_owners_rules(
+        self, result: PolicyResult, tool_name: str, arguments: dict[str, Any], server_name: str | None
+    ) -> PolicyResult:
+        """SPEC P6: an "approve always" rule never overrides a DENY rule, whatever either's
+        priority. The call is decided again by the owner's rules alone (every rule but those
+        answers); a DENY there -- or an ASK because a DENY rule could match -- is the answer,
+        else ``result`` stands."""
+        if self._owners is None:
+            owners = [r for r in self.rules if not r.from_approval and r is not YOLO_RULE]
+            self._owners = PolicyEngine(owners, default=self.default, mode=self.mode)
+        theirs = self._owners._decide(tool_name, arguments, server_name)
+        if theirs.decision is PolicyDecision.DENY or could_be_denied(theirs.decision, theirs.rule):
+            return theirs
         return result
 
     def _decide(

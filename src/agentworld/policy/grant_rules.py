@@ -6,6 +6,13 @@ built-in file tools to the approved paths (an ``argsPattern`` on the whole top-l
 pair), so the agent runtime and the embedders' confirmation bus can never disagree about what
 "always" covers. A file-tool grant without paths (stored before paths were recorded) gives no
 rule: the call is asked about again.
+
+The rule never allows output redirection itself: where a line may write depends on the
+working directory (symlinks, the call's ``directory``), which a rule cannot see. A line of the
+approved commands that writes files is asked about by the rule, and then covered by the grant
+only when its redirections write the files the person saw written (``approval.grants``, and
+``runtime/authorizer.decide_call``); the rule's name lists them. Like every "always" rule it
+never overrides a DENY rule (``PolicyRule.from_approval``, SPEC P6).
 """
 
 from __future__ import annotations
@@ -60,15 +67,16 @@ def always_rule(grant: Grant, *, source: str | None = None) -> PolicyRule | None
     files = grant.tool_name in FILE_TOOLS
     if grant.scope != "always" or ((shell or files) and not grant.roots):
         return None
+    writes = f" (may write {', '.join(sorted(grant.redirect_targets))})" if shell and grant.redirect_targets else ""
     return PolicyRule(
         decision=PolicyDecision.ALLOW,
         priority=ALWAYS_ALLOW_PRIORITY,
         tool_name=grant.tool_name,
         args_pattern=path_pattern(grant.roots) if files and grant.roots else None,
         command_prefixes=tuple(sorted(grant.roots)) if shell and grant.roots else None,
-        allow_redirection=grant.allow_redirection,
         source=source or f"always:{grant.grant_id}",
-        name=f"always allow {grant.tool_name}",
+        name=f"always allow {grant.tool_name}{writes}",
+        from_approval=True,
     )
 
 

@@ -65,6 +65,9 @@ class PolicyRule:
     """Where the rule comes from: a file path, ``built-in``, ``yolo``, ``always:<grant id>``."""
     index: int | None = None
     """The rule's position in its file (0-based), for messages and `policy test`."""
+    from_approval: bool = False
+    """An "approve always" answer's rule (``policy/grant_rules.py``): it widens what is asked,
+    never what a DENY rule forbids, whatever the DENY rule's priority (SPEC P6)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from typing import Any, Literal, assert_never
 
+from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.approval.grants import GrantScope, grant_for
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
@@ -23,7 +25,7 @@ from agentworld.models.records import INTERRUPTED, AuditEntry
 from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
-from agentworld.runtime.path_views import resolved_views
+from agentworld.runtime.path_views import redirect_resolver, resolved_views
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
@@ -182,7 +184,11 @@ async def run_approved(
     ctx: TurnContext, world: World, queued: QueuedWork, item: RunApproved, registry: ToolRegistry
 ) -> None:
     """Run the approved call and store its real result against the original call id; its
-    start is committed first, so a process that finds it started reports it interrupted."""
+    start is committed first, so a process that finds it started reports it interrupted.
+
+    The call is authorized again first, against the policy in force now (SPEC C3): a DENY
+    rule added while it waited refuses it as a policy denial the model reads, and nothing
+    runs; ASK_USER is what the person has just answered."""
     call = await ctx.storage.pending.get(world.name, item.approval_id)
     if not isinstance(call, PendingApproval):
         await ctx.settle(InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
@@ -193,6 +199,8 @@ async def run_approved(
     if item.started:
         await ctx.storage.tool_logs.interrupt(world.name, original, reason=INTERRUPTED)
         result = ToolResult.interrupted(original)
+    elif (refused := await _authorized_again(ctx, context, call, registry.get(call.tool_name))) is not None:
+        result = refused
     else:
         ran = await _run_once(ctx, context, queued, call, registry.get(call.tool_name))
         result, end = ran.result, ran.end
@@ -207,6 +215,26 @@ async def run_approved(
             tool_log_end=end,
         )
     )
+
+
+async def _authorized_again(
+    ctx: TurnContext, context: ToolContext, call: PendingApproval, tool: Tool | None
+) -> ToolResult | None:
+    """The policy denial of an approved call, or None when it may run. A call that cannot
+    run at all (its tool gone, its arguments unreadable) is left to ``_run_once``, which
+    gives it the error result it would get anyway."""
+    if tool is None:
+        return None
+    try:
+        arguments = parse_arguments(call.arguments)
+    except ArgumentError:
+        return None
+    approved = replace(context, approval_id=call.tool_call_id)
+    match await ctx.authorizer.authorize(tool, arguments, approved):
+        case Deny(reason=reason, by=by):
+            return ToolResult.denial(call.original_call_id, reason, by=by)
+        case Allow() | AskUser():
+            return None
 
 
 async def _run_once(
@@ -328,6 +356,8 @@ async def _remember(
         chat_id=pending.chat_id,
         approval_id=pending.tool_call_id,
         views=views,
+        # What the person saw written: the line's redirect targets, placed in the working directory.
+        resolve=redirect_resolver(arguments, context.working_dir),
     )
     if grant is None:
         return
@@ -336,6 +366,7 @@ async def _remember(
         rule = {
             "toolName": grant.tool_name,
             "rootCommands": sorted(grant.roots) if grant.roots else None,
+            "redirectTargets": sorted(grant.redirect_targets) if grant.redirect_targets else None,
             "priority": ALWAYS_ALLOW_PRIORITY,
             "decision": "ALLOW",
         }

@@ -9,8 +9,10 @@ Rules come from, in load order (which breaks priority ties):
 3. tier 3 — admin files named by ``$AGENTWORLD_ADMIN_POLICY``.
 
 ALLOW runs; DENY is an error result the model reads (and an audit entry); ASK_USER is
-first checked against session approvals, then goes to a person — or is denied when
-nobody can be asked (SPEC P2).
+first checked against session approvals (and, for a shell line that writes files, against the
+files an "always" approval saw written), then goes to a person — or is denied when nobody can
+be asked (SPEC P2). A call a person approved is authorized again just before it runs
+(``ToolContext.approval_id``, SPEC C3): a DENY in force then refuses it, and is audited.
 
 ``decide_call`` is that whole decision as a pure function, and ``load_rules`` the one place
 the tiers are put together: the runtime (``PolicyAuthorizer.authorize``) and
@@ -30,16 +32,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentworld.approval.decisions import Allow, AskUser, Decision, Deny
-from agentworld.approval.grants import Grant, PolicyState, find_covering_grant
+from agentworld.approval.grants import (
+    Grant,
+    PolicyState,
+    Resolve,
+    find_covering_grant,
+    without_writes,
+)
 from agentworld.models.records import AuditEntry
 from agentworld.policy.grant_rules import always_rules
 from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier, could_be_denied
 from agentworld.redaction import redact
-from agentworld.runtime.path_views import most_severe, resolved_views
+from agentworld.runtime.path_views import most_severe, redirect_resolver, resolved_views
 from agentworld.runtime.policy_files import ADMIN_POLICY_ENV as ADMIN_POLICY_ENV
 from agentworld.runtime.policy_files import PolicyFiles as PolicyFiles
 from agentworld.runtime.policy_files import admin_policy_files as admin_policy_files
 from agentworld.runtime.policy_files import check_policy_files as check_policy_files
+from agentworld.shell import SHELL_TOOL
 from agentworld.tools.registry import CLIENT_PREFIX, Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, validate_arguments
 
@@ -124,11 +133,12 @@ def load_rules(
 
 
 VerdictSource = Literal[
-    "policy", "session approval", "nobody to ask", "broken policy", "not callable"
+    "policy", "session approval", "always approval", "nobody to ask", "broken policy", "not callable"
 ]
-"""What settled a call: a rule (or no rule), a session approval covering an ASK_USER, nobody
-to ask (SPEC P2), a policy file that cannot be loaded (fail closed), or a call the runtime
-refuses before any policy (unknown or reserved tool, arguments that do not fit its schema)."""
+"""What settled a call: a rule (or no rule), a session approval covering an ASK_USER, an
+"always" approval covering where a shell line writes, nobody to ask (SPEC P2), a policy file
+that cannot be loaded (fail closed), or a call the runtime refuses before any policy (unknown
+or reserved tool, arguments that do not fit its schema)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +152,7 @@ class CallVerdict:
     result: PolicyResult | None = None
     """The policy engine's answer, when the call got that far."""
     grant: Grant | None = None
-    """The session approval that covers the call (``by == "session approval"``)."""
+    """The approval that covers the call (``by`` is ``session approval`` or ``always approval``)."""
 
     @property
     def rule(self) -> PolicyRule | None:
@@ -175,11 +185,14 @@ def decide_call(
     chat_id: str | None = None,
     interactive: bool = True,
     views: Sequence[dict[str, Any]] = (),
+    resolve: Resolve | None = None,
 ) -> CallVerdict:
     """The decision for one call, pure: the rules, then (for ASK_USER) the session approvals of
-    ``agent`` in ``chat_id``, then whether anybody can be asked. Any load error denies.
-    ``views``: the same call as it really runs (``path_views``); the most severe answer counts,
-    and a session approval must cover each of them too."""
+    ``agent`` in ``chat_id`` and the "always" approvals of a shell line that writes files, then
+    whether anybody can be asked. Any load error denies. ``views``: the same call as it really
+    runs (``path_views``); the most severe answer counts, and a session approval must cover
+    each of them too. ``resolve``: where a shell line's redirections write (without it, no
+    approval covers a line that writes files)."""
     if errors:  # fail closed: a broken policy file must not silently drop a deny rule
         return CallVerdict(
             PolicyDecision.DENY,
@@ -199,16 +212,46 @@ def decide_call(
             return CallVerdict(PolicyDecision.DENY, "policy", reason, result)
     if agent is not None and chat_id is not None and not could_be_denied(result.decision, result.rule):
         session = [g for g in grants if g.scope == "session"]
-        grant = find_covering_grant(session, tool_name, arguments, agent=agent, chat_id=chat_id)
+        grant = find_covering_grant(session, tool_name, arguments, agent=agent, chat_id=chat_id, resolve=resolve)
         if grant is not None and all(
             find_covering_grant(session, tool_name, v, agent=agent, chat_id=chat_id) for v in views
         ):
             reason = f"covered by the session approval {grant.grant_id}"
             return CallVerdict(PolicyDecision.ALLOW, "session approval", reason, result, grant)
+    if not could_be_denied(result.decision, result.rule):
+        grant = _always_covers_writes(engine, tool_name, arguments, server, grants, resolve)
+        if grant is not None:
+            reason = f"writes only what the \"always\" approval {grant.grant_id} saw written"
+            return CallVerdict(PolicyDecision.ALLOW, "always approval", reason, result, grant)
     if not interactive:
         reason = f"{tool_name} needs a person's approval, and nobody can be asked in this run"
         return CallVerdict(PolicyDecision.DENY, "nobody to ask", reason, result)
     return CallVerdict(PolicyDecision.ASK_USER, "policy", result.reason, result)
+
+
+def _always_covers_writes(
+    engine: PolicyEngine,
+    tool_name: str,
+    arguments: dict[str, Any],
+    server: str | None,
+    grants: Iterable[Grant],
+    resolve: Resolve | None,
+) -> Grant | None:
+    """The "always" approval that covers an asked shell line that writes files: every target
+    is one the person saw written, and the same line writing nowhere is ALLOWed by the rules
+    (an "always" rule asks about every write, as it cannot place a path, SPEC C3, P6)."""
+    if tool_name != SHELL_TOOL or resolve is None:
+        return None
+    always = [g for g in grants if g.scope == "always" and g.redirect_targets]
+    quiet = without_writes(arguments) if always else None
+    if quiet is None:
+        return None
+    grant = find_covering_grant(always, tool_name, arguments, agent="", chat_id="", resolve=resolve)
+    if grant is None:
+        return None
+    if engine.evaluate(tool_name, quiet, server, non_interactive=False).decision is not PolicyDecision.ALLOW:
+        return None
+    return grant
 
 
 def callable_tool(
@@ -367,12 +410,15 @@ class PolicyAuthorizer:
         chat_id: str | None = None,
         interactive: bool = True,
         grants: Sequence[Grant] | None = None,
+        approved: bool = False,
     ) -> CallVerdict:
         """The decision for a call of ``tool`` in ``world`` — what ``authorize`` acts on.
 
         ``server`` is the MCP server the call claims (default: the tool's own, as in the
         runtime); ``agent`` and ``chat_id`` bring in that agent's session approvals there;
-        ``grants``: those in force, when the caller has just read them.
+        ``grants``: those in force, when the caller has just read them; ``approved``: a person
+        has approved this very call, so ASK_USER stays ASK_USER even where nobody can be asked
+        (only a DENY in force refuses it, SPEC C3).
         """
         if grants is None:
             grants = await self._storage.approvals.grants(world.name)
@@ -386,8 +432,9 @@ class PolicyAuthorizer:
             grants=grants,
             agent=agent,
             chat_id=chat_id,
-            interactive=interactive and not world.non_interactive,
+            interactive=approved or (interactive and not world.non_interactive),
             views=resolved_views(tool, arguments, world.working_dir),
+            resolve=redirect_resolver(arguments, world.working_dir) if tool.name == SHELL_TOOL else None,
         )
 
     async def authorize(
@@ -409,6 +456,7 @@ class PolicyAuthorizer:
             chat_id=context.chat_id,
             interactive=context.interactive,
             grants=state.grants,
+            approved=context.approval_id is not None,
         )
         match verdict.decision:
             case PolicyDecision.ALLOW:
@@ -429,18 +477,24 @@ class PolicyAuthorizer:
     ) -> None:
         assert verdict.result is not None
         automatic = verdict.by == "nobody to ask"
+        detail = verdict.result.to_json()
+        if automatic:
+            detail["reason"] = verdict.reason
+        if context.approval_id is not None:
+            # A call a person approved, refused by the policy in force when it was to run.
+            detail["when"] = "run"
         await self._storage.approvals.audit(
             context.world,
             AuditEntry(
                 event="policy",
                 actor="non-interactive" if automatic else "policy",
+                approval_id=context.approval_id,
                 agent=context.agent,
                 chat_id=context.chat_id,
                 tool_name=tool.name,
                 tool_args=redact(arguments),
                 decision="deny",
-                detail={**verdict.result.to_json(), "reason": verdict.reason} if automatic
-                else verdict.result.to_json(),
+                detail=detail,
             ),
         )
 

@@ -7,10 +7,14 @@ that too. So a built-in file tool's call is also evaluated with its path resolve
 working directory, as ``tools/confinement.py`` resolves it when the tool runs, and the more
 severe decision of the two counts. The call shown to a person and the call that runs stay as
 the model wrote them.
+
+A shell line's redirections are placed the same way (``redirect_resolver``), for the grants
+that name the files a line may write (``approval.grants``).
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -51,6 +55,21 @@ def file_call_views(
     if real is None or real == path:
         return []
     return [{**arguments, "path": real}]
+
+
+def redirect_resolver(arguments: dict[str, Any], working_dir: str | None) -> Callable[[str], str | None]:
+    """Where a ``shell_cmd`` call's redirection target leads, relative to the working directory,
+    as the shell opens it from the call's ``directory`` (``approval.grants.Resolve``); None
+    outside it. A ``directory`` that is not a string places nothing."""
+    directory = arguments.get("directory")
+    if directory is not None and not isinstance(directory, str):
+        return lambda target: None
+    start = directory or "."
+
+    def resolve(target: str) -> str | None:
+        return resolved_inside(posixpath.join(start, target), working_dir)
+
+    return resolve
 
 
 def most_severe(

@@ -292,6 +292,7 @@ class GrantDoc(_Doc):
     agent: str | None
     chat_id: str | None
     root_commands: list[str] | None
+    redirect_targets: list[str] | None
     approval_id: str | None
     created_at: str | None
 

@@ -22,14 +22,17 @@ if TYPE_CHECKING:
 
 _INSERT_GRANT: Final = Sql(
     "INSERT INTO approval_grants (grant_id, world, scope, agent, chat_id, tool_name, roots,"
-    " allow_redirection, approval_id, created_at) VALUES (:grant_id, :world, :scope, :agent,"
-    " :chat_id, :tool_name, :roots, :allow_redirection, :approval_id, :created_at)",
-    json_params=("roots",),
+    " allow_redirection, approval_id, created_at, redirect_targets) VALUES (:grant_id, :world,"
+    " :scope, :agent, :chat_id, :tool_name, :roots, :allow_redirection, :approval_id,"
+    " :created_at, :redirect_targets)",
+    json_params=("roots", "redirect_targets"),
 )
-_GRANT_TYPES: Final[Mapping[str, ColumnKind]] = {"roots": "json", "allow_redirection": "bool"}
+_GRANT_TYPES: Final[Mapping[str, ColumnKind]] = {
+    "roots": "json", "allow_redirection": "bool", "redirect_targets": "json"
+}
 _IN_FORCE_TEXT: Final = (
     "SELECT grant_id, world, scope, agent, chat_id, tool_name, roots, allow_redirection,"
-    " approval_id, created_at, revoked_at FROM approval_grants"
+    " approval_id, created_at, revoked_at, redirect_targets FROM approval_grants"
     " WHERE world = :world_key AND revoked_at IS NULL"
 )
 _IN_FORCE: Final = Sql(f"{_IN_FORCE_TEXT} ORDER BY created_at", columns=_GRANT_TYPES)
@@ -80,8 +83,17 @@ def _grant(row: Row) -> Grant:
         row,
         roots=frozenset(row.roots) if row.roots is not None else None,
         allow_redirection=bool(row.allow_redirection),
+        redirect_targets=_targets(row.redirect_targets),
         created_at=datetime.fromisoformat(row.created_at),
     )
+
+
+def _targets(stored: object) -> frozenset[str] | None:
+    """A grant's redirect targets as stored: a list of paths; anything else (NULL on a grant
+    stored before targets were recorded) is none, so the grant covers no line that writes."""
+    if isinstance(stored, list) and stored and all(isinstance(t, str) for t in stored):
+        return frozenset(stored)
+    return None
 
 
 def _audit_entry(row: Row) -> AuditEntry:
@@ -137,6 +149,7 @@ class ApprovalStore:
             "tool_name": grant.tool_name,
             "roots": sorted(grant.roots) if grant.roots is not None else None,
             "allow_redirection": grant.allow_redirection,
+            "redirect_targets": sorted(grant.redirect_targets) if grant.redirect_targets else None,
             "approval_id": grant.approval_id,
             "created_at": (grant.created_at or utc_now()).isoformat(),
         }

@@ -133,6 +133,14 @@ def _v10_leases_in_their_key(conn: sa.Connection) -> None:
     conn.exec_driver_sql("DROP TABLE chat_leases_before_v10")
 
 
+def _v11_grant_redirect_targets(conn: sa.Connection) -> None:
+    """Grants name the files a shell line may write (``approval_grants.redirect_targets``).
+    Grants stored before have none, and so cover no line that writes files: asked again."""
+    columns = {c["name"] for c in sa.inspect(conn).get_columns("approval_grants")}
+    if "redirect_targets" not in columns:  # a database made at v4 with this code has it
+        conn.execute(sa.text("ALTER TABLE approval_grants ADD COLUMN redirect_targets JSON"))
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
@@ -144,6 +152,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v8_partial_call_id_index,
     _v9_message_log_trigger,
     _v10_leases_in_their_key,
+    _v11_grant_redirect_targets,
 )
 
 

@@ -218,9 +218,11 @@ approval_grants = sa.Table(
     _call_id("approval_id", nullable=True),
     _time("created_at"),
     _time("revoked_at", nullable=True),
+    sa.Column("redirect_targets", sa.JSON),
     sa.Index("ix_grants_world", "world", "revoked_at"),
 )
-"""Remembered approvals: ``session`` (one agent in one chat) and ``always`` (the whole world)."""
+"""Remembered approvals: ``session`` (one agent in one chat) and ``always`` (the whole world);
+for a shell line that writes files, the files it was approved to write (``redirect_targets``)."""
 
 audit_log = _numbered(
     "audit_log",

@@ -44,6 +44,9 @@ class ToolContext:
     """The world's settings and grants as the runtime read them just before this call (with
     its batch's call-id check, for the batch's first call), so the authorizer need not read
     them again; None: the authorizer reads them itself."""
+    approval_id: str | None = None
+    """The approval a person gave this very call, when it is authorized again just before it
+    runs (SPEC C3): a DENY in force then still refuses it, and ASK_USER needs nobody more."""
 
     @classmethod
     def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
