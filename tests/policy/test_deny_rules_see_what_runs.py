@@ -273,6 +273,6 @@ def test_a_denied_command_after_any_operator_is_denied(command: str, operator: s
     assert decide(engine(DENY_RM_PREFIX), f"echo 'a {operator} b' {operator} {command}") is DENY
 
 
-@pytest.mark.parametrize("line", ["echo hi && rm x", "sudo rm x", "bash -c 'rm x'", "xargs rm < list", "echo $(rm x)"])
+@pytest.mark.parametrize("line", ["echo hi && rm x", "sudo rm x", "bash -c 'rm x'", "xargs rm -f < list", "echo $(rm x)"])
 def test_an_args_pattern_for_a_command_start_denies_it_in_every_part(line: str) -> None:
     assert decide(engine(DENY_RM_PATTERN), line) is DENY
