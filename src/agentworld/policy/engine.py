@@ -248,8 +248,13 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None,
         return "yes"
     if rule.command_prefixes is not None:
         found: Match = "no"
+        # An ALLOW or ASK prefix compares the program's name exactly: most prefixes of a long
+        # list (the sandboxed read-only commands) are passed over on their first word.
+        name = part.argv[0] if not deny and part.argv and part.is_literal(0) else None
         for prefix in rule.command_prefixes:
             words = prefix_words(prefix)
+            if name is not None and words and words[0] != name:
+                continue
             match = prefix_match(part, words, by_basename=deny)
             if match == "no" and deny and words and _may_run(part, words[0], scope):
                 match = "maybe"

@@ -27,6 +27,7 @@ approval display (``runtime.approvals``) they were about a third of the runtime'
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -47,6 +48,7 @@ from agentworld.tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
     from agentworld.models import World
+    from agentworld.models.domain import NetworkMode, SandboxMode
     from agentworld.policy.engine import PolicyEngine, PolicyResult
     from agentworld.policy.loader import PolicyLoadError, PolicySet
     from agentworld.storage.sql import SQLStorage
@@ -459,11 +461,20 @@ async def sandbox_active(world: World) -> bool:
     """Whether the world's shell commands run in an active sandbox (``tools.sandbox``): the
     read-only commands of ``sandboxed_defaults.toml`` are allowed then, and a script names
     what it may run. Bubblewrap is probed once per process, in a thread: it starts one."""
-    from agentworld.tools.sandbox import bubblewrap_problem, sandbox_status
+    from agentworld.tools.sandbox import bubblewrap_problem
 
     if world.sandbox != "off" and bubblewrap_problem.cache_info().currsize == 0:
         await asyncio.to_thread(bubblewrap_problem)
-    return sandbox_status(world.sandbox, world.network, world.working_dir).active
+    return _sandbox_active(world.sandbox, world.network, world.working_dir)
+
+
+@functools.lru_cache(maxsize=64)
+def _sandbox_active(mode: SandboxMode, network: NetworkMode, working_dir: str | None) -> bool:
+    """``sandbox_status(...).active``, kept: it resolves the working directory's real path on
+    every call, and the answer depends on the settings and the once-probed bubblewrap only."""
+    from agentworld.tools.sandbox import sandbox_status
+
+    return sandbox_status(mode, network, working_dir).active
 
 
 def _explain(result: PolicyResult) -> str:
