@@ -276,3 +276,15 @@ def test_a_denied_command_after_any_operator_is_denied(command: str, operator: s
 @pytest.mark.parametrize("line", ["echo hi && rm x", "sudo rm x", "bash -c 'rm x'", "xargs rm -f < list", "echo $(rm x)"])
 def test_an_args_pattern_for_a_command_start_denies_it_in_every_part(line: str) -> None:
     assert decide(engine(DENY_RM_PATTERN), line) is DENY
+
+
+def test_a_session_approval_of_echo_covers_a_quoted_literal_naming_a_denied_program() -> None:
+    from agentworld.approval.grants import Grant
+    from agentworld.runtime.authorizer import decide_call
+
+    deny_rm = engine('[[rule]]\ntoolName = "shell_cmd"\ncommandPrefix = "rm"\ndecision = "deny"\npriority = 200\n')
+    grant = Grant("g1", "w", "session", SHELL, agent="a1", chat_id="c1", roots=frozenset({"echo"}))
+    literal = decide_call(deny_rm, SHELL, {"command": 'echo "rm -rf /"'}, grants=[grant], agent="a1", chat_id="c1")
+    assert (literal.decision, literal.by) == (ALLOW, "session approval")
+    chained = decide_call(deny_rm, SHELL, {"command": "echo hi && rm x"}, grants=[grant], agent="a1", chat_id="c1")
+    assert chained.decision is DENY
