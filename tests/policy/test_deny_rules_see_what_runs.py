@@ -288,3 +288,25 @@ def test_a_session_approval_of_echo_covers_a_quoted_literal_naming_a_denied_prog
     assert (literal.decision, literal.by) == (ALLOW, "session approval")
     chained = decide_call(deny_rm, SHELL, {"command": "echo hi && rm x"}, grants=[grant], agent="a1", chat_id="c1")
     assert chained.decision is DENY
+
+
+@st.composite
+def _quote_split(draw: st.DrawFn, path: str) -> str:
+    """``path`` with empty quotes and backslashes put between its characters at random."""
+    out = []
+    for ch in path:
+        if ch != "~" and draw(st.booleans()):
+            out.append(draw(st.sampled_from(["''", '""', "\\"])) if ch.isalnum() else "''")
+        out.append(ch)
+    return "".join(out)
+
+
+@given(
+    _quote_split("~/.aws/credentials"),
+    st.sampled_from(["<", ">", ">>", "2>", "&>", ">|", "<>"]),
+    st.sampled_from(["cat", "echo KEY", "head -1"]),
+)
+def test_a_redirect_target_split_by_quotes_is_still_denied(target: str, operator: str, command: str) -> None:
+    line = f"{command} {operator} {target}"
+    for policy in (SECRETS_BY_PATTERN, SECRETS_BY_REGEX, SECRETS_BY_UNANCHORED_REGEX):
+        assert decide(engine(policy), line) is DENY, (policy, line)
