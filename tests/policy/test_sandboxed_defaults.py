@@ -66,7 +66,6 @@ READ_ONLY = [
     "ls src | wc -l",
     "cat a.txt | grep x | sort | uniq -c",
     "git log --oneline | head -5",
-    "echo done",
     "ls 2>/dev/null",
     "grep -c x a.txt 2>&1",
 ]
@@ -104,6 +103,7 @@ def test_without_a_sandbox_read_only_lines_still_ask(line: str) -> None:
         "git branch -m old new",
         "git push",
         "git commit -m x",
+        "echo done",  # printing is not reading: asked, like any command off the list
         "ls && rm -rf src",
         "cat a | sh",
         "ls $(rm x)",
