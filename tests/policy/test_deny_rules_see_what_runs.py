@@ -310,3 +310,9 @@ def test_a_redirect_target_split_by_quotes_is_still_denied(target: str, operator
     line = f"{command} {operator} {target}"
     for policy in (SECRETS_BY_PATTERN, SECRETS_BY_REGEX, SECRETS_BY_UNANCHORED_REGEX):
         assert decide(engine(policy), line) is DENY, (policy, line)
+
+
+def test_a_path_regex_still_denies_a_quoted_path_that_holds_a_blank() -> None:
+    policy = engine(SECRETS_BY_UNANCHORED_REGEX)
+    assert decide(policy, 'cat "/tmp/a b/../../home/u/.aws/credentials"') is DENY
+    assert decide(policy, "head -1 '/x y/.ssh/authorized_keys'") is DENY

@@ -296,17 +296,21 @@ def _wary_regex_hit(part: CommandPart, regex: CompiledPattern) -> bool:
         return True
     if not takes_data_arguments(part):
         return any(regex.search(text) is not None for text in anchored)
-    texts_only = {i for i, w in enumerate(words) if i > 0 and any(c.isspace() for c in w)}
-    return any(_hit_outside(regex, variant, texts_only) for variant in variants)
+    return any(_hit_outside_phrases(regex, variant, len(words)) for variant in variants)
 
 
-def _hit_outside(regex: CompiledPattern, words: Sequence[str], skipped: set[int]) -> bool:
-    """Whether ``regex`` is found in ``words`` joined by blanks without reaching into a word
-    of ``skipped``; after too many tries, yes (fail closed)."""
+def _hit_outside_phrases(regex: CompiledPattern, words: Sequence[str], arguments: int) -> bool:
+    r"""Whether ``regex`` is found in ``words`` joined by blanks, other than as a phrase of an
+    argument holding blanks: a match that reaches into such an argument (one of the first
+    ``arguments`` words, the program's name aside) and spans a blank or starts where it
+    starts (``rm -rf`` or ``rm`` in ``"rm old files"``). A name inside it still counts: a
+    path regex ``\.aws/c`` in ``cat "/a b/../.aws/c"``. After too many tries, yes (fail
+    closed)."""
     text = " ".join(words)
-    spans, pos = [], 0
-    for word in words:
-        spans.append((pos, pos + len(word)))
+    phrases, pos = [], 0
+    for i, word in enumerate(words):
+        if 0 < i < arguments and any(c.isspace() for c in word):
+            phrases.append((pos, pos + len(word)))
         pos += len(word) + 1
     start = 0
     for _ in range(_MAX_RETRIES):
@@ -314,7 +318,8 @@ def _hit_outside(regex: CompiledPattern, words: Sequence[str], skipped: set[int]
         if found is None:
             return False
         a, b = found.start(), found.end()
-        if not any(i in skipped and a < e and s < max(b, a + 1) for i, (s, e) in enumerate(spans)):
+        spans_blank = any(c.isspace() for c in text[a:b])
+        if not any(a < e and s < max(b, a + 1) and (spans_blank or a == s) for s, e in phrases):
             return True
         start = a + 1
         if start > len(text):
