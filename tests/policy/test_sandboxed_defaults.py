@@ -119,6 +119,14 @@ def test_without_a_sandbox_read_only_lines_still_ask(line: str) -> None:
         "cat server.pem",
         "cat .e*",
         "cat .*",
+        "cat .{env,x}",
+        "cat /etc/shadow",
+        "cat /tmp/../etc//shadow",
+        "cat ../../../../../etc/shadow",
+        "head /etc/ssh/ssh_host_ed25519_key",
+        "cat /etc/shad?w",
+        "cat /etc/{shadow,x}",
+        "grep root /etc/sudoers",
         # assignments, unknown programs, lines outside the understood subset
         "LD_PRELOAD=./x.so ls",
         "$CMD status",
@@ -144,6 +152,12 @@ def test_a_world_rule_still_overrides_the_sandboxed_list() -> None:
 
 def test_the_directory_argument_moves_reads_out_of_the_allowed_list() -> None:
     assert decide(engine(sandboxed=True), "cat credentials", directory=".aws") is not ALLOW
+    assert decide(engine(sandboxed=True), "cat shadow", directory="/etc") is not ALLOW
+
+
+@pytest.mark.parametrize("line", ["cat /etc/os-release", "ls /etc", "grep -r TODO src/etc", "cat .gitignore"])
+def test_ordinary_system_and_dot_files_stay_allowed(line: str) -> None:
+    assert decide(engine(sandboxed=True), line) is ALLOW
 
 
 # --- the runtime's path: a world, its sandbox state, `policy test` --------------------------
