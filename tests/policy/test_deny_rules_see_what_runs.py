@@ -316,3 +316,10 @@ def test_a_path_regex_still_denies_a_quoted_path_that_holds_a_blank() -> None:
     policy = engine(SECRETS_BY_UNANCHORED_REGEX)
     assert decide(policy, 'cat "/tmp/a b/../../home/u/.aws/credentials"') is DENY
     assert decide(policy, "head -1 '/x y/.ssh/authorized_keys'") is DENY
+
+
+def test_an_allow_args_pattern_never_sees_a_comment() -> None:
+    policy = engine("[[rule]]\ntoolName = \"shell_cmd\"\nargsPattern = 'git status'\ndecision = \"allow\"\npriority = 100\n")
+    assert decide(policy, "git status") is ALLOW
+    assert decide(policy, "rm -rf ~ # git status") is ASK
+    assert decide(policy, "rm -rf ~ #git status") is ASK
