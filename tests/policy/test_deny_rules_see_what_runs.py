@@ -323,3 +323,12 @@ def test_an_allow_args_pattern_never_sees_a_comment() -> None:
     assert decide(policy, "git status") is ALLOW
     assert decide(policy, "rm -rf ~ # git status") is ASK
     assert decide(policy, "rm -rf ~ #git status") is ASK
+
+
+@pytest.mark.parametrize(
+    "line", ["cat < /etc/shadow", "cat </etc/sha''dow", "(cat) < /etc/shadow", "cat /etc/shadow", "cat 0</etc/shadow"]
+)
+def test_a_deny_prefix_naming_a_file_sees_it_as_a_redirect_target(line: str) -> None:
+    policy = engine(ALLOW_READERS + '[[rule]]\ntoolName = "shell_cmd"\ncommandPrefix = "cat /etc/shadow"\ndecision = "deny"\npriority = 500\n')
+    assert decide(policy, line) is DENY
+    assert decide(policy, "cat < /etc/hostname") is ALLOW

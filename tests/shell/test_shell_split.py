@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agentworld.policy.engine import matches_regex
+from agentworld.policy.command_regex import matches_regex
 from agentworld.shell.commands import Match, analyze, prefix_match
 from agentworld.shell.split import (
     MAX_LENGTH,

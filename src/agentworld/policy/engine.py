@@ -11,9 +11,10 @@ else can never borrow the allowed command's rule (SPEC P4).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from agentworld.policy.command_regex import matches_regex, wary_regex_hit
 from agentworld.policy.pattern_set import Matcher, PatternSet
 from agentworld.policy.rules import (
     CompiledPattern,
@@ -256,6 +257,8 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None,
             if name is not None and words and words[0] != name:
                 continue
             match = prefix_match(part, words, by_basename=deny)
+            if match == "no" and deny and part.redirect_targets:
+                match = prefix_match(_with_targets(part), words, by_basename=True)
             if match == "no" and deny and words and _may_run(part, words[0], scope):
                 match = "maybe"
             if match == "yes" or (match == "maybe" and found == "no"):
@@ -263,68 +266,23 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None,
         return _certainty(found, part, deny=deny, scope=scope)
     if rule.command_regex is not None:
         regex = rule.command_regex
-        hit = _wary_regex_hit(part, regex) if wary else matches_regex(part, regex)
+        hit = wary_regex_hit(part, regex) if wary else matches_regex(part, regex)
         if deny and not hit and (_unsure(part, scope) or _may_run_match(part, regex, scope)):
             return "maybe"
         return _certainty("yes" if hit else "no", part, deny=deny, scope=scope)
     return "yes"
 
 
+def _with_targets(part: CommandPart) -> CommandPart:
+    """The part with its redirect targets as words after its own, for a DENY prefix:
+    ``cat < /etc/shadow`` reads what ``cat /etc/shadow`` reads."""
+    literal = (*part.literal, *(True for _ in part.redirect_targets)) if part.literal else ()
+    return replace(part, argv=(*part.argv, *part.redirect_targets), literal=literal)
+
+
 def _words(part: CommandPart) -> str:
     """The part's words and then its redirect targets, after quote removal."""
     return " ".join((*part.argv, *part.redirect_targets))
-
-
-_MAX_RETRIES = 16
-
-
-def _wary_regex_hit(part: CommandPart, regex: CompiledPattern) -> bool:
-    """Whether a DENY or ASK ``commandRegex`` matches the part.
-
-    It matches at the start of the command as written, or of its words and redirect targets
-    after quote removal (``rm '-rf' x`` is ``rm -rf x``; ``cat < ~/.a''ws/c`` reads
-    ``~/.aws/c``), the program without its directory, paths spelled plainly -- or anywhere in
-    those (a regex for a path, ``/etc/shadow``, or an option, ``push --force``), except, for a
-    program whose arguments are data (``echo``, ``git``, ``grep`` …: ``data_arguments``),
-    where the match reaches into an argument holding blanks: a quoted text, message or
-    pattern (``echo "rm -rf /"``, ``git commit -m "rm old files"``) runs nothing."""
-    words = [part.root or "", *part.argv[1:]] if part.argv else []
-    variants = [(*words, *part.redirect_targets)]
-    variants.append(tuple(normal_paths(w) for w in variants[0]))
-    anchored = (part.text, normal_paths(part.text), " ".join(part.argv), *(" ".join(v) for v in variants))
-    if any(regex.match(text) is not None for text in anchored):
-        return True
-    if not takes_data_arguments(part):
-        return any(regex.search(text) is not None for text in anchored)
-    return any(_hit_outside_phrases(regex, variant, len(words)) for variant in variants)
-
-
-def _hit_outside_phrases(regex: CompiledPattern, words: Sequence[str], arguments: int) -> bool:
-    r"""Whether ``regex`` is found in ``words`` joined by blanks, other than as a phrase of an
-    argument holding blanks: a match that reaches into such an argument (one of the first
-    ``arguments`` words, the program's name aside) and spans a blank or starts where it
-    starts (``rm -rf`` or ``rm`` in ``"rm old files"``). A name inside it still counts: a
-    path regex ``\.aws/c`` in ``cat "/a b/../.aws/c"``. After too many tries, yes (fail
-    closed)."""
-    text = " ".join(words)
-    phrases, pos = [], 0
-    for i, word in enumerate(words):
-        if 0 < i < arguments and any(c.isspace() for c in word):
-            phrases.append((pos, pos + len(word)))
-        pos += len(word) + 1
-    start = 0
-    for _ in range(_MAX_RETRIES):
-        found = regex.search(text, start)
-        if found is None:
-            return False
-        a, b = found.start(), found.end()
-        spans_blank = any(c.isspace() for c in text[a:b])
-        if not any(a < e and s < max(b, a + 1) and (spans_blank or a == s) for s, e in phrases):
-            return True
-        start = a + 1
-        if start > len(text):
-            return False
-    return True
 
 
 def _unsure(part: CommandPart, scope: _Scope) -> bool:
@@ -380,14 +338,6 @@ def _could_be_denied(part: CommandPart, rule: PolicyRule) -> PolicyResult:
         f"{part.text!r} could run a command that {rule.name or 'a DENY rule'} denies, and what it "
         "runs cannot be read with certainty",
     )
-
-
-def matches_regex(part: CommandPart, pattern: CompiledPattern) -> bool:
-    """Whether ``pattern`` matches at the start of the part's source text (``commandRegex``,
-    P4), as gemini-cli anchors it: ``git (status|log).*`` matches ``git status -s`` but not
-    ``rm -rf ~ # git status`` (the comment is not part of the command) nor ``xgit status``.
-    End the pattern with ``$`` to match the whole command."""
-    return pattern.match(part.text) is not None
 
 
 def merged(*groups: Sequence[PolicyRule]) -> list[PolicyRule]:
