@@ -49,13 +49,14 @@ def test_deleting_an_agent_cancels_its_waits_and_a_namesake_inherits_nothing(
         "--client-tools", str(tools))  # fmt: skip
     pick = {"id": "call_pick", "name": "pick_color", "arguments": {"prompt": "any"}}
     scripted(cli, tmp_path, "a", [
-        {"tool_calls": [shell("ls")]}, "listed",
+        {"tool_calls": [shell("sleep 0")]}, "listed",
         {"tool_calls": [shell("touch one")]}, "touched",
         {"tool_calls": [shell("mkdir gone"), pick]}, "never",
     ])  # fmt: skip
 
-    # A session grant (ls) and an always grant (touch), then a turn left waiting on both a
-    # person (mkdir gone) and the client (pick_color).
+    # A session grant (sleep: not read-only, so asked even in a sandbox) and an always grant
+    # (touch), then a turn left waiting on both a person (mkdir gone) and the client
+    # (pick_color).
     (ls,) = cli("send", "w", "@a list", "--json").json()["pendingApprovals"]
     cli("approve", "w", ls["approvalId"], "--decision", "approve", "--scope", "session")
     (touch,) = cli("send", "w", "@a touch", "--json").json()["pendingApprovals"]
@@ -89,11 +90,11 @@ def test_deleting_an_agent_cancels_its_waits_and_a_namesake_inherits_nothing(
 
     # A new agent named "a": no memory, no session grant (ls asks again); the world's always
     # grant still covers touch.
-    scripted(cli, tmp_path, "a", [{"tool_calls": [shell("ls"), shell("touch two")]}, "done"])
+    scripted(cli, tmp_path, "a", [{"tool_calls": [shell("sleep 0"), shell("touch two")]}, "done"])
     assert cli("messages", "w", "--agent", "a", "--json").json()["messages"] == []
     fresh = cli("send", "w", "@a again", "--json").json()
     assert [json.loads(p["toolArgs"]) if isinstance(p["toolArgs"], str) else p["toolArgs"]
-            for p in fresh["pendingApprovals"]] == [{"command": "ls"}]  # fmt: skip
+            for p in fresh["pendingApprovals"]] == [{"command": "sleep 0"}]  # fmt: skip
     assert (work / "two").exists()
     memory = cli("messages", "w", "--agent", "a", "--json").json()["messages"]
     assert memory[0]["content"] == "@a again"

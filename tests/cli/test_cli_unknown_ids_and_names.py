@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-SHELL_LS = ("--tool", "shell_cmd", "--args", json.dumps({"command": "ls"}))
+# Not a read-only command: a sandboxed world allows those without asking.
+SHELL_LS = ("--tool", "shell_cmd", "--args", json.dumps({"command": "sleep 0"}))
 
 
 def refused(result: Any, line: str) -> None:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agentworld.policy.engine import matches_regex
+from agentworld.policy.command_regex import matches_regex
 from agentworld.shell.commands import Match, analyze, prefix_match
 from agentworld.shell.split import (
     MAX_LENGTH,
@@ -397,11 +397,13 @@ def test_approving_ls_does_not_approve_the_rest() -> None:
     assert [matches_prefix(p, "ls") for p in parsed.parts] == [True, False]
 
 
-def test_matches_regex_searches_the_part_text() -> None:
+def test_matches_regex_is_anchored_at_the_start_of_each_part() -> None:
     rm_part, ls_part = parse_command("rm -rf /tmp/x; ls -la").parts
-    assert matches_regex(rm_part, re.compile(r"-rf\b"))
-    assert not matches_regex(ls_part, re.compile(r"-rf\b"))
+    assert matches_regex(rm_part, re.compile(r"rm -rf\b"))
+    assert not matches_regex(rm_part, re.compile(r"-rf\b"))  # not at the start
+    assert not matches_regex(ls_part, re.compile(r"rm"))
     assert matches_regex(ls_part, re.compile(r"^ls -la$"))
+    assert matches_regex(ls_part, re.compile(r"ls"))
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,10 @@ else can never borrow the allowed command's rule (SPEC P4).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from agentworld.policy.command_regex import matches_regex, wary_regex_hit
 from agentworld.policy.pattern_set import Matcher, PatternSet
 from agentworld.policy.rules import (
     CompiledPattern,
@@ -25,6 +26,7 @@ from agentworld.policy.rules import (
 from agentworld.policy.stringify import stable_stringify
 from agentworld.shell import SHELL_TOOL
 from agentworld.shell.commands import Match, analyze, mentions, prefix_match
+from agentworld.shell.data_arguments import takes_data_arguments
 from agentworld.shell.directories import joined_paths, moved_into, normal_paths
 from agentworld.shell.split import CommandPart, command_line, prefix_words
 
@@ -60,7 +62,11 @@ class PolicyEngine:
         default: PolicyDecision = PolicyDecision.ASK_USER,
         mode: str = "default",
         non_interactive: bool = False,
+        sandboxed: bool = False,
     ) -> None:
+        """``sandboxed``: shell commands run contained (``tools.sandbox``), so a script or
+        interpreter that names no denied program is no longer asked about merely because a
+        DENY rule exists (what it could run stays inside the box)."""
         ordered = list(rules)
         if mode == "yolo":
             ordered.append(YOLO_RULE)
@@ -71,6 +77,7 @@ class PolicyEngine:
         self.default = default
         self.mode = mode
         self.non_interactive = non_interactive
+        self.sandboxed = sandboxed
         self._patterns = PatternSet(r.args_pattern for r in self.rules if r.args_pattern)
         self._approved_tools = frozenset(
             r.tool_name for r in self.rules if r.from_approval and r.tool_name is not None
@@ -172,7 +179,8 @@ class PolicyEngine:
             isinstance(parameters, list) and all(isinstance(p, str) for p in parameters)
         ):
             return PolicyResult(PolicyDecision.ASK_USER, None, "parameters is not a list of strings")
-        analysis = analyze(command_line(command, parameters))
+        line = command_line(command, parameters)
+        analysis = analyze(line)
         whole = self._patterns.matcher(stable_stringify(arguments))
         # Each part is matched against the call with `command` narrowed to that part (its
         # `parameters` are already folded into its text), so an ALLOW argsPattern that fits
@@ -181,7 +189,8 @@ class PolicyEngine:
         # The call's own `directory` is a `cd` before the line: `cat credentials` run in `.aws`
         # opens `.aws/credentials`, which no word of the line spells.
         parts = moved_into(analysis.parts, arguments.get("directory"))
-        outcomes = [self._decide_part(part, others, whole) for part in parts]
+        scope = _Scope(line, self.sandboxed)
+        outcomes = [self._decide_part(part, others, whole, scope) for part in parts]
         if not outcomes:
             return PolicyResult(PolicyDecision.ASK_USER, None, f"nothing to run ({analysis.reason})")
         # The first of the most severe; among ASKs, one a DENY rule could decide comes first:
@@ -192,7 +201,9 @@ class PolicyEngine:
             return PolicyResult(worst.decision, worst.rule, f"{reason}; {worst.reason}")
         return worst
 
-    def _decide_part(self, part: CommandPart, others: dict[str, Any], whole: Matcher) -> PolicyResult:
+    def _decide_part(
+        self, part: CommandPart, others: dict[str, Any], whole: Matcher, scope: _Scope
+    ) -> PolicyResult:
         """The first rule that surely matches decides; a DENY rule that only *could* match
         before it (the part runs something we cannot see) makes the answer at least ASK_USER."""
         could_deny: PolicyRule | None = None
@@ -202,7 +213,7 @@ class PolicyEngine:
                 continue
             if rule.args_pattern is not None and texts is None:
                 texts = self._part_texts(part, others, whole)
-            match = _rule_matches(rule, part, texts)
+            match = _rule_matches(rule, part, texts, scope)
             if match == "no":
                 continue
             if match == "maybe":
@@ -218,7 +229,7 @@ class PolicyEngine:
         return PolicyResult(self.default, None, f"no rule matched {part.text!r}")
 
     def _part_texts(self, part: CommandPart, others: dict[str, Any], whole: Matcher) -> _PartTexts:
-        words = " ".join(part.argv)
+        words = _words(part)
         plain = f"{normal_paths(part.text)}\n{normal_paths(words)}\n{joined_paths(part.argv, others.get('directory'))}"
         return _PartTexts(
             self._patterns.matcher(stable_stringify({**others, "command": part.text})),
@@ -243,10 +254,11 @@ class PolicyEngine:
 @dataclass(frozen=True, slots=True)
 class _PartTexts:
     """What an ``argsPattern`` is searched in, for one part of a shell line: the call with
-    ``command`` narrowed to the part's source text, the same with the part's words after
-    quote removal (``'r''m'`` is ``rm``), the whole call, and the part's text and words with
-    their paths spelled plainly (``/etc//shadow`` is ``/etc/shadow``), relative ones also
-    joined onto the call's ``directory``."""
+    ``command`` narrowed to the part's source text, the same with the part's words and
+    redirect targets after quote removal (``'r''m'`` is ``rm``, ``< ~/.a''ws/x`` reads
+    ``~/.aws/x``), the whole call, and the part's text and words with their paths spelled
+    plainly (``/etc//shadow`` is ``/etc/shadow``), relative ones also joined onto the call's
+    ``directory``."""
 
     source: Matcher
     words: Matcher
@@ -254,22 +266,33 @@ class _PartTexts:
     plain: Matcher
 
 
-def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None) -> Match:
-    """``yes``, ``no`` or ``maybe`` (the part runs something we cannot see, and only a DENY
-    rule cares about that). A rule with no criteria is about every shell call: always yes.
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """What a part is decided within: the whole line (a script may run what any word of it
+    names) and whether commands run contained."""
 
-    A DENY pattern is searched in every text the part could be read as (denying more is
-    always safe), and one that misses a part with a word only known at run time (a glob,
-    ``$VAR``, ``~``) "could match" it: ``cat /etc/shado?`` opens ``/etc/shadow``."""
+    line: str
+    sandboxed: bool
+
+
+def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None, scope: _Scope) -> Match:
+    """``yes``, ``no`` or ``maybe`` (the part could run something the rule denies, and only a
+    DENY rule cares about that). A rule with no criteria is about every shell call: always yes.
+
+    A DENY or ASK pattern is searched in every text the part could be read as (denying or
+    asking about more is always safe); an ALLOW one only in the part's own source text. A
+    DENY pattern that misses a part with a word only known at run time (a glob, ``$VAR``,
+    ``~``) "could match" it: ``cat /etc/shado?`` opens ``/etc/shadow``."""
     deny = rule.decision is PolicyDecision.DENY
+    wary = rule.decision is not PolicyDecision.ALLOW
     if rule.args_pattern is not None:
         assert texts is not None
         pattern = rule.args_pattern
         hit = texts.source(pattern) or (
-            deny and (texts.words(pattern) or texts.whole(pattern) or texts.plain(pattern))
+            wary and (texts.words(pattern) or texts.whole(pattern) or texts.plain(pattern))
         )
         if not hit:
-            return "maybe" if deny and _unsure(part) else "no"
+            return "maybe" if deny and _unsure(part, scope) else "no"
         if not deny and part.opacity == "unknown":
             # An ALLOW pattern cannot vouch for a part we cannot read; an ASK one may say why
             # a person is asked (asking allows nothing): the shipped `/proc` rule's reason.
@@ -277,41 +300,84 @@ def _rule_matches(rule: PolicyRule, part: CommandPart, texts: _PartTexts | None)
         return "yes"
     if rule.command_prefixes is not None:
         found: Match = "no"
+        # An ALLOW or ASK prefix compares the program's name exactly: most prefixes of a long
+        # list (the sandboxed read-only commands) are passed over on their first word.
+        name = part.argv[0] if not deny and part.argv and part.is_literal(0) else None
         for prefix in rule.command_prefixes:
             words = prefix_words(prefix)
+            if name is not None and words and words[0] != name:
+                continue
             match = prefix_match(part, words, by_basename=deny)
-            if match == "no" and deny and words and mentions(part, words[0]):
+            if match == "no" and deny and part.redirect_targets:
+                match = prefix_match(_with_targets(part), words, by_basename=True)
+            if match == "no" and deny and words and _may_run(part, words[0], scope):
                 match = "maybe"
             if match == "yes" or (match == "maybe" and found == "no"):
                 found = match
-        return _certainty(found, part, deny=deny)
+        return _certainty(found, part, deny=deny, scope=scope)
     if rule.command_regex is not None:
-        argv = " ".join(part.argv)
-        hit = matches_regex(part, rule.command_regex) or (
-            # `rm '-rf' x` is `rm -rf x`: a DENY regex also sees the words after quote removal,
-            # and both with their paths spelled plainly (`/etc//shadow` is `/etc/shadow`).
-            deny
-            and any(
-                rule.command_regex.search(text) is not None
-                for text in (argv, normal_paths(part.text), normal_paths(argv))
-            )
-        )
-        if deny and not hit and _unsure(part):
+        regex = rule.command_regex
+        hit = wary_regex_hit(part, regex) if wary else matches_regex(part, regex)
+        if deny and not hit and (_unsure(part, scope) or _may_run_match(part, regex, scope)):
             return "maybe"
-        return _certainty("yes" if hit else "no", part, deny=deny)
+        return _certainty("yes" if hit else "no", part, deny=deny, scope=scope)
     return "yes"
 
 
-def _unsure(part: CommandPart) -> bool:
+def _with_targets(part: CommandPart) -> CommandPart:
+    """The part with its redirect targets as words after its own, for a DENY prefix:
+    ``cat < /etc/shadow`` reads what ``cat /etc/shadow`` reads."""
+    literal = (*part.literal, *(True for _ in part.redirect_targets)) if part.literal else ()
+    return replace(part, argv=(*part.argv, *part.redirect_targets), literal=literal)
+
+
+def _words(part: CommandPart) -> str:
+    """The part's words and then its redirect targets, after quote removal."""
+    return " ".join((*part.argv, *part.redirect_targets))
+
+
+def _unsure(part: CommandPart, scope: _Scope) -> bool:
     """Whether a pattern that misses the part's text may still match what runs: a word only
     known at run time, or a relative path after the line changed directory (``cd /etc &&
-    cat shadow``), counts as not fully literal."""
-    return part.opacity != "clear" or not part.fully_literal or part.moved
+    cat shadow``), counts as not fully literal; so does a program we cannot read, and, out of
+    a sandbox, code a script or interpreter runs."""
+    return _hidden(part, scope) or not part.fully_literal or part.moved
 
 
-def _certainty(match: Match, part: CommandPart, *, deny: bool) -> Match:
+def _hidden(part: CommandPart, scope: _Scope) -> bool:
+    """Whether the part runs something no word shows: an unknown program or, unless commands
+    are contained, a script or interpreter."""
+    return part.opacity == "unknown" or (part.opacity == "runs_code" and not scope.sandboxed)
+
+
+def _may_run(part: CommandPart, name: str, scope: _Scope) -> bool:
+    """Whether the part could run the program ``name`` that no command position names: an
+    argument of a program that may run its arguments (``ionice rm x``, ``ssh host 'rm x'``),
+    never of one whose arguments are data (``echo "rm -rf /"``, ``git commit -m "rm x"``); in
+    a sandbox, a script or interpreter only when the line names it somewhere
+    (``echo rm x | sh``), since what else it runs stays in the box."""
+    if part.opacity == "runs_code" and scope.sandboxed:
+        return _line_mentions(scope.line, name)
+    return not takes_data_arguments(part) and mentions(part, name)
+
+
+def _may_run_match(part: CommandPart, regex: CompiledPattern, scope: _Scope) -> bool:
+    """``_may_run`` for a ``commandRegex``: found in the arguments of a program that may run
+    them, or anywhere in the line of a contained script or interpreter."""
+    if part.opacity == "runs_code" and scope.sandboxed:
+        return regex.search(scope.line) is not None
+    if takes_data_arguments(part) or len(part.argv) < 2:
+        return False
+    return regex.search(" ".join(part.argv[1:])) is not None
+
+
+def _line_mentions(line: str, name: str) -> bool:
+    return mentions(CommandPart(("", line), line, False), name)
+
+
+def _certainty(match: Match, part: CommandPart, *, deny: bool, scope: _Scope) -> Match:
     if deny:
-        return "maybe" if match == "no" and part.opacity != "clear" else match
+        return "maybe" if match == "no" and _hidden(part, scope) else match
     # Nothing about a part we cannot see may allow it (or ask on its behalf).
     return "maybe" if match == "yes" and part.opacity == "unknown" else match
 
@@ -323,14 +389,6 @@ def _could_be_denied(part: CommandPart, rule: PolicyRule) -> PolicyResult:
         f"{part.text!r} could run a command that {rule.name or 'a DENY rule'} denies, and what it "
         "runs cannot be read with certainty",
     )
-
-
-def matches_regex(part: CommandPart, pattern: CompiledPattern) -> bool:
-    """Whether ``pattern`` is found anywhere in the part's source text (``commandRegex``, P4).
-
-    ``re.search`` semantics: anchor with ``^``/``$`` to match the whole part.
-    """
-    return pattern.search(part.text) is not None
 
 
 def merged(*groups: Sequence[PolicyRule]) -> list[PolicyRule]:

@@ -8,6 +8,7 @@ bad rule is reported precisely while the others still load.
 
 from __future__ import annotations
 
+import functools
 import shlex
 import tomllib
 from dataclasses import dataclass
@@ -258,10 +259,20 @@ def load_policy_file(path: str | Path, *, tier: int = Tier.USER) -> PolicySet:
 
 def builtin_rules() -> list[PolicyRule]:
     """The tier-1 defaults shipped with the package (``policy/defaults.toml``)."""
-    text = (
-        resources.files("agentworld.policy").joinpath("defaults.toml").read_text(encoding="utf-8")
-    )
-    loaded = load_policy_text(text, source="built-in defaults", tier=Tier.BUILTIN)
+    return _shipped("defaults.toml", "built-in defaults")
+
+
+@functools.cache
+def sandboxed_rules() -> tuple[PolicyRule, ...]:
+    """The tier-1 rules for a world whose commands run in an active sandbox
+    (``policy/sandboxed_defaults.toml``): read-only commands allowed without asking. Parsed
+    once: the rules are immutable."""
+    return tuple(_shipped("sandboxed_defaults.toml", "built-in sandboxed defaults"))
+
+
+def _shipped(name: str, source: str) -> list[PolicyRule]:
+    text = resources.files("agentworld.policy").joinpath(name).read_text(encoding="utf-8")
+    loaded = load_policy_text(text, source=source, tier=Tier.BUILTIN)
     if loaded.errors:  # a broken shipped file is a bug in this package, never the user's input
         raise RuntimeError("; ".join(str(e) for e in loaded.errors))
     return loaded.rules

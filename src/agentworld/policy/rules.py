@@ -30,17 +30,28 @@ PolicyMode = str
 MODES = ("default", "auto_edit", "yolo")
 
 
+class PatternMatch(Protocol):
+    """Where a pattern was found (``re.Match`` and RE2's match both fit)."""
+
+    def start(self) -> int: ...
+
+    def end(self) -> int: ...
+
+
 class CompiledPattern(Protocol):
     """A compiled policy regex (``argsPattern``, ``commandRegex``).
 
-    The loader compiles them with RE2 (linear time, SPEC P3); anything with a ``search`` that
-    returns a match or None, and the source text as ``pattern``, fits — ``re.Pattern`` too.
+    The loader compiles them with RE2 (linear time, SPEC P3); anything with a ``search`` and
+    a ``match`` (anchored at the start) that return a match or None, and the source text as
+    ``pattern``, fits — ``re.Pattern`` too.
     """
 
     @property
     def pattern(self) -> str: ...
 
-    def search(self, text: str, /) -> object | None: ...
+    def search(self, text: str, pos: int = ..., /) -> PatternMatch | None: ...
+
+    def match(self, text: str, /) -> PatternMatch | None: ...
 
 
 @dataclass(frozen=True, slots=True)

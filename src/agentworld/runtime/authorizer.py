@@ -3,7 +3,8 @@
 Rules come from, in load order (which breaks priority ties):
 1. tier 1 — the tools' own settings at priority 0 (``tool_default_rule``: built-in tools by
    ``approval.required``; MCP tools ask unless read-only or their server is trusted), then the
-   shipped ``defaults.toml``;
+   shipped ``defaults.toml``, and, when the world's commands run in an active sandbox,
+   ``sandboxed_defaults.toml`` (read-only commands allowed);
 2. tier 2 — the world's policy files, its legacy allowed/excluded tool lists (2.3 / 2.4), and
    "approve always" answers as ALLOW rules at 2.95 (SPEC P6);
 3. tier 3 — admin files named by ``$AGENTWORLD_ADMIN_POLICY``.
@@ -27,6 +28,8 @@ approval display (``runtime.approvals``) they were about a third of the runtime'
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -54,6 +57,7 @@ from agentworld.tools.validation import ArgumentError, validate_arguments
 
 if TYPE_CHECKING:
     from agentworld.models import World
+    from agentworld.models.domain import NetworkMode, SandboxMode
     from agentworld.policy.engine import PolicyEngine, PolicyResult
     from agentworld.policy.loader import PolicyLoadError, PolicySet
     from agentworld.storage.sql import SQLStorage
@@ -105,10 +109,13 @@ def load_rules(
     allowed_tools: Sequence[str] = (),
     excluded_tools: Sequence[str] = (),
     grants: Iterable[Grant] = (),
+    sandboxed: bool = False,
 ) -> PolicySet:
     """Every rule of every tier, in load order, and the errors of the files read — the one place
-    the tiers are put together. Admin files always come from ``$AGENTWORLD_ADMIN_POLICY``."""
-    from agentworld.policy.loader import PolicySet, builtin_rules, legacy_rules
+    the tiers are put together. Admin files always come from ``$AGENTWORLD_ADMIN_POLICY``.
+    ``sandboxed``: the world's commands run in an active sandbox, which brings the shipped
+    read-only commands in (``sandboxed_defaults.toml``)."""
+    from agentworld.policy.loader import PolicySet, builtin_rules, legacy_rules, sandboxed_rules
 
     errors: list[PolicyLoadError] = []
     user: list[PolicyRule] = []
@@ -124,6 +131,7 @@ def load_rules(
     rules = [
         *(tool_default_rule(t) for t in tools),
         *(builtin_rules() if builtin is None else builtin),
+        *(sandboxed_rules() if sandboxed else ()),
         *user,
         *legacy_rules(allowed_tools=list(allowed_tools), excluded_tools=list(excluded_tools)),
         *always_rules(grants),
@@ -340,7 +348,8 @@ class PolicyAuthorizer:
         and a grant never changes once made; revoked, it is no longer in force)."""
         if grants is None:
             grants = await self._storage.approvals.grants(world.name)
-        return (*self._engine(world, tuple(tools or ()), extra_files, mode, grants), grants)
+        sandboxed = await sandbox_active(world)
+        return (*self._engine(world, tuple(tools or ()), extra_files, mode, grants, sandboxed), grants)
 
     def _engine(
         self,
@@ -349,8 +358,9 @@ class PolicyAuthorizer:
         extra_files: Sequence[str],
         mode: str | None,
         grants: Sequence[Grant],
+        sandboxed: bool,
     ) -> tuple[PolicyEngine, list[PolicyLoadError]]:
-        """``engine_for`` once the grants are in hand."""
+        """``engine_for`` once the grants and the sandbox's state are in hand."""
         from agentworld.policy.engine import PolicyEngine
         from agentworld.policy.loader import builtin_rules
 
@@ -378,6 +388,7 @@ class PolicyAuthorizer:
             tuple(admin_files),
             tuple(map(id, sources)),
             always,
+            sandboxed,
         )
         kept = self._engines.get(key)
         if kept is None:
@@ -389,8 +400,9 @@ class PolicyAuthorizer:
                 allowed_tools=world.allowed_tools,
                 excluded_tools=world.excluded_tools,
                 grants=grants,
+                sandboxed=sandboxed,
             )
-            engine = PolicyEngine(loaded.rules, mode=mode or world.policy_mode)
+            engine = PolicyEngine(loaded.rules, mode=mode or world.policy_mode, sandboxed=sandboxed)
             kept = _KeptEngine(engine, loaded.errors, sources)
             if len(self._engines) >= ENGINES_KEPT:
                 del self._engines[next(iter(self._engines))]
@@ -422,7 +434,7 @@ class PolicyAuthorizer:
         """
         if grants is None:
             grants = await self._storage.approvals.grants(world.name)
-        engine, errors = self._engine(world, (tool,), extra_files, mode, grants)
+        engine, errors = self._engine(world, (tool,), extra_files, mode, grants, await sandbox_active(world))
         return decide_call(
             engine,
             tool.name,
@@ -497,6 +509,26 @@ class PolicyAuthorizer:
                 detail=detail,
             ),
         )
+
+
+async def sandbox_active(world: World) -> bool:
+    """Whether the world's shell commands run in an active sandbox (``tools.sandbox``): the
+    read-only commands of ``sandboxed_defaults.toml`` are allowed then, and a script names
+    what it may run. Bubblewrap is probed once per process, in a thread: it starts one."""
+    from agentworld.tools.sandbox import bubblewrap_problem
+
+    if world.sandbox != "off" and bubblewrap_problem.cache_info().currsize == 0:
+        await asyncio.to_thread(bubblewrap_problem)
+    return _sandbox_active(world.sandbox, world.network, world.working_dir)
+
+
+@functools.lru_cache(maxsize=64)
+def _sandbox_active(mode: SandboxMode, network: NetworkMode, working_dir: str | None) -> bool:
+    """``sandbox_status(...).active``, kept: it resolves the working directory's real path on
+    every call, and the answer depends on the settings and the once-probed bubblewrap only."""
+    from agentworld.tools.sandbox import sandbox_status
+
+    return sandbox_status(mode, network, working_dir).active
 
 
 def _explain(result: PolicyResult) -> str:

@@ -106,6 +106,17 @@ def extra_destinations(redirect: Node) -> list[Node]:
     return list(redirect.children_by_field_name("destination"))[1:]
 
 
+def redirect_targets(redirects: list[Node]) -> tuple[str, ...]:
+    """The files ``redirects`` name, after quote removal (``< ~/.a''ws/x`` is ``~/.aws/x``):
+    a DENY pattern must see them as it sees words."""
+    targets: list[str] = []
+    for redirect in redirects:
+        dests = list(redirect.children_by_field_name("destination"))
+        if redirect.type == "file_redirect" and dests:
+            targets.append(node_word(dests[0]))
+    return tuple(targets)
+
+
 def writes_file(redirect: Node) -> bool:
     """Whether a redirection opens a file for writing (``2>&1``, ``<`` and ``/dev/null`` do not)."""
     if redirect.type != "file_redirect":

@@ -48,6 +48,7 @@ from agentworld.shell._split_nodes import (
     group_words,
     node_text,
     node_word,
+    redirect_targets,
     redirects_of,
     writes_file,
 )
@@ -346,6 +347,7 @@ def _command_parts(
 ) -> list[CommandPart]:
     items: list[Node] = []
     assignments: list[str] = []
+    redirects: list[Node] = []
     for i, child in enumerate(cmd.children):
         field = cmd.field_name_for_child(i)
         if child.type == "variable_assignment":
@@ -355,15 +357,17 @@ def _command_parts(
         elif field == "redirect":
             red = red or writes_file(child)
             items.extend(extra_destinations(child))
+            redirects.append(child)
         elif child.is_named and child.type != "comment":
             raise UnparseableCommand(f"unexpected {child.type} in a command")
     end = cmd.end_byte
     if stmt is not None:
         items.extend(d for r in redirects_of(stmt) for d in extra_destinations(r))
+        redirects.extend(redirects_of(stmt))
         end = stmt.end_byte
     words, spans = group_words(items)
     text = src[cmd.start_byte : end].decode("utf-8", "replace").strip()
-    part = CommandPart(tuple(words), text, red, tuple(assignments))
+    part = CommandPart(tuple(words), text, red, tuple(assignments), redirect_targets=redirect_targets(redirects))
     return [part, *_unwrap(src, part.argv, spans, red, level)]
 
 

@@ -161,11 +161,12 @@ class _Reader:
         if self.peek() == "{" and self.peek(1) in (" ", "\t", "\n"):
             self.read_group("{", "}", depth=depth, redirects=redirects)
             return
-        start = self.pos
+        start = end = self.pos
         assignments: list[Word] = []
         words: list[Word] = []
         own: list[Redirect] = []
         while True:
+            end = self.pos  # the text ends before the blanks and any comment after it
             self.skip_blanks()
             ch = self.peek()
             if ch in ("", "\n", ";", "|", ")") or self.startswith("&&") or (
@@ -195,7 +196,7 @@ class _Reader:
             words.append(word)
         if not (assignments or words or own):
             raise self.refuse("empty command")
-        text = self.src[start : self.pos].strip()
+        text = self.src[start:end].strip()
         self.add(SimpleCommand(tuple(assignments), tuple(words), (*own, *redirects), text, depth))
 
     def read_group(
