@@ -32,6 +32,7 @@ from typing import Any
 
 from google.genai import types
 
+from agentworld import strict_json
 from agentworld.models import LLMResponse, ToolCall
 from agentworld.providers.assembly import TEXT_KEY, PartsAssembler, arguments_text
 from agentworld.providers.base import LLMRequest, PromptMessage, ToolSpec
@@ -60,10 +61,11 @@ def wants_thought_signatures(model: str) -> bool:
 
 
 def _arguments(text: str) -> dict[str, Any]:
-    """Gemini wants the arguments as an object; text that is not one is passed along verbatim."""
+    """Gemini wants the arguments as an object; text that is not one (or holds a ``NaN``, which
+    no JSON encoder sends) is passed along verbatim."""
     try:
-        value = json.loads(text or "{}")
-    except ValueError:
+        value = strict_json.loads(text or "{}")
+    except (ValueError, RecursionError):
         return {"arguments": text}
     return value if isinstance(value, dict) else {"arguments": value}
 
