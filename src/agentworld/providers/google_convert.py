@@ -74,11 +74,12 @@ def _result(content: str | None) -> dict[str, Any]:
     """A tool result as Gemini's ``response`` object.
 
     A JSON object goes as is, so an ``{"error": ...}`` result reads as an error, which is
-    how Gemini interprets that key; anything else is wrapped as ``{"result": ...}``.
+    how Gemini interprets that key; anything else (a ``NaN`` in it too, which no JSON encoder
+    sends) is wrapped as ``{"result": ...}``.
     """
     try:
-        value = json.loads(content or "")
-    except ValueError:
+        value = strict_json.loads(content or "")
+    except (ValueError, RecursionError):
         return {"result": content or ""}
     return value if isinstance(value, dict) else {"result": value}
 
