@@ -36,8 +36,20 @@ _SHELL_WORD = re.compile(
 # Commands without any of these have no flag that announces a secret: they are not split
 # into words at all, which keeps long outputs and scripts cheap. Runs over the lower-cased text.
 _FLAG_HINT = re.compile(
-    r"curl|mysql|mariadb|sshpass|mongo|redis-cli|ldap|zip|7z|sqlcmd|openssl|keytool|login"
-    r"|--[a-z0-9_-]++"
+    r"curl|mysql|mariadb|sshpass|mongo|redis-cli|7z|sqlcmd|openssl|keytool|--[a-z0-9_-]++"
+)
+# Words common in output (an auth log's "login", a listing's "a.zip") are hints only with what
+# makes them a password flag's command, in the same command; each is looked for only when its
+# word is in the text at all.
+_WORD_HINTS = (
+    (
+        "login",
+        re.compile(
+            r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm|crane|az|cf)\b[^\n;&|()]*\blogin\b"
+        ),
+    ),
+    ("zip", re.compile(r"(?:unzip|zipcloak|zip)\s[^\n;&|()]*-p")),
+    ("ldap", re.compile(r"ldap[a-z]*\s[^\n;&|()]*-w")),
 )
 _WORD_PART = re.compile(
     r"'(?P<single>[^']*)'"
@@ -158,8 +170,12 @@ def _commands(text: str, low: str, lo: int, hi: int, depth: int = 0) -> Iterator
         for hint in _FLAG_HINT.finditer(low, lo, hi)
         if hint[0][0] != "-" or secret_kind(hint[0][2:])
     ]
+    for word, pattern in _WORD_HINTS:
+        if low.find(word, lo, hi) != -1:
+            hints += [hint.start() for hint in pattern.finditer(low, lo, hi)]
     if not hints:
         return
+    hints.sort()
     ahead = 0  # hints[ahead] is the first hint not before the current command
     for command in _SIMPLE_COMMAND.finditer(text, lo, hi):
         while ahead < len(hints) and hints[ahead] < command.start():
