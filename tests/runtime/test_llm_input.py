@@ -131,3 +131,25 @@ def test_a_window_with_no_user_message_starts_after_any_orphan_results() -> None
     shown = memory_window(loop, 21)  # 21 from the end: a tool result first, no user message
     assert shown == loop[-20:]
     assert shown[0].role == "assistant"
+
+
+def test_an_injected_request_is_told_by_the_batch_it_answers_whatever_its_result() -> None:
+    asked = json.dumps({"toolName": "shell_cmd", "toolCallId": "c1"})
+    batch = msg("assistant", tool_calls=[ToolCall.of("c1", "shell_cmd")])
+    request = msg(
+        "assistant",
+        tool_calls=[ToolCall.of("approval_1", "client.requestApproval", asked)],
+        reply_to_message_id=batch.message_id,
+    )
+    memory = [
+        msg("user", "go", sender="human"),
+        batch,
+        request,
+        msg("tool", '{"error": "closed"}', tool_call_id="approval_1"),  # not a decision
+        msg("tool", '{"error": "not run"}', tool_call_id="c1"),
+    ]
+    assert "client." not in repr(build_prompt(AGENT, memory))
+    # A window that starts at the request (its batch cut off) still leaves it out while a
+    # person's decision answers it.
+    answered = [request, msg("tool", '{"decision": "deny"}', tool_call_id="approval_1")]
+    assert [p.role for p in build_prompt(AGENT, answered)] == ["system"]

@@ -40,9 +40,13 @@ def _is_decision(content: str | None) -> bool:
 
 def _injected_requests(memory: Sequence[Message]) -> set[str]:
     """Ids of the approval requests the runtime injected (SPEC A1): a ``client.requestApproval``
-    call with an approval id, alone in an assistant message without text, answered by a
-    person's decision or not answered yet. A model may write the same shape, but its call is
-    answered at once with an error result (SPEC A8), which no decision looks like."""
+    call with an approval id, alone in an assistant message without text, which answers the
+    agent's batch of calls (its ``reply_to`` is that assistant message) or is answered by a
+    person's decision or not answered yet (its batch may be outside a memory window).
+
+    A model may write the same call, id and all, but not those: its message answers what the
+    agent was asked, and its call gets an error result at once (SPEC A8)."""
+    batches = {m.message_id for m in memory if m.role == "assistant" and m.tool_calls}
     results = {m.tool_call_id: m.content for m in memory if m.role == "tool" and m.tool_call_id}
     ids: set[str] = set()
     for message in memory:
@@ -50,10 +54,12 @@ def _injected_requests(memory: Sequence[Message]) -> set[str]:
         if message.role != "assistant" or message.content or len(calls) != 1:
             continue
         call = calls[0]
+        if call.function.name != APPROVAL_TOOL or not call.id.startswith(APPROVAL_ID_PREFIX):
+            continue
         if (
-            call.function.name == APPROVAL_TOOL
-            and call.id.startswith(APPROVAL_ID_PREFIX)
-            and (call.id not in results or _is_decision(results[call.id]))
+            message.reply_to_message_id in batches
+            or call.id not in results
+            or _is_decision(results[call.id])
         ):
             ids.add(call.id)
     return ids
