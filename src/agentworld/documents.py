@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentworld import strict_json
 from agentworld.approval.shell_view import escape_controls
 
 if TYPE_CHECKING:
@@ -64,12 +65,12 @@ def usage_doc(usage: Usage | None) -> dict[str, int]:
 def tool_args(arguments: str | dict[str, Any]) -> dict[str, Any]:
     """A call's arguments as the JSON documents give them: always an object, never the JSON
     text the model wrote (which is what a stored call holds). Text that is no JSON object —
-    the runtime refuses such calls before they can wait for anyone — is kept under ``_raw``,
-    so nothing is hidden and the type stays the same."""
+    the runtime refuses such calls before they can wait for anyone, ``NaN`` included — is kept
+    under ``_raw``, so nothing is hidden and the type stays the same."""
     if isinstance(arguments, dict):
         return arguments
     try:
-        parsed = json.loads(arguments)
+        parsed = strict_json.loads(arguments)
     except ValueError:
         return {"_raw": arguments}
     return parsed if isinstance(parsed, dict) else {"_raw": arguments}
@@ -396,8 +397,8 @@ def _fenced(content: str, language: str = "") -> list[str]:
 
 def _pretty_json(arguments: str) -> str:
     try:
-        return json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
-    except ValueError:
+        return json.dumps(strict_json.loads(arguments), ensure_ascii=False, indent=2)
+    except (ValueError, RecursionError):
         return arguments
 
 

@@ -16,6 +16,7 @@ from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundErr
 from agentworld.models import Agent, Chat, Message, Usage, World, new_id
 from agentworld.models.domain import agent_name_problem
 from agentworld.models.events import CrudEvent
+from agentworld.process_secrets import note_key_variable
 from agentworld.settings_checks import (
     build_settings,
     changed_fields,
@@ -151,6 +152,7 @@ class WorldCatalog:
             raise AlreadyExistsError(f"agent {existing.name!r} already exists in world {world!r}")
         self._check_agent(agent)
         agent = await self.storage.create_agent(agent)
+        note_key_variable(agent.api_key_env)  # withheld from tools and masked from now on
         await self._announce(CrudEvent(world=world, operation="create", entity="agent", name=name))
         return agent
 
@@ -159,6 +161,7 @@ class WorldCatalog:
         agent = build_settings(Agent, {**current.model_dump(), **changes, "world": world, "name": current.name})
         self._check_agent(agent)
         agent = await self.storage.update_agent(agent)
+        note_key_variable(agent.api_key_env)
         await self._announce(
             CrudEvent(
                 world=world, operation="update", entity="agent", name=name,

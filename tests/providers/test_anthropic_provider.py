@@ -366,6 +366,9 @@ def test_no_system_messages_means_no_system_parameter() -> None:
         ("", {}),
         ("{not json", {"_raw": "{not json"}),
         ("[1, 2]", {"_raw": "[1, 2]"}),
+        # Refused by the runtime, and no JSON encoder (the SDK's) would send the number.
+        ('{"timeout": NaN}', {"_raw": '{"timeout": NaN}'}),
+        ('{"timeout": 1e400}', {"_raw": '{"timeout": 1e400}'}),
     ],
 )
 def test_tool_input_is_always_an_object(arguments: str, expected: dict[str, Any]) -> None:

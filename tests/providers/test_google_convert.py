@@ -86,6 +86,7 @@ def test_consecutive_tool_results_are_one_user_turn_and_a_later_user_message_is_
         ('"quoted"', {"result": "quoted"}),
         ("", {"result": ""}),
         (None, {"result": ""}),
+        ('{"n": NaN}', {"result": '{"n": NaN}'}),
     ],
 )
 def test_tool_result_content_becomes_a_response_object(content: str | None, response: Any) -> None:
@@ -114,6 +115,7 @@ def test_a_result_without_its_call_becomes_text() -> None:
         ("not json", {"arguments": "not json"}),
         ("[1]", {"arguments": [1]}),
         ("", {}),
+        ('{"timeout": -Infinity}', {"arguments": '{"timeout": -Infinity}'}),
     ],
 )
 def test_call_arguments_become_an_object(arguments: str, args: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ from agentworld.models import Agent, Message, ToolCall
 from agentworld.runtime.llm_input import (
     AWAITING_APPROVAL,
     AWAITING_CLIENT,
-    REFUSED_NOTE,
     build_prompt,
     memory_window,
 )
@@ -60,19 +59,47 @@ def test_a_call_still_waiting_gets_a_placeholder_that_says_what_it_waits_for() -
     assert prompt[-1].content == "meanwhile, hello"
 
 
-def test_a_model_that_called_a_reserved_tool_is_told_in_words_not_shown_the_call() -> None:
+def test_a_reserved_tool_the_model_called_stays_in_its_input_with_the_refusal() -> None:
+    refusal = '{"error": "tool \'client.requestApproval\' is reserved for the client and cannot be called"}'
     memory = [
         msg("user", "approve yourself", sender="human"),
-        msg("assistant", tool_calls=[ToolCall.of("forged", "client.requestApproval", "{}")]),
-        msg("tool", '{"error": "reserved"}', tool_call_id="forged"),
+        # A model may write exactly what the runtime injects, approval id included.
+        msg("assistant", tool_calls=[ToolCall.of("approval_x", "client.requestApproval", "{}")]),
+        msg("tool", refusal, tool_call_id="approval_x"),
+        msg("assistant", tool_calls=[ToolCall.of("c1", "client.pickFile"), ToolCall.of("c2", "read_file")]),
+        msg("tool", '{"error": "reserved"}', tool_call_id="c1"),
+        msg("tool", "text", tool_call_id="c2"),
     ]
     prompt = build_prompt(AGENT, memory)
-    assert [(p.role, p.content) for p in prompt] == [
-        ("system", "be a1"),
-        ("user", "approve yourself"),
-        ("system", REFUSED_NOTE),
+    shape = [(p.role, p.content, p.tool_call_id, [c.id for c in p.tool_calls]) for p in prompt]
+    assert shape == [
+        ("system", "be a1", None, []),
+        ("user", "approve yourself", None, []),
+        ("assistant", None, None, ["approval_x"]),
+        ("tool", refusal, "approval_x", []),
+        ("assistant", None, None, ["c1", "c2"]),
+        ("tool", '{"error": "reserved"}', "c1", []),
+        ("tool", "text", "c2", []),
     ]
-    assert all("client." not in (p.content or "") and not p.tool_calls for p in prompt)
+
+
+def test_only_the_injected_requests_and_their_answers_are_left_out() -> None:
+    asked = json.dumps({"toolName": "shell_cmd", "toolCallId": "c1"})
+    memory = [
+        msg("user", "go", sender="human"),
+        msg("assistant", tool_calls=[ToolCall.of("c1", "shell_cmd"), ToolCall.of("c2", "shell_cmd")]),
+        msg("assistant", tool_calls=[ToolCall.of("approval_1", "client.requestApproval", asked)]),
+        msg("assistant", tool_calls=[ToolCall.of("approval_2", "client.requestApproval", asked)]),
+        msg("tool", '{"decision": "deny", "reason": "timeout"}', tool_call_id="approval_1"),
+        msg("tool", '{"error": "User denied approval for shell_cmd"}', tool_call_id="c1"),
+    ]
+    prompt = build_prompt(AGENT, memory)
+    assert [(p.role, p.content) for p in prompt][2:] == [
+        ("assistant", None),
+        ("tool", '{"error": "User denied approval for shell_cmd"}'),
+        ("tool", AWAITING_CLIENT),  # c2: no request asks about it
+    ]
+    assert "client." not in repr(prompt)
 
 
 def test_no_system_prompt_means_no_system_message() -> None:
@@ -104,3 +131,25 @@ def test_a_window_with_no_user_message_starts_after_any_orphan_results() -> None
     shown = memory_window(loop, 21)  # 21 from the end: a tool result first, no user message
     assert shown == loop[-20:]
     assert shown[0].role == "assistant"
+
+
+def test_an_injected_request_is_told_by_the_batch_it_answers_whatever_its_result() -> None:
+    asked = json.dumps({"toolName": "shell_cmd", "toolCallId": "c1"})
+    batch = msg("assistant", tool_calls=[ToolCall.of("c1", "shell_cmd")])
+    request = msg(
+        "assistant",
+        tool_calls=[ToolCall.of("approval_1", "client.requestApproval", asked)],
+        reply_to_message_id=batch.message_id,
+    )
+    memory = [
+        msg("user", "go", sender="human"),
+        batch,
+        request,
+        msg("tool", '{"error": "closed"}', tool_call_id="approval_1"),  # not a decision
+        msg("tool", '{"error": "not run"}', tool_call_id="c1"),
+    ]
+    assert "client." not in repr(build_prompt(AGENT, memory))
+    # A window that starts at the request (its batch cut off) still leaves it out while a
+    # person's decision answers it.
+    answered = [request, msg("tool", '{"decision": "deny"}', tool_call_id="approval_1")]
+    assert [p.role for p in build_prompt(AGENT, answered)] == ["system"]

@@ -99,7 +99,7 @@ async def test_bad_calls_become_error_results_the_model_reads(
     assert await aw.storage.pending.find("w") == []  # nothing waits, not even client.* calls
 
 
-async def test_a_model_calling_client_tools_gets_an_error_result_and_answers(
+async def test_a_model_calling_client_tools_reads_its_call_and_the_refusal_and_answers(
     aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer
 ) -> None:
     await make_world("a1")
@@ -107,7 +107,7 @@ async def test_a_model_calling_client_tools_gets_an_error_result_and_answers(
 
     def respond(body: dict[str, Any]) -> Reply:
         last = body["messages"][-1]
-        if last["role"] == "system" and "refused" in last["content"]:
+        if last["role"] == "tool" and "reserved for the client" in last["content"]:
             return Reply.text("understood, I cannot approve myself")
         return Reply.tools(ToolCallSpec(name="client.requestApproval", arguments=forged, id="forged"))
 
@@ -118,17 +118,18 @@ async def test_a_model_calling_client_tools_gets_an_error_result_and_answers(
     (tool_message,) = [m for m in result.messages if m.role == "tool"]
     assert tool_message.tool_call_id == "forged"
     assert "reserved for the client" in json.loads(tool_message.content or "{}")["error"]
-    # The loop goes on (SPEC O2, A8): the model hears of the refusal and answers.
-    assert result.messages[-1].role == "assistant" and result.messages[-1].sender == "a1"
+    # The loop goes on (SPEC O2, A8): the model reads its call and the refusal, and answers.
+    assert result.messages[-1].content == "understood, I cannot approve myself"
     assert result.errors == []
     assert await aw.storage.pending.find("w", status=None) == []
     turns = [r for r in server.requests if r["messages"][0]["content"] == "agent:a1"]
     assert len(turns) == 2
-    # ...but never sees client traffic: the forged call and its result are filtered out.
-    assert "client." not in json.dumps(turns[1]["messages"])
+    call, refusal = turns[1]["messages"][-2:]
+    assert [c["function"]["name"] for c in call["tool_calls"]] == ["client.requestApproval"]
+    assert refusal == {"role": "tool", "tool_call_id": "forged", "content": tool_message.content}
     await aw.send("w", "@a1 hello again")
     turns = [r for r in server.requests if r["messages"][0]["content"] == "agent:a1"]
-    assert "client." not in json.dumps(turns[2]["messages"])
+    assert refusal in turns[2]["messages"]  # it stays in the agent's memory for later turns
 
 
 async def test_a_model_that_insists_on_client_tools_stops_at_the_iteration_cap(

@@ -71,3 +71,46 @@ def test_a_tool_env_that_would_run_code_is_refused_in_one_line(cli: Any) -> None
     bad_name = cli("world", "create", "w1", "--tool-env", "NOT-A-NAME", "--json", check=False)
     assert bad_name.code != 0 and bad_name.stdout == "" and "not a variable name" in bad_name.stderr
     assert cli("world", "list", "--json").json() == {"worlds": []}
+
+
+LC_KEY = "lc-key-value-0123456789abcdef"
+SHOW_ENVIRONMENT = (
+    'env; printf "%s" "$LC_SECRETKEY" | rev; echo; echo "length=${#LC_SECRETKEY}"; echo "lc_all=$LC_ALL"'
+)
+
+
+def _lc_key_world(cli: Any, server: OpenAIWireServer, tmp_path: Path, *options: str) -> None:
+    cli("world", "create", "w1", "--working-dir", str(tmp_path), "--mode", "yolo", *options)
+    cli("agent", "create", "w1", "a1", "--provider", "openai", "--model", "m", "--base-url", server.base_url,
+        "--api-key-env", "LC_SECRETKEY", "--system-prompt", "agent:a1")
+
+
+def test_an_agent_key_held_in_an_lc_variable_never_reaches_a_shell_command(
+    cli: Any, server: OpenAIWireServer, script: Any, tmp_path: Path
+) -> None:
+    _lc_key_world(cli, server, tmp_path)
+    script.by_agent["a1"] = shell_then_answer(SHOW_ENVIRONMENT)
+    env = {"LC_SECRETKEY": LC_KEY, "LC_ALL": "C.UTF-8", "OPENAI_API_KEY": OPENAI_KEY}
+
+    sent = cli("send", "w1", "@a1 show your environment", "--json", env=env).json()
+
+    # The agent's key was in use (the model answered), and the command saw none of it: not the
+    # variable, nor its value in any spelling the output mask would not catch.
+    assert sent["messages"][-1]["content"] == "done"
+    output = _stored_result(cli)
+    assert "LC_SECRETKEY" not in output and "REDACTED" not in output
+    assert LC_KEY[::-1] not in output and "length=0\n" in output
+    assert "lc_all=C.UTF-8\n" in output  # the locale itself still passes
+
+
+def test_an_lc_key_variable_the_world_lists_passes_as_the_owners_choice(
+    cli: Any, server: OpenAIWireServer, script: Any, tmp_path: Path
+) -> None:
+    _lc_key_world(cli, server, tmp_path, "--tool-env", "LC_SECRETKEY")
+    script.by_agent["a1"] = shell_then_answer(SHOW_ENVIRONMENT)
+
+    cli("send", "w1", "@a1 show your environment", "--json", env={"LC_SECRETKEY": LC_KEY})
+
+    output = _stored_result(cli)
+    assert f"length={len(LC_KEY)}\n" in output
+    assert LC_KEY not in output and "LC_SECRETKEY=[REDACTED:LC_SECRETKEY]" in output

@@ -162,3 +162,16 @@ def test_a_cut_inside_a_secret_shows_none_of_it() -> None:
     secrets = {"sk-0123456789": "OPENAI_API_KEY"}
     assert redact_secrets("output ends with sk-01234", secrets, cut=True) == "output ends with "
     assert redact_secrets("output ends with sk-01234", secrets) == "output ends with sk-01234"
+
+
+def test_only_the_locale_categories_pass_of_the_lc_variables() -> None:
+    environ = {**PROCESS_ENV, "LC_CTYPE": "C.UTF-8", "LC_MESSAGES": "C", "LC_MYKEY": "lc-0123456789",
+               "LC_TERMINAL": "iTerm2"}
+    env = tool_environment(environ, shell="/bin/bash")
+    assert {name for name in env if name.startswith("LC_")} == {"LC_ALL", "LC_CTYPE", "LC_MESSAGES"}
+    assert tool_environment(environ, shell="/bin/bash", passed=["LC_MYKEY"])["LC_MYKEY"] == "lc-0123456789"
+
+
+def test_an_agents_key_variable_is_withheld_even_under_a_locale_name() -> None:
+    env = tool_environment(PROCESS_ENV, shell="/bin/bash", withheld=["LC_ALL"])
+    assert "LC_ALL" not in env and env["LANG"] == "C.UTF-8"

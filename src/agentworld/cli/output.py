@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
+from agentworld import strict_json
 from agentworld.approval.shell_view import escape_controls
 from agentworld.cli.state import state
 
@@ -54,8 +55,9 @@ def print_json(document: Any) -> None:
     ``json.dumps`` escapes C0 controls but leaves DEL, the C1 controls (``\\x9b`` opens a
     terminal sequence too) and the bidi and zero-width characters raw. ``escape_controls``
     writes each of those as a ``\\uXXXX`` escape, which JSON reads back as the same
-    character; the only raw control a dumped document holds is its own newlines, kept."""
-    dumped = json.dumps(document, ensure_ascii=False, indent=2)
+    character; the only raw control a dumped document holds is its own newlines, kept. The
+    JSON is strict: a ``NaN`` an older version stored is printed as the string ``"NaN"``."""
+    dumped = strict_json.dumps(document, ensure_ascii=False, indent=2)
     sys.stdout.write(escape_controls(dumped, keep="\n") + "\n")
 
 

@@ -22,6 +22,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentworld import strict_json
 from agentworld.callbacks import maybe_await
 from agentworld.errors import ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse, ToolCall, Usage
@@ -55,11 +56,12 @@ def tool_input(arguments: str) -> dict[str, Any]:
     """Our JSON-text arguments as Anthropic's ``input`` object.
 
     Invalid or non-object text (which the runtime already answered with an error
-    result) is kept under ``_raw`` so the model still sees what it sent.
+    result; ``NaN`` too, which no JSON encoder sends) is kept under ``_raw`` so the model
+    still sees what it sent.
     """
     try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
+        value = strict_json.loads(arguments or "{}")
+    except (ValueError, RecursionError):
         return {"_raw": arguments}
     return value if isinstance(value, dict) else {"_raw": arguments}
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
+from agentworld import strict_json
 from agentworld.models import LLMResponse, ToolCall, Usage
 
 TEXT_KEY = -1
@@ -62,8 +63,8 @@ def finish_arguments(text: str, mode: ArgumentsMode) -> str:
     if not text.strip():
         return "{}"
     try:
-        return arguments_text(json.loads(text))
-    except ValueError:
+        return arguments_text(strict_json.loads(text))
+    except (ValueError, RecursionError):
         return text
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from google.genai import types
 
+from agentworld import strict_json
 from agentworld.models import LLMResponse, ToolCall
 from agentworld.providers.assembly import TEXT_KEY, PartsAssembler, arguments_text
 from agentworld.providers.base import LLMRequest, PromptMessage, ToolSpec
@@ -60,10 +61,11 @@ def wants_thought_signatures(model: str) -> bool:
 
 
 def _arguments(text: str) -> dict[str, Any]:
-    """Gemini wants the arguments as an object; text that is not one is passed along verbatim."""
+    """Gemini wants the arguments as an object; text that is not one (or holds a ``NaN``, which
+    no JSON encoder sends) is passed along verbatim."""
     try:
-        value = json.loads(text or "{}")
-    except ValueError:
+        value = strict_json.loads(text or "{}")
+    except (ValueError, RecursionError):
         return {"arguments": text}
     return value if isinstance(value, dict) else {"arguments": value}
 
@@ -72,11 +74,12 @@ def _result(content: str | None) -> dict[str, Any]:
     """A tool result as Gemini's ``response`` object.
 
     A JSON object goes as is, so an ``{"error": ...}`` result reads as an error, which is
-    how Gemini interprets that key; anything else is wrapped as ``{"result": ...}``.
+    how Gemini interprets that key; anything else (a ``NaN`` in it too, which no JSON encoder
+    sends) is wrapped as ``{"result": ...}``.
     """
     try:
-        value = json.loads(content or "")
-    except ValueError:
+        value = strict_json.loads(content or "")
+    except (ValueError, RecursionError):
         return {"result": content or ""}
     return value if isinstance(value, dict) else {"result": value}
 

@@ -30,6 +30,7 @@ strings: in the text a newline inside a string is the two characters ``\\n``, so
 from __future__ import annotations
 
 import json
+import re
 import string
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -148,10 +149,18 @@ def redact(value: Any, *, known: Mapping[str, str] | None = None) -> Any:
     Non-empty strings and numbers under secret-named keys (``api_key``, ``password``,
     ``authorization`` …, at any depth) become ``[REDACTED:<kind>]`` whole; every other
     string goes through :func:`redact_text`, and a list of strings is also read as the
-    words of one command (``["--token", "abc"]``). Keys are never changed.
+    words of one command (``["--token", "abc"]``), after the words of the ``command`` beside
+    it when it is a shell call's ``parameters`` (``docker`` + ``["login", "-p", "X"]``). Keys
+    are never changed.
     """
     if isinstance(value, dict):
-        return {key: _redact_entry(key, item, known) for key, item in value.items()}
+        lead = _command_words(value)
+        return {
+            key: _redact_list(item, known, lead=lead)
+            if key == "parameters" and isinstance(item, list | tuple)
+            else _redact_entry(key, item, known)
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return _redact_list(value, known)
     if isinstance(value, str):
@@ -167,11 +176,29 @@ def _redact_entry(key: Any, value: Any, known: Mapping[str, str] | None) -> Any:
     return redact(value, known=known)
 
 
-def _redact_list(items: Sequence[Any], known: Mapping[str, str] | None) -> list[Any]:
-    words = [item if isinstance(item, str) else "" for item in items]
+_LAST_COMMAND = re.compile(r"[^\n;&|()]*\Z")
+
+
+def _command_words(arguments: Mapping[Any, Any]) -> tuple[str, ...]:
+    """The words of the last simple command of a shell call's ``command``, which its
+    ``parameters`` continue (``shell_cmd``: the line is the command, then the parameters)."""
+    command = arguments.get("command")
+    if not isinstance(command, str) or not isinstance(arguments.get("parameters"), list | tuple):
+        return ()
+    found = _LAST_COMMAND.search(command)
+    return tuple(found[0].split()) if found else ()
+
+
+def _redact_list(
+    items: Sequence[Any], known: Mapping[str, str] | None, *, lead: Sequence[str] = ()
+) -> list[Any]:
+    """``items`` redacted one by one, and read together as the words of one command that
+    ``lead`` starts, so a flag's value is found in the item after the flag."""
+    words = [*lead, *(item if isinstance(item, str) else "" for item in items)]
     flagged: dict[int, list[SecretSpan]] = {}
     for index, lo, hi, kind in flag_values(words):
-        flagged.setdefault(index, []).append(SecretSpan(lo, hi, kind))
+        if index >= len(lead):
+            flagged.setdefault(index - len(lead), []).append(SecretSpan(lo, hi, kind))
     redacted = []
     for index, item in enumerate(items):
         if index in flagged:

@@ -4,6 +4,12 @@ Pure: it takes the agent and its stored memory for one chat and returns the
 prompt. The caller loads both fresh from storage on every iteration, so a
 system prompt edited mid-conversation is used at once and nothing stale leaks
 in from another chat or another agent.
+
+The approval traffic the runtime injects (its ``client.requestApproval`` calls and the
+person's answers) never reaches a model (SPEC R5, A8). A ``client.*`` call the model made
+itself is not that: the runtime refused it at once with an error result, and the call and its
+result stay in the model's input like any failed call, so the model reads why and does not
+repeat it.
 """
 
 from __future__ import annotations
@@ -18,25 +24,53 @@ from agentworld.tools.registry import CLIENT_PREFIX as CLIENT_TOOL_PREFIX
 
 
 def is_client_tool(name: str) -> bool:
-    """``client.*`` tools run in the user's client; their traffic never reaches a model (A8)."""
+    """``client.*`` names are the system's own (its approval requests): a model's call of one
+    is refused with an error result (A8)."""
     return name.startswith(CLIENT_TOOL_PREFIX)
 
 
-def _client_call_ids(memory: Iterable[Message]) -> set[str]:
-    return {
-        call.id
-        for message in memory
-        for call in message.tool_calls or ()
-        if is_client_tool(call.function.name)
-    }
+def _is_decision(content: str | None) -> bool:
+    """Whether a tool result is a person's answer to an approval request (``approvals``)."""
+    try:
+        answer = json.loads(content or "")
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(answer, dict) and answer.get("decision") in ("approve", "deny")
 
 
-def _calls_awaiting_approval(memory: Iterable[Message]) -> set[str]:
+def _injected_requests(memory: Sequence[Message]) -> set[str]:
+    """Ids of the approval requests the runtime injected (SPEC A1): a ``client.requestApproval``
+    call with an approval id, alone in an assistant message without text, which answers the
+    agent's batch of calls (its ``reply_to`` is that assistant message) or is answered by a
+    person's decision or not answered yet (its batch may be outside a memory window).
+
+    A model may write the same call, id and all, but not those: its message answers what the
+    agent was asked, and its call gets an error result at once (SPEC A8)."""
+    batches = {m.message_id for m in memory if m.role == "assistant" and m.tool_calls}
+    results = {m.tool_call_id: m.content for m in memory if m.role == "tool" and m.tool_call_id}
+    ids: set[str] = set()
+    for message in memory:
+        calls = message.tool_calls or ()
+        if message.role != "assistant" or message.content or len(calls) != 1:
+            continue
+        call = calls[0]
+        if call.function.name != APPROVAL_TOOL or not call.id.startswith(APPROVAL_ID_PREFIX):
+            continue
+        if (
+            message.reply_to_message_id in batches
+            or call.id not in results
+            or _is_decision(results[call.id])
+        ):
+            ids.add(call.id)
+    return ids
+
+
+def _calls_awaiting_approval(memory: Iterable[Message], injected: set[str]) -> set[str]:
     """Ids of the calls an injected approval request asks about (its ``toolCallId``)."""
     ids: set[str] = set()
     for message in memory:
         for call in message.tool_calls or ():
-            if call.function.name != APPROVAL_TOOL:
+            if call.id not in injected:
                 continue
             try:
                 asked = json.loads(call.function.arguments or "{}").get("toolCallId")
@@ -63,11 +97,6 @@ AWAITING_CLIENT = '{"status": "pending", "note": "this call waits for the user\'
 APPROVAL_TOOL = "client.requestApproval"
 APPROVAL_ID_PREFIX = "approval_"
 """Approval ids (the ids of the injected ``client.requestApproval`` calls) start with this."""
-REFUSED_NOTE = (
-    "Your previous tool call was refused: that tool is reserved for the user's application "
-    "and cannot be called by a model. Continue without it."
-)
-"""What the model is told in place of its own ``client.*`` calls, which it never sees (A8)."""
 
 
 def memory_window(memory: Sequence[Message], size: int) -> Sequence[Message]:
@@ -100,8 +129,8 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
     prompt: list[PromptMessage] = []
     if agent.system_prompt:
         prompt.append(PromptMessage(role="system", content=agent.system_prompt))
-    hidden = _client_call_ids(memory)
-    awaiting_approval = _calls_awaiting_approval(memory)
+    hidden = _injected_requests(memory)
+    awaiting_approval = _calls_awaiting_approval(memory, hidden)
     results = {
         m.tool_call_id: m.content or ""
         for m in memory
@@ -111,14 +140,8 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
         match message.role:
             case "assistant":
                 calls = tuple(c for c in message.tool_calls or () if c.id not in hidden)
-                if any(
-                    c.id in hidden and not c.id.startswith(APPROVAL_ID_PREFIX)
-                    for c in message.tool_calls or ()
-                ):
-                    # The model itself called a reserved tool: it hears of the refusal, in words.
-                    prompt.append(PromptMessage(role="system", content=REFUSED_NOTE))
                 if not calls and message.tool_calls and not message.content:
-                    continue  # only client traffic in it
+                    continue  # an injected approval request
                 prompt.append(
                     PromptMessage(role="assistant", content=message.content, tool_calls=calls)
                 )

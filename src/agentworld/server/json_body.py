@@ -3,11 +3,14 @@
 ``json.loads`` takes an object that names a key twice (``{"decision": "deny", "decision":
 "approve"}``) and keeps the last value; other readers keep the first, or refuse. A body that
 different readers read differently is not one we can read with certainty, so it is refused
-(422, naming the key) before any route sees it: what a person sent is what is done."""
+(422, naming the key) before any route sees it: what a person sent is what is done. So is a
+body holding ``NaN``, ``Infinity`` or a number too large for a float, which Python reads and no
+JSON reader does (``strict_json``): nothing a client posts can store one."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -26,10 +29,26 @@ def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise HTTPException(422, f"body: the number {text[:60]} is too large for JSON")
+    return number
+
+
+def _no_constant(word: str) -> Any:
+    raise HTTPException(422, f"body: {word} is not a JSON number")
+
+
 class _Body(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = json.loads(await self.body(), object_pairs_hook=_one_value_per_key)
+            self._json = json.loads(
+                await self.body(),
+                object_pairs_hook=_one_value_per_key,
+                parse_constant=_no_constant,
+                parse_float=_finite,
+            )
         return self._json
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import sqlalchemy as sa
 
+from agentworld import strict_json
 from agentworld.storage.connection import Connection
 from agentworld.storage.pg_connection import PgConnection
 
@@ -27,7 +28,7 @@ class AsyncEngineRunner:
         # Imported here so the SQLite path (and CLI start-up) never loads the async machinery.
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        self._engine = create_async_engine(url, echo=echo)
+        self._engine = create_async_engine(url, echo=echo, json_serializer=strict_json.dumps)
         self._write_lock = asyncio.Lock()
 
     @property

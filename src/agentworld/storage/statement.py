@@ -10,7 +10,9 @@ loads it, and loading it was two fifths of ``agentworld send``'s start-up (issue
 
 The conversions are SQLAlchemy's own for these types, so rows written by either path read the
 same: JSON is ``json.dumps`` of the value (``None`` too, stored as ``null``) and ``json.loads``
-back; a boolean column reads as ``bool``.
+back; a boolean column reads as ``bool``. What is written is strict JSON (``strict_json.dumps``:
+a ``NaN`` goes in as the string ``"NaN"``), which PostgreSQL's JSON type requires and every
+reader of a document can parse.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal
+
+from agentworld import strict_json
 
 Backend = Literal["sqlite", "postgresql"]
 ColumnKind = Literal["json", "bool"]
@@ -68,7 +72,7 @@ def json_text(value: Any) -> str:
         return _NULL
     if value.__class__ is dict and not value:
         return _EMPTY
-    return json.dumps(value)
+    return strict_json.dumps(value)
 
 
 _NULL: Final = json.dumps(None)

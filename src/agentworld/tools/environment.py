@@ -6,8 +6,11 @@ a shell run code the policy never saw. So the environment is built from an
 allow-list: a sanitized ``PATH``, the locale and user basics, ``SHELL`` set to
 the bash that runs the line, and the names a world lists in its ``tool_env``
 setting. Variables that change how a shell or the dynamic loader behave are
-never passed, even when listed. Provider keys pass only when the world's owner
-lists them explicitly.
+never passed, even when listed. Provider keys, and the variables agents read
+their keys from (``withheld``, whatever their names: ``LC_MYKEY`` too), pass only
+when the world's owner lists them explicitly. The locale passes as its own
+categories (``LC_ALL``, ``LC_CTYPE`` ...), not as every ``LC_*`` name, which is
+where a key held in some ``LC_`` variable would have come through.
 
 Whatever a tool prints is then scrubbed of the values of secret-named
 variables of this process (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ...) and of the
@@ -35,8 +38,19 @@ from agentworld.redaction import PROVIDER_KEY_NAMES
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 """The ``PATH`` tools get when the process has none (or none that survives sanitizing)."""
 
-PASSED_THROUGH = frozenset({"HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR"})
-"""Passed to every tool when set, with every ``LC_*`` variable."""
+LOCALE_CATEGORIES = frozenset(
+    {
+        "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
+        "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION",
+    }
+)
+"""The locale variables the C library reads (``locale(7)``); any other ``LC_*`` name is just a
+variable (ssh forwards ``LC_*`` as a way to carry anything) and is not passed by default."""
+
+PASSED_THROUGH = frozenset(
+    {"HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR"} | LOCALE_CATEGORIES
+)
+"""Passed to every tool when set (unless withheld)."""
 
 SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 SECRET_MIN_LENGTH = 6
@@ -57,10 +71,6 @@ def sanitize_path(value: str | None) -> str:
     return ":".join(kept) or DEFAULT_PATH
 
 
-def _passed_by_default(name: str) -> bool:
-    return name in PASSED_THROUGH or name.startswith("LC_")
-
-
 def tool_environment(
     environ: Mapping[str, str],
     *,
@@ -72,8 +82,9 @@ def tool_environment(
 
     ``shell`` becomes ``SHELL``; ``passed`` are the names the world lists in ``tool_env``
     (passed when set, unless in ``NEVER_PASSED``); ``withheld`` names more variables that
-    must not come through the default allow-list (an agent's ``api_key_env``, say) unless
-    ``passed`` lists them.
+    must not come through the default allow-list (the agents' key variables,
+    ``process_secrets.key_variables()``) unless ``passed`` lists them: the owner's explicit
+    choice.
     """
     listed = set(passed)
     blocked = PROVIDER_KEY_NAMES | set(withheld)
@@ -81,7 +92,7 @@ def tool_environment(
     for name, value in environ.items():
         if check_tool_env_name(name) is not None:
             continue  # never passed, whatever the lists say
-        if name in listed or (_passed_by_default(name) and name not in blocked):
+        if name in listed or (name in PASSED_THROUGH and name not in blocked):
             env[name] = value
     env["PATH"] = sanitize_path(environ.get("PATH"))
     env["SHELL"] = shell

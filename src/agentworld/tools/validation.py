@@ -1,5 +1,9 @@
 """Argument checks before a tool runs (SPEC O2): valid JSON, an object, and the tool's schema.
 
+JSON means strict JSON: ``NaN``, ``Infinity`` and numbers too large for a float are refused
+here, where a model's arguments enter, so none is ever stored in an approval, the audit log
+or a tool log (``agentworld.strict_json``).
+
 Each failure is a short sentence the model can act on ("arguments.path: 3 is not of
 type 'string'"); validators are compiled once per schema.
 """
@@ -10,6 +14,8 @@ import json
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from agentworld import strict_json
+
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
@@ -19,8 +25,11 @@ class ArgumentError(ValueError):
 
 
 def parse_arguments(raw: str | None) -> dict[str, Any]:
+    """The model's argument text as a JSON object, or ``ArgumentError`` saying what is wrong."""
     try:
-        value = json.loads(raw or "{}")
+        value = strict_json.loads(raw or "{}")
+    except RecursionError:
+        raise ArgumentError("arguments are nested too deeply") from None
     except ValueError as exc:
         raise ArgumentError(f"arguments are not valid JSON ({exc})") from None
     if not isinstance(value, dict):

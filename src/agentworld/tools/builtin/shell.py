@@ -169,7 +169,9 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
     cwd = _working_directory(args.get("directory"), context)
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
     bash = await asyncio.to_thread(find_bash)  # a cached lookup after the first call
-    env = tool_environment(os.environ, shell=bash, passed=context.tool_env)
+    # An agent's key may sit in any variable (``--api-key-env LC_MYKEY``): never passed unless
+    # the world lists it in ``tool_env``.
+    env = tool_environment(os.environ, shell=bash, passed=context.tool_env, withheld=key_variables())
     keep_process_private()  # the command must not read this process's keys in /proc/<pid>/
     started = time.monotonic()
     # The guard starts bash in a new session (its own process group) and kills that group
