@@ -4,7 +4,11 @@ type the same keys for real)."""
 
 from __future__ import annotations
 
+import json
+
+from agentworld.cli.talk_desk import always_means
 from agentworld.cli.talk_question import ARM_SECONDS, ApprovalQuestion
+from agentworld.models.pending import PendingApproval
 
 SHOWN = 100.0
 ARMED = SHOWN + ARM_SECONDS
@@ -122,3 +126,22 @@ def test_the_talk_docs_give_the_arming_delay_the_code_uses() -> None:
 
     docs = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
     assert f"on the screen for {ARM_SECONDS} s with no key pressed" in docs
+
+
+def _request(command: str) -> PendingApproval:
+    return PendingApproval(
+        world="w", toolCallId="approval-1", chatId="c", agent="ops", toolName="shell_cmd",
+        arguments=json.dumps({"command": command}), batchId="b", triggerSender="human",
+        originalCallId="call-1", requestMessageId="m", message="", toolArgs={"command": command},
+    )
+
+
+def test_the_always_question_names_the_only_files_a_redirecting_line_may_write() -> None:
+    means = always_means(_request("echo note >> notes.txt"))
+
+    assert "`echo`" in means and "writing only to `notes.txt`" in means
+
+
+def test_the_always_question_says_a_line_writing_files_unnamed_ways_writes_none() -> None:
+    assert "writing no file" in always_means(_request("echo note > $TARGET"))
+    assert "writing" not in always_means(_request("echo note"))

@@ -159,6 +159,14 @@ def _redirect_writes(line: str) -> _Writes | None:
     return _Writes(tuple(spans.values()), quiet)
 
 
+def written_targets(arguments: dict[str, Any]) -> tuple[str, ...] | None:
+    """The files a ``shell_cmd`` call's redirections write, as written (after quote removal);
+    None when it writes files in a way no grant can name."""
+    line = _line(arguments)
+    writes = _redirect_writes(line) if line is not None else None
+    return writes.targets if writes is not None else None
+
+
 def without_writes(arguments: dict[str, Any]) -> dict[str, Any] | None:
     """The ``shell_cmd`` call as it would be with its redirections writing nowhere (each target
     ``/dev/null``), for judging everything about a line but where it writes; None when it

@@ -178,7 +178,13 @@ def always_means(request: PendingApproval) -> str:
     commands or paths with any arguments, for every agent and chat of the world)."""
     import json
 
-    from agentworld.approval.grants import FILE_TOOLS, SHELL_TOOL, file_path, shell_shape
+    from agentworld.approval.grants import (
+        FILE_TOOLS,
+        SHELL_TOOL,
+        file_path,
+        shell_shape,
+        written_targets,
+    )
     from agentworld.approval.shell_view import escape_controls
 
     tool = escape_controls(request.tool_name)
@@ -194,7 +200,11 @@ def always_means(request: PendingApproval) -> str:
         if shape is None or not shape.roots:
             return "this command line only (it cannot be remembered as a rule)"
         names = ", ".join(f"`{escape_controls(root)}`" for root in sorted(shape.roots))
-        writes = ", writing files by redirection" if shape.redirects else ""
+        writes = ""
+        if shape.redirects:
+            targets = written_targets(arguments)
+            named = ", ".join(f"`{escape_controls(t)}`" for t in sorted(set(targets or ())))
+            writes = f", writing only to {named}" if named else ", writing no file"
         return f"every {names} command (any arguments{writes}) {everyone}"
     if request.tool_name in FILE_TOOLS:
         path = file_path(request.tool_name, arguments)
