@@ -56,8 +56,9 @@ export async function policyPage(world, root) {
         short(r.commandPrefix ?? r.commandRegex ?? r.argsPattern), `${r.source ?? ""}${r.index != null ? ` #${r.index}` : ""}`]))
       : h("p", { class: "error-text" }, rules.reason.message));
     replace(grantsBox, grants.status === "fulfilled"
-      ? table("policy-grants", ["Scope", "Tool", "Agent", "Commands", "Since", ""], grants.value.grants.map((g) => [
-        g.scope, g.toolName, g.agent ?? "any", (g.rootCommands ?? []).join(", "), timeEl(g.createdAt) ?? "",
+      ? table("policy-grants", ["Scope", "Tool", "Agent", "Commands", "Writes", "Since", ""], grants.value.grants.map((g) => [
+        g.scope, g.toolName, g.agent ?? "any", (g.rootCommands ?? []).join(", "),
+        (g.redirectTargets ?? []).join(", ") || "no file", timeEl(g.createdAt) ?? "",
         h("button", { type: "button", class: "danger", testid: "grant-revoke", onClick: async () => {
           if (!(await confirmDialog(`Revoke the ${g.scope} approval of ${g.toolName}?`, { action: "Revoke" }))) return;
           try {
