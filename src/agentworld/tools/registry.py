@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentworld.errors import InvalidInputError
+from agentworld.models.domain import NetworkMode, SandboxMode
 from agentworld.providers.base import ToolSpec
 
 if TYPE_CHECKING:
     from agentworld.approval.grants import PolicyState
     from agentworld.models import World
+    from agentworld.tools.sandbox import SandboxStatus
 
 ToolLocation = Literal["server", "client"]
 ApprovalScope = Literal["once", "session", "always"]
@@ -28,8 +30,8 @@ CLIENT_PREFIX = "client."
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Where a call runs: which world, chat and agent, the world's working directory and the
-    environment variables its tools may see."""
+    """Where a call runs: which world, chat and agent, the world's working directory, the
+    environment variables its tools may see and how its processes are contained."""
 
     world: str
     chat_id: str
@@ -44,6 +46,17 @@ class ToolContext:
     """The world's settings and grants as the runtime read them just before this call (with
     its batch's call-id check, for the batch's first call), so the authorizer need not read
     them again; None: the authorizer reads them itself."""
+    sandbox: SandboxMode = "auto"
+    """The world's ``sandbox`` setting (SPEC C1): whether tool processes run in bubblewrap."""
+    network: NetworkMode = "deny"
+    """The world's ``network`` setting: whether a contained process may reach the network."""
+
+    def containment(self) -> SandboxStatus:
+        """What this call's processes get on this machine (``tools.sandbox.sandbox_status``;
+        bubblewrap is probed once per process, on the first call that needs to know)."""
+        from agentworld.tools.sandbox import sandbox_status  # only tools that start processes ask
+
+        return sandbox_status(self.sandbox, self.network, self.working_dir)
 
     @classmethod
     def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
@@ -55,6 +68,8 @@ class ToolContext:
             working_dir=world.working_dir,
             interactive=interactive,
             tool_env=tuple(world.tool_env),
+            sandbox=world.sandbox,
+            network=world.network,
         )
 
 

@@ -30,6 +30,9 @@ from agentworld.tools.confinement import working_root
 
 BWRAP_CANDIDATES: tuple[str, ...] = ("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
 """Where bubblewrap is looked for, in order; never on the caller's ``PATH``."""
+BWRAP_VARIABLE = "AGENTWORLD_BWRAP"
+"""An absolute path that replaces the lookup (a bubblewrap elsewhere, or a path that does not
+exist to run as if none were installed)."""
 
 HIDDEN_DIRECTORIES: tuple[str, ...] = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp")
 """Replaced by empty private directories inside the sandbox: people's homes (keys, shell
@@ -80,7 +83,11 @@ class SandboxStatus:
 
 
 def find_bwrap() -> str | None:
-    """The absolute path of bubblewrap, or None."""
+    """The absolute path of bubblewrap (``$AGENTWORLD_BWRAP`` when set), or None."""
+    chosen = os.environ.get(BWRAP_VARIABLE)
+    if chosen:
+        usable = os.path.isabs(chosen) and os.path.isfile(chosen) and os.access(chosen, os.X_OK)
+        return chosen if usable else None
     for candidate in BWRAP_CANDIDATES:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
@@ -96,6 +103,8 @@ def bubblewrap_problem() -> str | None:
     the process may lack the rights to make one)."""
     bwrap = find_bwrap()
     if bwrap is None:
+        if os.environ.get(BWRAP_VARIABLE):
+            return f"no bubblewrap at ${BWRAP_VARIABLE} ({os.environ[BWRAP_VARIABLE]})"
         return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
     probe = [*_namespace_options(bwrap, network="deny"), "--ro-bind", "/", "/", "--", "/bin/true"]
     try:
