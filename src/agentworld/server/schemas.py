@@ -369,4 +369,7 @@ class StopDoc(_Doc):
     stopped: bool
     dropped: int
     interrupted: list[str]
+    """Calls that had started and were cancelled."""
+    killed: list[str] = []
+    """Those of ``interrupted`` whose processes were killed, with every process they started."""
     skipped: list[str]
