@@ -141,6 +141,16 @@ class ShownShell(Protocol):
     def note(self) -> str: ...
 
 
+class ShownSandbox(Protocol):
+    """Where an approved call runs, as its request showed it (``models.pending.SandboxDisplay``)."""
+
+    @property
+    def active(self) -> bool: ...
+    @property
+    def summary(self) -> str: ...
+    def to_json(self) -> dict[str, Any]: ...
+
+
 class ShownApproval(Protocol):
     """What the approval document and its text show of a request: a ``PendingApproval``, or
     a ``StoredApproval`` of the bare SQLite reader (``cli.quick``)."""
@@ -162,14 +172,17 @@ class ShownApproval(Protocol):
     @property
     def shell(self) -> ShownShell | None: ...
     @property
+    def sandbox(self) -> ShownSandbox: ...
+    @property
     def created_at(self) -> datetime: ...
 
 
 def approval_doc(pending: ShownApproval) -> dict[str, Any]:
-    """The approval document of SPEC §3."""
+    """The approval document of SPEC §3, with where the call runs (``sandbox``, SPEC C1)."""
     return {
         "approvalId": pending.tool_call_id,
         **_fields(pending, "agent chat_id tool_name tool_args message created_at"),
+        "sandbox": pending.sandbox.to_json(),
     }
 
 

@@ -158,7 +158,8 @@ def print_approvals(
     answers: Literal["commands", "slash", "none"] = "commands",
 ) -> None:
     """Each request with its id on its own line and the commands that answer it, ready to
-    paste; for shell_cmd, its full line, directory and the commands it runs. ``answers``:
+    paste; where the call runs (the sandbox line, SPEC C1); for shell_cmd, its full line,
+    directory and the commands it runs. ``answers``:
     the ``agentworld approve`` commands, the ``/approve`` commands of ``talk``, or none
     (``talk`` asks at its prompt right after)."""
     escape = shown_text
@@ -169,6 +170,8 @@ def print_approvals(
         console.print(f"[bold yellow]approval needed[/bold yellow]: {escape(call.message)}")
         console.print(f"  approval id:  {escape(call.tool_call_id)}")
         console.print(f"  agent:        {escape(call.agent)} (chat {escape(call.chat_id)})")
+        where = escape(call.sandbox.summary)
+        console.print(f"  sandbox:      {where}" if call.sandbox.active else f"  sandbox:      [bold red]{where}[/bold red]")
         shell = call.shell
         if shell is not None:
             console.print(f"  command line: {escape(shell.command_line)}")

@@ -10,6 +10,7 @@ Either way the loop resumes once every call of the model's response has a result
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any, Literal, assert_never
@@ -62,6 +63,8 @@ async def request_approval(
         working_dir=context.working_dir or os.getcwd(),
     )
     extra = {"shell": view.to_json()} if view is not None else {}
+    contained = await asyncio.to_thread(context.containment, tool)  # bubblewrap probed once
+    extra["sandbox"] = {**contained.to_json(), "summary": contained.describe()}  # SPEC C1
     approval_id = new_id(APPROVAL_ID_PREFIX)
     request = Message(
         chat_id=context.chat_id,
@@ -101,6 +104,7 @@ async def request_approval(
         message=prompt,
         tool_args=args_shown,
         shell=ShellDisplay.model_validate(view.to_json()) if view is not None else None,
+        sandbox=extra["sandbox"],
     )
     await ctx.storage.pending.add([pending], memory=[request])
     await ctx.storage.approvals.audit(

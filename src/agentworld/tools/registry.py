@@ -51,12 +51,16 @@ class ToolContext:
     network: NetworkMode = "deny"
     """The world's ``network`` setting: whether a contained process may reach the network."""
 
-    def containment(self) -> SandboxStatus:
+    def containment(self, tool: Tool | None = None) -> SandboxStatus:
         """What this call's processes get on this machine (``tools.sandbox.sandbox_status``;
-        bubblewrap is probed once per process, on the first call that needs to know)."""
+        bubblewrap is probed once per process, on the first call that needs to know); for a
+        ``tool`` that never runs in the sandbox, not contained and why."""
         from agentworld.tools.sandbox import sandbox_status  # only tools that start processes ask
 
-        return sandbox_status(self.sandbox, self.network, self.working_dir)
+        status = sandbox_status(self.sandbox, self.network, self.working_dir)
+        if tool is not None and tool.uncontained is not None:
+            return status.outside(tool.uncontained)
+        return status
 
     @classmethod
     def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
@@ -105,6 +109,9 @@ class Tool:
     trusted: bool = False
     """Its MCP server is marked ``"trust": true`` by the world's owner: it runs without asking
     unless a policy rule says otherwise (other MCP tools ask unless they are read-only)."""
+    uncontained: str | None = None
+    """Why this tool's calls never run in the world's sandbox (SPEC C1, C2), or None when they
+    do where one can be made: shown in every approval of it."""
     run: ToolRunner | None = None
 
     def spec(self) -> ToolSpec:
@@ -125,6 +132,7 @@ def client_tool(definition: dict[str, Any]) -> Tool:
         parameters=definition.get("parameters") or {"type": "object", "properties": {}},
         location="client",
         approval=ApprovalSettings(**approval),
+        uncontained="a client tool: it runs in the client application",
     )
 
 

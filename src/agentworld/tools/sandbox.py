@@ -78,8 +78,14 @@ class SandboxStatus:
             return f"sandboxed: writes only in {where}, {net}"
         if self.mode == "on":
             return f"NOT sandboxed ({self.problem}): shell tools refuse to run"
-        why = "sandbox off" if self.mode == "off" else (self.problem or "no sandbox")
+        why = self.problem or ("sandbox off" if self.mode == "off" else "no sandbox")
         return f"NOT sandboxed ({why}): the command can write anywhere you can, and reach the network"
+
+    def outside(self, reason: str) -> SandboxStatus:
+        """This world's status for a tool whose calls never run in the sandbox (a client
+        tool, a remote MCP server, a server configured ``"sandbox": false``): not contained,
+        and ``reason`` says why."""
+        return SandboxStatus("off", False, self.writable, self.network, reason)
 
 
 def find_bwrap() -> str | None:
