@@ -21,7 +21,7 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +153,12 @@ def _namespace_options(bwrap: str, *, network: NetworkMode) -> list[str]:
     return options
 
 
+def hidden(path: str, *, home: str | None = None) -> bool:
+    """Whether ``path`` lies in a directory the sandbox hides (``HIDDEN_DIRECTORIES``, ``home``)."""
+    places = [*HIDDEN_DIRECTORIES, *([home] if home and home != "/" else [])]
+    return any(path == place or path.startswith(place.rstrip("/") + "/") for place in places)
+
+
 def sandboxed_argv(
     argv: Sequence[str],
     *,
@@ -160,9 +166,11 @@ def sandboxed_argv(
     cwd: str,
     network: NetworkMode,
     home: str | None = None,
+    readable: Sequence[str] = (),
 ) -> list[str]:
     """``argv`` run inside bubblewrap: the system read-only, ``writable`` the only writable
-    places, private ``/tmp``, ``home`` (and every home) hidden, its own PID namespace."""
+    places, private ``/tmp``, ``home`` (and every home) hidden but for ``readable`` (shown
+    read-only: where an MCP server's program is installed), its own PID namespace."""
     bwrap = find_bwrap()
     if bwrap is None:
         raise RuntimeError("bubblewrap is not installed")
@@ -174,7 +182,47 @@ def sandboxed_argv(
     for directory in hidden:
         if os.path.isdir(directory) and not os.path.islink(directory):
             options += ["--tmpfs", directory]
+    for path in readable:
+        if os.path.exists(path):
+            options += ["--ro-bind", path, path]
     for path in writable:  # after the hiding: a working directory under /tmp or $HOME comes back
         options += ["--bind", path, path]
     options += ["--chdir", cwd, "--", *argv]
     return options
+
+
+def server_argv(
+    command: str,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None,
+    status: SandboxStatus,
+) -> list[str]:
+    """A stdio MCP server's command line inside a world's sandbox (SPEC C2): the working
+    directory the only writable place, the server's directory and program shown read-only
+    where the sandbox would hide them (a program installed under a home directory)."""
+    home = env.get("HOME", os.environ.get("HOME"))
+    start = os.path.expanduser(cwd or status.writable[0])
+    found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH")))
+    program = found if found and os.sep not in command else os.path.join(start, os.path.expanduser(command))
+    places = {*_installed_under(program), *_installed_under(os.path.realpath(program))}
+    directory = os.path.realpath(start)
+    readable = sorted(place for place in {*places, directory} if hidden(place, home=home))
+    return sandboxed_argv(
+        [program, *args],
+        writable=status.writable,
+        cwd=directory,
+        network=status.network,
+        home=home,
+        readable=readable,
+    )
+
+
+def _installed_under(program: str) -> list[str]:
+    """Where a program's installation lies: ``PREFIX`` for ``PREFIX/bin/name`` (an
+    interpreter's libraries lie beside its ``bin``), else the program's directory."""
+    directory = os.path.dirname(os.path.abspath(program))
+    if os.path.basename(directory) == "bin":
+        return [os.path.dirname(directory)]
+    return [directory]
