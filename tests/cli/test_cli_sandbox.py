@@ -94,7 +94,7 @@ def test_world_show_says_where_no_sandbox_can_be_made(cli: Any, work: Path) -> N
 
     auto = cli("world", "show", "w1", env=NO_BWRAP)
     assert "containment: NOT sandboxed (no bubblewrap at $AGENTWORLD_BWRAP" in auto.stdout
-    assert auto.stderr.startswith("warning: no sandbox can be made here") and "UNCONTAINED" in auto.stderr
+    assert auto.stderr.startswith("warning: world w1: no sandbox can be made here") and "UNCONTAINED" in auto.stderr
     on = cli("world", "show", "w2", "--json", env=NO_BWRAP)
     assert json.loads(on.stdout)["sandbox"] == "on"
     assert "shell tools will refuse to run" in on.stderr

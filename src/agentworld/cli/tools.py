@@ -70,7 +70,7 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
     for server in unavailable:
         output.warn(server["reason"])  # it may quote the server's own output
     if status.warning is not None:
-        output.warn(status.warning)
+        output.warn(f"world {world}: {status.warning}")
     contained = {**status.to_json(), "summary": status.describe()}
     if json_out:
         output.print_json({"tools": docs, "unavailableServers": unavailable, "sandbox": contained})

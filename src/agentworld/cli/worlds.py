@@ -231,6 +231,6 @@ def _show_world(world: World, json_out: bool) -> None:
     else:
         output.print_fields(f"world {world.name}", {**doc, "containment": status.describe()})
     if status.warning is not None:
-        output.warn(status.warning)
+        output.warn(f"world {world.name}: {status.warning}")
 
 
