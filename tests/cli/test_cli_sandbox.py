@@ -127,6 +127,19 @@ def test_with_sandbox_on_and_none_to_be_had_the_shell_refuses_and_nothing_runs(
     assert contained.stderr == "" and (work / "ran").exists()
 
 
+def test_with_sandbox_on_and_none_to_be_had_nobody_is_asked_about_a_shell_call(
+    cli: Any, world: str, work: Path
+) -> None:
+    cli("world", "update", world, "--sandbox", "on")
+
+    sent = json.loads(cli("send", world, "@a1 run: touch asked", "--json", env=NO_BWRAP).stdout)
+
+    assert sent["pendingApprovals"] == []
+    result = next(m for m in sent["messages"] if m["role"] == "tool")
+    assert "nothing ran" in result["content"]
+    assert not (work / "asked").exists()
+
+
 def test_every_text_approval_view_says_where_the_command_runs(cli: Any, world: str, work: Path) -> None:
     sent = cli("send", world, "@a1 run: touch ran")
     line = f"sandbox:      sandboxed: writes only in {work}, no network"
