@@ -272,6 +272,18 @@ def approval_request_text(arguments: str) -> str:
     return str(request.get("message") or request.get("toolName") or arguments)
 
 
+def approval_request_sandbox(arguments: str) -> str | None:
+    """Where an injected approval request said the call would run (the sandbox line), from its
+    call's arguments; None for a request that recorded none."""
+    try:
+        request = json.loads(arguments)
+    except ValueError:
+        return None
+    shown = request.get("sandbox") if isinstance(request, dict) else None
+    summary = shown.get("summary") if isinstance(shown, dict) else None
+    return summary if isinstance(summary, str) else None
+
+
 def approval_answer(call_id: str, content: str | None) -> str | None:
     """``approved once`` / ``denied`` / ``denied (timed out)`` when ``content`` is the answer to
     approval request ``call_id``; None for any other tool result."""

@@ -146,6 +146,8 @@ def test_every_text_approval_view_says_where_the_command_runs(cli: Any, world: s
     assert line in sent.stdout
     listed = cli("approvals", world)
     assert line in listed.stdout
+    transcript = cli("messages", world)  # the request in the transcript says it too
+    assert f"sandbox: sandboxed: writes only in {work}, no network" in transcript.stdout
 
     uncontained = cli("send", world, "@a1 run: touch other", env=NO_BWRAP)
     later = cli("approvals", world)  # what was shown when asked, whatever this process finds

@@ -27,6 +27,7 @@ from agentworld.documents import ShownToolCall as ShownToolCall
 from agentworld.documents import agent_doc as agent_doc
 from agentworld.documents import approval_answer as approval_answer
 from agentworld.documents import approval_doc as approval_doc
+from agentworld.documents import approval_request_sandbox as approval_request_sandbox
 from agentworld.documents import approval_request_text as approval_request_text
 from agentworld.documents import chat_doc as chat_doc
 from agentworld.documents import is_approval_request as is_approval_request
@@ -390,6 +391,8 @@ def message_lines(
             lines.append(
                 f"[yellow]  approval requested: {asked} (approval id {shown_text(call.id)})[/yellow]"
             )
+            if (where := approval_request_sandbox(arguments)) is not None:
+                lines.append(f"[yellow]    sandbox: {shown_text(where)}[/yellow]")
         else:
             lines.append(
                 f"[yellow]  {who} calls {shown_text(name)}({shown_text(arguments, lines=True)})[/yellow]"
