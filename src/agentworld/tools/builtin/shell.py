@@ -16,9 +16,16 @@ directory (``check_directory`` lets the policy refuse a call before anyone is
 asked to approve it). ``parameters`` are shell-quoted and appended, so they
 arrive as literal arguments. The command runs in its own process group, under
 a guard (``process_guard.py``) that kills the whole group, not just the shell,
-on timeout and when the process running the tool dies, even of SIGKILL. Output
-beyond the cap is cut, with a note saying how much was dropped. It requires
-approval by default (``definitions.SHELL_TOOL``).
+when the shell exits (so background jobs end with the call), on timeout and when
+the process running the tool dies, even of SIGKILL. Where the world's sandbox is
+active (``ToolContext.containment``, SPEC C1) the guard runs bash inside
+bubblewrap (``tools/sandbox.py``): the working directory the only writable place,
+``$HOME`` hidden, no network unless the world allows it, and a PID namespace that
+ends with the command; a world set to ``sandbox = "on"`` where none can be made
+gets an error and nothing runs. Output is read from the call's own pipes, within
+a bound once the command's group is gone, and cut beyond the cap with a note
+saying how much was dropped. It requires approval by default
+(``definitions.SHELL_TOOL``).
 """
 
 from __future__ import annotations
