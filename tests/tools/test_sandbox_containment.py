@@ -9,6 +9,8 @@ the contained assertions measure the sandbox, not a line that could never work.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import socket
 import time
@@ -290,3 +292,24 @@ def test_bubblewrap_works_on_the_machine_running_the_suite() -> None:
     """The suite runs every containment test for real: none passes because nothing ran."""
     assert bubblewrap_problem() is None, bubblewrap_problem()
     assert sandbox.find_bwrap() is not None
+
+
+@pytest.mark.parametrize("mode", ["on", "off"])
+async def test_a_call_cancelled_at_any_step_of_its_start_leaves_no_descriptor_open(
+    work: Path, mode: SandboxMode, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stop can land while a call is still setting up its pipes: each is closed once, and
+    only once (a second close would take a descriptor number another file now holds)."""
+    await run_shell({"command": "true"}, context(work, mode))  # bash found, bubblewrap probed
+    before = set(os.listdir("/proc/self/fd"))
+    for steps in range(12):
+        call = asyncio.ensure_future(run_shell({"command": "sleep 5"}, context(work, mode)))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+    for _ in range(3):
+        await asyncio.sleep(0)  # the transports' last callbacks
+    assert set(os.listdir("/proc/self/fd")) - before == set()
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []  # no close of a closed one

@@ -10,7 +10,6 @@ Either way the loop resumes once every call of the model's response has a result
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from typing import Any, Literal, assert_never
@@ -63,7 +62,7 @@ async def request_approval(
         working_dir=context.working_dir or os.getcwd(),
     )
     extra = {"shell": view.to_json()} if view is not None else {}
-    contained = await asyncio.to_thread(context.containment, tool)  # bubblewrap probed once
+    contained = await context.containment_now(tool)
     extra["sandbox"] = {**contained.to_json(), "summary": contained.describe()}  # SPEC C1
     approval_id = new_id(APPROVAL_ID_PREFIX)
     request = Message(

@@ -9,6 +9,7 @@ from the built-ins, the world's MCP servers and its declared client tools.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -61,6 +62,15 @@ class ToolContext:
         if tool is not None and tool.uncontained is not None:
             return status.outside(tool.uncontained)
         return status
+
+    async def containment_now(self, tool: Tool | None = None) -> SandboxStatus:
+        """``containment``, in a worker thread only while bubblewrap is still to be probed (a
+        subprocess, once per process), so a running event loop is never held up by it."""
+        from agentworld.tools.sandbox import probed
+
+        if self.sandbox == "off" or probed():
+            return self.containment(tool)
+        return await asyncio.to_thread(self.containment, tool)
 
     @classmethod
     def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:

@@ -125,6 +125,12 @@ def bubblewrap_problem() -> str | None:
     return None
 
 
+def probed() -> bool:
+    """Whether this process has probed bubblewrap already (``sandbox_status`` then does no
+    I/O beyond resolving the working directory, and need not leave the event loop)."""
+    return bubblewrap_problem.cache_info().currsize > 0
+
+
 def sandbox_status(
     mode: SandboxMode, network: NetworkMode, working_dir: str | None
 ) -> SandboxStatus:

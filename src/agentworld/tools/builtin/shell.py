@@ -150,13 +150,15 @@ class _OutputPipe:
         self._transport: asyncio.ReadTransport | None = None
 
     async def __aenter__(self) -> _OutputPipe:
+        # The file object owns the read end from here on: closing it (here, or the transport
+        # closing it) is the only close, so no other file ever loses its descriptor number.
+        pipe = os.fdopen(self._read_end, "rb", buffering=0)
         try:
             self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(self.reader),
-                os.fdopen(self._read_end, "rb", buffering=0),
+                lambda: asyncio.StreamReaderProtocol(self.reader), pipe
             )
-        except BaseException:
-            os.close(self._read_end)
+        except BaseException:  # a call cancelled as it starts
+            pipe.close()
             self.close_child_end()
             raise
         return self
@@ -171,6 +173,9 @@ class _OutputPipe:
         self.close_child_end()
         if self._transport is not None:
             self._transport.close()
+            # The transport lets go of its pipe in a callback of the loop's next step: taken
+            # here, so a loop that ends with the call (``asyncio.run``) leaves no pipe open.
+            await asyncio.sleep(0)
 
 
 def find_bash() -> str:
@@ -218,7 +223,7 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
     line = command_line(args["command"], args.get("parameters"))
     cwd = _working_directory(args.get("directory"), context)
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
-    contained = await asyncio.to_thread(context.containment)  # bubblewrap probed once
+    contained = await context.containment_now()
     if contained.refuses:
         raise SandboxUnavailable(
             f"the world's sandbox setting is \"on\" and {contained.problem}; nothing ran"
