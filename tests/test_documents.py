@@ -18,6 +18,7 @@ from agentworld.documents import (
 )
 from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.models.records import AuditEntry, ToolLogEntry
+from agentworld.storage.sqlite_reads import UNRECORDED_SANDBOX
 from agentworld.tools.registry import Tool
 
 
@@ -94,11 +95,37 @@ def test_an_approval_document_names_the_approval_and_what_the_person_was_shown()
         request_message_id="msg_2",
         message="Run rm x?",
         tool_args={"command": "rm x"},
+        sandbox={
+            "active": True,
+            "writable": ["/work"],
+            "network": "deny",
+            "summary": "sandboxed: writes only in /work, no network",
+        },
     )
 
     assert json.dumps(approval_doc(pending)) == (
         '{"approvalId": "approval_1", "agent": "a1", "chatId": "chat_1", "toolName": "shell_cmd", '
-        '"toolArgs": {"command": "rm x"}, "message": "Run rm x?", "createdAt": "2026-01-02T03:04:05Z"}'
+        '"toolArgs": {"command": "rm x"}, "message": "Run rm x?", "createdAt": "2026-01-02T03:04:05Z", '
+        '"sandbox": {"active": true, "writable": ["/work"], "network": "deny"}}'
+    )
+
+
+def test_an_approval_stored_without_its_containment_shows_it_uncontained() -> None:
+    """A request stored before containment was recorded fails closed: not sandboxed, both in
+    the model and in the bare SQLite reader."""
+    pending = PendingApproval(
+        **waiting("approval_1", "shell_cmd", '{"command": "rm x"}'),
+        original_call_id="call_1",
+        request_message_id="msg_2",
+        message="Run rm x?",
+        tool_args={"command": "rm x"},
+    )
+
+    assert approval_doc(pending)["sandbox"] == {"active": False, "writable": [], "network": "allow"}
+    assert "NOT sandboxed" in pending.sandbox.summary
+    assert (UNRECORDED_SANDBOX.summary, UNRECORDED_SANDBOX.to_json()) == (
+        pending.sandbox.summary,
+        pending.sandbox.to_json(),
     )
 
 

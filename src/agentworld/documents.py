@@ -142,6 +142,16 @@ class ShownShell(Protocol):
     def note(self) -> str: ...
 
 
+class ShownSandbox(Protocol):
+    """Where an approved call runs, as its request showed it (``models.pending.SandboxDisplay``)."""
+
+    @property
+    def active(self) -> bool: ...
+    @property
+    def summary(self) -> str: ...
+    def to_json(self) -> dict[str, Any]: ...
+
+
 class ShownApproval(Protocol):
     """What the approval document and its text show of a request: a ``PendingApproval``, or
     a ``StoredApproval`` of the bare SQLite reader (``cli.quick``)."""
@@ -163,14 +173,17 @@ class ShownApproval(Protocol):
     @property
     def shell(self) -> ShownShell | None: ...
     @property
+    def sandbox(self) -> ShownSandbox: ...
+    @property
     def created_at(self) -> datetime: ...
 
 
 def approval_doc(pending: ShownApproval) -> dict[str, Any]:
-    """The approval document of SPEC §3."""
+    """The approval document of SPEC §3, with where the call runs (``sandbox``, SPEC C1)."""
     return {
         "approvalId": pending.tool_call_id,
         **_fields(pending, "agent chat_id tool_name tool_args message created_at"),
+        "sandbox": pending.sandbox.to_json(),
     }
 
 
@@ -260,6 +273,18 @@ def approval_request_text(arguments: str) -> str:
     if not isinstance(request, dict):
         return arguments
     return str(request.get("message") or request.get("toolName") or arguments)
+
+
+def approval_request_sandbox(arguments: str) -> str | None:
+    """Where an injected approval request said the call would run (the sandbox line), from its
+    call's arguments; None for a request that recorded none."""
+    try:
+        request = json.loads(arguments)
+    except ValueError:
+        return None
+    shown = request.get("sandbox") if isinstance(request, dict) else None
+    summary = shown.get("summary") if isinstance(shown, dict) else None
+    return summary if isinstance(summary, str) else None
 
 
 def approval_answer(call_id: str, content: str | None) -> str | None:

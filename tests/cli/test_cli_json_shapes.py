@@ -63,6 +63,8 @@ WORLD: dict[str, Any] = {
     "hooks": [],
     "clientTools": [],
     "toolEnv": [],
+    "sandbox": str,
+    "network": str,
     "createdAt": TIMESTAMP,
     "updatedAt": TIMESTAMP,
 }
@@ -132,6 +134,7 @@ APPROVAL: dict[str, Any] = {
     "toolArgs": {"command": str},
     "message": str,
     "createdAt": TIMESTAMP,
+    "sandbox": {"active": bool, "writable": [str], "network": str},
 }
 
 RULE: dict[str, Any] = {

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import random
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from agentworld.agent_world import AgentWorld
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
@@ -61,12 +65,13 @@ async def test_stop_kills_the_running_tool_records_it_and_the_next_message_works
     await asyncio.wait_for(send, 10)  # the send returns: its chat has nothing left to do
 
     assert outcome.stopped and len(outcome.interrupted) == 1 and outcome.skipped == ()
+    assert outcome.killed == outcome.interrupted
     (log,) = await aw.tool_logs("w")
     assert log.status == "interrupted"
     chat = send.result().chat_id
     transcript = await aw.storage.transcript("w", chat)
     result = next(m for m in transcript if m.role == "tool")
-    assert "tester stopped the turn while this tool ran" in (result.content or "")
+    assert "tester stopped the turn while this command ran; it was killed" in (result.content or "")
     assert transcript[-1].role == "system" and "tester stopped" in (transcript[-1].content or "")
     assert await aw.storage.inbox.items("w", chat) == []
     await asyncio.sleep(3.5)
@@ -160,3 +165,55 @@ async def test_stop_while_an_approved_call_runs_gives_it_a_result(
     assert [log.status for log in await aw.tool_logs("w")] == ["interrupted"]
     await asyncio.sleep(3.5)
     assert not marker.exists()
+
+
+def _processes_with(word: str) -> list[int]:
+    """Live (non-zombie) processes whose command line holds ``word``."""
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            state = Path("/proc", name, "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = Path("/proc", name, "cmdline").read_bytes()
+        except OSError:
+            continue
+        if state != "Z" and word.encode() in cmdline:
+            found.append(int(name))
+    return found
+
+
+def _started(word: str) -> Callable[[], Any]:
+    async def check() -> bool:
+        return bool(_processes_with(word))
+
+    return check
+
+
+def _gone(word: str) -> Callable[[], Any]:
+    async def check() -> bool:
+        return not _processes_with(word)
+
+    return check
+
+
+@pytest.mark.parametrize("sandbox", ["on", "off"])
+async def test_stop_kills_the_background_jobs_of_the_running_command_and_says_so(
+    aw: AgentWorld, make_world: Any, script: Any, tmp_path: Path, sandbox: str
+) -> None:
+    """``sleep N &`` started by an allowed line dies with the stop, contained or not, and the
+    stop reports the call as killed because it was."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    unique = f"100.{random.randrange(10**8):08d}"  # a sleep only this test starts
+    await make_world("a1", working_dir=str(tmp_path), policy_files=[str(policy)], sandbox=sandbox)
+    script.by_agent["a1"] = lambda body: Reply.tools(
+        ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": f"sleep {unique} & sleep 30"}))
+    )
+    send = asyncio.create_task(aw.send("w", "@a1 start it"))
+    await _until(lambda: _running(aw), "the shell command to start")
+    await _until(_started(unique), "the background job to start", timeout=10)
+
+    outcome = await aw.stop("w", by="tester")
+    await asyncio.wait_for(send, 10)
+
+    assert outcome.killed == outcome.interrupted and len(outcome.killed) == 1
+    await _until(_gone(unique), "the background job to be gone", timeout=1)

@@ -49,7 +49,10 @@ def test_an_approval_answered_over_http_runs_the_tool_and_is_broadcast(
         listed = api.get(f"/api/worlds/{world_name}/approvals").json()["approvals"]
         (approval,) = listed
         assert approval["approvalId"] == request["approvalId"]
-        assert set(approval) == {"approvalId", "agent", "chatId", "toolName", "toolArgs", "message", "createdAt"}
+        assert set(approval) == {
+            "approvalId", "agent", "chatId", "toolName", "toolArgs", "message", "createdAt", "sandbox"
+        }
+        assert approval["sandbox"]["active"] is True and approval["sandbox"]["network"] == "deny"
         assert api.get(f"/api/worlds/{world_name}/approvals", params={"chat": chat}).json()["approvals"] == listed
 
         answered = api.post(

@@ -1,6 +1,11 @@
 """A shell command dies with the process that runs it, even of SIGKILL, and the guard that
-ensures it changes nothing else the command sees. Real processes and real signals; the checks
-read /proc, so these tests run on Linux only."""
+ensures it changes nothing else the command sees: uncontained (the guard's process-group kill)
+and contained (bubblewrap's PID namespace). Real processes, real bubblewrap and real signals;
+the checks read /proc, so these tests run on Linux only.
+
+Processes are found by a marker in their command line, which every process of a command
+carries (background jobs through ``exec -a``): a contained command's ``$$`` is its pid in its
+own namespace, not one this process can look up."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from agentworld.models.domain import SandboxMode
 from agentworld.tools.builtin.shell import run_shell
 from agentworld.tools.registry import ToolContext
 
@@ -30,10 +36,10 @@ from agentworld.tools.registry import ToolContext
 from agentworld.tools.world_tools import WorldTools
 
 async def main() -> None:
-    world = World(name="w", working_dir=sys.argv[1])
+    world = World(name="w", working_dir=sys.argv[1], sandbox=sys.argv[2])
     shell = (await WorldTools().registry(world)).get("shell_cmd")
     context = ToolContext.for_world(world, chat_id="c", agent="a")
-    calls = [run_tool(shell, f"call_{n}", {"command": line}, context) for n, line in enumerate(sys.argv[2:])]
+    calls = [run_tool(shell, f"call_{n}", {"command": line}, context) for n, line in enumerate(sys.argv[3:])]
     for result in await asyncio.gather(*calls):
         print(result.content, flush=True)
 
@@ -42,8 +48,17 @@ asyncio.run(main())
 """A runtime in miniature: the world's tools built and run the way the runtime does it."""
 
 
-def context(tmp_path: Path) -> ToolContext:
-    return ToolContext(world="w", chat_id="c", agent="a", working_dir=str(tmp_path))
+MODES = pytest.mark.parametrize("mode", ["off", "on"])
+"""Uncontained (the guard alone) and contained in bubblewrap."""
+
+
+def context(tmp_path: Path, mode: SandboxMode = "off") -> ToolContext:
+    return ToolContext(world="w", chat_id="c", agent="a", working_dir=str(tmp_path), sandbox=mode)
+
+
+def in_background(marker: str) -> str:
+    """A background job that carries ``marker`` as its name (``argv[0]``)."""
+    return f"(exec -a {marker}-job sleep 30) &"
 
 
 def announced(marker: str, name: str = "started") -> str:
@@ -52,9 +67,9 @@ def announced(marker: str, name: str = "started") -> str:
     return f": {marker}; echo $$ > {name}.tmp && mv {name}.tmp {name}"
 
 
-def start_runner(tmp_path: Path, *lines: str) -> subprocess.Popen[str]:
+def start_runner(tmp_path: Path, mode: SandboxMode, *lines: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", RUNNER, str(tmp_path), *lines],
+        [sys.executable, "-c", RUNNER, str(tmp_path), mode, *lines],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -87,9 +102,9 @@ def live_processes() -> Iterator[tuple[int, int, bytes]]:
             yield int(name), int(group), cmdline
 
 
-def survivors(marker: str, pgid: int) -> list[int]:
-    """Processes of the command's group, or with ``marker`` in their command line (bash and
-    the guard that runs it)."""
+def survivors(marker: str, pgid: int | None = None) -> list[int]:
+    """Processes with ``marker`` in their command line (the guard, bubblewrap, bash and its
+    jobs), or of the command's process group when it is known (uncontained)."""
     return [
         pid
         for pid, group, cmdline in live_processes()
@@ -97,10 +112,14 @@ def survivors(marker: str, pgid: int) -> list[int]:
     ]
 
 
-def gone_within(seconds: float, marker: str, *pgids: int) -> list[int]:
+def job_running(marker: str) -> bool:
+    return any(f"{marker}-job".encode() in cmdline for _, _, cmdline in live_processes())
+
+
+def gone_within(seconds: float, marker: str, *pgids: int | None) -> list[int]:
     """Wait until no survivor of the command is left; those left after ``seconds``."""
     deadline = time.monotonic() + seconds
-    while (left := [pid for pgid in pgids for pid in survivors(marker, pgid)]) and (
+    while (left := [pid for pgid in pgids or (None,) for pid in survivors(marker, pgid)]) and (
         time.monotonic() < deadline
     ):
         time.sleep(0.01)
@@ -115,9 +134,10 @@ def kill_runner(runner: subprocess.Popen[str]) -> None:
 # -- the command dies with its runner ---------------------------------------------------
 
 
-def test_the_runner_runs_a_command_to_its_end(tmp_path: Path) -> None:
+@MODES
+def test_the_runner_runs_a_command_to_its_end(tmp_path: Path, mode: SandboxMode) -> None:
     """The check on the scripts below: unkilled, the runner's command does its work."""
-    with start_runner(tmp_path, "sleep 0.1 && touch F && echo done") as runner:
+    with start_runner(tmp_path, mode, "sleep 0.1 && touch F && echo done") as runner:
         out, err = runner.communicate(timeout=30)
     assert runner.returncode == 0, err
     result = json.loads(out)
@@ -125,10 +145,11 @@ def test_the_runner_runs_a_command_to_its_end(tmp_path: Path) -> None:
     assert (tmp_path / "F").exists()
 
 
-def test_a_command_dies_with_its_runner_even_of_sigkill(tmp_path: Path) -> None:
+@MODES
+def test_a_command_dies_with_its_runner_even_of_sigkill(tmp_path: Path, mode: SandboxMode) -> None:
     marker = f"marker-{uuid.uuid4().hex}"
-    with start_runner(tmp_path, f"{announced(marker)} && sleep 2 && touch F") as runner:
-        pgid = wait_until_started(tmp_path / "started", runner)
+    with start_runner(tmp_path, mode, f"{announced(marker)} && sleep 2 && touch F") as runner:
+        pgid = wait_until_started(tmp_path / "started", runner) if mode == "off" else None
         assert survivors(marker, pgid)  # the command is running
         kill_runner(runner)
     assert gone_within(0.5, marker, pgid) == []
@@ -136,35 +157,42 @@ def test_a_command_dies_with_its_runner_even_of_sigkill(tmp_path: Path) -> None:
     assert not (tmp_path / "F").exists()
 
 
-def test_a_background_child_dies_with_the_runner(tmp_path: Path) -> None:
+@MODES
+def test_a_background_child_dies_with_the_runner(tmp_path: Path, mode: SandboxMode) -> None:
     marker = f"marker-{uuid.uuid4().hex}"
-    with start_runner(tmp_path, f"sleep 30 & {announced(marker)}; wait") as runner:
-        pgid = wait_until_started(tmp_path / "started", runner)
-        assert any(group == pgid and b"sleep" in cmdline for _, group, cmdline in live_processes())
+    line = f"{in_background(marker)} {announced(marker)}; wait"
+    with start_runner(tmp_path, mode, line) as runner:
+        pgid = wait_until_started(tmp_path / "started", runner) if mode == "off" else None
+        assert job_running(marker)
         kill_runner(runner)
     assert gone_within(0.5, marker, pgid) == []
 
 
-def test_commands_running_side_by_side_all_die_with_the_runner(tmp_path: Path) -> None:
+@MODES
+def test_commands_running_side_by_side_all_die_with_the_runner(
+    tmp_path: Path, mode: SandboxMode
+) -> None:
     """No command holds another's control pipe open, which would keep its guard waiting."""
     marker = f"marker-{uuid.uuid4().hex}"
-    lines = [f"sleep 30 & {announced(marker, f'started{n}')}; wait" for n in range(3)]
-    with start_runner(tmp_path, *lines) as runner:
+    lines = [f"{in_background(marker)} {announced(marker, f'started{n}')}; wait" for n in range(3)]
+    with start_runner(tmp_path, mode, *lines) as runner:
         pgids = [wait_until_started(tmp_path / f"started{n}", runner) for n in range(3)]
         kill_runner(runner)
-    assert gone_within(0.5, marker, *pgids) == []
+    assert gone_within(0.5, marker, *(pgids if mode == "off" else ())) == []
 
 
-async def test_a_cancelled_call_kills_the_command_group(tmp_path: Path) -> None:
+@MODES
+async def test_a_cancelled_call_kills_the_command_group(tmp_path: Path, mode: SandboxMode) -> None:
     marker = f"marker-{uuid.uuid4().hex}"
     call = asyncio.create_task(
-        run_shell({"command": f"sleep 30 & {announced(marker)}; wait"}, context(tmp_path))
+        run_shell({"command": f"{in_background(marker)} {announced(marker)}; wait"}, context(tmp_path, mode))
     )
     pgid = await asyncio.to_thread(wait_until_started, tmp_path / "started")
+    assert job_running(marker)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert gone_within(0.5, marker, pgid) == []
+    assert gone_within(0.5, marker, pgid if mode == "off" else None) == []
 
 
 # -- what the command sees is unchanged ------------------------------------------------------
@@ -201,23 +229,39 @@ async def test_the_exit_code_or_the_killing_signal_is_reported(
     assert (result["exit_code"], result["stdout"]) == (exit_code, "")
 
 
-async def test_sigpipe_ends_a_writer_as_in_a_terminal(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("line", "exit_code"),
+    [("exit 3", 3), ("kill -TERM $$", 128 + signal.SIGTERM), ("kill -INT $$; echo survived", 128 + signal.SIGINT)],
+)
+@pytest.mark.usefixtures("interrupt_not_ignored")
+async def test_a_contained_command_killed_by_a_signal_reports_it_as_a_shell_does(
+    tmp_path: Path, line: str, exit_code: int
+) -> None:
+    """Bubblewrap's init reports its command's death by signal N as exit code 128 + N."""
+    result = await run_shell({"command": line}, context(tmp_path, "on"))
+    assert (result["exit_code"], result["stdout"]) == (exit_code, "")
+
+
+@MODES
+async def test_sigpipe_ends_a_writer_as_in_a_terminal(tmp_path: Path, mode: SandboxMode) -> None:
     """Python ignores SIGPIPE; the command must not inherit that (``yes`` would complain)."""
-    result = await run_shell({"command": "yes | head -1"}, context(tmp_path))
+    result = await run_shell({"command": "yes | head -1"}, context(tmp_path, mode))
     assert (result["exit_code"], result["stdout"], result["stderr"]) == (0, "y\n", "")
 
 
+@MODES
 async def test_the_environment_is_exactly_the_one_given(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: SandboxMode
 ) -> None:
     """Under the C locale Python adds LC_CTYPE to its own environment; bash must not see it."""
     for name in [name for name in os.environ if name.startswith("LC_") or name == "LANG"]:
         monkeypatch.delenv(name)
-    result = await run_shell({"command": "env"}, context(tmp_path))
+    result = await run_shell({"command": "env"}, context(tmp_path, mode))
     names = {line.split("=", 1)[0] for line in result["stdout"].splitlines()}
     assert "LC_CTYPE" not in names and "PATH" in names
 
 
-async def test_the_command_reads_nothing_from_the_control_pipe(tmp_path: Path) -> None:
-    result = await run_shell({"command": "cat; ls /proc/self/fd"}, context(tmp_path))
+@MODES
+async def test_the_command_reads_nothing_from_the_control_pipe(tmp_path: Path, mode: SandboxMode) -> None:
+    result = await run_shell({"command": "cat; ls /proc/self/fd"}, context(tmp_path, mode))
     assert result["stdout"].split() == ["0", "1", "2", "3"]  # 3: the directory ls reads

@@ -31,7 +31,7 @@ from agentworld.cli import (
     tools,
     worlds,
 )
-from agentworld.cli.common import settle_collector, state
+from agentworld.cli.common import settle_collector, state, warn_if_no_sandbox_here
 
 app = typer.Typer(
     name="agentworld",
@@ -91,6 +91,7 @@ def demo() -> None:
     """Run a self-contained offline demo (no API key, nothing outside a temp dir)."""
     from agentworld.cli.demo import run_demo
 
+    warn_if_no_sandbox_here()
     settle_collector()
     asyncio.run(run_demo())
 

@@ -8,7 +8,14 @@ import typer
 
 from agentworld.cli import output
 from agentworld.cli.chats import report_run, still_running
-from agentworld.cli.common import JsonOpt, WorldArg, check_chat, parse_seconds, run
+from agentworld.cli.common import (
+    JsonOpt,
+    WorldArg,
+    check_chat,
+    parse_seconds,
+    run,
+    warn_if_uncontained,
+)
 from agentworld.documents import audit_doc, grant_doc
 
 if TYPE_CHECKING:
@@ -94,6 +101,7 @@ def approve(
     chosen_scope: Literal["once", "session", "always"] = scope  # type: ignore[assignment]
 
     async def go(aw: AgentWorld) -> Any:
+        await warn_if_uncontained(aw, world)
         return await aw.approve(world, approval_id, decision=chosen, scope=chosen_scope, timeout=timeout)
 
     result = run(go)

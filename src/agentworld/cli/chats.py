@@ -18,6 +18,7 @@ from agentworld.cli.common import (
     run,
     state,
     stored_agent_name,
+    warn_if_uncontained,
 )
 
 if TYPE_CHECKING:
@@ -175,6 +176,7 @@ def send(
 
     async def go(aw: AgentWorld) -> Any:
         await check_sender(aw, world, sender)
+        await warn_if_uncontained(aw, world)
         chat_id = chat if chat is not None else await aw.current_chat(world)
         if not live:
             return await aw.send(world, text, chat_id=chat_id, sender=sender, timeout=timeout)

@@ -280,6 +280,37 @@ def parse_seconds(value: str) -> float:
     return parse_float(value, minimum=0, above_minimum=True, maximum=MAX_APPROVAL_TIMEOUT)
 
 
+async def warn_if_uncontained(aw: AgentWorld, world: str) -> None:
+    """Say plainly on stderr, before a world runs, that its commands would run uncontained
+    (``sandbox auto`` where no sandbox can be made) or refuse to run (``on``): SPEC C1. Never
+    on stdout, where ``--json`` prints exactly one document."""
+    from agentworld.errors import AgentWorldError
+    from agentworld.tools.sandbox import sandbox_status
+
+    try:
+        settings = await aw.get_world(world)
+    except AgentWorldError:
+        return  # no such world: the command itself says so
+    status = await asyncio.to_thread(
+        sandbox_status, settings.sandbox, settings.network, settings.working_dir
+    )
+    if status.warning is not None:
+        output.warn(f"world {world}: {status.warning}")
+
+
+def warn_if_no_sandbox_here() -> None:
+    """The start-up warning of a command that runs many worlds (``serve``, ``demo``): no
+    sandbox can be made on this machine, so worlds set to ``auto`` run commands uncontained."""
+    from agentworld.tools.sandbox import bubblewrap_problem
+
+    problem = bubblewrap_problem()
+    if problem is not None:
+        output.warn(
+            f"no sandbox can be made here ({problem}); worlds with sandbox auto run commands "
+            "UNCONTAINED, and those with sandbox on refuse to run shell tools"
+        )
+
+
 async def check_sender(aw: AgentWorld, world: str, sender: str) -> None:
     """Refuse a ``--sender`` that is not a name (one line, the mention alphabet) or that poses
     as an agent of ``world`` (SPEC R2): ``InvalidInputError`` naming the flag."""

@@ -28,6 +28,7 @@ from agentworld.documents import ShownToolCall as ShownToolCall
 from agentworld.documents import agent_doc as agent_doc
 from agentworld.documents import approval_answer as approval_answer
 from agentworld.documents import approval_doc as approval_doc
+from agentworld.documents import approval_request_sandbox as approval_request_sandbox
 from agentworld.documents import approval_request_text as approval_request_text
 from agentworld.documents import chat_doc as chat_doc
 from agentworld.documents import is_approval_request as is_approval_request
@@ -160,7 +161,8 @@ def print_approvals(
     answers: Literal["commands", "slash", "none"] = "commands",
 ) -> None:
     """Each request with its id on its own line and the commands that answer it, ready to
-    paste; for shell_cmd, its full line, directory and the commands it runs. ``answers``:
+    paste; where the call runs (the sandbox line, SPEC C1); for shell_cmd, its full line,
+    directory and the commands it runs. ``answers``:
     the ``agentworld approve`` commands, the ``/approve`` commands of ``talk``, or none
     (``talk`` asks at its prompt right after)."""
     escape = shown_text
@@ -171,6 +173,8 @@ def print_approvals(
         console.print(f"[bold yellow]approval needed[/bold yellow]: {escape(call.message)}")
         console.print(f"  approval id:  {escape(call.tool_call_id)}")
         console.print(f"  agent:        {escape(call.agent)} (chat {escape(call.chat_id)})")
+        where = escape(call.sandbox.summary)
+        console.print(f"  sandbox:      {where}" if call.sandbox.active else f"  sandbox:      [bold red]{where}[/bold red]")
         shell = call.shell
         if shell is not None:
             console.print(f"  command line: {escape(shell.command_line)}")
@@ -389,6 +393,8 @@ def message_lines(
             lines.append(
                 f"[yellow]  approval requested: {asked} (approval id {shown_text(call.id)})[/yellow]"
             )
+            if (where := approval_request_sandbox(arguments)) is not None:
+                lines.append(f"[yellow]    sandbox: {shown_text(where)}[/yellow]")
         else:
             lines.append(
                 f"[yellow]  {who} calls {shown_text(name)}({shown_text(arguments, lines=True)})[/yellow]"

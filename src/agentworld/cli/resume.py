@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import JsonOpt, WorldArg, parse_seconds, run
+from agentworld.cli.common import JsonOpt, WorldArg, parse_seconds, run, warn_if_uncontained
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld, ResumeResult
@@ -33,6 +33,7 @@ def resume(
     approved calls not yet run, approvals that timed out. Prints what that produced."""
 
     async def go(aw: AgentWorld) -> ResumeResult:
+        await warn_if_uncontained(aw, world)
         return await aw.resume(world, timeout=timeout)
 
     result = run(go)

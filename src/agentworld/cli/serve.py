@@ -21,7 +21,13 @@ from typing import Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import check_database, name_flags, settle_collector, state
+from agentworld.cli.common import (
+    check_database,
+    name_flags,
+    settle_collector,
+    state,
+    warn_if_no_sandbox_here,
+)
 
 
 def serve(
@@ -60,6 +66,7 @@ def serve(
         output.fail(str(exc))
     except OSError as exc:
         output.fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    warn_if_no_sandbox_here()
     # The app is given an AgentWorld opened here, before uvicorn starts it: a database that
     # cannot be opened fails in this command, not in uvicorn's lifespan.
     agent_world = AgentWorld(state["db"], long_lived=True)

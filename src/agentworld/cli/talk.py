@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import settle_collector, state
+from agentworld.cli.common import run, settle_collector, state, warn_if_uncontained
 
 
 def talk(
@@ -33,6 +33,7 @@ def talk(
         output.fail("talk needs a terminal; in scripts use: agentworld send WORLD TEXT", code=2)
     from agentworld.cli.talk_session import TalkSession
 
+    run(lambda aw: warn_if_uncontained(aw, world))  # before the screen is taken (SPEC C1)
     session = TalkSession(world, chat=chat, new=new, db=state["db"])
     settle_collector()
     with contextlib.suppress(KeyboardInterrupt):

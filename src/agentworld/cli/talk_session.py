@@ -238,7 +238,9 @@ class TalkSession:
         if not outcome.stopped:
             self.screen.note("nothing to stop here (a chat another process runs is stopped there)")
             return False
-        done = [f"{len(outcome.interrupted)} running tool call(s) killed"] if outcome.interrupted else []
+        killed, cancelled = len(outcome.killed), len(outcome.interrupted) - len(outcome.killed)
+        done = [f"{killed} running command(s) killed"] if killed else []
+        done += [f"{cancelled} running tool call(s) cancelled"] if cancelled else []
         done += [f"{len(outcome.skipped)} call(s) not run"] if outcome.skipped else []
         done += [f"{outcome.dropped} queued step(s) dropped"] if outcome.dropped else []
         self.screen.note("⏹ stopped" + (f": {', '.join(done)}" if done else ""))

@@ -19,6 +19,7 @@ from agentworld.cli.common import (
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
+    from agentworld.tools.sandbox import SandboxStatus
 
 ChatOpt = Annotated[str | None, typer.Option("--chat", help="Only this chat.")]
 
@@ -27,8 +28,9 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
     """List the tools the world's agents are offered (built-ins, client tools, MCP tools), and
     the MCP servers that are configured but unavailable, with the reason."""
 
-    async def load(aw: AgentWorld) -> tuple[list[Any], list[dict[str, str]]]:
+    async def load(aw: AgentWorld) -> tuple[list[Any], list[dict[str, str]], SandboxStatus]:
         from agentworld.models.events import SystemEvent, WorldEvent
+        from agentworld.tools.sandbox import sandbox_status
 
         reasons: dict[str, str] = {}
 
@@ -41,16 +43,18 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
             found = await aw.tools(world)
         finally:
             unsubscribe()
-        configured = (await aw.get_world(world)).mcp_config or {}
+        settings = await aw.get_world(world)
+        configured = settings.mcp_config or {}
         serving = {tool.server for tool in found}
         missing = [
             {"name": name, "reason": reasons.get(name, f"MCP server {name!r} offers no tools")}
             for name in configured.get("mcpServers", {})
             if name not in serving
         ]
-        return found, missing
+        status = sandbox_status(settings.sandbox, settings.network, settings.working_dir)
+        return found, missing, status
 
-    found, unavailable = run(load)
+    found, unavailable, status = run(load)
     docs: list[dict[str, Any]] = [
         {
             "name": t.name,
@@ -65,14 +69,18 @@ def tools(world: WorldArg, json_out: JsonOpt = False) -> None:
     ]
     for server in unavailable:
         output.warn(server["reason"])  # it may quote the server's own output
+    if status.warning is not None:
+        output.warn(f"world {world}: {status.warning}")
+    contained = {**status.to_json(), "summary": status.describe()}
     if json_out:
-        output.print_json({"tools": docs, "unavailableServers": unavailable})
+        output.print_json({"tools": docs, "unavailableServers": unavailable, "sandbox": contained})
         return
     output.print_table(
         f"Tools of {world}",
         ["name", "location", "approval", "description"],
         [(d["name"], d["location"], "required" if d["approval"]["required"] else "", d["description"]) for d in docs],
     )
+    output.print_fields("shell commands and stdio MCP servers", {"sandbox": status.describe()})
 
 
 def tool_logs(world: WorldArg, chat: ChatOpt = None, json_out: JsonOpt = False) -> None:

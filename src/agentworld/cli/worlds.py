@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,6 +17,14 @@ from agentworld.cli.common import (
     run,
     stored_world_name,
 )
+
+if TYPE_CHECKING:
+    from agentworld.models.domain import World
+
+SANDBOX_MODES = ("auto", "on", "off")
+"""``models.domain.SandboxMode`` (not imported: ``--help`` loads no pydantic)."""
+NETWORK_MODES = ("deny", "allow")
+"""``models.domain.NetworkMode``."""
 
 app = typer.Typer(help="Create, change and inspect worlds.", no_args_is_help=True)
 
@@ -39,6 +47,8 @@ def _world_settings(
     excluded_tool: list[str] | None,
     hook: list[str] | None,
     tool_env: list[str] | None,
+    sandbox: str | None,
+    network: str | None,
 ) -> dict[str, Any]:
     """The settings the options give. An empty value clears a setting: ``--policy ''``,
     ``--mcp-config ''``, ``--client-tools ''``, ``--hook ''``, ``--main-agent ''`` …"""
@@ -57,6 +67,14 @@ def _world_settings(
         if mode not in MODES:
             output.fail(f"--mode must be one of {', '.join(MODES)}", code=2)
         settings["policy_mode"] = mode
+    for key, value, allowed in (
+        ("sandbox", sandbox, SANDBOX_MODES),
+        ("network", network, NETWORK_MODES),
+    ):
+        if value is not None:
+            if value not in allowed:
+                output.fail(f"--{key} must be one of {', '.join(allowed)}, not {value!r}", code=2)
+            settings[key] = value
     if client_tools is not None:
         settings["client_tools"] = _client_tools(client_tools) if client_tools else []
     if turn_limit is not None:
@@ -125,6 +143,8 @@ AllowedTool = Annotated[list[str] | None, typer.Option("--allowed-tool", help="L
 ExcludedTool = Annotated[list[str] | None, typer.Option("--excluded-tool", help="Legacy: always deny this tool, or 'prefix*' (repeatable; '' clears).")]
 Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by import path, module:function; the module must be importable (repeatable; '' clears).")]
 ToolEnv = Annotated[list[str] | None, typer.Option("--tool-env", help="Pass this environment variable to tools (repeatable; '' clears); API keys only when listed.")]
+Sandbox = Annotated[str | None, typer.Option("--sandbox", help="Run shell commands and stdio MCP servers in a sandbox (bubblewrap): auto (where one can be made, else warn), on (refuse without one), off.")]
+Network = Annotated[str | None, typer.Option("--network", help="Whether sandboxed commands reach the network: deny (default) | allow.")]
 ClientTools = Annotated[str | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}] ('' clears).")]
 
 
@@ -146,6 +166,8 @@ def world_create_or_update(
     excluded_tool: ExcludedTool = None,
     hook: Hook = None,
     tool_env: ToolEnv = None,
+    sandbox: Sandbox = None,
+    network: Network = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`world create` and `world update` take the same options; update changes only those given."""
@@ -197,11 +219,18 @@ def world_delete(name: WorldName, json_out: JsonOpt = False) -> None:
         typer.echo(f"deleted world {name}")
 
 
-def _show_world(world: Any, json_out: bool) -> None:
+def _show_world(world: World, json_out: bool) -> None:
+    """The world's settings; where its commands run (the sandbox status) in the text, and a
+    warning on stderr when they would run uncontained or refuse to run (SPEC C1)."""
+    from agentworld.tools.sandbox import sandbox_status
+
     doc = output.world_doc(world)
+    status = sandbox_status(world.sandbox, world.network, world.working_dir)
     if json_out:
         output.print_json(doc)
     else:
-        output.print_fields(f"world {world.name}", doc)
+        output.print_fields(f"world {world.name}", {**doc, "containment": status.describe()})
+    if status.warning is not None:
+        output.warn(f"world {world.name}: {status.warning}")
 
 

@@ -81,6 +81,33 @@ class ShellDisplay(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+class SandboxDisplay(BaseModel):
+    """The containment an approval request showed (SPEC C1): the stored form of
+    ``tools.sandbox.SandboxStatus`` as it was when the person was asked, with its line."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    active: bool
+    writable: list[str]
+    network: Literal["deny", "allow"]
+    summary: str
+    """The line every approval view shows (``SandboxStatus.describe``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The approval document's ``sandbox`` value: whether the call runs contained, where
+        it can write and whether it reaches the network."""
+        return {"active": self.active, "writable": list(self.writable), "network": self.network}
+
+
+UNRECORDED_SANDBOX = SandboxDisplay(
+    active=False,
+    writable=[],
+    network="allow",
+    summary="containment not recorded for this request: assume it runs NOT sandboxed",
+)
+"""What a request stored before containment was recorded shows (fails closed: uncontained)."""
+
+
 class PendingApproval(_WaitingCall):
     """A call waiting for a person's answer (SPEC A1).
 
@@ -97,6 +124,8 @@ class PendingApproval(_WaitingCall):
     """The call's arguments as shown: secrets masked, control characters escaped."""
     shell: ShellDisplay | None = None
     """For ``shell_cmd``: the full command line, its directory and the commands it runs."""
+    sandbox: SandboxDisplay = UNRECORDED_SANDBOX
+    """Where the call runs if approved, as the person was told (SPEC C1)."""
 
     @property
     def detail(self) -> dict[str, Any]:
@@ -110,6 +139,8 @@ class PendingApproval(_WaitingCall):
         }
         if self.shell is not None:
             detail["shell"] = self.shell.to_json()
+        if self.sandbox != UNRECORDED_SANDBOX:
+            detail["sandbox"] = self.sandbox.model_dump(mode="json")
         return detail
 
 

@@ -64,6 +64,8 @@ async def request_approval(
         working_dir=context.working_dir or os.getcwd(),
     )
     extra = {"shell": view.to_json()} if view is not None else {}
+    contained = await context.containment_now(tool)
+    extra["sandbox"] = {**contained.to_json(), "summary": contained.describe()}  # SPEC C1
     approval_id = new_id(APPROVAL_ID_PREFIX)
     request = Message(
         chat_id=context.chat_id,
@@ -103,6 +105,7 @@ async def request_approval(
         message=prompt,
         tool_args=args_shown,
         shell=ShellDisplay.model_validate(view.to_json()) if view is not None else None,
+        sandbox=extra["sandbox"],
     )
     await ctx.storage.pending.add([pending], memory=[request])
     await ctx.storage.approvals.audit(

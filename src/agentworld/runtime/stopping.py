@@ -2,7 +2,8 @@
 
 A stop is not a crash: the person wants the agents to stop answering, not to have the work
 finished later. So, once this process's runner for the chat is cancelled (a running shell
-command's whole process group is killed with it), the stop — holding the chat's lease, so
+command is killed with every process it started: the cancelled call waits until its guard has
+killed the command's group, or its sandbox's PID namespace has ended), the stop — holding the chat's lease, so
 no other process starts the work again meanwhile — gives every call of an agent's unfinished
 batch a result (``stopped while it ran`` when it had started, ``not run`` otherwise; calls a
 person or the application is answering keep waiting), removes the chat's queued work, and
@@ -21,9 +22,17 @@ from agentworld.runtime.turn import unfinished_calls
 from agentworld.runtime.turn_context import TurnContext
 
 STOPPED_WHILE_RUNNING = (
-    "interrupted: {by} stopped the turn while this tool ran; it was killed and may or may not "
-    "have completed. Check its effects before retrying."
+    "interrupted: {by} stopped the turn while this tool ran; it was cancelled and may or may "
+    "not have completed. Check its effects before retrying."
 )
+KILLED_WHILE_RUNNING = (
+    "interrupted: {by} stopped the turn while this command ran; it was killed with every "
+    "process it started, and may have done part of its work. Check its effects before retrying."
+)
+PROCESS_TOOLS = frozenset({"shell_cmd"})
+"""Tools whose call is a process tree that a cancelled call kills whole (its guard's group
+kill, or its sandbox's PID namespace): a stop can say it killed them. Any other tool's call
+is cancelled here, and what it set going elsewhere (an MCP server's work) may go on."""
 STOPPED_BEFORE_RUNNING = "not run: {by} stopped the turn before this call ran."
 
 
@@ -35,7 +44,9 @@ class StopOutcome:
     """False when another process runs the chat (it must be stopped there) or nothing ran."""
     dropped: int = 0
     interrupted: tuple[str, ...] = ()
-    """Calls that had started and were killed."""
+    """Calls that had started and were cancelled."""
+    killed: tuple[str, ...] = ()
+    """Those of ``interrupted`` whose processes were killed (``PROCESS_TOOLS``)."""
     skipped: tuple[str, ...] = ()
     """Calls that never ran."""
     message: Message | None = None
@@ -55,6 +66,7 @@ async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owne
         agents = [a.name for a in everyone]  # an approved call's runner names no agent: ask all
         entries: list[tuple[str | None, Message]] = []
         interrupted: list[str] = []
+        killed: list[str] = []
         skipped: list[str] = []
         for agent in agents:
             found = unfinished_calls(await ctx.storage.memory(world, agent, chat_id))
@@ -69,7 +81,13 @@ async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owne
                     world, call.id, reason=f"stopped by {by}"
                 )
                 (interrupted if started else skipped).append(call.id)
-                text = (STOPPED_WHILE_RUNNING if started else STOPPED_BEFORE_RUNNING).format(by=by)
+                text = STOPPED_BEFORE_RUNNING
+                if started and call.function.name in PROCESS_TOOLS:
+                    killed.append(call.id)
+                    text = KILLED_WHILE_RUNNING
+                elif started:
+                    text = STOPPED_WHILE_RUNNING
+                text = text.format(by=by)
                 result = Message.tool_result(
                     chat_id=chat_id,
                     agent=agent,
@@ -110,6 +128,7 @@ async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owne
         stopped=True,
         dropped=len(items),
         interrupted=tuple(interrupted),
+        killed=tuple(killed),
         skipped=tuple(skipped),
         message=note,
     )

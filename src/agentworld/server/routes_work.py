@@ -212,6 +212,7 @@ async def stop_chat(world: WorldName, chat_id: ChatId, aw: AW) -> JSONResponse:
             stopped=outcome.stopped,
             dropped=outcome.dropped,
             interrupted=list(outcome.interrupted),
+            killed=list(outcome.killed),
             skipped=list(outcome.skipped),
         ).model_dump(mode="json", by_alias=True)
     )

@@ -12,7 +12,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from agentworld.models import Agent, Chat, Message, World
-from agentworld.models.domain import ProviderName
+from agentworld.models.domain import NetworkMode, ProviderName, SandboxMode
 from agentworld.models.text import NUL, lone_surrogate_at
 
 _BODY = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel, strict=True)
@@ -105,6 +105,10 @@ class WorldSettings(_Changes):
     hooks: list[str] | None = None
     client_tools: list[dict[str, Any]] | None = None
     tool_env: list[str] | None = None
+    sandbox: SandboxMode | None = None
+    """Run shell commands and stdio MCP servers in a sandbox: auto | on | off (SPEC C1)."""
+    network: NetworkMode | None = None
+    """Whether sandboxed commands reach the network: deny | allow."""
 
 
 class WorldCreate(WorldSettings):
@@ -252,6 +256,15 @@ class Posted(_Doc):
     message_id: str
 
 
+class SandboxDoc(_Doc):
+    """Where an approved call runs (SPEC C1): contained or not, where it can write, whether it
+    reaches the network — as the person was shown when asked."""
+
+    active: bool
+    writable: list[str]
+    network: NetworkMode
+
+
 class ApprovalDoc(_Doc):
     approval_id: str
     agent: str
@@ -260,6 +273,7 @@ class ApprovalDoc(_Doc):
     tool_args: dict[str, Any]
     message: str
     created_at: str | None
+    sandbox: SandboxDoc
 
 
 class ApprovalList(_Doc):
@@ -370,4 +384,7 @@ class StopDoc(_Doc):
     stopped: bool
     dropped: int
     interrupted: list[str]
+    """Calls that had started and were cancelled."""
+    killed: list[str] = []
+    """Those of ``interrupted`` whose processes were killed, with every process they started."""
     skipped: list[str]

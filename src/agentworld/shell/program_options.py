@@ -24,6 +24,11 @@ splitters, compressors and programs handed a command (``less``, ``ssh``, ``curl`
 :mod:`~agentworld.shell._more_program_options`, archivers (``tar``, ``zip``, ``unzip``, ``7z``
 …) in :mod:`~agentworld.shell._archive_options`, all with the same option reading
 (:mod:`~agentworld.shell._option_reading`).
+
+These tables are frozen. No list of options is ever complete; a person's approval is bounded
+by the sandbox (``tools/sandbox.py``: the working directory the only writable place, no
+network, no process outliving the call), not by this list. A newly found way to make a program
+run or write something is contained there, not added here.
 """
 
 from __future__ import annotations

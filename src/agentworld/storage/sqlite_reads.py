@@ -149,6 +149,26 @@ class StoredMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredSandbox:
+    """Where an approved call runs, as its request showed it: ``models.pending.SandboxDisplay``
+    without pydantic (this module reads without it)."""
+
+    active: bool
+    writable: tuple[str, ...]
+    network: str
+    summary: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"active": self.active, "writable": list(self.writable), "network": self.network}
+
+
+UNRECORDED_SANDBOX = StoredSandbox(
+    False, (), "allow", "containment not recorded for this request: assume it runs NOT sandboxed"
+)
+"""``models.pending.UNRECORDED_SANDBOX``, for a request stored before containment was recorded."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoredApproval:
     """A pending approval request with the fields its document and its text show
     (``documents.approval_doc``, ``cli.output.print_approvals``)."""
@@ -161,6 +181,7 @@ class StoredApproval:
     tool_args: dict[str, Any]
     message: str
     shell: ShellView | None
+    sandbox: StoredSandbox
     created_at: datetime
 
 
@@ -319,7 +340,24 @@ def stored_approval(row: tuple[Any, ...]) -> StoredApproval:
     if not isinstance(fields.get("originalCallId"), str) or not isinstance(fields.get("requestMessageId"), str):
         raise Unreadable("approval detail")
     shell = _shell(fields.get("shell"))
-    return StoredApproval(world, call_id, chat_id, agent, tool_name, tool_args, message, shell, _utc(created))
+    sandbox = _sandbox(fields.get("sandbox"))
+    return StoredApproval(
+        world, call_id, chat_id, agent, tool_name, tool_args, message, shell, sandbox, _utc(created)
+    )
+
+
+def _sandbox(shown: Any) -> StoredSandbox:
+    """The containment a request showed, as ``PendingApproval.sandbox`` reads it."""
+    if shown is None:
+        return UNRECORDED_SANDBOX
+    if not isinstance(shown, dict) or set(shown) != {"active", "writable", "network", "summary"}:
+        raise Unreadable("sandbox display")
+    active, writable, network, summary = (shown[key] for key in ("active", "writable", "network", "summary"))
+    if not (isinstance(active, bool) and isinstance(summary, str) and network in ("deny", "allow")):
+        raise Unreadable("sandbox display")
+    if not isinstance(writable, list) or not all(isinstance(path, str) for path in writable):
+        raise Unreadable("sandbox display")
+    return StoredSandbox(active, tuple(writable), network, summary)
 
 
 def _shell(shown: Any) -> ShellView | None:

@@ -10,6 +10,11 @@ server is started again on its next call. Each tool carries its annotations and
 its server's ``trust`` flag, which decide its default policy (ask unless
 read-only or trusted, ``runtime/authorizer.py``).
 
+A stdio server runs in the world's sandbox (SPEC C2, ``tools/sandbox.py``) unless its entry
+says ``"sandbox": false``: the working directory its only writable place, the network as the
+world allows, its home hidden but for where its program is installed. With ``sandbox = "on"``
+and no sandbox to be had, it does not start.
+
 The SDK's transports and sessions are anyio context managers whose cancel
 scopes belong to the task that entered them. So every session has one owner
 task that opens transport and session, parks until told to stop (or until the
@@ -56,6 +61,7 @@ from agentworld.tools.mcp_config import (
 )
 from agentworld.tools.process_privacy import keep_process_private
 from agentworld.tools.registry import Tool, ToolContext
+from agentworld.tools.sandbox import SandboxStatus, server_argv
 
 __all__ = [
     "SEPARATOR",
@@ -185,8 +191,18 @@ async def _watched(
 class _Server:
     """One configured server across restarts: a session owned by one task, started on demand."""
 
-    def __init__(self, config: MCPServerConfig, *, timeout: float, report: ErrorHandler) -> None:
+    def __init__(
+        self,
+        config: MCPServerConfig,
+        *,
+        timeout: float,
+        report: ErrorHandler,
+        containment: SandboxStatus | None = None,
+    ) -> None:
         self.config, self.name, self._timeout, self._report = config, config.name, timeout, report
+        self._containment = containment if config.command is not None and config.sandbox else None
+        """The world's sandbox when this server runs in it (a stdio server not marked
+        ``"sandbox": false``); None when it runs outside."""
         self._lock = asyncio.Lock()
         self._owner: asyncio.Task[MCPServerError | None] | None = None
         self._client: Client | None = None
@@ -270,10 +286,31 @@ class _Server:
             return streamable_http_client(config.url, http_client=http)
         assert config.command is not None
         keep_process_private()  # a server, like any tool, must not read this process's keys
+        command, args, cwd = config.command, list(config.args), config.cwd
+        contained = self._containment
+        if contained is not None and contained.refuses:
+            raise MCPServerError(
+                f"the world's sandbox setting is \"on\" and {contained.problem}", server=self.name
+            )
+        if contained is not None and contained.active:
+            command, *args = server_argv(
+                config.command, config.args, env=config.env, cwd=config.cwd, status=contained
+            )
+            cwd = None  # bubblewrap's --chdir
         parameters = StdioServerParameters(
-            command=config.command, args=list(config.args), env=config.env or None, cwd=config.cwd
+            command=command, args=args, env=config.env or None, cwd=cwd
         )
         return stdio_client(parameters, errlog=errlog)
+
+    @property
+    def uncontained(self) -> str | None:
+        """Why this server's tools run outside the world's sandbox, or None when they run in
+        it wherever one can be made (``Tool.uncontained``)."""
+        if self.config.url is not None:
+            return "a remote MCP server (streamable HTTP): it runs outside this machine's sandbox"
+        if not self.config.sandbox:
+            return 'its MCP server is configured "sandbox": false'
+        return None
 
     async def list_tools(self) -> list[MCPTool]:
         client = await self.client()
@@ -312,12 +349,17 @@ class MCPClients:
         *,
         on_error: ErrorHandler | None = None,
         call_timeout: float = 60.0,
+        containment: SandboxStatus | None = None,
     ) -> None:
+        """``containment``: the world's sandbox, which stdio servers run in (SPEC C2); None
+        runs them uncontained, as an embedding application that wants no sandbox may."""
         self._servers: dict[str, _Server] = {}
         for config in configs:
             if check_server_name(config.name) in self._servers:
                 raise InvalidInputError(f"MCP server {config.name!r} is configured twice")
-            self._servers[config.name] = _Server(config, timeout=call_timeout, report=self._report)
+            self._servers[config.name] = _Server(
+                config, timeout=call_timeout, report=self._report, containment=containment
+            )
         self._on_error = on_error
         self._lock = asyncio.Lock()
         self._tools: list[Tool] | None = None
@@ -402,5 +444,7 @@ def _registry_tool(server: _Server, spec: MCPTool) -> Tool:
         annotations=annotations,
         server=server.name,
         trusted=server.config.trust,
+        uncontained=server.uncontained,
         run=run,
     )
+

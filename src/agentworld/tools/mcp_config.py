@@ -7,7 +7,9 @@ are set (``world create --mcp-config``) without importing the ``mcp`` SDK. Parsi
 Besides the usual keys, an entry may say ``"trust": true``: the world's owner vouches for
 that server, so its tools run without asking unless a policy rule says otherwise (like
 Gemini CLI's ``trust``). Without it, a server's tool asks first unless its annotations say
-it only reads (``runtime/authorizer.py``, ``tool_default_rule``).
+it only reads (``runtime/authorizer.py``, ``tool_default_rule``). A stdio entry may say
+``"sandbox": false``: that server runs outside the world's sandbox (SPEC C2), and every
+approval of its tools says so.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class MCPServerConfig:
     transport: MCPTransport = "stdio"
     trust: bool = False
     """The owner's explicit choice to let this server's tools run without asking by default."""
+    sandbox: bool = True
+    """A stdio server runs in the world's sandbox (SPEC C2) unless its entry says
+    ``"sandbox": false``."""
 
 
 class _StdioEntry(BaseModel):
@@ -55,6 +60,7 @@ class _StdioEntry(BaseModel):
     transport: Literal["stdio"] = "stdio"
     type: Literal["stdio"] = "stdio"
     trust: bool = False
+    sandbox: bool = True
 
 
 class _HttpEntry(BaseModel):
@@ -140,4 +146,5 @@ def _parse_server(name: str, entry: object) -> MCPServerConfig:
         env=stdio.env,
         cwd=stdio.cwd,
         trust=stdio.trust,
+        sandbox=stdio.sandbox,
     )

@@ -9,16 +9,19 @@ from the built-ins, the world's MCP servers and its declared client tools.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentworld.errors import InvalidInputError
+from agentworld.models.domain import NetworkMode, SandboxMode
 from agentworld.providers.base import ToolSpec
 
 if TYPE_CHECKING:
     from agentworld.approval.grants import PolicyState
     from agentworld.models import World
+    from agentworld.tools.sandbox import SandboxStatus
 
 ToolLocation = Literal["server", "client"]
 ApprovalScope = Literal["once", "session", "always"]
@@ -28,8 +31,8 @@ CLIENT_PREFIX = "client."
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Where a call runs: which world, chat and agent, the world's working directory and the
-    environment variables its tools may see."""
+    """Where a call runs: which world, chat and agent, the world's working directory, the
+    environment variables its tools may see and how its processes are contained."""
 
     world: str
     chat_id: str
@@ -47,6 +50,30 @@ class ToolContext:
     approval_id: str | None = None
     """The approval a person gave this very call, when it is authorized again just before it
     runs (SPEC C3): a DENY in force then still refuses it, and ASK_USER needs nobody more."""
+    sandbox: SandboxMode = "auto"
+    """The world's ``sandbox`` setting (SPEC C1): whether tool processes run in bubblewrap."""
+    network: NetworkMode = "deny"
+    """The world's ``network`` setting: whether a contained process may reach the network."""
+
+    def containment(self, tool: Tool | None = None) -> SandboxStatus:
+        """What this call's processes get on this machine (``tools.sandbox.sandbox_status``;
+        bubblewrap is probed once per process, on the first call that needs to know); for a
+        ``tool`` that never runs in the sandbox, not contained and why."""
+        from agentworld.tools.sandbox import sandbox_status  # only tools that start processes ask
+
+        status = sandbox_status(self.sandbox, self.network, self.working_dir)
+        if tool is not None and tool.uncontained is not None:
+            return status.outside(tool.uncontained)
+        return status
+
+    async def containment_now(self, tool: Tool | None = None) -> SandboxStatus:
+        """``containment``, in a worker thread only while bubblewrap is still to be probed (a
+        subprocess, once per process), so a running event loop is never held up by it."""
+        from agentworld.tools.sandbox import probed
+
+        if self.sandbox == "off" or probed():
+            return self.containment(tool)
+        return await asyncio.to_thread(self.containment, tool)
 
     @classmethod
     def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
@@ -58,6 +85,8 @@ class ToolContext:
             working_dir=world.working_dir,
             interactive=interactive,
             tool_env=tuple(world.tool_env),
+            sandbox=world.sandbox,
+            network=world.network,
         )
 
 
@@ -93,6 +122,9 @@ class Tool:
     trusted: bool = False
     """Its MCP server is marked ``"trust": true`` by the world's owner: it runs without asking
     unless a policy rule says otherwise (other MCP tools ask unless they are read-only)."""
+    uncontained: str | None = None
+    """Why this tool's calls never run in the world's sandbox (SPEC C1, C2), or None when they
+    do where one can be made: shown in every approval of it."""
     run: ToolRunner | None = None
 
     def spec(self) -> ToolSpec:
@@ -113,6 +145,7 @@ def client_tool(definition: dict[str, Any]) -> Tool:
         parameters=definition.get("parameters") or {"type": "object", "properties": {}},
         location="client",
         approval=ApprovalSettings(**approval),
+        uncontained="a client tool: it runs in the client application",
     )
 
 

@@ -21,7 +21,7 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,9 @@ from agentworld.tools.confinement import working_root
 
 BWRAP_CANDIDATES: tuple[str, ...] = ("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
 """Where bubblewrap is looked for, in order; never on the caller's ``PATH``."""
+BWRAP_VARIABLE = "AGENTWORLD_BWRAP"
+"""An absolute path that replaces the lookup (a bubblewrap elsewhere, or a path that does not
+exist to run as if none were installed)."""
 
 HIDDEN_DIRECTORIES: tuple[str, ...] = ("/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp")
 """Replaced by empty private directories inside the sandbox: people's homes (keys, shell
@@ -75,12 +78,22 @@ class SandboxStatus:
             return f"sandboxed: writes only in {where}, {net}"
         if self.mode == "on":
             return f"NOT sandboxed ({self.problem}): shell tools refuse to run"
-        why = "sandbox off" if self.mode == "off" else (self.problem or "no sandbox")
+        why = self.problem or ("sandbox off" if self.mode == "off" else "no sandbox")
         return f"NOT sandboxed ({why}): the command can write anywhere you can, and reach the network"
+
+    def outside(self, reason: str) -> SandboxStatus:
+        """This world's status for a tool whose calls never run in the sandbox (a client
+        tool, a remote MCP server, a server configured ``"sandbox": false``): not contained,
+        and ``reason`` says why."""
+        return SandboxStatus("off", False, self.writable, self.network, reason)
 
 
 def find_bwrap() -> str | None:
-    """The absolute path of bubblewrap, or None."""
+    """The absolute path of bubblewrap (``$AGENTWORLD_BWRAP`` when set), or None."""
+    chosen = os.environ.get(BWRAP_VARIABLE)
+    if chosen:
+        usable = os.path.isabs(chosen) and os.path.isfile(chosen) and os.access(chosen, os.X_OK)
+        return chosen if usable else None
     for candidate in BWRAP_CANDIDATES:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
@@ -96,6 +109,8 @@ def bubblewrap_problem() -> str | None:
     the process may lack the rights to make one)."""
     bwrap = find_bwrap()
     if bwrap is None:
+        if os.environ.get(BWRAP_VARIABLE):
+            return f"no bubblewrap at ${BWRAP_VARIABLE} ({os.environ[BWRAP_VARIABLE]})"
         return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
     probe = [*_namespace_options(bwrap, network="deny"), "--ro-bind", "/", "/", "--", "/bin/true"]
     try:
@@ -108,6 +123,12 @@ def bubblewrap_problem() -> str | None:
         reason = done.stderr.decode(errors="replace").strip().splitlines()
         return f"bubblewrap cannot make a sandbox here: {reason[-1] if reason else done.returncode}"
     return None
+
+
+def probed() -> bool:
+    """Whether this process has probed bubblewrap already (``sandbox_status`` then does no
+    I/O beyond resolving the working directory, and need not leave the event loop)."""
+    return bubblewrap_problem.cache_info().currsize > 0
 
 
 def sandbox_status(
@@ -138,6 +159,12 @@ def _namespace_options(bwrap: str, *, network: NetworkMode) -> list[str]:
     return options
 
 
+def hidden(path: str, *, home: str | None = None) -> bool:
+    """Whether ``path`` lies in a directory the sandbox hides (``HIDDEN_DIRECTORIES``, ``home``)."""
+    places = [*HIDDEN_DIRECTORIES, *([home] if home and home != "/" else [])]
+    return any(path == place or path.startswith(place.rstrip("/") + "/") for place in places)
+
+
 def sandboxed_argv(
     argv: Sequence[str],
     *,
@@ -145,9 +172,11 @@ def sandboxed_argv(
     cwd: str,
     network: NetworkMode,
     home: str | None = None,
+    readable: Sequence[str] = (),
 ) -> list[str]:
     """``argv`` run inside bubblewrap: the system read-only, ``writable`` the only writable
-    places, private ``/tmp``, ``home`` (and every home) hidden, its own PID namespace."""
+    places, private ``/tmp``, ``home`` (and every home) hidden but for ``readable`` (shown
+    read-only: where an MCP server's program is installed), its own PID namespace."""
     bwrap = find_bwrap()
     if bwrap is None:
         raise RuntimeError("bubblewrap is not installed")
@@ -159,7 +188,47 @@ def sandboxed_argv(
     for directory in hidden:
         if os.path.isdir(directory) and not os.path.islink(directory):
             options += ["--tmpfs", directory]
+    for path in readable:
+        if os.path.exists(path):
+            options += ["--ro-bind", path, path]
     for path in writable:  # after the hiding: a working directory under /tmp or $HOME comes back
         options += ["--bind", path, path]
     options += ["--chdir", cwd, "--", *argv]
     return options
+
+
+def server_argv(
+    command: str,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None,
+    status: SandboxStatus,
+) -> list[str]:
+    """A stdio MCP server's command line inside a world's sandbox (SPEC C2): the working
+    directory the only writable place, the server's directory and program shown read-only
+    where the sandbox would hide them (a program installed under a home directory)."""
+    home = env.get("HOME", os.environ.get("HOME"))
+    start = os.path.expanduser(cwd or status.writable[0])
+    found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH")))
+    program = found if found and os.sep not in command else os.path.join(start, os.path.expanduser(command))
+    places = {*_installed_under(program), *_installed_under(os.path.realpath(program))}
+    directory = os.path.realpath(start)
+    readable = sorted(place for place in {*places, directory} if hidden(place, home=home))
+    return sandboxed_argv(
+        [program, *args],
+        writable=status.writable,
+        cwd=directory,
+        network=status.network,
+        home=home,
+        readable=readable,
+    )
+
+
+def _installed_under(program: str) -> list[str]:
+    """Where a program's installation lies: ``PREFIX`` for ``PREFIX/bin/name`` (an
+    interpreter's libraries lie beside its ``bin``), else the program's directory."""
+    directory = os.path.dirname(os.path.abspath(program))
+    if os.path.basename(directory) == "bin":
+        return [os.path.dirname(directory)]
+    return [directory]

@@ -8,9 +8,10 @@ configuration changes. The ``mcp`` SDK is imported only for worlds that use it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentworld.models import World
 from agentworld.tools.builtin.definitions import BUILTIN_TOOLS
@@ -36,20 +37,29 @@ class WorldTools:
         tools: list[Tool] = [*BUILTIN_TOOLS, *self._extra]
         tools.extend(client_tool(definition) for definition in world.client_tools)
         if world.mcp_config:
-            clients = await self._clients(world.mcp_config)
+            clients = await self._clients(world)
             tools.extend(await clients.tools())
         elif self._mcp is not None:
             await self.aclose()
         return ToolRegistry(tools)
 
-    async def _clients(self, config: dict[str, Any]) -> MCPClients:
+    async def _clients(self, world: World) -> MCPClients:
+        """The world's MCP clients, started again when its MCP configuration or the sandbox
+        its stdio servers run in (SPEC C2) changes."""
         from agentworld.tools.mcp import MCPClients
         from agentworld.tools.mcp_config import parse_mcp_config
+        from agentworld.tools.sandbox import sandbox_status
 
-        key = json.dumps(config, sort_keys=True)
+        assert world.mcp_config is not None
+        contained = await asyncio.to_thread(
+            sandbox_status, world.sandbox, world.network, world.working_dir
+        )
+        key = json.dumps([world.mcp_config, contained.mode, contained.active, contained.to_json()], sort_keys=True)
         if self._mcp is None or key != self._mcp_key:
             await self.aclose()
-            self._mcp = MCPClients(parse_mcp_config(config), on_error=self._on_mcp_error)
+            self._mcp = MCPClients(
+                parse_mcp_config(world.mcp_config), on_error=self._on_mcp_error, containment=contained
+            )
             self._mcp_key = key
         return self._mcp
 

@@ -54,10 +54,17 @@ async def _run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, An
     return await run_shell(args, context)
 
 
-def _check_shell_directory(args: dict[str, Any], context: ToolContext) -> str | None:
+def _shell_precheck(args: dict[str, Any], context: ToolContext) -> str | None:
+    """Why a shell call cannot run here whatever a person would answer: a directory outside
+    the working directory, or a world that wants a sandbox (``on``) where none can be made."""
     from agentworld.tools.builtin.shell import check_directory  # on first use
 
-    return check_directory(args.get("directory"), context.working_dir)
+    problem = check_directory(args.get("directory"), context.working_dir)
+    if problem is None and context.sandbox == "on":
+        contained = context.containment()
+        if contained.refuses:
+            return f"the world's sandbox setting is \"on\" and {contained.problem}; nothing ran"
+    return problem
 
 
 async def _read_file(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
@@ -81,7 +88,7 @@ SHELL_TOOL = Tool(
     parameters=SHELL_PARAMETERS,
     approval=ApprovalSettings(required=True, scope="once", message="Run `{command}`?"),
     annotations={"destructiveHint": True, "openWorldHint": True},
-    precheck=_check_shell_directory,
+    precheck=_shell_precheck,
     run=_run_shell,
 )
 READ_FILE_TOOL = Tool(

@@ -9,12 +9,18 @@ it. So the runtime starts this guard with its standard input on a pipe whose wri
 the runtime holds (the control pipe). The guard starts the command in a new session, so in a
 process group of its own, and waits for the first of:
 
-- the command exits: the guard ends the same way (the same exit code, or killed by the same
-  signal), so the runtime sees what it saw when it ran the command itself;
+- the command exits: the guard kills what is left of its process group (background jobs
+  such as ``sleep 100 &`` or ``cat fifo >/dev/null 2>&1 &`` never outlive the call), then ends
+  the same way (the same exit code, or killed by the same signal), so the runtime sees what it
+  saw when it ran the command itself. The command is seen to end with ``waitid(WNOWAIT)`` and
+  reaped only after the kill, so its group's id cannot meanwhile name another process's group;
 - end of file on the control pipe — the runtime died, however it died, or closed the pipe to
   stop the command (a timeout, a cancelled call) — or a signal asking the guard to end: the
   guard kills the command's whole process group with SIGKILL at once and ends as the command
   then did.
+
+A process that leaves the group on purpose (``setsid``) escapes this kill; the sandbox
+(``tools/sandbox.py``: a PID namespace) is what contains those.
 
 Nothing slips between starting the command and watching it: the guard's signal handlers are
 in place before the command is spawned, the command leads its own process group from its first
@@ -57,6 +63,9 @@ STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 reset when the command is executed, so it gets the defaults (or an inherited "ignore")."""
 KILLED = 9
 """The wait status of a process killed by SIGKILL (the signal's number, no exit code)."""
+_WAITID = getattr(os, "waitid", None)
+_REAPED = [0]
+"""The wait status ``_ended`` read where it had to reap the command to see it end."""
 
 
 # -- the runtime's side ----------------------------------------------------------------
@@ -137,20 +146,33 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
+def _ended(pid: int) -> bool:
+    """Whether the command has ended, leaving it unreaped (``WNOWAIT``): while it is a zombie
+    its pid, which is its process group's id, cannot be given to another process."""
+    if _WAITID is None:  # no waitid here: reap, and kill the group right after
+        done, _REAPED[0] = os.waitpid(pid, os.WNOHANG)
+        return done != 0
+    return _WAITID(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
 def _watch(pid: int, wakeup: int) -> int:
-    """Wait for the command to exit, or kill its group when told to stop; its wait status."""
+    """Wait for the command to exit, or for word to stop it; then kill its whole process
+    group (what it left running in the background, or all of it) and return its wait status."""
     while True:
         ready, _, _ = select.select([CONTROL, wakeup], [], [])
         if CONTROL in ready and not os.read(CONTROL, 4096):
             break  # end of file: the runtime died, or closed the pipe to stop the command
         if wakeup in ready and set(os.read(wakeup, 64)) - {signal.SIGCHLD}:
             break  # a signal asked the guard itself to end
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-    # The command is not reaped yet, so its process group id cannot have been reused.
+        if _ended(pid):
+            break
+    # Background jobs (``sleep 100 &``) never outlive the call; the command is not reaped
+    # yet, so its process group id cannot have been reused.
     _kill_group(pid)
-    return os.waitpid(pid, 0)[1]
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:  # reaped by the fallback of ``_ended``
+        return _REAPED[0]
 
 
 def _end_like(status: int) -> NoReturn:

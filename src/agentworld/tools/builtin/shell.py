@@ -16,9 +16,16 @@ directory (``check_directory`` lets the policy refuse a call before anyone is
 asked to approve it). ``parameters`` are shell-quoted and appended, so they
 arrive as literal arguments. The command runs in its own process group, under
 a guard (``process_guard.py``) that kills the whole group, not just the shell,
-on timeout and when the process running the tool dies, even of SIGKILL. Output
-beyond the cap is cut, with a note saying how much was dropped. It requires
-approval by default (``definitions.SHELL_TOOL``).
+when the shell exits (so background jobs end with the call), on timeout and when
+the process running the tool dies, even of SIGKILL. Where the world's sandbox is
+active (``ToolContext.containment``, SPEC C1) the guard runs bash inside
+bubblewrap (``tools/sandbox.py``): the working directory the only writable place,
+``$HOME`` hidden, no network unless the world allows it, and a PID namespace that
+ends with the command; a world set to ``sandbox = "on"`` where none can be made
+gets an error and nothing runs. Output is read from the call's own pipes, within
+a bound once the command's group is gone, and cut beyond the cap with a note
+saying how much was dropped. It requires approval by default
+(``definitions.SHELL_TOOL``).
 """
 
 from __future__ import annotations
@@ -45,8 +52,12 @@ from agentworld.tools.environment import (
 )
 from agentworld.tools.process_privacy import keep_process_private
 from agentworld.tools.registry import ToolContext
+from agentworld.tools.sandbox import sandboxed_argv
 
 OUTPUT_CAP = 64 * 1024
+OUTPUT_GRACE = 2.0
+"""Seconds the output is still read once the command's process group is gone: what a process
+that left the group (``setsid``) still writes there is not waited for beyond it."""
 
 
 class _CappedReader:
@@ -123,6 +134,50 @@ def _lookup_bash() -> _BashLookup:
     )
 
 
+class SandboxUnavailable(RuntimeError):
+    """The world asks for a sandbox (``sandbox = "on"``) and none can be made here."""
+
+
+class _OutputPipe:
+    """A pipe the command writes (``child_end``) and this call reads (``reader``), closed when
+    the call ends whether it was read to its end or not: a process that escaped the command's
+    group and still holds the write end cannot keep the call waiting."""
+
+    def __init__(self) -> None:
+        self.reader = asyncio.StreamReader()
+        self._read_end, self.child_end = os.pipe()
+        self._child_end_open = True
+        self._transport: asyncio.ReadTransport | None = None
+
+    async def __aenter__(self) -> _OutputPipe:
+        # The file object owns the read end from here on: closing it (here, or the transport
+        # closing it) is the only close, so no other file ever loses its descriptor number.
+        pipe = os.fdopen(self._read_end, "rb", buffering=0)
+        try:
+            self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(self.reader), pipe
+            )
+        except BaseException:  # a call cancelled as it starts
+            pipe.close()
+            self.close_child_end()
+            raise
+        return self
+
+    def close_child_end(self) -> None:
+        """Close this process's copy of the write end (once the child holds its own)."""
+        if self._child_end_open:
+            self._child_end_open = False
+            os.close(self.child_end)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close_child_end()
+        if self._transport is not None:
+            self._transport.close()
+            # The transport lets go of its pipe in a callback of the loop's next step: taken
+            # here, so a loop that ends with the call (``asyncio.run``) leaves no pipe open.
+            await asyncio.sleep(0)
+
+
 def find_bash() -> str:
     """The absolute path of a bash ≥ 4, looked up and version-checked once per process;
     raise ``BashUnavailable`` when there is none."""
@@ -168,38 +223,67 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
     line = command_line(args["command"], args.get("parameters"))
     cwd = _working_directory(args.get("directory"), context)
     timeout = min(float(args.get("timeout") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
+    contained = await context.containment_now()
+    if contained.refuses:
+        raise SandboxUnavailable(
+            f"the world's sandbox setting is \"on\" and {contained.problem}; nothing ran"
+        )
     bash = await asyncio.to_thread(find_bash)  # a cached lookup after the first call
     # An agent's key may sit in any variable (``--api-key-env LC_MYKEY``): never passed unless
     # the world lists it in ``tool_env``.
     env = tool_environment(os.environ, shell=bash, passed=context.tool_env, withheld=key_variables())
+    argv = [bash, "--noprofile", "--norc", "-c", line]
+    if contained.active:
+        if "TMPDIR" in env:
+            env["TMPDIR"] = "/tmp"  # the sandbox's private one; the outer one is hidden
+        argv = sandboxed_argv(
+            argv,
+            writable=contained.writable,
+            cwd=str(cwd),
+            network=contained.network,
+            home=env.get("HOME"),
+        )
     keep_process_private()  # the command must not read this process's keys in /proc/<pid>/
     started = time.monotonic()
-    # The guard starts bash in a new session (its own process group) and kills that group
-    # when its standard input, the control pipe, ends: when this process dies or closes it.
-    process = await asyncio.create_subprocess_exec(
-        *guarded_command([bash, "--noprofile", "--norc", "-c", line]),
-        cwd=cwd,
-        env={},  # the guard's own; bash's environment travels on the control pipe
-        stdin=asyncio.subprocess.PIPE,  # the control pipe: only this process holds its write end
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,  # out of reach of signals sent to this process's group
-    )
     out, err = _CappedReader(OUTPUT_CAP), _CappedReader(OUTPUT_CAP)
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    process.stdin.write(environment_block(env))
-    readers = asyncio.gather(out.drain(process.stdout), err.drain(process.stderr), process.wait())
-    timed_out = False
-    try:
-        await asyncio.wait_for(asyncio.shield(readers), timeout)
-    except TimeoutError:
-        timed_out = True
-        process.stdin.close()  # end of file on the control pipe: the guard kills bash's group
-        await readers
-    except asyncio.CancelledError:
-        process.stdin.close()
-        await asyncio.gather(readers, return_exceptions=True)
-        raise
+    # The guard starts the command in a new session (its own process group) and kills that
+    # group when the command ends and when its standard input, the control pipe, ends: when
+    # this process dies or closes it. The output pipes are this call's own, so it can stop
+    # reading them whatever still holds their write ends.
+    async with _OutputPipe() as stdout, _OutputPipe() as stderr:
+        process = await asyncio.create_subprocess_exec(
+            *guarded_command(argv),
+            cwd=cwd,
+            env={},  # the guard's own; the command's environment travels on the control pipe
+            stdin=asyncio.subprocess.PIPE,  # the control pipe: only this process holds its write end
+            stdout=stdout.child_end,
+            stderr=stderr.child_end,
+            start_new_session=True,  # out of reach of signals sent to this process's group
+        )
+        stdout.close_child_end()
+        stderr.close_child_end()
+        assert process.stdin is not None
+        process.stdin.write(environment_block(env))
+        drains = asyncio.gather(out.drain(stdout.reader), err.drain(stderr.reader))
+        timed_out = False
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(process.wait()), timeout)
+            except TimeoutError:
+                timed_out = True
+                process.stdin.close()  # end of file on the control pipe: the guard kills the group
+                await process.wait()
+            # The command and its group are gone (a sandbox's whole PID namespace with them);
+            # what is left to read is read within a bound, so a process that escaped the group
+            # cannot hold the call open by holding its output.
+            await asyncio.wait({drains}, timeout=OUTPUT_GRACE)
+        except asyncio.CancelledError:
+            process.stdin.close()
+            await asyncio.gather(process.wait(), return_exceptions=True)
+            raise
+        finally:
+            drains.cancel()
+            await asyncio.gather(drains, return_exceptions=True)
     # Secrets are masked even when the world passed them on purpose: the output goes to the
     # transcript, the event log and the next model request.
     # An agent's key variable (``--api-key-env LLMX``) counts whatever its name says.

@@ -1,0 +1,115 @@
+"""Stdio MCP servers run in the world's sandbox (SPEC C2) unless their entry says
+``"sandbox": false``: the real test server (tests/support/mcp_test_server.py) under real
+bubblewrap, writing real files."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentworld.errors import InvalidInputError
+from agentworld.tools.mcp import MCPClients
+from agentworld.tools.mcp_config import MCPServerConfig, parse_mcp_config
+from agentworld.tools.registry import ToolContext
+from agentworld.tools.sandbox import (
+    BWRAP_VARIABLE,
+    SandboxStatus,
+    bubblewrap_problem,
+    sandbox_status,
+)
+
+SERVER_SCRIPT = str(Path(__file__).parents[1] / "support" / "mcp_test_server.py")
+
+
+def server(name: str, *, sandbox: bool = True) -> MCPServerConfig:
+    return MCPServerConfig(name, command=sys.executable, args=(SERVER_SCRIPT,), sandbox=sandbox)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "outside").mkdir()
+    return tmp_path / "work"
+
+
+def context(work: Path) -> ToolContext:
+    return ToolContext(world="w", chat_id="c", agent="a", working_dir=str(work))
+
+
+async def write_marker(clients: MCPClients, name: str, path: Path, work: Path) -> None:
+    tool = next(t for t in await clients.tools() if t.name == f"{name}__write_marker")
+    assert tool.run is not None
+    await tool.run({"path": str(path)}, context(work))
+
+
+async def test_a_contained_server_writes_in_the_working_directory_and_nowhere_else(work: Path) -> None:
+    errors: list[str] = []
+
+    async def report(name: str, exc: Exception) -> None:
+        errors.append(str(exc))
+
+    status = sandbox_status("on", "deny", str(work))
+    async with MCPClients([server("box")], containment=status, on_error=report) as clients:
+        await write_marker(clients, "box", work / "inside", work)
+        with pytest.raises(Exception, match="Error executing tool write_marker"):
+            await write_marker(clients, "box", work.parent / "outside" / "f", work)
+        tools = await clients.tools()
+        pid = next(t for t in tools if t.name == "box__pid")
+        assert pid.run is not None
+        assert (await pid.run({}, context(work)))["result"] < 10  # its own PID namespace, under bwrap's init
+    assert errors == []
+    assert (work / "inside").read_text() == "marker\n"
+    assert not (work.parent / "outside" / "f").exists()
+    assert all(tool.uncontained is None for tool in tools)
+
+
+async def test_a_server_marked_sandbox_false_runs_outside_and_its_tools_say_so(work: Path) -> None:
+    status = sandbox_status("on", "deny", str(work))
+    async with MCPClients([server("free", sandbox=False)], containment=status) as clients:
+        await write_marker(clients, "free", work.parent / "outside" / "f", work)
+        tools = await clients.tools()
+    assert (work.parent / "outside" / "f").read_text() == "marker\n"
+    assert {tool.uncontained for tool in tools} == {'its MCP server is configured "sandbox": false'}
+    shown = context(work).containment(tools[0])
+    assert not shown.active and shown.to_json()["active"] is False
+    assert shown.describe().startswith('NOT sandboxed (its MCP server is configured "sandbox": false)')
+
+
+@pytest.fixture
+def no_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(BWRAP_VARIABLE, "/nonexistent/bwrap")
+    bubblewrap_problem.cache_clear()
+    try:
+        yield
+    finally:
+        monkeypatch.delenv(BWRAP_VARIABLE)
+        bubblewrap_problem.cache_clear()
+
+
+@pytest.mark.usefixtures("no_bubblewrap")
+async def test_with_sandbox_on_and_none_to_be_had_a_server_does_not_start(work: Path) -> None:
+    errors: list[str] = []
+
+    async def report(name: str, exc: Exception) -> None:
+        errors.append(str(exc))
+
+    status: SandboxStatus = sandbox_status("on", "deny", str(work))
+    assert status.refuses
+    async with MCPClients([server("box")], containment=status, on_error=report) as clients:
+        assert await clients.tools() == []
+    (error,) = errors
+    assert "could not start" in error and 'sandbox setting is "on"' in error
+
+
+def test_the_sandbox_key_is_checked_in_the_mcp_config() -> None:
+    (entry,) = parse_mcp_config({"mcpServers": {"s": {"command": "x", "sandbox": False}}})
+    assert entry.sandbox is False
+    (default,) = parse_mcp_config({"mcpServers": {"s": {"command": "x"}}})
+    assert default.sandbox is True
+    with pytest.raises(InvalidInputError, match="sandbox"):
+        parse_mcp_config({"mcpServers": {"s": {"command": "x", "sandbox": "no"}}})
+    with pytest.raises(InvalidInputError, match="unknown key 'sandbox'"):
+        parse_mcp_config({"mcpServers": {"s": {"url": "http://h/mcp", "sandbox": False}}})
