@@ -6,6 +6,7 @@ shows the exact command; the sandbox line of the approval document."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -174,3 +175,22 @@ def test_the_approval_shows_its_sandbox_or_warns_that_there_is_none(
         None,
     ]
     assert shown["inCard"] == "sandboxed: writes only in /home/me/project, no network"
+
+
+def test_a_real_shell_approval_card_says_where_the_command_may_write(
+    served: Served, ops_chat: Callable[[str], str], open_page: Callable[..., Page], world_name: str
+) -> None:
+    chat = ops_chat("touch sandbox-line-marker")
+    page = open_page(served.chat_url(world_name, chat))
+    page.get_by_test_id("composer-input").fill("make it")
+    page.get_by_test_id("composer-input").press("Enter")
+    card = page.get_by_test_id("approval-dialog")
+    expect(card).to_be_visible()
+
+    [document] = pending(served, world_name)
+    where = os.path.realpath(served.home)
+    assert document["sandbox"] == {"active": True, "writable": [where], "network": "deny"}
+    expect(card.get_by_test_id("approval-sandbox")).to_have_text(
+        f"sandboxed: writes only in {where}, no network"
+    )
+    expect(card.get_by_test_id("approval-sandbox")).to_have_attribute("data-active", "true")
