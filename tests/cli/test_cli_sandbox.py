@@ -168,3 +168,48 @@ def test_tools_shows_the_sandbox_line(cli: Any, world: str, work: Path) -> None:
     }
     without = cli("tools", world, env=NO_BWRAP)
     assert "UNCONTAINED" in without.stderr
+
+
+def _approve_the_one_pending(cli: Any, world: str, **env: str) -> dict[str, Any]:
+    [request] = cli("approvals", world, "--json").json()["approvals"]
+    answered = cli("approve", world, request["approvalId"], "--decision", "approve", "--json", env=env)
+    return dict(json.loads(answered.stdout))
+
+
+def test_a_call_approved_as_contained_never_runs_uncontained(cli: Any, world: str, work: Path) -> None:
+    cli("send", world, "@a1 run: touch boxed")
+
+    answered = _approve_the_one_pending(cli, world, **NO_BWRAP)
+
+    result = [m for m in answered["messages"] if m["role"] == "tool"][-1]
+    assert "not run: it was approved as" in result["content"] and "NOT sandboxed" in result["content"]
+    assert not (work / "boxed").exists()
+
+
+def test_a_call_approved_without_network_does_not_run_once_the_world_allows_it(
+    cli: Any, world: str, work: Path
+) -> None:
+    cli("send", world, "@a1 run: touch netless")
+    cli("world", "update", world, "--network", "allow")
+
+    answered = _approve_the_one_pending(cli, world)
+
+    result = [m for m in answered["messages"] if m["role"] == "tool"][-1]
+    assert "network allowed" in result["content"]
+    assert not (work / "netless").exists()
+
+
+def test_a_call_shown_uncontained_may_run_contained(cli: Any, world: str, work: Path) -> None:
+    cli("send", world, "@a1 run: touch shown-open", env=NO_BWRAP)
+
+    _approve_the_one_pending(cli, world)
+
+    assert (work / "shown-open").exists()
+
+
+def test_a_call_approved_as_contained_runs_in_the_same_box(cli: Any, world: str, work: Path) -> None:
+    cli("send", world, "@a1 run: touch same-box")
+
+    _approve_the_one_pending(cli, world)
+
+    assert (work / "same-box").exists()

@@ -4,6 +4,8 @@ bubblewrap, writing real files."""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,3 +115,33 @@ def test_the_sandbox_key_is_checked_in_the_mcp_config() -> None:
         parse_mcp_config({"mcpServers": {"s": {"command": "x", "sandbox": "no"}}})
     with pytest.raises(InvalidInputError, match="unknown key 'sandbox'"):
         parse_mcp_config({"mcpServers": {"s": {"url": "http://h/mcp", "sandbox": False}}})
+
+
+async def test_a_server_script_in_a_hidden_place_is_shown_to_it_alone_and_read_only(work: Path) -> None:
+    """``python ~/tools/server.py`` or a script under ``/tmp``: the file the configuration names
+    is shown read-only; its neighbours stay hidden."""
+    elsewhere = work.parent / "elsewhere"  # under /tmp, which the sandbox hides
+    elsewhere.mkdir()
+    script = elsewhere / "server.py"
+    shutil.copy(SERVER_SCRIPT, script)
+    original = script.read_text()
+    (elsewhere / "neighbour.txt").write_text("private\n")
+    errors: list[str] = []
+
+    async def report(name: str, exc: Exception) -> None:
+        errors.append(str(exc))
+
+    status = sandbox_status("on", "deny", str(work))
+    config = MCPServerConfig("hid", command=sys.executable, args=(str(script),))
+    async with MCPClients([config], containment=status, on_error=report) as clients:
+        tools = await clients.tools()
+        assert errors == []
+        await write_marker(clients, "hid", work / "from-hidden-script", work)
+        with pytest.raises(Exception, match="Error executing tool write_marker"):
+            await write_marker(clients, "hid", script, work)  # shown, but read-only
+        with contextlib.suppress(Exception):  # it writes, if at all, in its private /tmp
+            await write_marker(clients, "hid", elsewhere / "neighbour.txt", work)
+    assert {t.name for t in tools} >= {"hid__write_marker", "hid__pid"}
+    assert (work / "from-hidden-script").read_text() == "marker\n"
+    assert script.read_text() == original
+    assert (elsewhere / "neighbour.txt").read_text() == "private\n"

@@ -232,12 +232,31 @@ async def _authorized_again(
         arguments = parse_arguments(call.arguments)
     except ArgumentError:
         return None
+    if (wider := await _wider_than_shown(context, call, tool)) is not None:
+        return ToolResult.denial(call.original_call_id, wider, by="policy")
     approved = replace(context, approval_id=call.tool_call_id)
     match await ctx.authorizer.authorize(tool, arguments, approved):
         case Deny(reason=reason, by=by):
             return ToolResult.denial(call.original_call_id, reason, by=by)
         case Allow() | AskUser():
             return None
+
+
+async def _wider_than_shown(context: ToolContext, call: PendingApproval, tool: Tool) -> str | None:
+    """Why the call may not run as approved when it would now reach further than the person
+    was shown (SPEC C1): shown contained, it runs only in the same box -- not uncontained
+    (bubblewrap gone, the setting turned off), not with the network, not writing elsewhere.
+    A request shown uncontained may run in any box."""
+    shown = call.sandbox
+    if not shown.active:
+        return None
+    now = await context.containment_now(tool)
+    if now.active and now.network == shown.network and list(now.writable) == list(shown.writable):
+        return None
+    return (
+        f"not run: it was approved as \"{shown.summary}\", and it would now run "
+        f"\"{now.describe()}\"; ask again if it should run that way"
+    )
 
 
 async def _run_once(

@@ -206,13 +206,15 @@ def server_argv(
     status: SandboxStatus,
 ) -> list[str]:
     """A stdio MCP server's command line inside a world's sandbox (SPEC C2): the working
-    directory the only writable place, the server's directory and program shown read-only
-    where the sandbox would hide them (a program installed under a home directory)."""
+    directory the only writable place, the server's directory and program, and the files its
+    arguments name (``python /home/me/server.py``), shown read-only where the sandbox would
+    hide them (a program installed under a home directory or ``/tmp``)."""
     home = env.get("HOME", os.environ.get("HOME"))
     start = os.path.expanduser(cwd or status.writable[0])
     found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH")))
     program = found if found and os.sep not in command else os.path.join(start, os.path.expanduser(command))
     places = {*_installed_under(program), *_installed_under(os.path.realpath(program))}
+    places |= set(_named_files(args, start))
     directory = os.path.realpath(start)
     readable = sorted(place for place in {*places, directory} if hidden(place, home=home))
     return sandboxed_argv(
@@ -223,6 +225,17 @@ def server_argv(
         home=home,
         readable=readable,
     )
+
+
+def _named_files(args: Sequence[str], start: str) -> list[str]:
+    """The existing regular files a server's arguments name (absolute, or relative to where it
+    starts): each file alone, never the directory around it."""
+    named: list[str] = []
+    for arg in args:
+        path = os.path.join(start, os.path.expanduser(arg))
+        if os.path.isfile(path):
+            named += [os.path.abspath(path), os.path.realpath(path)]
+    return named
 
 
 def _installed_under(program: str) -> list[str]:
