@@ -158,7 +158,7 @@ def test_db_without_a_value_is_a_usage_error(tmp_path: Path) -> None:
     ("args", "words"),
     [
         ('{"a": ' + "[" * 10000 + "]" * 10000 + "}", ("--args", "nested too deeply")),
-        ('{"command": "ls", "x": NaN}', ("--args", "NaN is not a JSON value")),
+        ('{"command": "ls", "x": NaN}', ("--args", "NaN is not a JSON number")),
         ('{"command": "ls", "x": 1e999}', ("--args", "too large")),
     ],
 )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from agentworld import strict_json
 from agentworld.cli import output
 from agentworld.cli import state as cli_state
 
@@ -125,22 +126,11 @@ def parse_json_option(text: str, what: str) -> Any:
     for a float are not JSON (Python's parser takes them), and nesting deep enough to exhaust
     the parser is refused, each as one line."""
     try:
-        return json.loads(text, parse_constant=_not_json, parse_float=_finite_number)
+        return strict_json.loads(text)
     except RecursionError:
         output.fail(f"{what} is nested too deeply")
     except ValueError as exc:
         output.fail(f"{what} is not valid JSON: {exc}")
-
-
-def _not_json(word: str) -> Any:
-    raise ValueError(f"{word} is not a JSON value")
-
-
-def _finite_number(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"the number {text} is too large")
-    return number
 
 
 def check_database(db: str | None) -> None:
