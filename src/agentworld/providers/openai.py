@@ -17,9 +17,9 @@ headers (this host's OS, CPU and Python) are left out (``SDK_PLATFORM_HEADERS``)
 Connections: one provider (one client, one connection pool) serves every agent on its
 endpoint, so a world with a thousand chats puts a thousand requests on it at once. The SDK's
 pool would open up to 1,000 connections, and its bookkeeping walks every connection (and
-probes the socket of each idle one) twice per request: with 1,000 requests in flight a
-request cost 5 ms of CPU with that pool and 2 ms with 32 connections (a quiet 2-core machine,
-instant loopback server; 11 ms against 2.5 ms under load). So the pool is kept small
+probes the socket of each idle one) twice per request, so with a thousand requests in
+flight that bookkeeping costs more than the request itself (figures in ``benchmarks/README.md``).
+So the pool is kept small
 (``max_connections``) and the requests beyond it wait in :class:`ConnectionSlots`, in order
 and without a deadline: a slow model makes them wait, never fail. ``timeout`` bounds each
 request once it has a connection (connect, write, each read), not the wait for one. A plain
@@ -113,10 +113,9 @@ SDK_PLATFORM_HEADERS = (
 )
 """Headers the SDK adds to every request to describe the machine it runs on. No model server
 needs them to answer; they tell a third party which OS, CPU and Python this host runs; and
-building, checking and sending seven more headers cost a request 9-12% of its CPU (1.09
-against 0.99 ms, then 0.90 against 0.79 ms, 1,000 requests at once, rounds alternated in one
-process). So they are left out -- and never computed: the SDK asks the OS for them
-(``platform.platform()`` runs ``uname -p`` in a subprocess, 3 ms and more on a busy machine),
+building, checking and sending seven more headers is a measurable share of a request's CPU
+(``benchmarks/README.md``). So they are left out -- and never computed: the SDK asks the OS
+for them (``platform.platform()`` runs ``uname -p`` in a subprocess),
 on the event loop when a provider reads its client's headers (:func:`sdk_client_class`)."""
 
 

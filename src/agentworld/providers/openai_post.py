@@ -2,9 +2,9 @@
 
 The SDK's ``client.post`` takes a request through several layers: its options as a model,
 headers merged and checked again on every request, its retry loop, its response wrapper. For
-an instant model those layers are half of what a request costs: 0.75 ms of CPU against 0.36 ms
-to post the same bytes on the same HTTP client (1,000 requests at once, medians of eight rounds
-alternated in one process), and a turn makes one to three such requests.
+an instant model those layers are about half of what a request costs, against posting the
+same bytes on the same HTTP client (``benchmarks/README.md``), and a turn makes one to three
+such requests.
 
 So a provider that built its SDK client itself posts its completions here. What goes
 out is what the SDK sends: the same URL (the client's ``base_url`` joined as the SDK joins it),
