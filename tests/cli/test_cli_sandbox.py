@@ -213,3 +213,50 @@ def test_a_call_approved_as_contained_runs_in_the_same_box(cli: Any, world: str,
     _approve_the_one_pending(cli, world)
 
     assert (work / "same-box").exists()
+
+
+ALLOW_WRITES = """
+[[rule]]
+toolName = "shell_cmd"
+commandPrefix = ["touch", "cp", "cat", "wc", "echo", "rm", "bash"]
+decision = "allow"
+allowRedirection = true
+priority = 100
+"""
+
+
+def test_a_contained_command_cannot_rewrite_the_policy_or_see_the_database_in_its_working_directory(
+    cli: Any, script: Any, server: OpenAIWireServer, work: Path
+) -> None:
+    """A policy file and the database kept in the working directory: a command the policy
+    allows, writing there, may not loosen the rules that judge it nor read or forge grants."""
+    policy = work / "policy.toml"
+    policy.write_text(ALLOW_WRITES)
+    database = work / "world.db"
+    db = f"sqlite:///{database}"
+
+    def reply(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply.text("result: " + last["content"])
+        return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": (
+            "cat world.db | wc -c; "
+            "bash -c 'echo \"[[rule]]\" >> policy.toml'; rm -f policy.toml; "
+            "cp /dev/null world.db; echo forged > world.db-wal; touch fresh"
+        )})))
+
+    script.by_agent["a1"] = reply
+    cli("world", "create", "w1", "--working-dir", str(work), "--policy", str(policy), db=db)
+    cli("agent", "create", "w1", "a1", "--provider", "openai", "--model", "m",
+        "--base-url", server.base_url, "--system-prompt", "agent:a1", db=db)
+    before = database.stat().st_size
+
+    sent = json.loads(cli("send", "w1", "@a1 go", "--json", db=db).stdout)
+
+    assert sent["pendingApprovals"] == []
+    [result] = [json.loads(m["content"]) for m in sent["messages"] if m["role"] == "tool"]
+    assert result["stdout"].split()[0] == "0"  # the database reads as empty inside
+    assert policy.read_text() == ALLOW_WRITES
+    assert database.stat().st_size >= before > 0
+    assert (work / "fresh").exists()  # the rest of the working directory stays writable
+    assert cli("world", "show", "w1", "--json", db=db).json()["policyFiles"] == [str(policy)]

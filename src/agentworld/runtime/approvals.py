@@ -26,6 +26,7 @@ from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import redirect_resolver, resolved_views
+from agentworld.runtime.policy_files import kept_from_tools
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
@@ -197,7 +198,10 @@ async def run_approved(
         await ctx.settle(InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
         return
     original = call.original_call_id
-    context = ToolContext.for_world(world, chat_id=call.chat_id, agent=call.agent)
+    protected, private = kept_from_tools(ctx.storage.url)
+    context = ToolContext.for_world(
+        world, chat_id=call.chat_id, agent=call.agent, protected=protected, private=private
+    )
     end = None
     if item.started:
         await ctx.storage.tool_logs.interrupt(world.name, original, reason=INTERRUPTED)

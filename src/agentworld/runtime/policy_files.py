@@ -52,6 +52,21 @@ def admin_policy_files() -> list[str]:
     return [p for p in os.environ.get(ADMIN_POLICY_ENV, "").split(os.pathsep) if p]
 
 
+SQLITE_COMPANIONS = ("", "-wal", "-shm", "-journal")
+"""A SQLite database's files: the database and what the driver writes beside it."""
+
+
+def kept_from_tools(database_url: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a contained tool process may not change (the admin policy files) and may not see
+    (a SQLite database's files), should they lie in a world's working directory; the world's
+    own policy files are added by ``ToolContext.for_world``."""
+    from agentworld.storage.url import sqlite_file
+
+    database = sqlite_file(database_url)
+    private = tuple(f"{database}{suffix}" for suffix in SQLITE_COMPANIONS) if database else ()
+    return tuple(admin_policy_files()), private
+
+
 def check_policy_files(paths: Sequence[str | Path]) -> None:
     """Refuse files with any error, naming the file and rule (used when a world is configured)."""
     from agentworld.policy.loader import load_policy_file

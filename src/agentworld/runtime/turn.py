@@ -30,6 +30,7 @@ from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_human_sender
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
+from agentworld.runtime.policy_files import kept_from_tools
 from agentworld.runtime.turn_context import Step, TurnContext
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
@@ -125,8 +126,14 @@ async def run_agent_loop(
     already ``loop``), for the first step to start from.
     """
     agent_name = loop.agent
+    protected, private = kept_from_tools(ctx.storage.url)
     tool_context = ToolContext.for_world(
-        world, chat_id=chat_id, agent=agent_name, interactive=ctx.interactive and not world.non_interactive
+        world,
+        chat_id=chat_id,
+        agent=agent_name,
+        interactive=ctx.interactive and not world.non_interactive,
+        protected=protected,
+        private=private,
     )
     done = InboxChange(chat_id, current=item_id, becomes=())
     model_calls = 0

@@ -54,6 +54,12 @@ class ToolContext:
     """The world's ``sandbox`` setting (SPEC C1): whether tool processes run in bubblewrap."""
     network: NetworkMode = "deny"
     """The world's ``network`` setting: whether a contained process may reach the network."""
+    protected: tuple[str, ...] = ()
+    """Files a contained process may read but never change, even inside the working
+    directory: the policy files that judge its calls."""
+    private: tuple[str, ...] = ()
+    """Files a contained process never sees, even inside the working directory: the database
+    that records the world (its grants, every chat)."""
 
     def containment(self, tool: Tool | None = None) -> SandboxStatus:
         """What this call's processes get on this machine (``tools.sandbox.sandbox_status``;
@@ -76,8 +82,19 @@ class ToolContext:
         return await asyncio.to_thread(self.containment, tool)
 
     @classmethod
-    def for_world(cls, world: World, *, chat_id: str, agent: str, interactive: bool = True) -> ToolContext:
-        """The context of a call in ``world``, with every world setting a tool needs."""
+    def for_world(
+        cls,
+        world: World,
+        *,
+        chat_id: str,
+        agent: str,
+        interactive: bool = True,
+        protected: Sequence[str] = (),
+        private: Sequence[str] = (),
+    ) -> ToolContext:
+        """The context of a call in ``world``, with every world setting a tool needs;
+        ``protected`` and ``private``: files beyond the world's own policy files that a
+        contained process may not change (admin policy files) or see (the database)."""
         return cls(
             world=world.name,
             chat_id=chat_id,
@@ -87,6 +104,8 @@ class ToolContext:
             tool_env=tuple(world.tool_env),
             sandbox=world.sandbox,
             network=world.network,
+            protected=(*world.policy_files, *protected),
+            private=tuple(private),
         )
 
 

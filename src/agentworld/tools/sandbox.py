@@ -173,10 +173,14 @@ def sandboxed_argv(
     network: NetworkMode,
     home: str | None = None,
     readable: Sequence[str] = (),
+    protected: Sequence[str] = (),
+    private: Sequence[str] = (),
 ) -> list[str]:
     """``argv`` run inside bubblewrap: the system read-only, ``writable`` the only writable
     places, private ``/tmp``, ``home`` (and every home) hidden but for ``readable`` (shown
-    read-only: where an MCP server's program is installed), its own PID namespace."""
+    read-only: where an MCP server's program is installed), its own PID namespace.
+    ``protected`` files stay read-only and ``private`` files empty inside a writable place:
+    a command must not rewrite the policy that judges it or the database that records it."""
     bwrap = find_bwrap()
     if bwrap is None:
         raise RuntimeError("bubblewrap is not installed")
@@ -193,8 +197,22 @@ def sandboxed_argv(
             options += ["--ro-bind", path, path]
     for path in writable:  # after the hiding: a working directory under /tmp or $HOME comes back
         options += ["--bind", path, path]
+    for path in _within(protected, writable):  # after the writable binds, which they narrow
+        options += ["--ro-bind", path, path]
+    for path in _within(private, writable):
+        options += ["--ro-bind", "/dev/null", path]
     options += ["--chdir", cwd, "--", *argv]
     return options
+
+
+def _within(files: Sequence[str], places: Sequence[str]) -> list[str]:
+    """The existing ``files`` (by their real paths) that lie in one of ``places``."""
+    found: list[str] = []
+    for file in files:
+        real = os.path.realpath(file)
+        if os.path.isfile(real) and any(real.startswith(p.rstrip("/") + "/") for p in places):
+            found.append(real)
+    return sorted(set(found))
 
 
 def server_argv(

@@ -242,6 +242,8 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
             cwd=str(cwd),
             network=contained.network,
             home=env.get("HOME"),
+            protected=context.protected,
+            private=context.private,
         )
     keep_process_private()  # the command must not read this process's keys in /proc/<pid>/
     started = time.monotonic()
