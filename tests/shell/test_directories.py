@@ -1,10 +1,9 @@
 """Parts that open relative paths after the line changed directory (``shell.directories``).
 
-Found black-box: with a DENY ``argsPattern`` of ``\\.ssh/``, ``cd ~/.ssh && cat id_rsa``
-was allowed; with one for ``/etc/shadow``, ``cd /etc && cat shadow`` and ``cat
-/etc//shadow``. A part after ``cd``/``pushd``/``popd`` (or under ``env -C``, ``git -C``,
-``tar -C``) that names a relative path is now ``moved``, and paths are also spelled plainly
-for DENY patterns.
+A DENY ``argsPattern`` of ``\\.ssh/`` never sees ``cd ~/.ssh && cat id_rsa`` spell the
+path, nor one for ``/etc/shadow`` ``cd /etc && cat shadow`` or ``cat /etc//shadow``. So a
+part after ``cd``/``pushd``/``popd`` (or under ``env -C``, ``git -C``, ``tar -C``) that names
+a relative path is ``moved``, and paths are also spelled plainly for DENY patterns.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Recursive reads that start outside the working directory, and the shell tool's own
 ``directory`` argument (``shell.directories``).
 
-Found black-box (third round): under a DENY ``\\.ssh/|id_rsa`` pattern, ``grep -r PRIVATE
-..`` printed ``../.ssh/id_rsa``, and ``{"command": "cat credentials", "directory": ".aws"}``
-read ``.aws/credentials``: no word of either line spells the denied path.
+Under a DENY ``\\.ssh/|id_rsa`` pattern, ``grep -r PRIVATE ..`` prints ``../.ssh/id_rsa``,
+and ``{"command": "cat credentials", "directory": ".aws"}`` reads ``.aws/credentials``: no
+word of either line spells the denied path.
 """
 
 from __future__ import annotations

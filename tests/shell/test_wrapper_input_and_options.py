@@ -1,10 +1,10 @@
 """Wrappers whose command we cannot name (``shell.commands`` with ``shell._wrapper_options``).
 
-Found black-box: ``printf '\\x74ouch P' | xargs env`` ran ``touch P`` under a policy allowing
-only ``printf``, ``xargs`` and ``env``: xargs handed its input to ``env``, which ran it. And
-``env --unse ls rm x`` ran ``rm x`` while the analysis saw ``ls`` run: GNU ``getopt_long``
-takes ``--unse`` for ``--unset``. A wrapper fed by input with no command of its own, and a
-wrapper option not known by its exact spelling, now leave the command ``unknown``;
+``printf '\\x74ouch P' | xargs env`` runs ``touch P`` under a policy allowing only
+``printf``, ``xargs`` and ``env``: xargs hands its input to ``env``, which runs it. And ``env
+--unse ls rm x`` runs ``rm x``, not ``ls``: GNU ``getopt_long`` takes ``--unse`` for
+``--unset``. A wrapper fed by input with no command of its own, and a wrapper option not
+known by its exact spelling, leave the command ``unknown``;
 ``sudo -s CMD`` runs CMD through a shell, so it is ``unknown`` too.
 """
 

@@ -1,10 +1,11 @@
-"""Shell lines that got past a policy in the third black-box round, and what they get now
+"""Code hidden in an allowed program's options, and denied paths reached without being spelled
 (SPEC P1, P4, A5; "a tool call is ALLOWed only when we fully understand what it will do").
 
-The policies are the tester's: ALLOW rules for programs (``git``, ``less``, ``split``,
-``sqlite3``, ``curl`` …) with DENY ``touch``/``rm`` at a higher priority, or ALLOW ``cat``/
-``grep`` under a DENY path pattern. Under them, and under a session or "always" approval
-of a harmless use of the same program, these ran ``touch`` or read a denied file:
+The policies are ALLOW rules for programs (``git``, ``less``, ``split``, ``sqlite3``,
+``curl`` …) with DENY ``touch``/``rm`` at a higher priority, or ALLOW ``cat``/``grep`` under a
+DENY path pattern. Under them, and under a session or "always" approval of a harmless use of
+the same program, each line below would run ``touch`` or read a denied file, so it is asked
+about:
 
 * git forms that run code (clone's own ``-c``, ``remote-ext``, ``--git-dir``,
   ``--template``, ``send-email --to-cmd``), ``less --lesskey-src``/``'+!cmd'``, ``split
@@ -35,7 +36,7 @@ ASK = PolicyDecision.ASK_USER
 _PROGRAMS = (
     "git less split sqlite3 vim view curl wget ssh nc ncat socat gh sort cat ls grep tee gzip"
 )
-TESTER = f"""
+PROGRAMS_POLICY = f"""
 [[rule]]
 toolName = "shell_cmd"
 commandPrefix = {_PROGRAMS.split()!r}
@@ -115,10 +116,10 @@ def decide(policy: str, arguments: dict[str, Any]) -> PolicyDecision:
 
 
 @pytest.mark.parametrize("line", CODE_LINES)
-def test_a_line_that_runs_hidden_code_is_asked_about_under_the_testers_policy(line: str) -> None:
-    assert decide(TESTER, {"command": line}) is ASK
+def test_a_line_that_runs_hidden_code_is_asked_about(line: str) -> None:
+    assert decide(PROGRAMS_POLICY, {"command": line}) is ASK
     assert (
-        engine(TESTER).evaluate("shell_cmd", {"command": line}, non_interactive=True).decision
+        engine(PROGRAMS_POLICY).evaluate("shell_cmd", {"command": line}, non_interactive=True).decision
         is DENY
     )
 
@@ -157,7 +158,7 @@ def test_a_session_grant_of_a_harmless_use_does_not_cover_hidden_code(
         is None
     )
     verdict = decide_call(
-        engine(TESTER), "shell_cmd", {"command": later}, grants=[grant], agent="Alice", chat_id="c1",
+        engine(PROGRAMS_POLICY), "shell_cmd", {"command": later}, grants=[grant], agent="Alice", chat_id="c1",
         interactive=False,
     )  # fmt: skip
     assert verdict.decision is DENY
@@ -279,7 +280,7 @@ def test_a_recursive_read_inside_the_working_directory_stays_allowed(line: str) 
     ],
 )
 def test_a_write_through_an_option_is_asked_about_without_allow_redirection(line: str) -> None:
-    assert decide(TESTER, {"command": line}) is ASK
+    assert decide(PROGRAMS_POLICY, {"command": line}) is ASK
 
 
 @pytest.mark.parametrize(
@@ -296,7 +297,7 @@ def test_a_write_through_an_option_is_asked_about_without_allow_redirection(line
     ],
 )
 def test_ordinary_lines_stay_allowed(line: str) -> None:
-    assert decide(TESTER, {"command": line}) is ALLOW
+    assert decide(PROGRAMS_POLICY, {"command": line}) is ALLOW
 
 
 def test_split_is_allowed_under_allow_redirection() -> None:

@@ -1,8 +1,8 @@
-"""Shell lines that got past a policy in the fourth black-box round, and what they get now
-(SPEC P4: a tool call is ALLOWed only when we fully understand what it will do).
+"""Shell state that runs a command no word of the line shows, and paths under ``/proc`` (SPEC
+P4: a tool call is ALLOWed only when we fully understand what it will do).
 
-Under rules that allowed only the builtins and programs they use, these ran a command no
-word of the line shows:
+Under rules that allow only the builtins and programs they use, each of these would run a
+hidden command or read a secret:
 
 * arithmetic evaluation of a variable's *value*: ``echo 'a[$(cmd)]' >/dev/null; test -v
   'b[_]'`` (``$_`` is the last argument of the previous command, and the subscript ``_`` is
@@ -14,8 +14,8 @@ word of the line shows:
   repository configuration nobody saw (``core.fsmonitor``);
 * reading ``/proc/<pid>/environ`` under a world rule that allows ``grep``.
 
-Each is now ``unknown`` (only a rule for every shell call may allow it), and the ordinary
-lines next to them are still allowed.
+Each is ``unknown`` (only a rule for every shell call may allow it), and the ordinary lines
+next to them are still allowed.
 """
 
 from __future__ import annotations
@@ -385,7 +385,7 @@ def test_the_exploit_runs_in_bash_and_the_policy_refuses_it(
         check=False,
     )
     assert (tmp_path / "P").exists(), (
-        "the line no longer runs its hidden command: fix the test data"
+        "the line does not run its hidden command: fix the test data"
     )
     _refused(prefixes, line)
 

@@ -1,13 +1,14 @@
-"""Programs that run commands or write files through their options, found in the fourth
-black-box round (``shell.program_options``, ``shell._more_program_options``,
+"""Programs that run commands or write files through their options, judged under a rule for the
+program (``shell.program_options``, ``shell._more_program_options``,
 ``shell._archive_options``).
 
-Under a world rule ``commandPrefix = [PROGRAM]`` ALLOW, each of these was ALLOWed and did
-what it says: ``fdfind -x sh -c CMD`` ran ``CMD``; ``man -C FILE`` ran the programs the file
-names; ``git -C DIR`` ran git with another repository's configuration; ``tar -cf /dev/null
---remove-files F`` deleted ``F`` and ``tar -xf - -C DIR`` wrote anywhere. Now a command we
-cannot read is hidden code (``unknown``: no rule for the program allows it, not even one with
+Under a world rule ``commandPrefix = [PROGRAM]`` ALLOW, each of these would do what it says:
+``fdfind -x sh -c CMD`` runs ``CMD``; ``man -C FILE`` runs the programs the file names;
+``git -C DIR`` runs git with another repository's configuration; ``tar -cf /dev/null
+--remove-files F`` deletes ``F`` and ``tar -xf - -C DIR`` writes anywhere. A command we cannot
+read is hidden code (``unknown``: no rule for the program allows it, not even one with
 ``allowRedirection``), and a write is asked about unless the rule says ``allowRedirection``.
+The end-to-end tests run each line in bash to show the effect is real.
 """
 
 from __future__ import annotations
@@ -465,7 +466,7 @@ def test_words_fed_by_xargs_to_these_programs_may_be_options(line: str) -> None:
     assert [p.opacity for p in analyze(line).parts][-1] == "unknown"
 
 
-# -- end to end: the effect happens in bash; the engine now refuses the line ----------------
+# -- end to end: the effect happens in bash, and the engine refuses the line ---------------
 
 
 def _bash(line: str, cwd: Path, stdin: bytes = b"") -> None:
