@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 REDACTED = "[REDACTED]"
-"""The old, kind-less mask; masks now read ``[REDACTED:<kind>]``."""
+"""The kind-less mask older records hold; masks are written ``[REDACTED:<kind>]``."""
 
 KNOWN_MIN_LENGTH = 6
 """Shorter known values are not masked: hiding every ``true`` or ``1234`` would garble output."""
