@@ -209,7 +209,7 @@ def test_an_option_that_writes_a_file_counts_as_a_redirection(line: str) -> None
         "uniq file.txt",
         "man ls",
         "rg -n needle src",
-        "tar -tzf a.tgz",  # listing; extracting writes (test_program_options_under_a_rule)
+        "tar -tzf a.tgz",  # listing; extracting writes (test_archivers_under_a_rule)
         "curl http://example.test/",
         "git status",
         "git log -n 3",
