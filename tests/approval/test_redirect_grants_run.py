@@ -1,6 +1,6 @@
 """Through the runtime: approving ``echo note > notes.txt`` for the session or always lets
-that file be written again unasked, and nothing else (SPEC C3); grants stored before targets
-were recorded cover no writing line."""
+that file be written again unasked, and nothing else (SPEC C3); a grant stored without
+targets covers no writing line."""
 
 from __future__ import annotations
 

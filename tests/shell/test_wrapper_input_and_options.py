@@ -113,7 +113,7 @@ def test_xargs_with_a_named_command_stays_clear(line: str) -> None:
 def test_a_wrapper_option_not_known_by_its_exact_spelling_hides_the_command(line: str) -> None:
     parts = analyze(line).parts
     assert parts[-1].opacity == "unknown"
-    # No guessed command: before, `env --unse ls rm x` listed `ls rm x` as what runs.
+    # No guessed command: `env --unse ls rm x` must not list `ls rm x` as what runs.
     assert not any(p.root in ("ls", "touch", "rm", "sh") for p in parts)
 
 
