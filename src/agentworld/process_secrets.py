@@ -12,7 +12,7 @@ quoted in a later error or output.
 This is process state (and reads ``os.environ``), so it lives beside the pure ``redaction``
 package rather than in it, and loads that package only when a text is masked: every turn's
 modules import this one for ``note_key_variable``, while masking happens on failures, and
-``redaction``'s patterns and records cost a fresh process about 7 ms to build (issue 18).
+building ``redaction``'s patterns and records would slow a fresh process (benchmarks/README.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a person is asked to approve is exactly what runs (issue: the person sees the whole call)."""
+"""What a person is asked to approve is exactly what runs (the person sees the whole call)."""
 
 from __future__ import annotations
 
@@ -133,8 +133,8 @@ def test_a_masked_value_the_line_expands_is_called_out(command: str, hidden: str
 
 def test_a_masked_credential_the_line_does_not_expand_is_said_to_be_masked_only() -> None:
     # Not "what runs depends on a value not shown" (no $VAR reads it), but the person is
-    # still told the line holds a masked value that is part of what runs (black-box round
-    # 4: `echo Bearer <base64> | cut … | base64 -d | sh` was shown masked with no word).
+    # still told the line holds a masked value that is part of what runs (`echo Bearer
+    # <base64> | cut … | base64 -d | sh` must not be shown masked with no word).
     view = shell_view({"command": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 gh api user"}, working_dir="/w")
     assert "[REDACTED:" in view.command_line
     assert "depends on a value not shown" not in view.note

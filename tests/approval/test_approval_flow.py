@@ -52,7 +52,7 @@ def turns(server: OpenAIWireServer) -> list[dict[str, Any]]:
 
 
 def no_client_traffic(server: OpenAIWireServer) -> None:
-    assert "client." not in json.dumps(server.requests)  # SPEC A8, issue acceptance 6
+    assert "client." not in json.dumps(server.requests)  # SPEC A8
 
 
 async def test_a_risky_call_waits_for_approval_and_is_recorded_as_data(

@@ -1,7 +1,7 @@
 """A masked value that is part of what runs is called out (SPEC A1, "the person sees exactly
-what runs"). Before, ``echo Bearer <base64> | cut -c8- | base64 -d | sh`` was shown as
-``echo Bearer [REDACTED:bearer] | ... | sh`` with no warning, and approving it ran the hidden
-payload; only a masked value the line expands (``$VAR``) was called out."""
+what runs"), not only a masked value the line expands (``$VAR``): ``echo Bearer <base64> |
+cut -c8- | base64 -d | sh`` shown as ``echo Bearer [REDACTED:bearer] | ... | sh`` with no
+warning would have the person approve a hidden payload."""
 
 from __future__ import annotations
 

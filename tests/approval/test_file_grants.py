@@ -1,9 +1,9 @@
 """A session or always approval of a built-in file tool covers the path the person saw, not
 every file (SPEC A5, P6).
 
-Black-box: the shipped defaults ask before ``read_file .env``; a person who answered with scope
-session or always got a grant for ``read_file`` as a whole, and ``read_file .ssh/id_rsa`` then
-ran unasked. Pure: ``grant_for``, ``find_covering_grant``, ``always_rules`` and a real
+The shipped defaults ask before ``read_file .env``; a person who answers with scope session
+or always gets a grant for that path, never for ``read_file`` as a whole, so ``read_file
+.ssh/id_rsa`` is still asked about. Pure: ``grant_for``, ``find_covering_grant``, ``always_rules`` and a real
 ``PolicyEngine`` with the shipped rules.
 """
 

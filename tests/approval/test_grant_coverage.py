@@ -1,4 +1,4 @@
-"""Grants cover exactly what was approved (SPEC A5; issue: rules and grants cover no more)."""
+"""Grants cover exactly what was approved (SPEC A5: rules and grants cover no more)."""
 
 from __future__ import annotations
 

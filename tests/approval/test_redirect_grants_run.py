@@ -1,6 +1,6 @@
 """Through the runtime: approving ``echo note > notes.txt`` for the session or always lets
-that file be written again unasked, and nothing else (SPEC C3); grants stored before targets
-were recorded cover no writing line."""
+that file be written again unasked, and nothing else (SPEC C3); a grant stored without
+targets covers no writing line."""
 
 from __future__ import annotations
 
@@ -116,8 +116,8 @@ async def test_an_always_redirect_grant_never_beats_a_deny_rule_for_its_file(
 async def test_a_grant_stored_without_targets_asks_again_for_a_writing_line(
     aw: AgentWorld, model: Model, work: Path
 ) -> None:
-    """A grant remembered before targets were recorded said only "redirection allowed": it
-    still covers the commands, and no longer any write."""
+    """A grant stored without targets says only "redirection allowed": it covers the
+    commands, never a write."""
     chat = (await ask(aw, model, "echo hello")).chat_id
     for pending in await aw.approvals("w"):
         await aw.approve("w", pending.tool_call_id, decision="deny")

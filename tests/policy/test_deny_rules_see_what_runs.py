@@ -1,4 +1,4 @@
-"""DENY rules see what a shell line really opens and runs, and nothing else (SPEC P4; issue 46).
+"""DENY rules see what a shell line really opens and runs, and nothing else (SPEC P4).
 
 * A DENY pattern sees redirect targets after quote removal: ``cat < ~/.a''ws/credentials``
   reads what ``cat ~/.aws/credentials`` reads.

@@ -1,4 +1,4 @@
-"""gemini-cli's own shell policy test cases, translated to our rules (issue 46, acceptance 4).
+"""gemini-cli's own shell policy test cases, translated to our rules.
 
 Taken from google-gemini/gemini-cli ``packages/core/src/policy/``: ``shell-safety.test.ts``,
 ``shell-safety-regression.test.ts``, ``shell-substitution.test.ts`` and the shell cases of

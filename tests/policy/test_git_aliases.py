@@ -1,7 +1,7 @@
 """A git word that is not one of git's own commands is an alias or a ``git-NAME`` program:
 ``alias.st = !touch x`` in the repository's ``.git/config`` makes ``git st`` run a shell
 command. A rule for ``git`` does not allow it, and an approval of ``git status`` does not
-cover it (black-box round 4: a session grant of ``git status`` ran ``git st``)."""
+cover it (a session grant of ``git status`` must not run ``git st``)."""
 
 from __future__ import annotations
 

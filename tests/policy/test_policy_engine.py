@@ -53,7 +53,7 @@ def shell(command: str, *, parameters: list[str] | None = None) -> dict[str, Any
     )
 
 
-# The acceptance policy: `git log`, `echo` and `touch` allowed, `rm` denied.
+# A policy allowing `git log`, `echo` and `touch` and denying `rm`.
 ACCEPTANCE = rule("allow", toolName=SHELL, commandPrefix=["git log", "echo", "touch"]) + rule(
     "deny", toolName=SHELL, commandPrefix="rm"
 )

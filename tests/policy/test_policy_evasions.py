@@ -1,9 +1,9 @@
-"""Shell lines that got past a policy, found black-box, and what they must get now (SPEC
-P1, P4, P5, P6; "a tool call is ALLOWed only when we fully understand what it will do").
+"""Options that hide a command, and DENY patterns beaten by spelling (SPEC P1, P4, P5, P6; "a
+tool call is ALLOWed only when we fully understand what it will do").
 
 * a program allowed by a rule (or an "approve always" grant) given an option that runs a
   command: ``git -c alias.x='!rm …' x`` under "allow git, deny rm";
-* a DENY ``argsPattern`` beaten by quoting (``~/.s"s"h/``): it is now also searched in the
+* a DENY ``argsPattern`` beaten by quoting (``~/.s"s"h/``): it is also searched in the
   words after quote removal;
 * a DENY pattern beaten by a glob, an empty variable or a brace (``/etc/shado?``): a pattern
   that misses a part with such a word "could match" it, so a person is asked;

@@ -1,9 +1,9 @@
-"""Shell lines that got past a policy in the second black-box round, and what they get now
-(SPEC P1, P4; "a tool call is ALLOWed only when we fully understand what it will do").
+"""Wrappers, abbreviated options and builtins that hide what a line runs (SPEC P1, P4; "a tool
+call is ALLOWed only when we fully understand what it will do").
 
-The policy is the tester's: ALLOW rules for harmless programs, wrappers among them, and
-DENY ``touch``/``rm`` at a higher priority. Each line below ran ``touch`` or wrote outside
-the work directory while the engine answered ALLOW:
+The policy allows harmless programs, wrappers among them, and denies ``touch``/``rm`` at a
+higher priority. Each line below would run ``touch`` or write outside the work directory, so
+it is asked about:
 
 * xargs handing its input to a wrapper (``xargs env``, ``xargs xargs``);
 * a wrapper option abbreviated (``env --unse ls …``) or an option of a program abbreviated
@@ -33,7 +33,7 @@ _PROGRAMS = (
     "xargs basename dirname file stat tail command timeout nice time stdbuf nohup sudo "
     "setsid flock ionice chrt taskset read tar curl man zip shuf sdiff hostname git"
 )
-TESTER = f"""
+PROGRAMS_POLICY = f"""
 [[rule]]
 toolName = "shell_cmd"
 commandPrefix = {list(_PROGRAMS.split())!r}
@@ -132,7 +132,7 @@ def decide(policy: str, command: str) -> PolicyDecision:
     ],
 )
 def test_what_runs_unreadably_is_asked_about_never_allowed(command: str) -> None:
-    assert decide(TESTER, command) is ASK
+    assert decide(PROGRAMS_POLICY, command) is ASK
 
 
 @pytest.mark.parametrize(
@@ -152,7 +152,7 @@ def test_what_runs_unreadably_is_asked_about_never_allowed(command: str) -> None
     ],
 )
 def test_files_written_through_options_are_asked_about(command: str) -> None:
-    result = engine(TESTER).evaluate("shell_cmd", {"command": command})
+    result = engine(PROGRAMS_POLICY).evaluate("shell_cmd", {"command": command})
     assert result.decision is ASK
     assert "writes one" in result.reason or "redirects output" in result.reason
 
@@ -195,7 +195,7 @@ def test_xargs_feeding_xargs_is_not_allowed_by_a_rule_for_echo_and_xargs(command
     ],
 )
 def test_ordinary_lines_are_still_allowed(command: str) -> None:
-    assert decide(TESTER, command) is ALLOW
+    assert decide(PROGRAMS_POLICY, command) is ALLOW
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_ordinary_lines_are_still_allowed(command: str) -> None:
         ("cat /etc/ssl/../shadow", DENY),
         ("cat /home/me/.ssh//id_rsa", DENY),
         ("cat /home/me/.ssh/./id_rsa", DENY),
-        # no directory change, or no relative path: as before
+        # no directory change, or no relative path: decided as written
         ("cat /etc/passwd", ALLOW),
         ("cd /etc && cat /etc/passwd", ALLOW),
         ("cd sub && ls", ALLOW),

@@ -1,7 +1,7 @@
 """``toolName`` wildcards (SPEC P1, P3): ``*`` is every tool, ``prefix*`` every tool so named.
 
-A ``toolName = "*"`` used to be compared as the literal name ``*``: a "deny everything" rule
-that denied nothing. Now it denies every call, and a star anywhere but at the end is an error
+A ``toolName = "*"`` compared as the literal name ``*`` would make a "deny everything" rule
+that denies nothing; it denies every call, and a star anywhere but at the end is an error
 rather than a rule that can never match.
 """
 

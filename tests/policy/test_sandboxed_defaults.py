@@ -1,4 +1,4 @@
-"""Read-only commands run without asking when the world's commands are sandboxed (issue 46).
+"""Read-only commands run without asking when the world's commands are sandboxed.
 
 ``sandboxed_defaults.toml`` is loaded only when the sandbox is active: listing, reading and
 searching lines are allowed when every command in them is read-only and fully understood;

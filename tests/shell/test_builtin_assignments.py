@@ -1,10 +1,10 @@
 """Variables set by builtins without an ``=`` (``shell.assignments``).
 
-Found black-box: ``read 'BASH_CMDS[ls]' <<< /usr/bin/touch; ls P`` and ``printf -v
-'BASH_CMDS[ls]' /usr/bin/touch; ls P`` ran ``touch P`` under a policy allowing ``read``,
-``printf`` and ``ls``; ``printf -v HOME .; git status`` ran a repository's
-``core.fsmonitor``. Setting a variable that is not provably harmless this way is now read
-like the plain assignment it amounts to: ``unknown``.
+``read 'BASH_CMDS[ls]' <<< /usr/bin/touch; ls P`` and ``printf -v 'BASH_CMDS[ls]'
+/usr/bin/touch; ls P`` run ``touch P`` under a policy allowing ``read``, ``printf`` and
+``ls``; ``printf -v HOME .; git status`` runs a repository's ``core.fsmonitor``. Setting a
+variable that is not provably harmless this way is read like the plain assignment it
+amounts to: ``unknown``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""Parts that open relative paths after the line changed directory (``shell.directories``).
+"""Parts that open paths their words do not spell where they are read (``shell.directories``).
 
-Found black-box: with a DENY ``argsPattern`` of ``\\.ssh/``, ``cd ~/.ssh && cat id_rsa``
-was allowed; with one for ``/etc/shadow``, ``cd /etc && cat shadow`` and ``cat
-/etc//shadow``. A part after ``cd``/``pushd``/``popd`` (or under ``env -C``, ``git -C``,
-``tar -C``) that names a relative path is now ``moved``, and paths are also spelled plainly
-for DENY patterns.
+A DENY ``argsPattern`` of ``\\.ssh/`` never sees ``cd ~/.ssh && cat id_rsa`` spell the
+path, nor one for ``/etc/shadow`` ``cd /etc && cat shadow`` or ``cat /etc//shadow``; under
+``\\.ssh/|id_rsa``, ``grep -r PRIVATE ..`` prints ``../.ssh/id_rsa``, and ``{"command": "cat
+credentials", "directory": ".aws"}`` reads ``.aws/credentials``. So a part after
+``cd``/``pushd``/``popd`` (or under ``env -C``, ``git -C``, ``tar -C``, or the shell tool's
+``directory`` argument) that names a relative path is ``moved``, and so is a recursive read
+that starts outside the working directory; paths are also spelled plainly for DENY patterns.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from agentworld.shell.commands import analyze
+from agentworld.shell.directories import joined_paths, moved_into, normal_paths
 
 
 def _moved(line: str) -> list[tuple[str, bool]]:
@@ -72,6 +75,46 @@ def test_no_change_of_directory_or_no_relative_path_is_not_moved(line: str) -> N
     ],
 )
 def test_paths_are_spelled_plainly(text: str, plain: str) -> None:
-    from agentworld.shell.directories import normal_paths
-
     assert normal_paths(text) == plain
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["grep -r PRIVATE ..", "grep -R x /root", "grep --recursive x ~", "rg x /", "find / -name id_rsa",
+     "du -a ..", "ls -R /root", "tree ~", "tar cf - /root", "cp -r /root/.ssh here", "grep -d recurse x .."],
+)  # fmt: skip
+def test_a_recursive_read_from_outside_is_moved(line: str) -> None:
+    assert analyze(line).parts[0].moved
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "grep -r foo src",
+        "grep foo ../notes.txt",
+        "rg foo",
+        "find . -name x",
+        "ls /root",
+        "cat /etc/hosts",
+    ],
+)
+def test_other_reads_are_not_moved(line: str) -> None:
+    assert not analyze(line).parts[0].moved
+
+
+@pytest.mark.parametrize("directory", [".aws", "sub", "/tmp/x"])
+def test_a_directory_argument_moves_parts_that_name_relative_paths(directory: str) -> None:
+    parts = moved_into(analyze("cat credentials; rg KEY; cat /etc/hosts; ls").parts, directory)
+    assert [p.moved for p in parts] == [True, True, False, False]
+
+
+@pytest.mark.parametrize("directory", [None, "", ".", "./"])
+def test_the_working_directory_moves_nothing(directory: str | None) -> None:
+    assert not any(p.moved for p in moved_into(analyze("cat credentials").parts, directory))
+
+
+def test_relative_paths_are_joined_onto_the_directory() -> None:
+    assert joined_paths(("cat", "credentials", "/etc/hosts", "--file=k", "-n"), "x/../.aws") == (
+        "cat .aws/credentials /etc/hosts --file=.aws/k -n"
+    )
+    assert joined_paths(("cat", "credentials"), ".") == ""

@@ -1,10 +1,10 @@
 """Abbreviated long options, and more options that write files or change the system
 (``shell.program_options``).
 
-Found black-box: GNU ``getopt_long`` (and git, and curl) take any unique prefix of a long
-option, so ``sed --expr='1e …'``, ``tar --to-com=…``, ``sort --out=…`` undid the reading of
-their full spellings. Also ``git reflog --output``, ``git archive -o``, ``shuf -o``, ``sdiff
--o`` wrote files, and ``date -s`` / ``hostname NAME`` change the system.
+GNU ``getopt_long`` (and git, and curl) take any unique prefix of a long option, so
+``sed --expr='1e …'``, ``tar --to-com=…``, ``sort --out=…`` must be read like their full
+spellings. Also ``git reflog --output``, ``git archive -o``, ``shuf -o``, ``sdiff -o`` write
+files, and ``date -s`` / ``hostname NAME`` change the system.
 """
 
 from __future__ import annotations

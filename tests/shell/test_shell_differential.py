@@ -1,4 +1,4 @@
-"""Differential test of the shell policy against the real shell (SPEC P4; issue: fail closed).
+"""Differential test of the shell policy against the real shell (SPEC P4: fail closed).
 
 Lines are generated from a grammar that mixes the allowed commands (``echo``, ``ls``,
 ``cat``) with marker-creating commands hidden in every syntactic position: expansions,

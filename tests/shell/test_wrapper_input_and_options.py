@@ -1,10 +1,10 @@
 """Wrappers whose command we cannot name (``shell.commands`` with ``shell._wrapper_options``).
 
-Found black-box: ``printf '\\x74ouch P' | xargs env`` ran ``touch P`` under a policy allowing
-only ``printf``, ``xargs`` and ``env``: xargs handed its input to ``env``, which ran it. And
-``env --unse ls rm x`` ran ``rm x`` while the analysis saw ``ls`` run: GNU ``getopt_long``
-takes ``--unse`` for ``--unset``. A wrapper fed by input with no command of its own, and a
-wrapper option not known by its exact spelling, now leave the command ``unknown``;
+``printf '\\x74ouch P' | xargs env`` runs ``touch P`` under a policy allowing only
+``printf``, ``xargs`` and ``env``: xargs hands its input to ``env``, which runs it. And ``env
+--unse ls rm x`` runs ``rm x``, not ``ls``: GNU ``getopt_long`` takes ``--unse`` for
+``--unset``. A wrapper fed by input with no command of its own, and a wrapper option not
+known by its exact spelling, leave the command ``unknown``;
 ``sudo -s CMD`` runs CMD through a shell, so it is ``unknown`` too.
 """
 
@@ -113,7 +113,7 @@ def test_xargs_with_a_named_command_stays_clear(line: str) -> None:
 def test_a_wrapper_option_not_known_by_its_exact_spelling_hides_the_command(line: str) -> None:
     parts = analyze(line).parts
     assert parts[-1].opacity == "unknown"
-    # No guessed command: before, `env --unse ls rm x` listed `ls rm x` as what runs.
+    # No guessed command: `env --unse ls rm x` must not list `ls rm x` as what runs.
     assert not any(p.root in ("ls", "touch", "rm", "sh") for p in parts)
 
 

@@ -1,6 +1,6 @@
 """The runtime marks itself not dumpable before it starts a tool, so a tool running as the
 same user cannot read the keys in the runtime's ``/proc/<pid>/environ`` (``grep -a sk-
-/proc/*/environ | base64`` got past any output masking).
+/proc/*/environ | base64`` would get past any output masking).
 
 Real processes: one holds a key in its environment, another of the same user tries to read
 it. Root reads any process (``CAP_SYS_PTRACE``), so as root both run as ``nobody``.

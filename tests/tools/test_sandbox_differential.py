@@ -1,4 +1,4 @@
-"""Every line a permissive policy ALLOWs runs contained (SPEC C1; the issue's differential
+"""Every line a permissive policy ALLOWs runs contained (SPEC C1; a differential
 check): run with the sandbox on, it changes nothing outside the working directory.
 
 The policy file allows the programs these lines use, redirections included, as a hurried

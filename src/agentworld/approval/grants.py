@@ -8,7 +8,7 @@ never approves ``ls && rm -rf ~``, ``./ls`` or ``PATH=. ls``. A line the policy
 does not fully understand is never generalised and never covered. For the built-in file tools
 (``read_file``, ``list_files``) a grant is narrowed to the paths the person saw, compared after
 lexical normalisation (``./.env`` is ``.env``): approving ``.env`` never approves
-``.ssh/id_rsa``. A file-tool grant stored without paths (before this narrowing) covers nothing.
+``.ssh/id_rsa``. A file-tool grant stored without paths covers nothing.
 
 A shell line that writes files by redirection is covered only where it writes what the person
 saw written (SPEC C3): the grant records its redirections' targets as the runtime resolves them

@@ -23,9 +23,9 @@ Handler = Callable[[WorldEvent], "Awaitable[None] | None"]
 
 
 class _Subscription:
-    """One subscriber. A plain class, not a dataclass: defining a dataclass costs about 1 ms
-    on a 2-core machine (it compiles its methods), paid by every process's first turn for
-    each one on the runtime's import path (ARCHITECTURE.md, "Start-up")."""
+    """One subscriber. A plain class, not a dataclass: defining a dataclass compiles its
+    methods, which every process's first turn pays for each one on the runtime's import path
+    (ARCHITECTURE.md, "Start-up"; benchmarks/README.md)."""
 
     __slots__ = ("handler", "kinds", "name", "order")
 

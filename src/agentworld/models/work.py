@@ -129,11 +129,12 @@ class TakenUp:
 
 class ChatReport:
     """What a command produced in a chat -- its transcript after ``after_seq`` and the
-    approvals still waiting there -- read in the transaction that let the chat go, for the
+    approvals still waiting there -- read in the transaction that released the chat, for the
     command waiting on that chat (``ChatRunners.want_report``): its ``send`` then ends without
     a read of its own. ``writes`` is the store's count of write units when it was read
     (``StorageCore.writes_run``); once that count moves on, a read may find more, and the
-    report is not used. (A plain class: a dataclass costs a fresh process's first turn.)"""
+    report is not used. (A plain class: defining a dataclass slows a fresh process's first
+    turn.)"""
 
     __slots__ = ("messages", "waiting", "after_seq", "writes")
 
@@ -148,11 +149,11 @@ class ChatReport:
 
 @dataclass(frozen=True)
 class LeaseAfterStep:
-    """The chat's lease after a write that finished the chat's last known item and asked to let
-    the chat go in its own transaction: ``held`` with the ``next`` item when more work had been
-    queued meanwhile, else let go -- ``released``: by this owner, its inbox empty; not
-    ``released``: the chat was no longer this owner's. ``report``: what the waiting command
-    asked to be read when the chat is let go (``ChatReport``)."""
+    """The chat's lease after a write that finished the chat's last known item and asked to
+    release the chat's lease in its own transaction: ``held`` with the ``next`` item when more
+    work had been queued meanwhile, else released -- ``released``: by this owner, its inbox
+    empty; not ``released``: the chat was no longer this owner's. ``report``: what the waiting
+    command asked to be read when the lease is released (``ChatReport``)."""
 
     held: bool
     next: QueuedWork | None

@@ -1,4 +1,4 @@
-"""How a ``commandRegex`` matches one command of a shell line (SPEC P4; issue 46).
+"""How a ``commandRegex`` matches one command of a shell line (SPEC P4).
 
 An ALLOW rule's regex is matched at the start of the command as written, the way gemini-cli
 anchors it (``"command":"REGEX``), and never sees a comment. A DENY or ASK rule's regex sees

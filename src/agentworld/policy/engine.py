@@ -65,7 +65,7 @@ class PolicyEngine:
         sandboxed: bool = False,
     ) -> None:
         """``sandboxed``: shell commands run contained (``tools.sandbox``), so a script or
-        interpreter that names no denied program is no longer asked about merely because a
+        interpreter that names no denied program is not asked about merely because a
         DENY rule exists (what it could run stays inside the box)."""
         ordered = list(rules)
         if mode == "yolo":

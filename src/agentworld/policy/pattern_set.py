@@ -1,14 +1,14 @@
 """Every ``argsPattern`` of an engine in one RE2 set, searched in one linear pass (SPEC P1).
 
 RE2 keeps policy patterns linear in the text (``loader.py``), but each search from Python
-pays a fixed cost of a few microseconds. An engine with several pattern rules for a tool
-would pay it once per rule; an RE2 ``Set`` answers "which of these patterns occur in this
-text" in one pass instead. Patterns compiled elsewhere (a plain ``re`` pattern built by an
-embedder) are searched one by one, as before.
+has a fixed cost. An engine with several pattern rules for a tool would pay it once per rule;
+an RE2 ``Set`` answers "which of these patterns occur in this text" in one pass instead.
+Patterns compiled elsewhere (a plain ``re`` pattern built by an embedder) are searched one by
+one.
 
-Compiling a set costs about 180 µs on a 2-core machine, and the runtime builds an engine for
-every call it authorizes (the world's files, settings and grants are read afresh each time).
-The same patterns make the same set, so sets are kept by their patterns' text
+Compiling a set costs more than searching it (benchmarks/README.md), and the runtime builds
+an engine for every call it authorizes (the world's files, settings and grants are read
+afresh each time). The same patterns make the same set, so sets are kept by their patterns' text
 (:func:`_compiled`): an RE2 set is immutable once compiled, and searching it is safe from
 any thread.
 """

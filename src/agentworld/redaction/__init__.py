@@ -2,7 +2,7 @@
 
 A masked value reads ``[REDACTED:<kind>]``. Redaction may hide a secret VALUE,
 but it must never hide or rewrite shell syntax: when a prompt shows
-``echo '[REDACTED]'`` while ``; touch R;`` ran in between, the person approved
+``echo '[REDACTED]'`` while ``; touch R;`` runs in between, the person approves
 a command they never saw. So every span this package masks consists only of
 characters that are not shell syntax (no whitespace, quotes, ``$``, backticks,
 backslashes, ``;&|()<>{}#*?[]``); a candidate value that contains any of them
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 REDACTED = "[REDACTED]"
-"""The old, kind-less mask; masks now read ``[REDACTED:<kind>]``."""
+"""The kind-less mask older records hold; masks are written ``[REDACTED:<kind>]``."""
 
 KNOWN_MIN_LENGTH = 6
 """Shorter known values are not masked: hiding every ``true`` or ``1234`` would garble output."""

@@ -18,7 +18,7 @@ from agentworld.documents import shown_mcp_config as shown_mcp_config
 from agentworld.server.errors import ApiError
 
 _MASK = re.compile(r"\[REDACTED(?::[^\]\s]*)?\]")
-"""A mask as ``agentworld.redaction`` writes it (``[REDACTED:kind]``, formerly ``[REDACTED]``)."""
+"""A mask as ``agentworld.redaction`` writes it (``[REDACTED:kind]``, or the kind-less ``[REDACTED]`` of older records)."""
 
 
 def keep_masked_secrets(given: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:

@@ -6,8 +6,8 @@ a line into the commands it runs (wrappers and scripts unwrapped, each with how 
 reader refuses. No I/O, nothing above ``models``/``errors`` imported.
 
 The package itself holds only :data:`SHELL_TOOL`: storing a grant or offering the built-in
-tools names the shell tool without reading a shell line, and importing the readers costs a
-process 20 ms (``agentworld send`` imported them for this one name). Import what you use
+tools names the shell tool without reading a shell line, and importing the readers would
+slow every process that needs only this name (benchmarks/README.md). Import what you use
 from its module (``shell.commands.analyze``, ``shell.split.command_line``).
 """
 

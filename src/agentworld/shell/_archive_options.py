@@ -1,8 +1,8 @@
 """Archivers: which invocations write or delete files, and which only list or read.
 
-Found black-box (fourth round): with ``tar`` allowed, ``tar -cf /dev/null --remove-files
-F`` deleted ``F`` and ``printf … | tar -xf - -C DIR`` wrote an executable anywhere, with no
-question asked; ``zip``, ``unzip``, ``cpio``, ``7z`` and ``ar`` write the same way. An
+With ``tar`` allowed, ``tar -cf /dev/null --remove-files F`` deletes ``F`` and ``printf … |
+tar -xf - -C DIR`` writes an executable anywhere; ``zip``, ``unzip``, ``cpio``, ``7z`` and
+``ar`` write the same way. An
 archiver's listing (``tar -tf``, ``unzip -l``, ``7z l``, ``ar t``) is what a rule for it is
 usually written for; extracting, creating, appending, deleting from an archive or from the
 disk is a write, asked about unless the rule says ``allowRedirection`` (see
@@ -37,7 +37,7 @@ from agentworld.shell.words import Word
 # GNU tar's short options that take a value (`tar --help`): `-f ARCHIVE`, `-C DIR` ….
 _TAR_VALUED = "bCfFgHIKLNTVX"
 # `-M`/`-L` too: at the end of a volume tar asks on standard input for the next, and `!` there
-# spawns `sh -i`, which reads the rest of that input as commands (confirmed black-box).
+# spawns `sh -i`, which reads the rest of that input as commands.
 _TAR_CODE = ("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--multi-volume", "--tape-length")
 # Modes and options that write or delete whatever the archive is: append, update,
 # concatenate, delete members, remove the files archived, an incremental snapshot file,

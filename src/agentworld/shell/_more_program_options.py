@@ -1,18 +1,17 @@
 """Pagers, network clients, splitters and compressors whose options run commands or write files.
 
-Found black-box (third round): with these programs allowed, and a harmless use of each
-approved for the session, ``less --lesskey-src=F`` (a key file whose ``#env`` sets
-``LESSOPEN=|cmd``), ``less '+!cmd'``, ``split --filter=CMD``, ``ssh -o ProxyCommand=CMD``,
-``wget --use-askpass=CMD``, ``nc -e``, ``socat - EXEC:cmd`` and ``gh alias set x '!cmd'``
-ran commands; ``curl --stderr F``, ``wget``, ``split``, ``gzip F`` wrote files without the
-question an output redirection gets. Each program here says, from its words, which of the
+With these programs allowed, and a harmless use of each approved for the session, ``less
+--lesskey-src=F`` (a key file whose ``#env`` sets ``LESSOPEN=|cmd``), ``less '+!cmd'``,
+``split --filter=CMD``, ``ssh -o ProxyCommand=CMD``, ``wget --use-askpass=CMD``, ``nc -e``,
+``socat - EXEC:cmd`` and ``gh alias set x '!cmd'`` run commands; ``curl --stderr F``,
+``wget``, ``split``, ``gzip F`` write files, and must get the question an output redirection
+gets. Each program here says, from its words, which of the
 two this invocation does (see :mod:`~agentworld.shell.program_options`). Where a program's
 options are many and most are harmless (``ssh -o``, socat addresses), the harmless ones are
 listed and anything else is hidden code: a new option must not slip through as harmless.
 
-Fourth round: ``fdfind -x sh -c CMD``, ``ack --pager``, ``bat --pager``, ``cloc
---extract-with``, ``ip netns exec``, ``tcpdump -z`` and ``ldd`` ran commands the same way;
-they are read here too.
+``fdfind -x sh -c CMD``, ``ack --pager``, ``bat --pager``, ``cloc --extract-with``, ``ip
+netns exec``, ``tcpdump -z`` and ``ldd`` run commands the same way; they are read here too.
 """
 
 from __future__ import annotations
@@ -212,7 +211,7 @@ def _gh(args: Sequence[Word]) -> OptionEffects:
     return NONE
 
 
-# -- programs that run a command they are handed (fourth round) ------------------------------
+# -- programs that run a command they are handed ---------------------------------------------
 
 
 def _fd(args: Sequence[Word]) -> OptionEffects:

@@ -3,8 +3,8 @@
 ``/proc/<pid>/environ`` holds the environment of every process of the user: the keys the
 person's own shell or another program was started with. A world rule that allows ``grep``
 outranks the shipped rule that asks before ``/proc`` is read, so ``grep -aho
-'OPENAI_API_KEY=[^[:cntrl:]]*' /proc/[0-9]*/environ | rev`` printed a key (reversed:
-output masking missed it). A part that may name a path under ``/proc`` — other than a few
+'OPENAI_API_KEY=[^[:cntrl:]]*' /proc/[0-9]*/environ | rev`` would print a key (reversed:
+output masking misses it). A part that may name a path under ``/proc`` — other than a few
 system-wide files (:data:`HARMLESS`) — is made ``unknown`` by
 :mod:`~agentworld.shell.directories`: only a rule for every shell call may allow it.
 :func:`names_proc` finds:

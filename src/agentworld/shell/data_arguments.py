@@ -1,4 +1,4 @@
-"""Programs whose arguments are data, never a command they run (SPEC P4, issue 46).
+"""Programs whose arguments are data, never a command they run (SPEC P4).
 
 A DENY rule for ``rm`` must keep denying ``sudo rm x`` and asking about ``ssh host 'rm x'``
 or a wrapper we do not know (``ionice rm x``): a program may run its arguments. But

@@ -22,7 +22,7 @@ git, which configuration runs code) depends on where they run:
 
 * ``git`` after the line (or the call's ``directory``) moved elsewhere: git reads the
   configuration of the repository it finds from its working directory, one nobody saw
-  (``cd vendor/lib && git status`` ran that repository's ``core.fsmonitor``);
+  (``cd vendor/lib && git status`` runs that repository's ``core.fsmonitor``);
 * a part that may read under ``/proc`` (:mod:`~agentworld.shell._proc_paths`), relative
   paths included when the line may have moved to ``/`` (``cd / && cat proc/1/environ``).
 """

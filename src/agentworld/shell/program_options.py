@@ -337,7 +337,7 @@ def _date(args: Sequence[Word]) -> OptionEffects:
 
 def _man(args: Sequence[Word]) -> OptionEffects:
     """``-P``/``--pager`` and ``-H``/``--html`` name a program to run; ``-C``/``--config-file``
-    reads a configuration that names programs (``DEFINE pager …``, confirmed black-box);
+    reads a configuration that names programs (``DEFINE pager …``);
     ``-M``/``--manpath`` finds pages, and their preprocessors, where we did not look."""
     letters = {letter for letter, _ in short_options(args, "CLmMSsePrREp")}
     if letters & set("PHCM") or flags(args, ("--pager", "--html", "--browser", "--config-file", "--manpath")):

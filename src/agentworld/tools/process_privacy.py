@@ -11,7 +11,7 @@ again when they execute a program, so the tools themselves are unaffected.
 
 What this does not cover: a process with ``CAP_SYS_PTRACE`` (root) reads any process; other
 processes of the same user (the terminal that exported the key and started the CLI) keep
-their own ``environ`` readable; core dumps of the runtime are no longer written. Only
+their own ``environ`` readable; the runtime writes no core dumps. Only
 running tools as another user or in a sandbox closes the rest.
 """
 
@@ -31,8 +31,8 @@ def keep_process_private() -> bool:
     it is so now. Nothing else changes: a platform or libc without ``prctl`` is left as is."""
     if not sys.platform.startswith("linux"):
         return False
-    # Here, not at the top: ``ctypes`` costs a couple of milliseconds to import, on the first
-    # turn of every process, and only a process that starts a tool needs it.
+    # Here, not at the top: importing ``ctypes`` would slow the first turn of every process,
+    # and only a process that starts a tool needs it.
     import ctypes
 
     try:

@@ -39,7 +39,7 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
 
 @lru_cache(maxsize=512)
 def _validator(schema_text: str) -> Draft202012Validator:
-    from jsonschema import Draft202012Validator  # imported on first use: ~35 ms
+    from jsonschema import Draft202012Validator  # imported on first use: a slow import
 
     schema = json.loads(schema_text)
     Draft202012Validator.check_schema(schema)  # SchemaError for a schema that is not one

@@ -3,7 +3,7 @@
 Every turn offers these definitions to the model, but only a tool call runs one, so the
 implementations (``shell``, ``files``: the process guard, the environment scrubbing, the
 confinement checks) are imported at a call's first use, not by a process whose turns call
-no tool (about 2 ms of a fresh process's first turn).
+no tool.
 """
 
 from __future__ import annotations

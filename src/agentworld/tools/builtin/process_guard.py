@@ -42,15 +42,15 @@ import os
 import select
 import sys
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing doubles the guard's start-up
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing slows the guard's start-up
 if TYPE_CHECKING:
     import signal
     from collections.abc import Mapping, Sequence
     from types import FrameType
     from typing import NoReturn
 else:
-    # The public `signal` module wraps these functions in enums whose import (~12 ms) would
-    # double the guard's start-up.
+    # The public `signal` module wraps these functions in enums whose import would slow the
+    # guard's start-up (benchmarks/README.md).
     import _signal as signal
 
 CONTROL = 0
@@ -75,7 +75,7 @@ def guarded_command(argv: Sequence[str]) -> list[str]:
     """The command line that runs ``argv`` under a guard.
 
     ``-I`` ignores ``PYTHON*`` variables, the user's site directory and the current
-    directory; ``-S`` skips site-packages, a third of an interpreter's start-up.
+    directory; ``-S`` skips site-packages, which shortens the guard's start-up.
     """
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *argv]
 
@@ -139,7 +139,7 @@ def _spawn(argv: list[str], environment: dict[bytes, bytes]) -> int:
 
 
 def _kill_group(pgid: int) -> None:
-    # Not contextlib.suppress: importing contextlib costs the guard's start-up a few ms.
+    # Not contextlib.suppress: importing contextlib slows the guard's start-up.
     try:  # noqa: SIM105
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:

@@ -173,8 +173,8 @@ class _OutputPipe:
         self.close_child_end()
         if self._transport is not None:
             self._transport.close()
-            # The transport lets go of its pipe in a callback of the loop's next step: taken
-            # here, so a loop that ends with the call (``asyncio.run``) leaves no pipe open.
+            # The transport closes its pipe in a callback of the loop's next step: yield to
+            # it here, so a loop that ends with the call (``asyncio.run``) leaves no pipe open.
             await asyncio.sleep(0)
 
 

@@ -1,16 +1,14 @@
-"""Shell lines that got past a policy in the third black-box round, and what they get now
-(SPEC P1, P4, A5; "a tool call is ALLOWed only when we fully understand what it will do").
+"""Code hidden in an allowed program's options (SPEC P1, P4, A5; "a tool call is ALLOWed only
+when we fully understand what it will do").
 
-The policies are the tester's: ALLOW rules for programs (``git``, ``less``, ``split``,
-``sqlite3``, ``curl`` …) with DENY ``touch``/``rm`` at a higher priority, or ALLOW ``cat``/
-``grep`` under a DENY path pattern. Under them, and under a session or "always" approval
-of a harmless use of the same program, these ran ``touch`` or read a denied file:
+The policies are ALLOW rules for programs (``git``, ``less``, ``split``, ``sqlite3``,
+``curl`` …) with DENY ``touch``/``rm`` at a higher priority. Under them, and under a session
+or "always" approval of a harmless use of the same program, each line below would run
+``touch``, so it is asked about:
 
 * git forms that run code (clone's own ``-c``, ``remote-ext``, ``--git-dir``,
   ``--template``, ``send-email --to-cmd``), ``less --lesskey-src``/``'+!cmd'``, ``split
   --filter``, ``sqlite3 '.shell'``, ``vim -c '!cmd'``;
-* the shell tool's ``directory`` argument (``cat credentials`` run in ``.aws``);
-* recursive reads that start outside the working directory (``grep -r KEY ..``);
 * files written through options (``curl --stderr F``, ``split``) under a rule without
   ``allowRedirection``.
 """
@@ -35,7 +33,7 @@ ASK = PolicyDecision.ASK_USER
 _PROGRAMS = (
     "git less split sqlite3 vim view curl wget ssh nc ncat socat gh sort cat ls grep tee gzip"
 )
-TESTER = f"""
+PROGRAMS_POLICY = f"""
 [[rule]]
 toolName = "shell_cmd"
 commandPrefix = {_PROGRAMS.split()!r}
@@ -55,20 +53,6 @@ commandPrefix = ["git", "less", "split"]
 decision = "allow"
 allowRedirection = true
 priority = 100
-"""
-DENY_PATHS = """
-[[rule]]
-toolName = "shell_cmd"
-commandPrefix = ["cat", "grep", "ls", "head", "less", "tail", "cd", "find", "rg", "du"]
-decision = "allow"
-priority = 100
-
-[[rule]]
-name = "no keys"
-toolName = "*"
-argsPattern = '\\.aws/|\\.ssh/|id_rsa'
-decision = "deny"
-priority = 900
 """
 
 CODE_LINES = [
@@ -115,10 +99,10 @@ def decide(policy: str, arguments: dict[str, Any]) -> PolicyDecision:
 
 
 @pytest.mark.parametrize("line", CODE_LINES)
-def test_a_line_that_runs_hidden_code_is_asked_about_under_the_testers_policy(line: str) -> None:
-    assert decide(TESTER, {"command": line}) is ASK
+def test_a_line_that_runs_hidden_code_is_asked_about(line: str) -> None:
+    assert decide(PROGRAMS_POLICY, {"command": line}) is ASK
     assert (
-        engine(TESTER).evaluate("shell_cmd", {"command": line}, non_interactive=True).decision
+        engine(PROGRAMS_POLICY).evaluate("shell_cmd", {"command": line}, non_interactive=True).decision
         is DENY
     )
 
@@ -157,7 +141,7 @@ def test_a_session_grant_of_a_harmless_use_does_not_cover_hidden_code(
         is None
     )
     verdict = decide_call(
-        engine(TESTER), "shell_cmd", {"command": later}, grants=[grant], agent="Alice", chat_id="c1",
+        engine(PROGRAMS_POLICY), "shell_cmd", {"command": later}, grants=[grant], agent="Alice", chat_id="c1",
         interactive=False,
     )  # fmt: skip
     assert verdict.decision is DENY
@@ -192,80 +176,6 @@ def test_an_always_grant_of_git_status_does_not_allow_hidden_code(later: str) ->
     assert PolicyEngine([rule]).evaluate("shell_cmd", {"command": "git status"}).decision is ALLOW
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        {"command": "cat credentials", "directory": ".aws"},
-        {"command": "cat credentials", "directory": "./.aws/"},
-        {"command": "cat id_rsa", "directory": "home/.ssh"},
-        {"command": "cat config", "directory": "x/../.ssh"},
-        {"command": "head -n 5 credentials", "directory": ".aws"},
-        {"command": "grep -r KEY", "directory": ".ssh"},
-        {"command": "less credentials", "directory": ".aws"},
-    ],
-)
-def test_the_directory_argument_cannot_hide_a_denied_path(arguments: dict[str, Any]) -> None:
-    assert decide(DENY_PATHS, arguments) is not ALLOW
-
-
-def test_a_file_in_an_unremarkable_directory_is_asked_about_and_never_remembered() -> None:
-    arguments = {"command": "cat credentials", "directory": "sub"}
-    assert decide(DENY_PATHS, arguments) is ASK
-    grant = grant_for(
-        "session", world="w", tool_name="shell_cmd", arguments={"command": "cat notes.txt"},
-        agent="Alice", chat_id="c1", approval_id="a1",
-    )  # fmt: skip
-    assert grant is not None
-    verdict = decide_call(
-        engine(DENY_PATHS), "shell_cmd", {"command": "cat credentials", "directory": ".aws"},
-        grants=[grant], agent="Alice", chat_id="c1", interactive=False,
-    )  # fmt: skip
-    assert verdict.decision is DENY
-
-
-@pytest.mark.parametrize("directory", [None, "", ".", "./"])
-def test_the_working_directory_itself_changes_nothing(directory: str | None) -> None:
-    arguments: dict[str, Any] = {"command": "cat notes.txt"}
-    if directory is not None:
-        arguments["directory"] = directory
-    assert decide(DENY_PATHS, arguments) is ALLOW
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "grep -r PRIVATE ..",
-        "grep -r PRIVATE /root",
-        "grep -R PRIVATE ~",
-        "grep --recursive PRIVATE ../..",
-        "grep -rl PRIVATE src/../..",
-        "rg PRIVATE /root",
-        "rg PRIVATE ..",
-        "find / -name x",
-        "find ~ -name x",
-        "du -a /root",
-        "ls -R /root",
-        "cd .. && grep -r PRIVATE",
-    ],
-)
-def test_a_recursive_read_from_outside_the_working_directory_is_asked_about(line: str) -> None:
-    assert decide(DENY_PATHS, {"command": line}) is ASK
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "grep -r foo src",
-        "grep -rn foo .",
-        "rg foo",
-        "find . -name '*.py'",
-        "ls -R src",
-        "grep foo /etc/hosts",
-    ],
-)
-def test_a_recursive_read_inside_the_working_directory_stays_allowed(line: str) -> None:
-    assert decide(DENY_PATHS, {"command": line}) is ALLOW
-
 
 @pytest.mark.parametrize(
     "line",
@@ -279,7 +189,7 @@ def test_a_recursive_read_inside_the_working_directory_stays_allowed(line: str) 
     ],
 )
 def test_a_write_through_an_option_is_asked_about_without_allow_redirection(line: str) -> None:
-    assert decide(TESTER, {"command": line}) is ASK
+    assert decide(PROGRAMS_POLICY, {"command": line}) is ASK
 
 
 @pytest.mark.parametrize(
@@ -296,7 +206,7 @@ def test_a_write_through_an_option_is_asked_about_without_allow_redirection(line
     ],
 )
 def test_ordinary_lines_stay_allowed(line: str) -> None:
-    assert decide(TESTER, {"command": line}) is ALLOW
+    assert decide(PROGRAMS_POLICY, {"command": line}) is ALLOW
 
 
 def test_split_is_allowed_under_allow_redirection() -> None:

@@ -1,8 +1,8 @@
-"""Shell lines that got past a policy in the fifth black-box round, and what they get now
-(SPEC P1, P4; "a tool call is ALLOWed only when we fully understand what it will do").
+"""Lines a rule for a harmless-looking program must not allow (SPEC P1, P4; "a tool call is
+ALLOWed only when we fully understand what it will do").
 
-Each ran code, deleted or wrote files, or read another process's environment while the
-engine answered ALLOW under a rule for a harmless-looking program:
+Each runs code, deletes or writes files, or reads another process's environment, so it is
+asked about under rules that allow the program it starts with:
 
 * ``find`` with a word that brace expansion or a glob turns into actions
   (``find . {-exec,sh,-c,id} ;``, ``find . -de*`` beside a file named ``-delete``);
@@ -113,7 +113,7 @@ def decide(command: str) -> PolicyDecision:
         # a directory reached through a symlink into /proc
         "cd /dev/fd && cat ../../1/environ",
         "cd /tmp && cat ../proc/1/environ",
-        # the second pass of the round: siblings of the above
+        # siblings of the above
         "env -C /dev/fd cat ../environ",
         "sudo -D /dev/fd cat ../environ",
         "curl 'file:///pro{c,x}/self/environ'",
@@ -153,7 +153,7 @@ def decide(command: str) -> PolicyDecision:
         "npm run env",
     ],
 )
-def test_fifth_round_lines_are_asked(command: str) -> None:
+def test_a_line_that_misuses_an_allowed_program_is_asked_about(command: str) -> None:
     assert decide(command) == ASK
 
 
