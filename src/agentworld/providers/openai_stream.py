@@ -16,18 +16,15 @@ kept here:
   swallows the ``data: [DONE]`` that follows (and the usage chunk is optional for
   OpenAI-compatible servers), so ``finish_reason`` is the marker we can see.
 
-Chunks come either as the SDK's typed models (:meth:`StreamAssembler.feed`) or as the JSON of
-an event, read by hand (:meth:`StreamAssembler.feed_event`, for ``openai_post``): the same
-fields, and a chunk in the wrong shape is said in one line (``ProviderResponseError``).
+Chunks come as the SDK's typed models, read from the stream by the SDK's ``AsyncStream``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentworld.models import LLMResponse
 from agentworld.providers.assembly import TEXT_KEY, PartsAssembler
-from agentworld.providers.openai_completion import usage_of, wrong_shape
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
@@ -68,42 +65,6 @@ class StreamAssembler:
                 )
         return fresh
 
-    def feed_event(self, event: object, *, endpoint: str) -> list[str]:
-        """Take one chunk as its event's JSON; return the text it adds, for ``on_text``."""
-        if not isinstance(event, dict):
-            raise wrong_shape(endpoint, "a stream event that is not a JSON object")
-        if isinstance(model := event.get("model"), str):
-            self.set_model(model)
-        if isinstance(usage := event.get("usage"), dict):
-            counts = usage_of(usage)
-            self.set_usage(counts.input_tokens, counts.output_tokens)
-        choices = event.get("choices") or []
-        if not isinstance(choices, list):
-            raise wrong_shape(endpoint, "stream choices that are not a list")
-        fresh: list[str] = []
-        for choice in choices:
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                raise wrong_shape(endpoint, "a stream choice without a delta object")
-            if choice.get("finish_reason") is not None:
-                self.finished = True
-            if isinstance(content := delta.get("content"), str) and content:
-                self.add_text(content)
-                fresh.append(content)
-            for fragment in delta.get("tool_calls") or []:
-                index = fragment.get("index") if isinstance(fragment, dict) else None
-                if not isinstance(index, int) or isinstance(index, bool):
-                    raise wrong_shape(endpoint, "a streamed tool call without an index")
-                function: Any = fragment.get("function")
-                function = function if isinstance(function, dict) else {}
-                self.add_tool_fragment(
-                    index,
-                    id=_text(fragment.get("id")),
-                    name=_text(function.get("name")),
-                    arguments=_text(function.get("arguments")),
-                )
-        return fresh
-
     def set_model(self, model: str) -> None:
         self._parts.model = self._parts.model or model
 
@@ -122,6 +83,3 @@ class StreamAssembler:
     def response(self) -> LLMResponse:
         return self._parts.response()
 
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
