@@ -206,7 +206,7 @@ class OpenAIProvider:
         )
         async with stream:  # closed at once when on_text fails or the call is cancelled
             async for chunk in stream:
-                for text in assembler.feed(chunk):
+                for text in assembler.feed(chunk, endpoint=self.base_url):
                     if on_text is not None:
                         await maybe_await(on_text(text))
         if not assembler.finished:

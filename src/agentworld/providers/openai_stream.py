@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from agentworld.models import LLMResponse
 from agentworld.providers.assembly import TEXT_KEY, PartsAssembler
+from agentworld.providers.openai_completion import usage_of, wrong_shape
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
@@ -42,26 +43,37 @@ class StreamAssembler:
         self.finished = False
         """True once a ``finish_reason`` arrived: a stream that ends without one was cut short."""
 
-    def feed(self, chunk: ChatCompletionChunk) -> list[str]:
-        """Take one chunk; return the text it adds, for ``on_text``."""
-        self.set_model(chunk.model)
+    def feed(self, chunk: ChatCompletionChunk, *, endpoint: str) -> list[str]:
+        """Take one chunk; return the text it adds, for ``on_text``. The SDK builds chunks
+        without validating them, so one in the wrong shape is said here, in one line."""
+        try:
+            return self._feed(chunk)
+        except (AttributeError, TypeError) as exc:
+            raise wrong_shape(endpoint, "a stream chunk that is not a completion chunk") from exc
+
+    def _feed(self, chunk: ChatCompletionChunk) -> list[str]:
+        if isinstance(chunk.model, str):
+            self.set_model(chunk.model)
         if chunk.usage is not None:
-            self.set_usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            counts = usage_of(chunk.usage.to_dict())
+            self.set_usage(counts.input_tokens, counts.output_tokens)
         fresh: list[str] = []
         for choice in chunk.choices:
             if choice.finish_reason is not None:
                 self.finished = True
             delta = choice.delta
-            if delta.content:
-                self.add_text(delta.content)
-                fresh.append(delta.content)
+            if content := _text(delta.content):
+                self.add_text(content)
+                fresh.append(content)
             for fragment in delta.tool_calls or []:
                 function = fragment.function
+                if not isinstance(fragment.index, int) or isinstance(fragment.index, bool):
+                    raise TypeError("a streamed tool call without an index")
                 self.add_tool_fragment(
                     fragment.index,
-                    id=fragment.id,
-                    name=function.name if function else None,
-                    arguments=function.arguments if function else None,
+                    id=_text(fragment.id),
+                    name=_text(function.name) if function else None,
+                    arguments=_text(function.arguments) if function else None,
                 )
         return fresh
 
@@ -83,3 +95,9 @@ class StreamAssembler:
     def response(self) -> LLMResponse:
         return self._parts.response()
 
+
+def _text(value: object) -> str | None:
+    """A text field of a chunk: text or absent; anything else is a chunk in the wrong shape."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{type(value).__name__} where text belongs")
