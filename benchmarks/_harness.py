@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import openai
 
 from agentworld import AgentWorld
-from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, pooled_http_client, sdk_client
-from agentworld.providers.openai_post import CompletionPoster
+from agentworld.providers.openai import DEFAULT_MAX_CONNECTIONS, sdk_client
 from agentworld.providers.registry import OPENAI_TIMEOUT
 from agentworld.testing.openai_wire import Reply, ToolCallSpec, echo_responder
 
@@ -134,22 +133,19 @@ class RawClient:
         self, base_url: str, *, stream: bool, low_level: bool = False, our_transport: bool = False
     ) -> None:
         """``our_transport``: the SDK client Agent World's provider builds for this endpoint
-        (``sdk_client``: its own HTTP/1.1 transport for a plain ``http://`` URL, the same
-        headers) instead of the SDK's default; with ``low_level``, a non-streamed request is
-        then posted as the provider posts it (``openai_post.CompletionPoster``), so that a turn
+        (``sdk_client``: the SDK's own HTTP client, its pool sized as ours, the same headers)
+        instead of the SDK's default; with ``low_level``, a non-streamed request is then posted
+        as the provider posts it (``client.post``, the body read as parsed JSON), so that a turn
         and its replay send the same bytes by the same code and differ by the runtime's work
         alone."""
-        self._poster: CompletionPoster | None = None
+        self._our_transport = our_transport
         if our_transport:
-            http = pooled_http_client(DEFAULT_MAX_CONNECTIONS, OPENAI_TIMEOUT, base_url)
             self._client = sdk_client(
                 api_key="x",
                 base_url=base_url,
                 timeout=OPENAI_TIMEOUT,
                 max_connections=DEFAULT_MAX_CONNECTIONS,
-                http_client=http,
             )
-            self._poster = CompletionPoster(self._client, http, api_key_env="OPENAI_API_KEY")
         else:
             self._client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
         self._stream = stream
@@ -159,8 +155,8 @@ class RawClient:
 
     async def call(self, params: dict[str, Any]) -> str:
         """One chat completion; with streaming, the whole stream is consumed."""
-        if self._low_level and not self._stream and self._poster is not None:
-            body: Any = await self._poster.post(params)
+        if self._low_level and not self._stream and self._our_transport:
+            body: Any = await self._client.post("/chat/completions", body=params, cast_to=object)
             return body["choices"][0]["message"]["content"] or ""
         if self._low_level and not self._stream:
             from openai.types.chat import ChatCompletion

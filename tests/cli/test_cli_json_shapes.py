@@ -80,6 +80,7 @@ AGENT: dict[str, Any] = {
     "baseUrl": str,
     "apiKeyEnv": str,
     "memoryWindow": int,
+    "modelDeadlineSeconds": int,
     "status": str,
     "llmCallCount": int,
     "lastActive": TIMESTAMP,

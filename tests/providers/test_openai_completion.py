@@ -175,3 +175,33 @@ async def test_a_body_that_is_not_json_is_a_provider_error(server: FixedBodies) 
 async def test_usage_counts_that_are_not_numbers_count_as_none(server: FixedBodies) -> None:
     body = completion({"content": "x"}, usage={"prompt_tokens": "12", "completion_tokens": True})
     assert (await answer(server, body)).usage == Usage()
+
+
+def stream_of(*events: str) -> bytes:
+    return b"".join(f"data: {event}\n\n".encode() for event in (*events, "[DONE]"))
+
+
+MALFORMED_CHUNKS = {
+    "no choices": '{"id": "x", "model": "m"}',
+    "a choice without a delta": '{"id": "x", "model": "m", "choices": [{"index": 0}]}',
+    "a chunk that is a list": "[1, 2]",
+    "content that is a number": '{"model": "m", "choices": [{"index": 0, "delta": {"content": 5}, "finish_reason": "stop"}]}',
+    "a tool call without an index": '{"model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [{"id": "c"}]}}]}',
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED_CHUNKS)
+async def test_a_streamed_chunk_in_the_wrong_shape_is_one_provider_error_naming_the_endpoint(
+    server: FixedBodies, case: str
+) -> None:
+    server.body = stream_of(MALFORMED_CHUNKS[case])
+    server.content_type = "text/event-stream"
+    provider = OpenAIProvider(api_key="k", base_url=server.base_url)
+    try:
+        with pytest.raises(ProviderResponseError) as raised:
+            await provider.complete(LLMRequest(model="m", messages=[PromptMessage(role="user", content="hi")]), stream=True)
+    finally:
+        await provider.aclose()
+    said = str(raised.value)
+    assert "a stream chunk that is not a completion chunk" in said and server.base_url in said
+    assert "\n" not in said

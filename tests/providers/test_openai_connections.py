@@ -1,8 +1,8 @@
-"""Many requests at once through one OpenAIProvider (issue 18).
+"""Many requests at once through one OpenAIProvider.
 
 A world's agents on one endpoint share one provider, so a thousand chats put a thousand
-requests on it at once. It keeps a small pool and queues the rest: every request is
-answered, none waits on the pool's deadline, and the pool never grows past its limit.
+requests on it at once. The SDK client's pool is kept small and queues the rest: every request
+is answered, none waits on a deadline for a connection, and the pool never grows past its limit.
 Real HTTP against the child-process loopback server, which counts the connections used.
 """
 

@@ -189,9 +189,9 @@ def test_stream_is_finished_only_once_a_choice_carries_its_finish_reason() -> No
         )
 
     assembler = StreamAssembler()
-    assert assembler.feed(chunk({"role": "assistant", "content": "Hello wor"})) == ["Hello wor"]
+    assert assembler.feed(chunk({"role": "assistant", "content": "Hello wor"}), endpoint="e") == ["Hello wor"]
     assert not assembler.finished
-    assembler.feed(chunk({"content": "ld"}, "stop"))
+    assembler.feed(chunk({"content": "ld"}, "stop"), endpoint="e")
 
     assert assembler.finished
     assert assembler.response().content == "Hello world"

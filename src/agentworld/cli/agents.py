@@ -12,6 +12,7 @@ from agentworld.cli.common import (
     WorldArg,
     parse_max_tokens,
     parse_memory_window,
+    parse_model_deadline,
     parse_temperature,
     run,
     stored_agent_name,
@@ -35,6 +36,7 @@ SystemPrompt = Annotated[str | None, typer.Option("--system-prompt", help="The a
 Temperature = Annotated[float | None, typer.Option("--temperature", parser=parse_temperature, help="Sampling temperature, 0 to 2.")]
 MaxTokens = Annotated[int | None, typer.Option("--max-tokens", parser=parse_max_tokens, help="Most tokens per answer (1 to 1000000).")]
 MemoryWindow = Annotated[int | None, typer.Option("--memory-window", parser=parse_memory_window, help="How many of its latest messages of a chat the agent is shown (0: all; default 500).")]
+ModelDeadline = Annotated[int | None, typer.Option("--model-deadline", parser=parse_model_deadline, help="Seconds one model call may take in all, retries included, before the turn ends with an error (default 300).")]
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The agent's name: its @mention handle.")]
 
 
@@ -63,6 +65,7 @@ def agent_create_or_update(
     temperature: Temperature = None,
     max_tokens: MaxTokens = None,
     memory_window: MemoryWindow = None,
+    model_deadline_seconds: ModelDeadline = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`agent create` and `agent update` take the same options; update changes only those given."""

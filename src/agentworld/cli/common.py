@@ -170,6 +170,7 @@ _FLAGS: dict[str, str] = {
     "model": "--model",
     "system_prompt": "--system-prompt",
     "memory_window": "--memory-window",
+    "model_deadline_seconds": "--model-deadline",
     "temperature": "--temperature",
     "max_tokens": "--max-tokens",
     "base_url": "--base-url",
@@ -255,6 +256,13 @@ def parse_memory_window(value: str) -> int:
     if 0 < number < MIN_MEMORY_WINDOW:
         raise typer.BadParameter(f"must be 0 (the whole memory) or ≥ {MIN_MEMORY_WINDOW}")
     return number
+
+
+def parse_model_deadline(value: str) -> int:
+    """``--model-deadline``: seconds one model call may take in all, retries included."""
+    from agentworld.models.settings import MAX_MODEL_DEADLINE_SECONDS
+
+    return parse_int(value, minimum=1, maximum=MAX_MODEL_DEADLINE_SECONDS)
 
 
 def parse_temperature(value: str) -> float:

@@ -11,7 +11,12 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentworld.models.message import utc_now
-from agentworld.models.settings import parse_tool_selector, validate_tool_env
+from agentworld.models.settings import (
+    DEFAULT_MODEL_DEADLINE_SECONDS,
+    MAX_MODEL_DEADLINE_SECONDS,
+    parse_tool_selector,
+    validate_tool_env,
+)
 
 ProviderName = Literal[
     "openai", "anthropic", "google", "azure", "ollama", "xai", "openai-compatible", "scripted"
@@ -170,6 +175,14 @@ class Agent(BaseModel):
     """How many of its latest memory messages of the chat the agent is shown (0: all of
     them). All are kept; a bounded prompt keeps a long chat within the model's context and
     lets a fresh process read only the tail (``runtime.llm_input.memory_window``)."""
+    model_deadline_seconds: int = Field(
+        default=DEFAULT_MODEL_DEADLINE_SECONDS,
+        ge=1,
+        le=MAX_MODEL_DEADLINE_SECONDS,
+        alias="modelDeadlineSeconds",
+    )
+    """How long one model call may take in all, retries and their waits included; past it the
+    turn ends with a system event saying the model did not answer (``RetryingProvider``)."""
     status: Literal["active", "inactive"] = "active"
     llm_call_count: int = Field(default=0, alias="llmCallCount")
     last_active: datetime | None = Field(default=None, alias="lastActive")

@@ -37,6 +37,11 @@ MAX_ITERATIONS = 1_000
 MAX_OUTPUT_TOKENS = 1_000_000
 """An agent's ``max_tokens``: above any model's output limit, so a larger value is a mistake
 (``1e20`` would otherwise be sent to the provider)."""
+DEFAULT_MODEL_DEADLINE_SECONDS = 300
+"""How long one model call of an agent may take in all, its retries and their waits included
+(SPEC L5): past it the turn ends with a system event rather than waiting on a silent model."""
+MAX_MODEL_DEADLINE_SECONDS = 86_400
+"""An agent's ``model_deadline_seconds``: a day; more is a typo, not a setting."""
 
 
 def check_tool_env_name(name: str) -> str | None:

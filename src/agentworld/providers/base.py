@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentworld.models import LLMResponse, Role, ToolCall
+from agentworld.models.settings import DEFAULT_MODEL_DEADLINE_SECONDS
 
 TextCallback = Callable[[str], "Awaitable[None] | None"]
 
@@ -42,6 +43,8 @@ class LLMRequest:
     tools: Sequence[ToolSpec] = ()
     temperature: float | None = None
     max_tokens: int | None = None
+    deadline: float = DEFAULT_MODEL_DEADLINE_SECONDS
+    """Seconds the whole call may take, retries and their waits included (``RetryingProvider``)."""
 
 
 class LLMProvider(Protocol):

@@ -18,7 +18,7 @@ import email.utils
 import time
 from collections.abc import Mapping
 
-from agentworld.errors import ProviderConnectionError, ProviderResponseError
+from agentworld.errors import ProviderConnectionError, ProviderError, ProviderResponseError
 from agentworld.process_secrets import redact_process_text
 
 MAX_RETRY_AFTER = 60.0
@@ -129,3 +129,12 @@ def unreadable_body(exc: Exception, *, endpoint: str) -> ProviderResponseError:
     return ProviderResponseError(
         masked(f"{endpoint} returned a body that is not valid JSON ({exc})"), status=200
     )
+
+
+class ModelDeadlineError(ProviderError):
+    """A model call that outlasted its deadline, retries and waits included; not retried (the
+    deadline is for the call as a whole)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the model did not answer within {seconds:g} s (modelDeadlineSeconds)")
+        self.seconds = seconds

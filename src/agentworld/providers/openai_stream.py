@@ -16,14 +16,12 @@ kept here:
   swallows the ``data: [DONE]`` that follows (and the usage chunk is optional for
   OpenAI-compatible servers), so ``finish_reason`` is the marker we can see.
 
-Chunks come either as the SDK's typed models (:meth:`StreamAssembler.feed`) or as the JSON of
-an event, read by hand (:meth:`StreamAssembler.feed_event`, for ``openai_post``): the same
-fields, and a chunk in the wrong shape is said in one line (``ProviderResponseError``).
+Chunks come as the SDK's typed models, read from the stream by the SDK's ``AsyncStream``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentworld.models import LLMResponse
 from agentworld.providers.assembly import TEXT_KEY, PartsAssembler
@@ -45,62 +43,37 @@ class StreamAssembler:
         self.finished = False
         """True once a ``finish_reason`` arrived: a stream that ends without one was cut short."""
 
-    def feed(self, chunk: ChatCompletionChunk) -> list[str]:
-        """Take one chunk; return the text it adds, for ``on_text``."""
-        self.set_model(chunk.model)
+    def feed(self, chunk: ChatCompletionChunk, *, endpoint: str) -> list[str]:
+        """Take one chunk; return the text it adds, for ``on_text``. The SDK builds chunks
+        without validating them, so one in the wrong shape is said here, in one line."""
+        try:
+            return self._feed(chunk)
+        except (AttributeError, TypeError) as exc:
+            raise wrong_shape(endpoint, "a stream chunk that is not a completion chunk") from exc
+
+    def _feed(self, chunk: ChatCompletionChunk) -> list[str]:
+        if isinstance(chunk.model, str):
+            self.set_model(chunk.model)
         if chunk.usage is not None:
-            self.set_usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            counts = usage_of(chunk.usage.to_dict())
+            self.set_usage(counts.input_tokens, counts.output_tokens)
         fresh: list[str] = []
         for choice in chunk.choices:
             if choice.finish_reason is not None:
                 self.finished = True
             delta = choice.delta
-            if delta.content:
-                self.add_text(delta.content)
-                fresh.append(delta.content)
-            for fragment in delta.tool_calls or []:
-                function = fragment.function
-                self.add_tool_fragment(
-                    fragment.index,
-                    id=fragment.id,
-                    name=function.name if function else None,
-                    arguments=function.arguments if function else None,
-                )
-        return fresh
-
-    def feed_event(self, event: object, *, endpoint: str) -> list[str]:
-        """Take one chunk as its event's JSON; return the text it adds, for ``on_text``."""
-        if not isinstance(event, dict):
-            raise wrong_shape(endpoint, "a stream event that is not a JSON object")
-        if isinstance(model := event.get("model"), str):
-            self.set_model(model)
-        if isinstance(usage := event.get("usage"), dict):
-            counts = usage_of(usage)
-            self.set_usage(counts.input_tokens, counts.output_tokens)
-        choices = event.get("choices") or []
-        if not isinstance(choices, list):
-            raise wrong_shape(endpoint, "stream choices that are not a list")
-        fresh: list[str] = []
-        for choice in choices:
-            delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                raise wrong_shape(endpoint, "a stream choice without a delta object")
-            if choice.get("finish_reason") is not None:
-                self.finished = True
-            if isinstance(content := delta.get("content"), str) and content:
+            if content := _text(delta.content):
                 self.add_text(content)
                 fresh.append(content)
-            for fragment in delta.get("tool_calls") or []:
-                index = fragment.get("index") if isinstance(fragment, dict) else None
-                if not isinstance(index, int) or isinstance(index, bool):
-                    raise wrong_shape(endpoint, "a streamed tool call without an index")
-                function: Any = fragment.get("function")
-                function = function if isinstance(function, dict) else {}
+            for fragment in delta.tool_calls or []:
+                function = fragment.function
+                if not isinstance(fragment.index, int) or isinstance(fragment.index, bool):
+                    raise TypeError("a streamed tool call without an index")
                 self.add_tool_fragment(
-                    index,
-                    id=_text(fragment.get("id")),
-                    name=_text(function.get("name")),
-                    arguments=_text(function.get("arguments")),
+                    fragment.index,
+                    id=_text(fragment.id),
+                    name=_text(function.name) if function else None,
+                    arguments=_text(function.arguments) if function else None,
                 )
         return fresh
 
@@ -124,4 +97,7 @@ class StreamAssembler:
 
 
 def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    """A text field of a chunk: text or absent; anything else is a chunk in the wrong shape."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{type(value).__name__} where text belongs")

@@ -32,7 +32,8 @@ DEFAULT_BASE_URL: dict[str, str] = {
 RETRIES_ENV = "AGENTWORLD_LLM_RETRIES"
 CONNECTIONS_ENV = "AGENTWORLD_LLM_CONNECTIONS"
 """Requests an OpenAI-compatible endpoint gets at once from this process (default 64; the
-rest queue, see ``providers.openai``): raise it for a slow model serving many chats."""
+rest wait in the SDK client's pool, see ``providers.openai``): raise it for a slow model
+serving many chats."""
 OPENAI_TIMEOUT = 120.0
 
 
@@ -123,7 +124,7 @@ def _azure(agent: Agent) -> LLMProvider:
 
     from agentworld.providers.openai import (
         OpenAIProvider,
-        pooled_http_client,
+        http_client,
         request_timeout,
         without_platform_headers,
     )
@@ -142,14 +143,13 @@ def _azure(agent: Agent) -> LLMProvider:
     connections = _max_connections()
     # The same pool, timeouts and headers as every OpenAI-compatible endpoint (providers.openai).
     timeout = request_timeout(OPENAI_TIMEOUT)
-    http_client = pooled_http_client(connections, OPENAI_TIMEOUT, agent.base_url)
     azure_client = functools.partial(
         openai.AsyncAzureOpenAI,
         api_key=key,
         api_version=version,
         max_retries=0,
         timeout=timeout,
-        http_client=http_client,
+        http_client=http_client(connections, OPENAI_TIMEOUT),
         default_headers=without_platform_headers(),
     )
     # A base URL names the deployment itself; an endpoint takes the agent's model as one.

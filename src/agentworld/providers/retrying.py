@@ -10,6 +10,11 @@ With ``stream=True`` every attempt streams afresh through ``on_text``, so the te
 a failed attempt already streamed is not part of the answer: the returned response
 is always the last attempt's alone. A consumer that shows text as it arrives learns
 of the abandoned attempt through :data:`retry_listener`.
+
+The whole call, every attempt and every wait between them, is bounded by the request's
+``deadline`` (an agent's ``model_deadline_seconds``): a model that accepts the connection and
+never answers ends the call with :class:`ModelDeadlineError` then, whatever each attempt's
+own read timeout, and the runtime reports it like any failed call (SPEC L5).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from contextvars import ContextVar
 from agentworld.errors import ProviderError, ProviderResponseError
 from agentworld.models import LLMResponse
 from agentworld.providers.base import LLMProvider, LLMRequest, TextCallback
+from agentworld.providers.errors import ModelDeadlineError
 
 RetryListener = Callable[[int, ProviderError, float], Awaitable[None]]
 retry_listener: ContextVar[RetryListener | None] = ContextVar("retry_listener", default=None)
@@ -48,6 +54,18 @@ class RetryingProvider:
 
     async def complete(
         self, request: LLMRequest, *, stream: bool = False, on_text: TextCallback | None = None
+    ) -> LLMResponse:
+        deadline = asyncio.timeout(request.deadline)
+        try:
+            async with deadline:
+                return await self._attempts(request, stream=stream, on_text=on_text)
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise
+            raise ModelDeadlineError(request.deadline) from exc
+
+    async def _attempts(
+        self, request: LLMRequest, *, stream: bool, on_text: TextCallback | None
     ) -> LLMResponse:
         for attempt in range(1, self.attempts + 1):
             try:

@@ -173,6 +173,7 @@ async def run_agent_loop(
             tools=registry.specs(),
             temperature=agent.temperature,
             max_tokens=agent.max_tokens,
+            deadline=agent.model_deadline_seconds,
         )
         message_id = new_id("msg_")
         called = await call_model(

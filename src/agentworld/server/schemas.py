@@ -128,6 +128,7 @@ class AgentSettings(_Changes):
     temperature: float | None = None
     max_tokens: int | None = None
     memory_window: int | None = None
+    model_deadline_seconds: int | None = None
 
 
 class AgentCreate(AgentSettings):

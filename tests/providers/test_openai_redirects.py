@@ -1,11 +1,8 @@
-"""An endpoint named by a plain ``http://`` URL gets a TLS context that trusts nothing.
-
-Loading the system's trusted certificates costs a fresh process 25 ms for TLS a local model
-server never speaks, so ``pooled_http_client`` skips it for ``http://`` endpoints. What must
-hold: should such a client be led to ``https://`` (here, by a redirect the SDK follows), it
-refuses the server's certificate rather than talk unverified. Real sockets: a loopback HTTP
-server that redirects, and a loopback TLS server with a self-signed certificate
-(``data/self_signed_127.pem``, key and certificate for 127.0.0.1) that would answer.
+"""Redirects are the SDK's: an ``http://`` endpoint that redirects to ``https://`` is followed
+with the SDK's TLS defaults, so a certificate no one trusts is refused, never talked to
+unverified. Real sockets: a loopback HTTP server that redirects, and a loopback TLS server with
+a self-signed certificate (``data/self_signed_127.pem``, key and certificate for 127.0.0.1)
+that would answer.
 """
 
 from __future__ import annotations
