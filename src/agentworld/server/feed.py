@@ -22,6 +22,10 @@ A client follows from a position (``Last-Event-ID``): it reads from the log itse
 reaches what the feed keeps, then takes the feed's items; if it falls behind what the feed
 keeps (a slow client), it reads from the log again. Positions only grow and are never
 reused, so it gets every stored event after its position once, in order.
+
+A read that fails (the database is down or restarting) is tried again, less and less often
+(``retry_seconds``), until the database answers; the feed then reads from the last position it
+took in, so its followers, who stayed connected, get what was stored meanwhile once each.
 """
 
 from __future__ import annotations
@@ -34,10 +38,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentworld.errors import AgentWorldError
+from agentworld.errors import StorageError
 from agentworld.events.bus import EventBus
 from agentworld.models.events import CrudEvent, EventKind, SSEEvent, WorldEvent
-from agentworld.storage.event_log import EventLog
+from agentworld.storage.event_log import EventLog, LogBatch
 
 if TYPE_CHECKING:
     from agentworld.server.notify import LogListener
@@ -53,6 +57,14 @@ turn the server learns of the hang-up, and asyncio logs only from the fifth writ
 (A turn for every item cost a fifth more CPU a frame with a hundred clients.)"""
 SAFETY_POLL_SECONDS = 2.0
 """How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
+LONGEST_RETRY_SECONDS = 2.0
+"""The longest wait between two reads of a log that failed (the database away)."""
+
+
+def retry_seconds(failures: int, poll: float) -> float:
+    """How long to wait after ``failures`` reads in a row failed: twice as long each time,
+    from ``poll`` up to ``LONGEST_RETRY_SECONDS`` (or ``poll``, if it is longer)."""
+    return min(poll * 2 ** min(failures, 16), max(LONGEST_RETRY_SECONDS, poll))
 
 
 @dataclass(frozen=True)
@@ -177,16 +189,25 @@ class WorldFeed:
         return self._reading.poll
 
     async def _run(self) -> None:
+        failures = 0
         while True:
+            wait = retry_seconds(failures, self._reading.poll) if failures else self._wait_seconds()
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._wait_seconds()):
+                async with asyncio.timeout(wait):
                     await self._poked.wait()
             self._poked.clear()
             self._attach()
             try:
                 await self.read_new()
-            except AgentWorldError as exc:  # the database is away: say so, try again later
-                logger.warning("event feed of world %s cannot read the log: %s", self.world, exc)
+            except Exception as exc:  # the database is away: say so once, try again later
+                failures += 1
+                if failures == 1:
+                    logger.warning("event feed of world %s cannot read the log (trying again): %s",
+                                   self.world, exc, exc_info=not isinstance(exc, StorageError))
+                continue
+            if failures:
+                logger.warning("event feed of world %s reads the log again", self.world)
+                failures = 0
             if self._gone and self._on_gone is not None:
                 self._on_gone(self)  # which ends the feed (``Feeds``); nothing more to read
                 return
@@ -266,9 +287,7 @@ class WorldFeed:
             if pos is None:
                 if cursor < self._floor:  # older than what the feed keeps: read the log
                     head = self.head
-                    batch = await self._reading.log.after(
-                        self.world, cursor, chat_id=chat_id, limit=READ_LIMIT
-                    )
+                    batch = await self._read_after(cursor, chat_id)
                     for n, event in enumerate(batch.events, start=1):
                         if n % TURN_EVERY == 0:
                             await asyncio.sleep(0)
@@ -303,6 +322,19 @@ class WorldFeed:
             if pos is None:
                 continue
             await changed.wait()
+
+    async def _read_after(self, cursor: int, chat_id: str | None) -> LogBatch:
+        """A follower's own read of the log after ``cursor``, tried again until the database
+        answers (the follower waits, still connected, as the feed's own reads do)."""
+        failures = 0
+        while True:
+            try:
+                return await self._reading.log.after(
+                    self.world, cursor, chat_id=chat_id, limit=READ_LIMIT
+                )
+            except StorageError:
+                failures += 1
+                await asyncio.sleep(retry_seconds(failures, self._reading.poll))
 
     def _join(self, cursor: int) -> int:
         """The feed position of the first stored item after ``cursor`` (or of the world's

@@ -1,6 +1,9 @@
 """PostgreSQL units of work: SQLAlchemy's async engine with asyncpg (see ``engine``).
 
-Kept apart from the SQLite runner so that neither path loads the other's machinery.
+Kept apart from the SQLite runner so that neither path loads the other's machinery. Each
+connection opens within a connect timeout (``faults.connect_options``), and the pool tests a
+connection before lending it (``pool_pre_ping``): after the server restarts, the pool's dead
+connections are replaced instead of failing the next units one by one.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sqlalchemy as sa
 
 from agentworld import strict_json
 from agentworld.storage.connection import Connection
+from agentworld.storage.faults import connect_options
 from agentworld.storage.pg_connection import PgConnection
 
 if TYPE_CHECKING:
@@ -28,7 +32,14 @@ class AsyncEngineRunner:
         # Imported here so the SQLite path (and CLI start-up) never loads the async machinery.
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        self._engine = create_async_engine(url, echo=echo, json_serializer=strict_json.dumps)
+        url, timeouts = connect_options(url)
+        self._engine = create_async_engine(
+            url,
+            echo=echo,
+            json_serializer=strict_json.dumps,
+            connect_args=timeouts,
+            pool_pre_ping=True,
+        )
         self._write_lock = asyncio.Lock()
 
     @property
