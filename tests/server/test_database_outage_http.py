@@ -23,8 +23,6 @@ from http_harness import Frame, Served, SSEClient, refusal, server_env, start_se
 
 from agentworld.testing.postgres import PostgresCluster, restartable_cluster
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def cluster() -> Iterator[PostgresCluster]:

@@ -78,9 +78,12 @@ def unavailable(exc: BaseException, url: str) -> StorageError | None:
         return StorageError(f"no answer from the database server at {server} within {seconds} s")
     if isinstance(found, ConnectionRefusedError):
         return StorageError(f"cannot reach the database server at {server}: connection refused")
-    if isinstance(found, OSError):
-        reason = found.strerror or str(found) or type(found).__name__
-        return StorageError(f"lost the connection to the database server at {server}: {reason}")
+    if isinstance(found, OSError) or not _said_by_server(found):
+        reason = getattr(found, "strerror", None) or " ".join(str(found).split())
+        return StorageError(
+            f"lost the connection to the database server at {server}: "
+            f"{reason or type(found).__name__}"
+        )
     reason = " ".join(str(found).split()) or type(found).__name__
     return StorageError(f"database server at {server}: {reason}")
 
@@ -101,6 +104,15 @@ def _cause(exc: BaseException) -> BaseException | None:
     if invalidated:  # SQLAlchemy saw the connection gone, whatever the driver called it
         return ConnectionError(_driver_line(exc))
     return None
+
+
+def _said_by_server(exc: BaseException) -> bool:
+    """An error the server sent (shutting down, too many connections, a wrong password), as
+    against one the client saw (the connection closed under it)."""
+    asyncpg_errors = sys.modules.get("asyncpg.exceptions")
+    if asyncpg_errors is None or isinstance(exc, asyncpg_errors.ConnectionDoesNotExistError):
+        return False
+    return isinstance(exc, asyncpg_errors.PostgresError)
 
 
 def _asyncpg_connection_error(exc: BaseException) -> bool:

@@ -1,0 +1,133 @@
+"""A database that cannot be reached ends in one clear line, never a hang or a traceback: a
+PostgreSQL server that refuses, one that accepts and never answers (the connect timeout, 5 s
+unless the URL says), and one that stops and starts again under a process that keeps its
+storage open (the next unit after the restart works; the pool's dead connections are dropped).
+
+Real parts: the CLI in subprocesses, a loopback TCP server that accepts and stays silent, and a
+PostgreSQL cluster of this module's own, stopped and started with ``pg_ctl``.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentworld.errors import StorageError
+from agentworld.storage.sql import SQLStorage
+from agentworld.testing.postgres import PostgresCluster, restartable_cluster
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    """Only for the ``cli`` fixture, which needs one: every test here names its own ``--db``."""
+    return f"sqlite:///{tmp_path / 'unused.db'}"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A TCP server on loopback that accepts every connection and never sends a byte; its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield int(listener.getsockname()[1])
+    listener.close()
+    for conn in accepted:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[PostgresCluster]:
+    with restartable_cluster() as made:
+        yield made
+
+
+def one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def test_a_server_that_never_answers_fails_within_the_connect_timeout(
+    cli: Any, silent_server: int
+) -> None:
+    began = time.monotonic()
+    result = cli("world", "list", db=f"postgresql://me:secret@127.0.0.1:{silent_server}/x",
+                 check=False)
+    took = time.monotonic() - began
+    assert result.code == 1
+    assert one_line(result.stderr) == (
+        f"error: no answer from the database server at 127.0.0.1:{silent_server}/x within 5 s"
+    )
+    assert "secret" not in result.stderr and "me" not in result.stderr.split("at")[0]
+    assert 4.5 < took < 20
+
+
+def test_the_url_sets_its_own_connect_timeout(cli: Any, silent_server: int) -> None:
+    began = time.monotonic()
+    result = cli("world", "list", check=False,
+                 db=f"postgresql://me@127.0.0.1:{silent_server}/x?timeout=1")
+    took = time.monotonic() - began
+    assert one_line(result.stderr) == (
+        f"error: no answer from the database server at 127.0.0.1:{silent_server}/x within 1 s"
+    )
+    assert took < 4.5
+
+
+def test_a_timeout_that_is_no_number_of_seconds_is_refused(cli: Any) -> None:
+    result = cli("world", "list", check=False, db="postgresql://me@127.0.0.1:1/x?timeout=soon")
+    assert result.code == 1
+    assert one_line(result.stderr) == "error: --db: timeout must be a number of seconds above 0"
+
+
+def test_a_stopped_server_is_one_line_and_a_restarted_one_works_again(
+    cli: Any, cluster: PostgresCluster
+) -> None:
+    cli("world", "create", "kept", db=cluster.url)
+    cluster.stop()
+    try:
+        for args in (("world", "list"), ("messages", "kept"), ("send", "kept", "hello")):
+            result = cli(*args, db=cluster.url, check=False)
+            assert result.code == 1, args
+            assert one_line(result.stderr) == (
+                f"error: cannot reach the database server at 127.0.0.1:{cluster.port}/postgres: "
+                "connection refused"
+            )
+    finally:
+        cluster.start()
+    assert "kept" in cli("world", "list", "--json", db=cluster.url).stdout
+
+
+async def test_open_storage_outlives_a_restart(cluster: PostgresCluster) -> None:
+    """A long-lived process (the server, ``talk``) keeps its storage open across a restart:
+    units fail with a one-line ``StorageError`` while the server is down, and the first unit
+    after it is back succeeds, on a fresh connection instead of a dead pooled one."""
+    async with SQLStorage(cluster.url) as storage:
+        await storage.list_worlds()
+        cluster.stop()
+        try:
+            with pytest.raises(StorageError) as refused:
+                await storage.list_worlds()
+            assert str(refused.value).startswith(
+                f"cannot reach the database server at 127.0.0.1:{cluster.port}/postgres"
+            )
+        finally:
+            cluster.start()
+        await storage.list_worlds()
