@@ -13,7 +13,7 @@ from agentworld.agent_world import AgentWorld
 from agentworld.documents import world_doc
 from agentworld.models import World
 from agentworld.server.config import ServerConfig
-from agentworld.server.feed import Feeds
+from agentworld.server.feeds import Feeds
 from agentworld.server.masks import shown_mcp_config
 from agentworld.server.schemas import ErrorDoc
 

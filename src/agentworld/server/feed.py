@@ -14,7 +14,7 @@ server):
 
 Token chunks are never stored; the feed takes them from this process's event bus and places
 them among the stored events in the order they happened, as items without a ``seq``. So does
-the world's delete (``Feeds.deleting``), whose log goes with the world: it ends the feed. A world
+the world's delete (``feeds.Feeds.deleting``), whose log goes with the world: it ends the feed. A world
 deleted by another process leaves no event behind; the feed's read that finds nothing new also
 finds the world gone, and ends the feed the same way.
 
@@ -51,10 +51,9 @@ logger = logging.getLogger("agentworld.server")
 READ_LIMIT = 500
 TURN_EVERY = 3
 """Items a follower hands out at once (a replay, a burst) between turns of the event loop.
-Writing to a socket never waits, so without these turns a client that hung up was noticed at
-the end of the batch only: hundreds of writes into a dead connection, each one logged. In a
-turn the server learns of the hang-up, and asyncio logs only from the fifth write after it.
-(A turn for every item cost a fifth more CPU a frame with a hundred clients.)"""
+Writing to a socket never waits, so without these turns a client that hung up would be noticed
+at the end of the batch only, after every write into the dead connection had been logged; a
+turn for every item costs CPU with many clients (``benchmarks/event_delivery.py``)."""
 SAFETY_POLL_SECONDS = 2.0
 """How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
 LONGEST_RETRY_SECONDS = 2.0
@@ -87,7 +86,7 @@ def live_item(event: WorldEvent) -> FeedItem:
 class LogReading:
     """How every feed of a server reads the event log: ``log`` itself, every ``poll`` seconds
     (every ``safety_poll`` seconds while notifications arrive), keeping the last ``keep`` items.
-    ``Feeds`` makes it once and hands it to each world's feed."""
+    ``feeds.Feeds`` makes it once and hands it to each world's feed."""
 
     log: EventLog
     poll: float
@@ -209,7 +208,7 @@ class WorldFeed:
                 logger.warning("event feed of world %s reads the log again", self.world)
                 failures = 0
             if self._gone and self._on_gone is not None:
-                self._on_gone(self)  # which ends the feed (``Feeds``); nothing more to read
+                self._on_gone(self)  # which ends the feed (``feeds.Feeds``); nothing more to read
                 return
 
     async def read_new(self) -> None:
@@ -343,129 +342,3 @@ class WorldFeed:
             if (item.seq is not None and item.seq > cursor) or item is self._last:
                 return pos
         return self._next_pos
-
-
-class Feeds:
-    """The feeds of the worlds that have followers; each stops when its last follower leaves,
-    or when its world is deleted (``deleting``).
-
-    On PostgreSQL they share one ``LogListener`` (one connection), opened when the first world
-    is followed and closed with the feeds."""
-
-    def __init__(
-        self,
-        log: EventLog,
-        bus_of: Callable[[str], EventBus | None],
-        *,
-        poll: float,
-        safety_poll: float = SAFETY_POLL_SECONDS,
-    ) -> None:
-        self._reading = LogReading(log, poll, safety_poll)
-        self._bus_of = bus_of
-        self._feeds: dict[str, WorldFeed] = {}
-        self._lock = asyncio.Lock()
-        self._listener: LogListener | None = None
-        self._deleted: dict[str, CrudEvent] = {}
-        """The last delete of a world of each name (case-folded, as names are compared)."""
-        self._ending: set[asyncio.Task[None]] = set()
-        """Feeds being ended because their world was deleted elsewhere (kept until done)."""
-
-    async def head(self, world: str) -> int:
-        """The world's last stored position, read now (the feed of a followed world may be a
-        poll behind what a client read from a transcript page)."""
-        return await self._reading.log.head(world)
-
-    @property
-    def listener(self) -> LogListener | None:
-        """The PostgreSQL listener, once a world is followed (None on SQLite)."""
-        return self._listener
-
-    async def _listener_for_log(self) -> LogListener | None:
-        if self._listener is None and self._reading.log.url.startswith("postgresql"):
-            # Imported here: asyncpg is loaded only by servers that run on PostgreSQL.
-            from agentworld.server.notify import LogListener
-
-            listener = LogListener(self._reading.log.url)
-            await listener.start()
-            self._listener = listener
-        return self._listener
-
-    @contextlib.asynccontextmanager
-    async def following(self, world: str) -> AsyncIterator[WorldFeed]:
-        async with self._lock:
-            feed = self._feeds.get(world)
-            if feed is None:
-                feed = WorldFeed(
-                    world,
-                    self._reading,
-                    lambda: self._bus_of(world),
-                    listener=await self._listener_for_log(),
-                    on_gone=self._gone_elsewhere,
-                )
-                await feed.start()
-                self._feeds[world] = feed
-            feed.followers += 1
-        try:
-            yield feed
-        finally:
-            async with self._lock:
-                feed.followers -= 1
-                if feed.followers == 0 and self._feeds.get(world) is feed:
-                    del self._feeds[world]
-                    await feed.aclose()
-
-    @contextlib.asynccontextmanager
-    async def deleting(self, deleted: CrudEvent) -> AsyncIterator[None]:
-        """Around the delete of a world (``WorldCatalog.delete_world``): its feed takes in the
-        events its log holds, while it still does, and reads no more; once the world is gone,
-        every follower gets ``deleted`` after them and its stream ends. Nobody starts or stops
-        following meanwhile, so no stream goes on into a world created later under its name."""
-        world = deleted.world
-        async with self._lock:
-            feed = self._feeds.get(world)
-            try:
-                if feed is not None:
-                    await feed.hold()
-                yield
-            except BaseException:
-                if feed is not None:
-                    feed.resume()
-                raise
-            self._deleted[world.casefold()] = deleted
-            if feed is not None:
-                del self._feeds[world]
-                feed.end(deleted)
-                await feed.aclose()
-
-    def _gone_elsewhere(self, feed: WorldFeed) -> None:
-        """``feed``'s world was deleted by another process (its log went with it, so no event
-        says so): its followers are told as if here, and their streams end."""
-        ending = asyncio.create_task(self._end_gone(feed), name=f"event-feed-end:{feed.world}")
-        self._ending.add(ending)
-        ending.add_done_callback(self._ending.discard)
-
-    async def _end_gone(self, feed: WorldFeed) -> None:
-        deleted = CrudEvent(world=feed.world, operation="delete", entity="world", name=feed.world)
-        async with self._lock:
-            if self._feeds.get(feed.world) is not feed:
-                return  # deleted here meanwhile (``deleting``), or already left
-            del self._feeds[feed.world]
-            self._deleted[feed.world.casefold()] = deleted
-            feed.end(deleted)
-            await feed.aclose()
-
-    def last_deleted(self, world: str) -> CrudEvent | None:
-        """The last delete of a world of this name, to tell whether the world a stream was
-        asked for is gone by the time it follows it."""
-        return self._deleted.get(world.casefold())
-
-    async def aclose(self) -> None:
-        feeds, self._feeds = list(self._feeds.values()), {}
-        for feed in feeds:
-            await feed.aclose()
-        for ending in list(self._ending):  # each found its feed gone from ``_feeds`` or closed it
-            with contextlib.suppress(asyncio.CancelledError):
-                await ending
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            await listener.aclose()

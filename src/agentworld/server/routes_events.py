@@ -6,7 +6,7 @@ themselves) or ``?after=`` gets every event after that one, once, in order. Toke
 events of phase ``chunk``) are live only and carry no ``id:``. Without a position the stream
 starts with the next event. Comments keep idle connections open; there is no idle cut-off.
 A stream ends when its world is deleted here: after what came before, with the ``crud`` event
-that deletes it (no ``id:``: the world's log goes with it; ``feed.Feeds.deleting``).
+that deletes it (no ``id:``: the world's log goes with it; ``feeds.Feeds.deleting``).
 
 A position beyond the world's last event is refused (400): positions only grow, so every
 event up to it that comes later would be skipped without a word.
@@ -26,7 +26,8 @@ from agentworld.models.events import CrudEvent
 from agentworld.redaction import redact
 from agentworld.server.deps import AW, ERRORS, MAX_POSITION, Config, LiveFeeds, WorldName
 from agentworld.server.errors import RETRY_AFTER_SECONDS, ApiError, logger
-from agentworld.server.feed import FeedItem, Feeds, live_item
+from agentworld.server.feed import FeedItem, live_item
+from agentworld.server.feeds import Feeds
 from agentworld.server.json_body import OneValuePerKeyRoute
 from agentworld.server.responses import json_text
 
