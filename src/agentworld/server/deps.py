@@ -65,6 +65,16 @@ _STATUS_TEXT = {
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorDoc, "description": text} for status, text in _STATUS_TEXT.items()
 }
+ERRORS[503] = {
+    "model": ErrorDoc,
+    "description": "The database cannot be reached (or is locked or damaged); try again later",
+    "headers": {
+        "Retry-After": {
+            "description": "Seconds to wait before trying again",
+            "schema": {"type": "integer"},
+        }
+    },
+}
 
 
 def public_world(world: World) -> dict[str, Any]:
