@@ -9,6 +9,7 @@ PostgreSQL cluster of this module's own, stopped and started with ``pg_ctl``.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from agentworld.errors import StorageError
+from agentworld.models import World
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import PostgresCluster, restartable_cluster
 
@@ -131,3 +133,19 @@ async def test_open_storage_outlives_a_restart(cluster: PostgresCluster) -> None
         finally:
             cluster.start()
         await storage.list_worlds()
+
+
+async def test_units_after_an_unseen_restart_run_on_fresh_connections(
+    cluster: PostgresCluster,
+) -> None:
+    """The server restarts between two units of a process (nothing ran meanwhile): the pool's
+    connections are all dead, and the next units, reads and writes, still succeed, each once."""
+    async with SQLStorage(cluster.url) as storage:
+        await asyncio.gather(*(storage.list_worlds() for _ in range(5)))  # several pooled
+        cluster.stop()
+        cluster.start()
+        worlds = await asyncio.gather(*(storage.list_worlds() for _ in range(5)))
+        assert all(found == worlds[0] for found in worlds)
+        await storage.create_world(World(name="after_restart"))
+        names = [w.name for w in await storage.list_worlds()]
+        assert names.count("after_restart") == 1
