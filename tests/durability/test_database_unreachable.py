@@ -17,10 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
+from sqlalchemy.exc import DBAPIError
 
 from agentworld.errors import StorageError
 from agentworld.models import World
+from agentworld.storage.faults import connect_options, unavailable
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import PostgresCluster, restartable_cluster
 
@@ -149,3 +152,41 @@ async def test_units_after_an_unseen_restart_run_on_fresh_connections(
         await storage.create_world(World(name="after_restart"))
         names = [w.name for w in await storage.list_worlds()]
         assert names.count("after_restart") == 1
+
+
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        (ConnectionRefusedError(111, "Connect call failed"),
+         "cannot reach the database server at db:5433/app: connection refused"),
+        (ConnectionResetError(104, "Connection reset by peer"),
+         "lost the connection to the database server at db:5433/app: Connection reset by peer"),
+        (TimeoutError(), "no answer from the database server at db:5433/app within 2 s"),
+        (asyncpg.exceptions.CannotConnectNowError("the database system is starting up"),
+         "database server at db:5433/app: the database system is starting up"),
+        (asyncpg.exceptions.ConnectionDoesNotExistError("connection was closed"),
+         "lost the connection to the database server at db:5433/app: connection was closed"),
+    ],
+)
+def test_each_driver_fault_is_one_line_naming_the_server(raised: Exception, said: str) -> None:
+    url = "postgresql+asyncpg://me:secret@db:5433/app?timeout=2"
+    wrapped = DBAPIError("SELECT 1", {}, raised)  # as SQLAlchemy hands it on
+    for error in (raised, wrapped):
+        found = unavailable(error, url)
+        assert found is not None and str(found) == said
+        assert "secret" not in str(found) and "me:" not in str(found)
+
+
+def test_other_errors_are_not_an_unreachable_server() -> None:
+    url = "postgresql+asyncpg://db/app"
+    assert unavailable(ValueError("no"), url) is None
+    assert unavailable(asyncpg.exceptions.UniqueViolationError("dup"), url) is None
+    assert unavailable(ConnectionRefusedError(), "sqlite:///x.db") is None
+
+
+def test_the_url_timeouts_reach_the_driver_and_leave_the_url() -> None:
+    url, options = connect_options("postgresql+asyncpg://me:pw@db/app?ssl=require&timeout=9"
+                                   "&command_timeout=30")
+    assert url == "postgresql+asyncpg://me:pw@db/app?ssl=require"
+    assert options == {"timeout": 9.0, "command_timeout": 30.0}
+    assert connect_options("postgresql+asyncpg://db/app")[1] == {"timeout": 5.0}
