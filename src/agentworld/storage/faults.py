@@ -80,10 +80,9 @@ def unavailable(exc: BaseException, url: str) -> StorageError | None:
         return StorageError(f"cannot reach the database server at {server}: connection refused")
     if isinstance(found, OSError) or not _said_by_server(found):
         reason = getattr(found, "strerror", None) or " ".join(str(found).split())
-        return StorageError(
-            f"lost the connection to the database server at {server}: "
-            f"{reason or type(found).__name__}"
-        )
+        what = "lost the connection to" if _lost(found) else "cannot reach"
+        return StorageError(f"{what} the database server at {server}: "
+                            f"{reason or type(found).__name__}")
     reason = " ".join(str(found).split()) or type(found).__name__
     return StorageError(f"database server at {server}: {reason}")
 
@@ -102,8 +101,16 @@ def _cause(exc: BaseException) -> BaseException | None:
         orig: Any = getattr(current, "orig", None)
         current = orig if isinstance(orig, BaseException) else current.__cause__
     if invalidated:  # SQLAlchemy saw the connection gone, whatever the driver called it
-        return ConnectionError(_driver_line(exc))
+        return ConnectionAbortedError(_driver_line(exc))
     return None
+
+
+def _lost(exc: BaseException) -> bool:
+    """A connection that was open and broke (as against one that never opened: no such host,
+    no route)."""
+    return isinstance(exc, ConnectionResetError | ConnectionAbortedError | BrokenPipeError) or (
+        not isinstance(exc, OSError)
+    )
 
 
 def _said_by_server(exc: BaseException) -> bool:
