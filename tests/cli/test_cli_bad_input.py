@@ -103,7 +103,7 @@ BAD_INPUT: list[tuple[bool, tuple[str, ...], int, str]] = [
     (False, ("world", "list", "--db", "mysql://h/db"), 1, "unsupported database URL scheme 'mysql'"),
     # a PostgreSQL server that is not there: its address in one line, never the password
     (False, ("world", "list", "--db", "postgresql://u:pw@127.0.0.1:1/db"), 1,
-     "cannot open the database at 127.0.0.1:1/db: "),
+     "cannot reach the database server at 127.0.0.1:1/db: connection refused"),
     (WORLD, ("agent", "update", "w", "a", "--provider", "openai", "--base-url", "http://[::1"), 1,
      "--base-url: 'http://[::1' is not a URL (its host is malformed)"),
 ]

@@ -23,7 +23,8 @@ import pytest
 
 from agentworld.models import Chat, Message, World
 from agentworld.models.events import SystemEvent
-from agentworld.server.feed import FeedItem, Feeds
+from agentworld.server.feed import FeedItem
+from agentworld.server.feeds import Feeds
 from agentworld.server.notify import APPLICATION_NAME, LogListener, connect_args
 from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage

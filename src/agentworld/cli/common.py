@@ -67,11 +67,8 @@ WorldArg = Annotated[
 YOUNG_OBJECTS_PER_COLLECTION = 7_000
 """How many more container objects a CLI or server process allocates than it frees before its
 cycle collector looks at the young ones (Python's default: 700). A turn makes and drops
-thousands: with 1,000 chats answered at once, the default ran some 300 young collections,
-27 middle and 2-3 full ones, 200-320 ms of a 3 s phase; at 7,000 it runs 14, 1 and none,
-40-60 ms, and the chats were answered 8% faster (rounds alternated in one process). Only
-cyclic garbage waits longer; a young collection then scans up to ten times as many objects,
-about a millisecond."""
+thousands, so with the default many chats at once spend a good part of their time in
+collections; only cyclic garbage waits longer here (figures in ``benchmarks/README.md``)."""
 
 
 def settle_collector() -> None:
@@ -80,11 +77,10 @@ def settle_collector() -> None:
     (``YOUNG_OBJECTS_PER_COLLECTION``).
 
     Before a command's event loop starts, what is alive is what the imports made: modules,
-    classes, functions, some 100,000 objects that live as long as the process. Each full
-    collection walked all of them again, and one falls due during a command's first turn
-    (about 30 ms of a ``send``'s 0.59 s). This process is the CLI's own (or ``agentworld
-    serve``'s), so these choices are ours to make; the library leaves an embedding process's
-    collector alone. What the command creates from here on is collected as usual."""
+    classes, functions, which live as long as the process, and which every full collection
+    would walk again. This process is the CLI's own (or ``agentworld serve``'s), so these
+    choices are ours to make; the library leaves an embedding process's collector alone. What
+    the command creates from here on is collected as usual."""
     gc.freeze()
     _young, *older = gc.get_threshold()
     gc.set_threshold(YOUNG_OBJECTS_PER_COLLECTION, *older)

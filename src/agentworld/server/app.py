@@ -20,7 +20,7 @@ from agentworld.server import routes_catalog, routes_events, routes_work
 from agentworld.server.config import ServerConfig
 from agentworld.server.deps import ERRORS
 from agentworld.server.errors import install_error_handlers
-from agentworld.server.feed import Feeds
+from agentworld.server.feeds import Feeds
 from agentworld.server.responses import JSONResponse
 from agentworld.server.schemas import Health
 from agentworld.server.security import Guard

@@ -13,7 +13,7 @@ from agentworld.agent_world import AgentWorld
 from agentworld.documents import world_doc
 from agentworld.models import World
 from agentworld.server.config import ServerConfig
-from agentworld.server.feed import Feeds
+from agentworld.server.feeds import Feeds
 from agentworld.server.masks import shown_mcp_config
 from agentworld.server.schemas import ErrorDoc
 
@@ -64,6 +64,16 @@ _STATUS_TEXT = {
 }
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorDoc, "description": text} for status, text in _STATUS_TEXT.items()
+}
+ERRORS[503] = {
+    "model": ErrorDoc,
+    "description": "The database cannot be reached (or is locked or damaged); try again later",
+    "headers": {
+        "Retry-After": {
+            "description": "Seconds to wait before trying again",
+            "schema": {"type": "integer"},
+        }
+    },
 }
 
 

@@ -1,7 +1,9 @@
 """Every refusal as ``{"error": {"code", "message"}}`` with the status that says why (SPEC §3.1).
 
 Our exception tree maps onto statuses here, in one place: a person's mistake is a 4xx naming
-it, never a 500; a failure of the machinery is a 5xx with a one-line reason, logged in full.
+it, never a 500; a failure of the machinery is a 5xx with a one-line reason, logged in full. A
+database that cannot be reached is 503 with ``Retry-After``, logged in one line: the same
+request succeeds once the database is back.
 """
 
 from __future__ import annotations
@@ -88,6 +90,9 @@ def error_response(
     )
 
 
+RETRY_AFTER_SECONDS = 2
+"""What a 503 asks the client to wait before trying again (``Retry-After``)."""
+
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
@@ -157,12 +162,16 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AgentWorldError)
     async def agentworld_error(request: Request, exc: AgentWorldError) -> JSONResponse:
         status, code = status_of(exc)
-        if status >= 500:
-            logger.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
         message = " ".join(str(exc).split())
+        headers: dict[str, str] = {}
+        if isinstance(exc, StorageError):
+            logger.error("%s %s failed: %s", request.method, request.url.path, message)
+            headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        elif status >= 500:
+            logger.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
         if isinstance(exc, UserError):
             message = json_field_names(message)
-        return error_response(status, code, message)
+        return error_response(status, code, message, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:

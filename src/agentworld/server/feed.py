@@ -14,7 +14,7 @@ server):
 
 Token chunks are never stored; the feed takes them from this process's event bus and places
 them among the stored events in the order they happened, as items without a ``seq``. So does
-the world's delete (``Feeds.deleting``), whose log goes with the world: it ends the feed. A world
+the world's delete (``feeds.Feeds.deleting``), whose log goes with the world: it ends the feed. A world
 deleted by another process leaves no event behind; the feed's read that finds nothing new also
 finds the world gone, and ends the feed the same way.
 
@@ -22,6 +22,10 @@ A client follows from a position (``Last-Event-ID``): it reads from the log itse
 reaches what the feed keeps, then takes the feed's items; if it falls behind what the feed
 keeps (a slow client), it reads from the log again. Positions only grow and are never
 reused, so it gets every stored event after its position once, in order.
+
+A read that fails (the database is down or restarting) is tried again, less and less often
+(``retry_seconds``), until the database answers; the feed then reads from the last position it
+took in, so its followers, who stayed connected, get what was stored meanwhile once each.
 """
 
 from __future__ import annotations
@@ -34,10 +38,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentworld.errors import AgentWorldError
+from agentworld.errors import StorageError
 from agentworld.events.bus import EventBus
 from agentworld.models.events import CrudEvent, EventKind, SSEEvent, WorldEvent
-from agentworld.storage.event_log import EventLog
+from agentworld.storage.event_log import EventLog, LogBatch
 
 if TYPE_CHECKING:
     from agentworld.server.notify import LogListener
@@ -47,12 +51,19 @@ logger = logging.getLogger("agentworld.server")
 READ_LIMIT = 500
 TURN_EVERY = 3
 """Items a follower hands out at once (a replay, a burst) between turns of the event loop.
-Writing to a socket never waits, so without these turns a client that hung up was noticed at
-the end of the batch only: hundreds of writes into a dead connection, each one logged. In a
-turn the server learns of the hang-up, and asyncio logs only from the fifth write after it.
-(A turn for every item cost a fifth more CPU a frame with a hundred clients.)"""
+Writing to a socket never waits, so without these turns a client that hung up would be noticed
+at the end of the batch only, after every write into the dead connection had been logged; a
+turn for every item costs CPU with many clients (``benchmarks/event_delivery.py``)."""
 SAFETY_POLL_SECONDS = 2.0
 """How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
+LONGEST_RETRY_SECONDS = 2.0
+"""The longest wait between two reads of a log that failed (the database away)."""
+
+
+def retry_seconds(failures: int, poll: float) -> float:
+    """How long to wait after ``failures`` reads in a row failed: twice as long each time,
+    from ``poll`` up to ``LONGEST_RETRY_SECONDS`` (or ``poll``, if it is longer)."""
+    return min(poll * 2 ** min(failures, 16), max(LONGEST_RETRY_SECONDS, poll))
 
 
 @dataclass(frozen=True)
@@ -75,7 +86,7 @@ def live_item(event: WorldEvent) -> FeedItem:
 class LogReading:
     """How every feed of a server reads the event log: ``log`` itself, every ``poll`` seconds
     (every ``safety_poll`` seconds while notifications arrive), keeping the last ``keep`` items.
-    ``Feeds`` makes it once and hands it to each world's feed."""
+    ``feeds.Feeds`` makes it once and hands it to each world's feed."""
 
     log: EventLog
     poll: float
@@ -177,18 +188,27 @@ class WorldFeed:
         return self._reading.poll
 
     async def _run(self) -> None:
+        failures = 0
         while True:
+            wait = retry_seconds(failures, self._reading.poll) if failures else self._wait_seconds()
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._wait_seconds()):
+                async with asyncio.timeout(wait):
                     await self._poked.wait()
             self._poked.clear()
             self._attach()
             try:
                 await self.read_new()
-            except AgentWorldError as exc:  # the database is away: say so, try again later
-                logger.warning("event feed of world %s cannot read the log: %s", self.world, exc)
+            except Exception as exc:  # the database is away: say so once, try again later
+                failures += 1
+                if failures == 1:
+                    logger.warning("event feed of world %s cannot read the log (trying again): %s",
+                                   self.world, exc, exc_info=not isinstance(exc, StorageError))
+                continue
+            if failures:
+                logger.warning("event feed of world %s reads the log again", self.world)
+                failures = 0
             if self._gone and self._on_gone is not None:
-                self._on_gone(self)  # which ends the feed (``Feeds``); nothing more to read
+                self._on_gone(self)  # which ends the feed (``feeds.Feeds``); nothing more to read
                 return
 
     async def read_new(self) -> None:
@@ -266,9 +286,7 @@ class WorldFeed:
             if pos is None:
                 if cursor < self._floor:  # older than what the feed keeps: read the log
                     head = self.head
-                    batch = await self._reading.log.after(
-                        self.world, cursor, chat_id=chat_id, limit=READ_LIMIT
-                    )
+                    batch = await self._read_after(cursor, chat_id)
                     for n, event in enumerate(batch.events, start=1):
                         if n % TURN_EVERY == 0:
                             await asyncio.sleep(0)
@@ -304,6 +322,19 @@ class WorldFeed:
                 continue
             await changed.wait()
 
+    async def _read_after(self, cursor: int, chat_id: str | None) -> LogBatch:
+        """A follower's own read of the log after ``cursor``, tried again until the database
+        answers (the follower waits, still connected, as the feed's own reads do)."""
+        failures = 0
+        while True:
+            try:
+                return await self._reading.log.after(
+                    self.world, cursor, chat_id=chat_id, limit=READ_LIMIT
+                )
+            except StorageError:
+                failures += 1
+                await asyncio.sleep(retry_seconds(failures, self._reading.poll))
+
     def _join(self, cursor: int) -> int:
         """The feed position of the first stored item after ``cursor`` (or of the world's
         delete), or the end."""
@@ -311,129 +342,3 @@ class WorldFeed:
             if (item.seq is not None and item.seq > cursor) or item is self._last:
                 return pos
         return self._next_pos
-
-
-class Feeds:
-    """The feeds of the worlds that have followers; each stops when its last follower leaves,
-    or when its world is deleted (``deleting``).
-
-    On PostgreSQL they share one ``LogListener`` (one connection), opened when the first world
-    is followed and closed with the feeds."""
-
-    def __init__(
-        self,
-        log: EventLog,
-        bus_of: Callable[[str], EventBus | None],
-        *,
-        poll: float,
-        safety_poll: float = SAFETY_POLL_SECONDS,
-    ) -> None:
-        self._reading = LogReading(log, poll, safety_poll)
-        self._bus_of = bus_of
-        self._feeds: dict[str, WorldFeed] = {}
-        self._lock = asyncio.Lock()
-        self._listener: LogListener | None = None
-        self._deleted: dict[str, CrudEvent] = {}
-        """The last delete of a world of each name (case-folded, as names are compared)."""
-        self._ending: set[asyncio.Task[None]] = set()
-        """Feeds being ended because their world was deleted elsewhere (kept until done)."""
-
-    async def head(self, world: str) -> int:
-        """The world's last stored position, read now (the feed of a followed world may be a
-        poll behind what a client read from a transcript page)."""
-        return await self._reading.log.head(world)
-
-    @property
-    def listener(self) -> LogListener | None:
-        """The PostgreSQL listener, once a world is followed (None on SQLite)."""
-        return self._listener
-
-    async def _listener_for_log(self) -> LogListener | None:
-        if self._listener is None and self._reading.log.url.startswith("postgresql"):
-            # Imported here: asyncpg is loaded only by servers that run on PostgreSQL.
-            from agentworld.server.notify import LogListener
-
-            listener = LogListener(self._reading.log.url)
-            await listener.start()
-            self._listener = listener
-        return self._listener
-
-    @contextlib.asynccontextmanager
-    async def following(self, world: str) -> AsyncIterator[WorldFeed]:
-        async with self._lock:
-            feed = self._feeds.get(world)
-            if feed is None:
-                feed = WorldFeed(
-                    world,
-                    self._reading,
-                    lambda: self._bus_of(world),
-                    listener=await self._listener_for_log(),
-                    on_gone=self._gone_elsewhere,
-                )
-                await feed.start()
-                self._feeds[world] = feed
-            feed.followers += 1
-        try:
-            yield feed
-        finally:
-            async with self._lock:
-                feed.followers -= 1
-                if feed.followers == 0 and self._feeds.get(world) is feed:
-                    del self._feeds[world]
-                    await feed.aclose()
-
-    @contextlib.asynccontextmanager
-    async def deleting(self, deleted: CrudEvent) -> AsyncIterator[None]:
-        """Around the delete of a world (``WorldCatalog.delete_world``): its feed takes in the
-        events its log holds, while it still does, and reads no more; once the world is gone,
-        every follower gets ``deleted`` after them and its stream ends. Nobody starts or stops
-        following meanwhile, so no stream goes on into a world created later under its name."""
-        world = deleted.world
-        async with self._lock:
-            feed = self._feeds.get(world)
-            try:
-                if feed is not None:
-                    await feed.hold()
-                yield
-            except BaseException:
-                if feed is not None:
-                    feed.resume()
-                raise
-            self._deleted[world.casefold()] = deleted
-            if feed is not None:
-                del self._feeds[world]
-                feed.end(deleted)
-                await feed.aclose()
-
-    def _gone_elsewhere(self, feed: WorldFeed) -> None:
-        """``feed``'s world was deleted by another process (its log went with it, so no event
-        says so): its followers are told as if here, and their streams end."""
-        ending = asyncio.create_task(self._end_gone(feed), name=f"event-feed-end:{feed.world}")
-        self._ending.add(ending)
-        ending.add_done_callback(self._ending.discard)
-
-    async def _end_gone(self, feed: WorldFeed) -> None:
-        deleted = CrudEvent(world=feed.world, operation="delete", entity="world", name=feed.world)
-        async with self._lock:
-            if self._feeds.get(feed.world) is not feed:
-                return  # deleted here meanwhile (``deleting``), or already left
-            del self._feeds[feed.world]
-            self._deleted[feed.world.casefold()] = deleted
-            feed.end(deleted)
-            await feed.aclose()
-
-    def last_deleted(self, world: str) -> CrudEvent | None:
-        """The last delete of a world of this name, to tell whether the world a stream was
-        asked for is gone by the time it follows it."""
-        return self._deleted.get(world.casefold())
-
-    async def aclose(self) -> None:
-        feeds, self._feeds = list(self._feeds.values()), {}
-        for feed in feeds:
-            await feed.aclose()
-        for ending in list(self._ending):  # each found its feed gone from ``_feeds`` or closed it
-            with contextlib.suppress(asyncio.CancelledError):
-                await ending
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            await listener.aclose()

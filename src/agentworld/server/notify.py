@@ -28,6 +28,7 @@ import asyncpg
 import sqlalchemy as sa
 
 from agentworld.storage.event_log import log_channel
+from agentworld.storage.faults import connect_options, unavailable
 
 logger = logging.getLogger("agentworld.server")
 
@@ -40,11 +41,13 @@ APPLICATION_NAME = "agentworld-event-listener"
 def connect_args(url: str) -> dict[str, Any]:
     """asyncpg's ``connect`` arguments for a storage URL (``postgresql+asyncpg://…``), as
     SQLAlchemy's own asyncpg dialect reads it (host, port, user, password, database, and query
-    options such as ``ssl``); options only SQLAlchemy understands are left out."""
-    parsed = sa.make_url(url).set(drivername="postgresql+asyncpg")
+    options such as ``ssl``), with the storage's timeouts (``faults.connect_options``);
+    options only SQLAlchemy understands are left out."""
+    stripped, timeouts = connect_options(url)
+    parsed = sa.make_url(stripped).set(drivername="postgresql+asyncpg")
     _args, options = parsed.get_dialect()().create_connect_args(parsed)
     accepted = inspect.signature(asyncpg.connect).parameters
-    return {key: value for key, value in options.items() if key in accepted}
+    return {**{key: value for key, value in options.items() if key in accepted}, **timeouts}
 
 
 class LogListener:
@@ -54,14 +57,12 @@ class LogListener:
     remove a world's wake-up; ``aclose`` ends the connection and the task that keeps it.
     """
 
-    def __init__(
-        self, url: str, *, retry_seconds: float = 1.0, connect_timeout: float = 5.0
-    ) -> None:
+    def __init__(self, url: str, *, retry_seconds: float = 1.0) -> None:
+        self._url = url
         self._connect_args = connect_args(url)
+        """With the storage's connect timeout: the first follower of a world waits for this
+        connection; without it the feeds poll."""
         self._retry = retry_seconds
-        self._connect_timeout = connect_timeout
-        """Short: the first follower of a world waits for this connection (asyncpg's own
-        default is a minute); without it the feeds poll."""
         self._wakes: dict[str, set[Wake]] = {}
         """By channel: the wake-ups of the feeds following the worlds of that channel."""
         self._conn: asyncpg.Connection | None = None
@@ -80,7 +81,8 @@ class LogListener:
         try:
             await self._connect()
         except Exception as exc:  # the feeds poll until the background task connects
-            logger.warning("event log listener cannot connect (polling meanwhile): %s", exc)
+            logger.warning("event log listener cannot connect (polling meanwhile): %s",
+                           self._reason(exc))
         self._task = asyncio.create_task(self._keep_connected(), name="event-log-listener")
 
     async def aclose(self) -> None:
@@ -128,13 +130,25 @@ class LogListener:
     # -- the connection --------------------------------------------------------------------
 
     async def _keep_connected(self) -> None:
+        failures = 0
         while True:
             await self._lost.wait()
             await asyncio.sleep(self._retry)
             try:
                 await self._connect()
             except Exception as exc:  # whatever it is, keep trying: the feeds poll meanwhile
-                logger.warning("event log listener cannot connect (polling meanwhile): %s", exc)
+                failures += 1
+                if failures == 1:  # said once an outage, not every second of it
+                    logger.warning("event log listener cannot connect (polling meanwhile): %s",
+                                   self._reason(exc))
+                continue
+            if failures:
+                logger.warning("event log listener listens again")
+                failures = 0
+
+    def _reason(self, exc: BaseException) -> str:
+        """``exc`` in one line naming the server, as storage says it."""
+        return str(unavailable(exc, self._url) or exc) or type(exc).__name__
 
     async def _connect(self) -> None:
         """Connect, listen on every watched channel, then wake every feed: events committed
@@ -158,8 +172,8 @@ class LogListener:
         self._wake_all()
 
     def _options(self) -> dict[str, Any]:
-        """The URL's options, with our timeout and name unless the URL sets its own."""
-        options: dict[str, Any] = {"timeout": self._connect_timeout, **self._connect_args}
+        """The URL's options, with our name unless the URL sets its own."""
+        options: dict[str, Any] = dict(self._connect_args)
         settings = options.get("server_settings") or {}
         options["server_settings"] = {"application_name": APPLICATION_NAME, **settings}
         return options
@@ -176,7 +190,7 @@ class LogListener:
     def _on_lost(self, conn: asyncpg.Connection) -> None:
         """asyncpg saw the connection close (the server went away, the backend was ended)."""
         if conn is self._conn:
-            self._drop(ConnectionError("connection closed"))
+            self._drop(ConnectionError("the connection was closed"))
 
     def _on_notification(
         self, _conn: asyncpg.Connection, _pid: int, channel: str, _payload: str

@@ -6,7 +6,7 @@ themselves) or ``?after=`` gets every event after that one, once, in order. Toke
 events of phase ``chunk``) are live only and carry no ``id:``. Without a position the stream
 starts with the next event. Comments keep idle connections open; there is no idle cut-off.
 A stream ends when its world is deleted here: after what came before, with the ``crud`` event
-that deletes it (no ``id:``: the world's log goes with it; ``feed.Feeds.deleting``).
+that deletes it (no ``id:``: the world's log goes with it; ``feeds.Feeds.deleting``).
 
 A position beyond the world's last event is refused (400): positions only grow, so every
 event up to it that comes later would be skipped without a word.
@@ -21,11 +21,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from agentworld.errors import StorageError
 from agentworld.models.events import CrudEvent
 from agentworld.redaction import redact
 from agentworld.server.deps import AW, ERRORS, MAX_POSITION, Config, LiveFeeds, WorldName
-from agentworld.server.errors import ApiError
-from agentworld.server.feed import FeedItem, Feeds, live_item
+from agentworld.server.errors import RETRY_AFTER_SECONDS, ApiError, logger
+from agentworld.server.feed import FeedItem, live_item
+from agentworld.server.feeds import Feeds
 from agentworld.server.json_body import OneValuePerKeyRoute
 from agentworld.server.responses import json_text
 
@@ -82,16 +84,23 @@ async def events(
 async def _stream(
     feeds: Feeds, world: str, chat: str | None, start: int | None, deleted: CrudEvent | None
 ) -> AsyncIterator[ServerSentEvent]:
-    async with feeds.following(world) as feed:
-        if (gone := feeds.last_deleted(world)) is not None and gone is not deleted:
-            # Deleted since the request found it: the feed here may be of a world created
-            # after it under the same name, which this client never asked for.
-            yield _frame(live_item(gone))
-        else:
-            after = feed.head if start is None else start
-            yield ServerSentEvent(comment=f"following world {world} after {after}", retry=1000)
-            async for item in feed.follow(after, chat_id=chat):
-                yield _frame(item)
+    try:
+        async with feeds.following(world) as feed:
+            if (gone := feeds.last_deleted(world)) is not None and gone is not deleted:
+                # Deleted since the request found it: the feed here may be of a world created
+                # after it under the same name, which this client never asked for.
+                yield _frame(live_item(gone))
+            else:
+                after = feed.head if start is None else start
+                yield ServerSentEvent(comment=f"following world {world} after {after}", retry=1000)
+                async for item in feed.follow(after, chat_id=chat):
+                    yield _frame(item)
+    except StorageError as exc:
+        # The database went away between the request's checks and the feed's first read: the
+        # client reconnects from where it was, later (a follower's reads wait and try again).
+        logger.error("event stream of world %s cannot start: %s", world, exc)
+        yield ServerSentEvent(comment=f"cannot start: {exc}", retry=RETRY_AFTER_SECONDS * 1000)
+        return
     # The world was deleted (``follow`` ends with it). A browser's EventSource reconnects by
     # itself, to a 404 or to a world created meanwhile under the name: ask it to wait a day.
     yield ServerSentEvent(comment=f"world {world} was deleted", retry=DAY_MS)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.storage.connection import Connection
 from agentworld.storage.engine import Runner
+from agentworld.storage.faults import server_of, unavailable
 from agentworld.storage.url import sqlite_file
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class StorageCore:
                 f"database damaged ({self._where()}): a stored value cannot be read ({exc})"
             ) from exc
         except Exception as exc:
+            if (lost := unavailable(exc, self.url)) is not None:
+                raise lost from exc  # the server refused, reset, dropped or never answered
             # SQLAlchemy's errors (PostgreSQL, schema work), looked for only where it is loaded:
             # the SQLite path raises the driver's own.
             sa_errors = sys.modules.get("sqlalchemy.exc")
@@ -101,7 +104,7 @@ class StorageCore:
 
     def _where(self) -> str:
         path = sqlite_file(self.url)
-        return str(path) if path else self.url.split("@")[-1]
+        return str(path) if path else server_of(self.url)
 
     @property
     def commits_in_seq_order(self) -> bool:

@@ -21,21 +21,28 @@ _TYPES: Final[dict[ColumnKind, Any]] = {"json": sa.JSON, "bool": sa.Boolean}
 class PgConnection:
     """SQLAlchemy's connection inside a PostgreSQL unit, running ``Sql`` statements too."""
 
-    __slots__ = ("_conn",)
+    __slots__ = ("_conn", "statements_run")
 
     backend: Final[Backend] = "postgresql"
 
     def __init__(self, conn: sa.Connection) -> None:
         self._conn = conn
+        self.statements_run = 0
+        """Statements the server answered in this unit: none, and a lost connection means
+        nothing of the unit ran (``async_engine`` may then run it again)."""
 
     def execute(self, statement: Sql | Executable, parameters: Parameters | None = None) -> Any:
         if isinstance(statement, Sql):
             plan = statement.pg_plan
             statement = plan if plan is not None else _clause(statement)
-        return self._conn.execute(statement, parameters)
+        result = self._conn.execute(statement, parameters)
+        self.statements_run += 1
+        return result
 
     def exec_driver_sql(self, statement: str) -> Any:
-        return self._conn.exec_driver_sql(statement)
+        result = self._conn.exec_driver_sql(statement)
+        self.statements_run += 1
+        return result
 
 
 def _clause(statement: Sql) -> Executable:

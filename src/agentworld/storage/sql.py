@@ -15,7 +15,6 @@ backends.
 from __future__ import annotations
 
 from typing import Literal
-from urllib.parse import urlsplit
 
 from agentworld.errors import StorageError
 from agentworld.storage.approvals import ApprovalStore
@@ -78,13 +77,10 @@ class SQLStorage(CatalogStore, MessageStore):
                 from agentworld.storage import migrations  # SQLAlchemy's DDL: only when needed
 
                 await self.in_schema_transaction(migrations.upgrade)
-        except BaseException as exc:
+        except BaseException:
+            # A server that cannot be reached is a one-line StorageError by now (``faults``).
             self._runner = None
             await runner.close()
-            if path is None and _cannot_connect(exc):
-                raise StorageError(
-                    f"cannot open the database at {_server_of(self.url)}: {exc}"
-                ) from exc
             raise
         return self
 
@@ -111,17 +107,3 @@ class SQLStorage(CatalogStore, MessageStore):
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
 
-
-def _cannot_connect(exc: BaseException) -> bool:
-    """A database server that cannot be reached (no such host, refused, reset) or that refuses
-    us (asyncpg's errors: a wrong password, no such database): said in one line, not as a crash."""
-    return isinstance(exc, OSError) or type(exc).__module__.startswith("asyncpg")
-
-
-def _server_of(url: str) -> str:
-    """``host:port/database`` of a server URL, without its user name or password."""
-    parts = urlsplit(url)
-    where = parts.hostname or "localhost"
-    if parts.port:
-        where += f":{parts.port}"
-    return where + parts.path

@@ -3,7 +3,8 @@ Debian's ``postgresql`` package, installed by ``scripts/test``).
 
 ``initdb`` refuses to run as root, so as root the cluster belongs to the ``postgres`` user
 the Debian package creates. The cluster trusts loopback connections, listens on a free port
-of 127.0.0.1 only, and is stopped and deleted when the context ends.
+of 127.0.0.1 only, and is stopped and deleted when the context ends. A test may stop and start
+it meanwhile (``PostgresCluster.stop`` / ``start``) to see what an outage does.
 """
 
 from __future__ import annotations
@@ -40,31 +41,58 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class PostgresCluster:
+    """A cluster made by ``restartable_cluster``: its ``url``, and ``stop`` / ``start`` for
+    tests of what a database outage does to the clients of this one server only."""
+
+    def __init__(self, root: Path, port: int, as_user: list[str]) -> None:
+        self.root = root
+        self.port = port
+        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        self._as_user = as_user
+        self._pg_ctl = _binary("pg_ctl")
+
+    def start(self) -> None:
+        """Start the server and wait until it takes connections."""
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off"
+        self._run(self._pg_ctl, "-D", str(self.root / "data"), "-o", options, "-w",
+                  "-l", str(self.root / "log"), "start")
+
+    def stop(self) -> None:
+        """Stop the server at once, cutting every connection (as a crash would)."""
+        self._run(self._pg_ctl, "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
+
+    def _run(self, *argv: str) -> None:
+        subprocess.run([*self._as_user, *argv], check=True, capture_output=True, timeout=120)
+
+
 @contextmanager
-def postgres_cluster() -> Iterator[str]:
-    """Start a cluster and yield its ``postgresql://`` URL (database ``postgres``)."""
-    initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
+def restartable_cluster() -> Iterator[PostgresCluster]:
+    """Make and start a cluster; stop and delete it when the context ends."""
     root = Path(tempfile.mkdtemp(prefix="agentworld-pg-"))
-    data, port = root / "data", _free_port()
     as_user: list[str] = []
     if os.geteuid() == 0:
         as_user = ["runuser", "-u", "postgres", "--"]
         shutil.chown(root, "postgres")
-
-    def run(*argv: str) -> None:
-        subprocess.run([*as_user, *argv], check=True, capture_output=True, timeout=120)
-
+    cluster = PostgresCluster(root, _free_port(), as_user)
     try:
-        run(initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
-        options = f"-p {port} -c listen_addresses=127.0.0.1 -k {root} -c fsync=off"
-        run(pg_ctl, "-D", str(data), "-o", options, "-w", "-l", str(root / "log"), "start")
+        cluster._run(_binary("initdb"), "-D", str(root / "data"), "-U", "postgres",
+                     "--auth=trust", "-E", "UTF8")
+        cluster.start()
         try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            yield cluster
         finally:
-            subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
-                           check=False, capture_output=True, timeout=60)
+            subprocess.run([*as_user, cluster._pg_ctl, "-D", str(root / "data"), "-m",
+                            "immediate", "stop"], check=False, capture_output=True, timeout=60)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def postgres_cluster() -> Iterator[str]:
+    """Start a cluster and yield its ``postgresql://`` URL (database ``postgres``)."""
+    with restartable_cluster() as cluster:
+        yield cluster.url
 
 
 def create_database(server_url: str, name: str) -> str:
