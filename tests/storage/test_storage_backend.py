@@ -21,6 +21,7 @@ from agentworld.storage.checkpoints import COMMITS_PER_CHECKPOINT
 from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.sqlite_direct import DirectConnection
+from agentworld.storage.statement import Sql
 from agentworld.storage.url import sqlite_file
 from agentworld.testing.postgres import create_database
 
@@ -337,7 +338,7 @@ async def test_a_unit_that_breaks_in_place_sends_the_next_to_a_fresh_connection(
     assert here == threading.current_thread().name
     with pytest.raises(StorageError):
         await storage.in_transaction(
-            lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=False
+            lambda conn: conn.execute(Sql("SELECT * FROM nowhere")), write=False
         )
 
     second, there = await storage.in_transaction(connection, write=True)
@@ -412,7 +413,7 @@ async def test_failed_statement_is_one_line_and_the_storage_keeps_working(
 ) -> None:
     with pytest.raises(StorageError) as caught:
         await storage.in_transaction(
-            lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=True
+            lambda conn: conn.execute(Sql("SELECT * FROM nowhere")), write=True
         )
 
     assert "\n" not in str(caught.value)
@@ -426,7 +427,7 @@ async def test_a_unit_that_raises_rolls_back_everything_it_wrote(storage: SQLSto
         pass
 
     def half_done(conn: Connection) -> None:
-        conn.execute(sa.update(schema.agents).values(llm_call_count=99))
+        conn.execute(Sql("UPDATE agents SET llm_call_count = 99"))
         raise Stop
 
     with pytest.raises(Stop):
@@ -491,7 +492,7 @@ async def test_postgres_runs_the_same_units(postgres_url: str) -> None:
             assert (await storage.get_agent(name, "alice")).llm_call_count == 5
             with pytest.raises(StorageError):
                 await storage.in_transaction(
-                    lambda conn: conn.exec_driver_sql("SELECT * FROM nowhere"), write=False
+                    lambda conn: conn.execute(Sql("SELECT * FROM nowhere")), write=False
                 )
         finally:
             await storage.delete_world(name)

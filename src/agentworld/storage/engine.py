@@ -4,7 +4,7 @@ Every storage method is one synchronous function of a ``connection.Connection`` 
 *unit of work*) run inside one transaction, so the SQL is written once for both backends:
 
 * SQLite: the stdlib ``sqlite3`` driver, one connection, whose units run one at a time.
-  Statements run on the ``sqlite3`` cursor itself (``sqlite_direct``), compiled once.
+  Statements run on the ``sqlite3`` cursor itself (``sqlite_direct``).
   Between processes, WAL mode and a busy timeout let readers and writers share the file,
   and write units start with ``BEGIN IMMEDIATE``, so a writer waits for the lock up front
   instead of failing half way with "database is locked". A unit runs *in place*, on the
@@ -78,7 +78,7 @@ class Runner(Protocol):
 
 
 def open_runner(url: str, *, echo: bool = False) -> Runner:
-    """The runner for a URL from ``resolve_database_url`` (``sqlite+aiosqlite`` or asyncpg)."""
+    """The runner for a URL from ``resolve_database_url`` (``sqlite`` or ``postgresql+asyncpg``)."""
     if url.startswith("sqlite"):
         return SQLiteRunner(sqlite_sync_url(url), echo=echo)
     from agentworld.storage.async_engine import AsyncEngineRunner
