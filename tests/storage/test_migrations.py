@@ -25,6 +25,8 @@ from agentworld.storage.sql import SQLStorage
 from agentworld.storage.url import resolve_database_url
 from agentworld.testing.postgres import create_database
 
+pytestmark = pytest.mark.sqlite_only  # SQLite files read and written beside the store
+
 LATEST = len(migrations.MIGRATIONS)
 CREATED = "2024-01-01T00:00:00+00:00"
 

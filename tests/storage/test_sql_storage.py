@@ -915,6 +915,7 @@ def test_upgrade_of_a_fresh_database_reaches_the_latest_version(tmp_path: Path) 
         engine.dispose()
 
 
+@pytest.mark.sqlite_only
 async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url: str) -> None:
     engine = sa.create_engine(sync_url(db_url))
     try:
@@ -943,6 +944,7 @@ async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url:
         assert [p["text"] for p in await storage.list_events("old")] == ["after upgrade"]
 
 
+@pytest.mark.sqlite_only
 async def test_worlds_stored_with_an_infinite_approval_timeout_load_after_the_upgrade(
     db_url: str,
 ) -> None:
@@ -974,6 +976,7 @@ async def test_worlds_stored_with_an_infinite_approval_timeout_load_after_the_up
     }
 
 
+@pytest.mark.sqlite_only
 async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
     newer = len(migrations.MIGRATIONS) + 1
     engine = sa.create_engine(sync_url(db_url))
@@ -994,6 +997,7 @@ async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
 # -- SQLite settings and failures ----------------------------------------------
 
 
+@pytest.mark.sqlite_only
 async def test_sqlite_runs_in_wal_mode_and_waits_for_locks_only_on_the_worker(
     storage: SQLStorage,
 ) -> None:

@@ -19,6 +19,8 @@ from agentworld.storage.sqlite_direct import DirectConnection
 from agentworld.storage.statement import Sql
 from agentworld.storage.url import sqlite_file
 
+pytestmark = pytest.mark.sqlite_only  # SQLite files read and written beside the store
+
 
 @pytest.fixture
 async def storage(db_url: str) -> AsyncIterator[SQLStorage]:
