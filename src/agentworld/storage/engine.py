@@ -11,8 +11,8 @@ Every storage method is one synchronous function of a ``connection.Connection`` 
   caller's thread, when it can start at once: nothing is queued before it and the lock is
   free (asked with no busy timeout). In WAL mode a unit that has its lock cannot be made to
   wait again, and with ``synchronous=NORMAL`` a commit does not wait for the disk, so such a
-  unit is pure CPU of a few tens of microseconds -- less than the hop to a thread and back
-  it replaces, which was a fifth of a turn's cost. A unit that would have to wait (another
+  unit is pure CPU, less than the hop to a thread and back it replaces (benchmarks/README.md
+  has the figures). A unit that would have to wait (another
   process holds the write lock) goes to a dedicated worker thread instead, with the busy
   timeout, and every unit after it queues behind it there until the queue is empty, so
   units still run in the order they were asked for. Units asked for together (many chats
@@ -118,8 +118,8 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any = None) -> 
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     # A new database's page size (an existing one keeps its own): a turn's commit writes every
     # page it changed into the WAL, and it changes a dozen pages to append a few small rows;
-    # half-size pages halve those bytes and the checkpoint's copy of them (measured: about a
-    # tenth of a plain turn's write units), while a typical message still fits in one page.
+    # half-size pages halve those bytes and the checkpoint's copy of them (benchmarks/README.md),
+    # while a typical message still fits in one page.
     cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
