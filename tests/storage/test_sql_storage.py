@@ -991,7 +991,7 @@ async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
     with pytest.raises(StorageError, match=f"version {newer}"):
         await storage.open()
     with pytest.raises(StorageError, match="not open"):
-        _ = storage.engine
+        await storage.list_worlds()
 
 
 # -- SQLite settings and failures ----------------------------------------------

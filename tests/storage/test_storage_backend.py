@@ -11,12 +11,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.models import Agent, Chat, Message, ToolCall, World
 from agentworld.models.work import InboxChange
-from agentworld.storage import schema
 from agentworld.storage.checkpoints import COMMITS_PER_CHECKPOINT
 from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
@@ -375,21 +373,6 @@ async def test_wal_is_checkpointed_by_a_thread_of_its_own_while_writes_go_on(
     await storage.close()
 
     assert not [t for t in threading.enumerate() if t.name == "agentworld-checkpoint"]
-
-
-@pytest.mark.sqlite_only
-async def test_engine_gives_other_threads_a_connection_of_their_own(storage: SQLStorage) -> None:
-    def worker_connection(conn: Connection) -> int:
-        assert isinstance(conn, DirectConnection)
-        return id(conn.driver_connection)
-
-    worker = await storage.in_transaction(worker_connection, write=False)
-    engine = storage.engine
-    assert isinstance(engine, sa.Engine)
-    with engine.connect() as conn:
-        assert id(conn.connection.dbapi_connection) != worker
-        count = sa.select(sa.func.count()).select_from(schema.worlds)
-        assert conn.execute(count).scalar() == 1
 
 
 @pytest.mark.sqlite_only

@@ -55,7 +55,6 @@ from agentworld.storage.url import sqlite_file, sqlite_sync_url
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-    from sqlalchemy.ext.asyncio import AsyncEngine
 
 T = TypeVar("T")
 
@@ -64,9 +63,6 @@ BUSY_TIMEOUT_MS = 30_000
 
 class Runner(Protocol):
     """Runs units of work against one database, each in its own transaction."""
-
-    @property
-    def engine(self) -> sa.Engine | AsyncEngine: ...
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T: ...
 
@@ -135,8 +131,6 @@ class SQLiteRunner:
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self._url = url
         self._echo = echo
-        self._engine: sa.Engine | None = None
-        """SQLAlchemy's engine, made when asked for (``engine``, schema work)."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentworld-db")
         database = sqlite_file(url)
         self._checkpoints = Checkpointer(str(database)) if database is not None else None
@@ -160,35 +154,6 @@ class SQLiteRunner:
         self._settling = 0
         """Callers whose unit is done and who have not resumed yet. A unit asked for while
         there are any is one of several arriving together, so it joins a batch."""
-
-    @property
-    def engine(self) -> sa.Engine:
-        """SQLAlchemy's engine for this database (imported and made now), for schema work,
-        tests and tools: on a file, each thread that connects gets a connection of its own;
-        in memory, the one there is, the units'."""
-        engine = self._engine
-        if engine is None:
-            import sqlalchemy as sa
-            from sqlalchemy.pool import SingletonThreadPool, StaticPool
-
-            if sqlite_file(self._url) is None:
-                engine = sa.create_engine(
-                    "sqlite://", echo=self._echo, poolclass=StaticPool, creator=self._memory
-                )
-            else:
-                url = self._url
-                engine = sa.create_engine(
-                    "sqlite://",
-                    echo=self._echo,
-                    poolclass=SingletonThreadPool,
-                    creator=lambda: connect_sqlite(url),
-                )
-            self._engine = engine
-        return engine
-
-    def _memory(self) -> sqlite3.Connection:
-        """The units' connection to a memory database: another would be another database."""
-        return self._open().driver_connection
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
         batch = self._batch
@@ -443,8 +408,6 @@ class SQLiteRunner:
         if self._checkpoints is not None:
             self._checkpoints.close()
         self._drop()
-        if self._engine is not None:
-            self._engine.dispose()
 
 
 class _Wait:
