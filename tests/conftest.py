@@ -1,4 +1,11 @@
-"""Shared fixtures: a real SQLite file per test and a loopback OpenAI-compatible server."""
+"""Shared fixtures: a real database per test and a loopback OpenAI-compatible server.
+
+The store, durability and HTTP suites (``BOTH_BACKENDS``) run every test that takes
+``db_url`` (or, for the HTTP suite, the module's ``served`` server) once on a SQLite file and
+once on a database of its own on the session's PostgreSQL server, so a bug of either backend
+fails the suite. A test about SQLite itself says so with ``@pytest.mark.sqlite_only`` (or a
+module's ``pytestmark``) and runs on SQLite alone; elsewhere ``db_url`` is a SQLite file.
+"""
 
 from __future__ import annotations
 
@@ -10,34 +17,68 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
 from agentworld.agent_world import AgentWorld
 from agentworld.runtime.titles import TITLE_INSTRUCTION
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
-from agentworld.testing.postgres import create_database, postgres_cluster
+from agentworld.testing.postgres import create_migrated_database, postgres_cluster
 
 AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 
+BOTH_BACKENDS: Final = frozenset({"storage", "durability", "server"})
+"""The test directories whose ``db_url`` tests (and HTTP servers) run on both backends."""
+BACKENDS: Final = ("sqlite", "postgresql")
 
-@pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'agentworld.db'}"
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: a test about SQLite itself, run on SQLite alone"
+    )
+    config.addinivalue_line(
+        "markers", "both_backends: run this test's db_url on SQLite and on PostgreSQL"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run ``db_url`` tests (function scope) and ``served`` servers (module scope) of the
+    ``BOTH_BACKENDS`` directories on each backend (see the module docstring)."""
+    definition = metafunc.definition
+    if definition.get_closest_marker("sqlite_only"):
+        return
+    in_suite = definition.path.parent.name in BOTH_BACKENDS
+    if not (in_suite or definition.get_closest_marker("both_backends")):
+        return
+    if "db_url" in metafunc.fixturenames:
+        metafunc.parametrize("db_url", BACKENDS, indirect=True)
+    elif "served_backend" in metafunc.fixturenames:
+        metafunc.parametrize("served_backend", BACKENDS, indirect=True, scope="module")
 
 
 _databases = itertools.count()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, directory: Path, backend: str) -> str:
+    """A fresh database: a SQLite file in ``directory``, or a database of its own, with the
+    schema in it already, on the session's PostgreSQL server."""
+    if backend == "sqlite":
+        return f"sqlite:///{directory / 'agentworld.db'}"
+    server = request.getfixturevalue("postgres_server")
+    return create_migrated_database(server, f"t{os.getpid()}_{next(_databases)}")
+
+
+@pytest.fixture
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return database_url(request, tmp_path, getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(params=BACKENDS)
 def both_backends_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh database on each backend in turn: a SQLite file, then a database of its own on
     the session's PostgreSQL server."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'both.db'}"
-    server = request.getfixturevalue("postgres_server")
-    return create_database(server, f"both{os.getpid()}_{next(_databases)}")
+    return database_url(request, tmp_path, request.param)
 
 
 @pytest.fixture(scope="session")

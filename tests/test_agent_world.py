@@ -15,6 +15,8 @@ from agentworld.models import Usage
 from agentworld.models.pending import PendingApproval
 from agentworld.testing.openai_wire import Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_backends  # on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 async def test_agent_usage_counts_the_agents_tokens_and_is_zero_before_it_answers(
     aw: AgentWorld, make_world: Any, script: Any

@@ -28,6 +28,8 @@ from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import PostgresCluster, restartable_cluster
 
 
+pytestmark = pytest.mark.sqlite_only  # every test names its own database server with --db
+
 @pytest.fixture
 def db_url(tmp_path: Path) -> str:
     """Only for the ``cli`` fixture, which needs one: every test here names its own ``--db``."""

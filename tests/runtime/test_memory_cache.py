@@ -7,14 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Chat, Message, World
 from agentworld.runtime import memory_cache
 from agentworld.runtime.memory_cache import MemoryCache
-from agentworld.storage import schema
 from agentworld.storage.sql import SQLStorage
+from agentworld.storage.statement import Sql
 
 
 class WholeReadStorage(SQLStorage):
@@ -41,19 +40,11 @@ def contents(memory: list[Message]) -> list[str | None]:
 async def overwrite(store: SQLStorage, world: str, message_id: str, content: str) -> None:
     """Change a stored message behind the cache's back (storage itself only appends): what a
     cached memory shows afterwards tells whether it was read again."""
-    table = schema.messages
-    statement = (
-        sa.update(table)
-        .where(table.c.world == world, table.c.message_id == message_id)
-        .values(content=content)
+    statement = Sql(
+        "UPDATE messages SET content = :content WHERE world = :world AND message_id = :message_id"
     )
-    engine = store.engine
-    if isinstance(engine, sa.Engine):
-        with engine.begin() as conn:
-            conn.execute(statement)
-    else:
-        async with engine.begin() as conn:
-            await conn.execute(statement)
+    params = {"content": content, "world": world, "message_id": message_id}
+    await store.in_transaction(lambda conn: conn.execute(statement, params), write=True)
 
 
 async def seed(store: SQLStorage, world: str = "w", agents: tuple[str, ...] = ("a1",)) -> None:

@@ -24,6 +24,7 @@ from agentworld.models.work import InboxChange, Loop, Posted, Route
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.route_step import single_loop
 from agentworld.storage.sql import SQLStorage
+from agentworld.storage.statement import Sql
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 from agentworld.testing.postgres import create_database
 
@@ -85,7 +86,7 @@ async def test_the_memory_read_starts_where_the_caller_says(storage: SQLStorage)
     first = await post(storage, said("@a1 one"))
     assert first.taken_up is not None and first.first is not None
     await storage.inbox.change("w", InboxChange("c1", current=first.first.item_id, becomes=()))
-    await storage.in_transaction(lambda conn: conn.exec_driver_sql("DELETE FROM chat_leases"), write=True)
+    await storage.in_transaction(lambda conn: conn.execute(Sql("DELETE FROM chat_leases")), write=True)
     second = said("@a1 two")
     posted = await storage.post_to_chat(
         "w", second, reset_llm_calls=True, inbox=InboxChange("c1", append=(Route(message=second),)),

@@ -1,9 +1,11 @@
 """Fixtures of the HTTP tests: the real server (``agentworld serve`` in a subprocess on a
-loopback port, over a SQLite file, one per test module) and a loopback OpenAI wire server its
-agents talk to; helpers are in ``http_harness.py``."""
+loopback port, one per test module and backend: over a SQLite file, then over a PostgreSQL
+database, see ``tests/conftest.py``) and a loopback OpenAI wire server its agents talk to;
+helpers are in ``http_harness.py``."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 from http_harness import LLMScript, Served, start_server
 
 from agentworld.testing.openai_wire import OpenAIWireServer
+from agentworld.testing.postgres import create_migrated_database
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +24,24 @@ def module_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def served(module_dir: Path) -> Iterator[Served]:
+def served_backend(request: pytest.FixtureRequest) -> str:
+    """The backend of the module's server (parametrized by ``tests/conftest.py``)."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="module")
+def served(
+    request: pytest.FixtureRequest, module_dir: Path, served_backend: str
+) -> Iterator[Served]:
     """One server for a test module; each test uses worlds of its own."""
-    running = start_server(f"sqlite:///{module_dir / 'agentworld.db'}", module_dir)
+    home = module_dir / served_backend
+    home.mkdir(exist_ok=True)
+    if served_backend == "sqlite":
+        url = f"sqlite:///{home / 'agentworld.db'}"
+    else:
+        server = request.getfixturevalue("postgres_server")
+        url = create_migrated_database(server, f"served{os.getpid()}_{next(_servers)}")
+    running = start_server(url, home)
     yield running
     running.stop()
 
@@ -47,6 +65,7 @@ def api(served: Served) -> Iterator[httpx.Client]:
 
 
 _worlds = iter(range(1_000_000))
+_servers = itertools.count()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from http_harness import LLMScript, Served, make_world, server_env
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
@@ -67,6 +68,7 @@ def as_an_older_version_stored(db_file: Path, world: str) -> None:
     assert changed == (1, 1, 1)
 
 
+@pytest.mark.sqlite_only  # rewrites the SQLite file; PostgreSQL never stored a NaN
 def test_listings_read_a_nan_stored_by_an_older_version_as_strict_json(
     served: Served, api: httpx.Client, llm: OpenAIWireServer, script: LLMScript,
     world_name: str, tmp_path: Path,

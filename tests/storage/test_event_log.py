@@ -24,7 +24,6 @@ from agentworld.storage.event_log import (
     insert_log_rows,
     log_channel,
 )
-from agentworld.storage.migrations import MIGRATIONS
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import create_database
 
@@ -231,32 +230,3 @@ async def test_a_version_6_sqlite_log_is_rebuilt_with_its_rows_and_numbers(tmp_p
     assert "AUTOINCREMENT" in sql.upper()
 
 
-async def test_sqlite_logs_each_transcript_message_once_by_its_insert_from_version_9(tmp_path: Path) -> None:
-    """A version-8 file (messages logged by a statement of their own) gets the trigger on
-    upgrade; from then on each transcript message has exactly one log row, a memory row none,
-    in the order the messages were stored, between the other events."""
-    import sqlite3
-
-    url = f"sqlite:///{tmp_path / 'v8.db'}"
-    async with SQLStorage(url) as storage:
-        await storage.create_world(World(name="w"))
-        await storage.create_chat(Chat(world="w", chat_id="c"))
-    with sqlite3.connect(tmp_path / "v8.db") as conn:
-        conn.execute("DROP TRIGGER messages_logged")
-        conn.execute("UPDATE schema_version SET version = 8")
-    async with SQLStorage(url) as storage:
-        log = EventLog(storage)
-        first, private, second = said("c", "one"), said("c", "kept to a1"), said("c", "two")
-        await storage.append_messages("w", [(None, first), ("a1", private)])
-        await log.append([SystemEvent(world="w", chat="c", text="between")])
-        await storage.append_messages("w", [("a1", first), (None, second)])
-        batch = await log.after("w", 0)
-    shown = [
-        (e.kind, e.document["message"]["messageId"] if e.kind == "message" else e.document["text"])
-        for e in batch.events
-    ]
-    assert shown == [("message", first.message_id), ("system", "between"), ("message", second.message_id)]
-    with sqlite3.connect(tmp_path / "v8.db") as conn:
-        version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-        triggers = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
-    assert version == len(MIGRATIONS) and triggers == [("messages_logged",)]

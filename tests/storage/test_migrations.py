@@ -7,6 +7,9 @@ infinite approval timeouts, a newer version refused)."""
 from __future__ import annotations
 
 import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,10 +18,14 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from agentworld.errors import StorageError
 from agentworld.models import Message, World
+from agentworld.models.events import SystemEvent
 from agentworld.storage import migrations, schema
+from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.url import resolve_database_url
 from agentworld.testing.postgres import create_database
+
+pytestmark = pytest.mark.sqlite_only  # SQLite files read and written beside the store
 
 LATEST = len(migrations.MIGRATIONS)
 CREATED = "2024-01-01T00:00:00+00:00"
@@ -378,3 +385,66 @@ async def test_version_11_keeps_old_grants_and_they_cover_no_writing_line(db_url
     assert not find_covering_grant(
         [grant], "shell_cmd", {"command": "echo hi > f"}, agent="a", chat_id="c", resolve=lambda t: t
     )
+
+
+# The trigger versions 9 to 11 made on SQLite: it wrote a transcript message's event-log row.
+PRE_V12_MESSAGE_LOG_TRIGGER = """
+CREATE TRIGGER IF NOT EXISTS messages_logged AFTER INSERT ON messages
+WHEN NEW.memory_owner IS NULL
+BEGIN
+    INSERT INTO events (world, chat_id, kind, payload, created_at, message_id)
+    VALUES (NEW.world, NEW.chat_id, 'message', '{}', NEW.created_at, NEW.message_id);
+END
+"""
+
+
+async def test_version_12_drops_the_sqlite_log_trigger_and_each_message_is_logged_once(
+    tmp_path: Path,
+) -> None:
+    """A file left by version 11 logs messages by a trigger; upgraded, the trigger is gone and
+    each transcript message still has exactly one log row (written by its insert), a memory
+    row none, in the order stored, between the other events; the rows logged before stay."""
+    url = f"sqlite:///{tmp_path / 'v11.db'}"
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn, migrations.MIGRATIONS[:11]) == 11
+            conn.exec_driver_sql(PRE_V12_MESSAGE_LOG_TRIGGER)
+            insert_world(conn, "w", World(name="w").model_dump(mode="json"))
+            conn.exec_driver_sql(
+                "INSERT INTO chats (world, chat_id, name, created_at, updated_at)"
+                f" VALUES ('w', 'c', 'c', '{CREATED}', '{CREATED}')"
+            )
+            conn.exec_driver_sql(
+                "INSERT INTO messages (world, message_id, chat_id, role, sender, content, created_at)"
+                f" VALUES ('w', 'msg_old', 'c', 'user', 'human', 'old', '{CREATED}')"
+            )
+    finally:
+        engine.dispose()
+
+    async with SQLStorage(url) as storage:
+        log = EventLog(storage)
+        first, private, second = said("one"), said("kept to a1"), said("two")
+        await storage.append_messages("w", [(None, first), ("a1", private)])
+        await log.append([SystemEvent(world="w", chat="c", text="between")])
+        await storage.append_messages("w", [("a1", first), (None, second)])
+        batch = await log.after("w", 0)
+
+    shown = [
+        (e.kind, e.document["message"]["messageId"] if e.kind == "message" else e.document["text"])
+        for e in batch.events
+    ]
+    assert shown == [
+        ("message", "msg_old"),
+        ("message", first.message_id),
+        ("system", "between"),
+        ("message", second.message_id),
+    ]
+    with closing(sqlite3.connect(tmp_path / "v11.db")) as conn:
+        version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+        triggers = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    assert (version, triggers) == (LATEST, [])
+
+
+def said(text: str) -> Message:
+    return Message(chat_id="c", sender="human", role="user", content=text)

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-import sqlalchemy as sa
 
 from agentworld.models import World
 from agentworld.models.pending import PendingApproval, PendingClientCall, ShellDisplay
-from agentworld.storage import schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
+from agentworld.storage.statement import Sql
 
 COMMON = {
     "world": "lab",
@@ -51,12 +50,12 @@ def approval(call_id: str, *, shell: ShellDisplay | None) -> PendingApproval:
 
 
 async def stored_detail(storage: SQLStorage, call_id: str) -> object:
-    table = schema.pending_calls
+    query = Sql(
+        "SELECT detail FROM pending_calls WHERE tool_call_id = :call_id", columns={"detail": "json"}
+    )
 
     def read(conn: Connection) -> object:
-        return conn.execute(
-            sa.select(table.c.detail).where(table.c.tool_call_id == call_id)
-        ).scalar_one()
+        return conn.execute(query, {"call_id": call_id}).scalar_one()
 
     return await storage.in_transaction(read, write=False)
 

@@ -38,6 +38,7 @@ from agentworld.storage import catalog, migrations, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.engine import BUSY_TIMEOUT_MS
 from agentworld.storage.sql import SQLStorage
+from agentworld.storage.statement import Sql
 from agentworld.storage.url import DB_ENV_VAR, resolve_database_url, sqlite_file
 
 # -- helpers -------------------------------------------------------------------
@@ -88,9 +89,11 @@ async def populated_world(store: SQLStorage, name: str) -> None:
 
 
 async def rows_of(store: SQLStorage, table: sa.Table, world: str) -> int:
-    query = sa.select(sa.func.count()).select_from(table).where(table.c.world == world)
+    query = Sql(f"SELECT count(*) FROM {table.name} WHERE world = :world")
     return int(
-        await store.in_transaction(lambda conn: conn.execute(query).scalar_one(), write=False)
+        await store.in_transaction(
+            lambda conn: conn.execute(query, {"world": world}).scalar_one(), write=False
+        )
     )
 
 
@@ -154,26 +157,27 @@ async def test_unknown_world_is_not_found_and_named(storage: SQLStorage, operati
 
 async def test_delete_world_removes_everything_in_it(storage: SQLStorage) -> None:
     await populated_world(storage, "doomed")
-    log = sa.insert(schema.tool_logs).values(
-        world="doomed",
-        chat_id="doomed-chat",
-        agent="a1",
-        tool_call_id="call_1",
-        tool_name="shell",
-        status="ok",
-        started_at="2024-01-01T00:00:00+00:00",
+    log = Sql(
+        "INSERT INTO tool_logs (world, chat_id, agent, tool_call_id, tool_name, status, started_at)"
+        " VALUES ('doomed', 'doomed-chat', 'a1', 'call_1', 'shell', 'ok', '2024-01-01T00:00:00+00:00')"
     )
     await storage.in_transaction(lambda conn: conn.execute(log), write=True)
     # Queued work and a lease, as a process killed mid-turn leaves them: a world created
     # later under the same name must not inherit them.
-    work = sa.insert(schema.chat_inbox).values(
-        world="doomed", chat_id="doomed-chat", position=1, work={"kind": "route"}, created_at="2024-01-01T00:00:00+00:00"
+    work = Sql(
+        "INSERT INTO chat_inbox (world, chat_id, position, work, created_at)"
+        " VALUES ('doomed', 'doomed-chat', 1, :work, '2024-01-01T00:00:00+00:00')",
+        json_params=("work",),
     )
-    lease = sa.insert(schema.chat_leases).values(
-        world="doomed", chat_id="doomed-chat", owner=f"{socket.gethostname()}:{2**22 + 1}:1:r",
-        expires_at=32503680000.0,
+    lease = Sql(
+        "INSERT INTO chat_leases (world, chat_id, owner, expires_at)"
+        " VALUES ('doomed', 'doomed-chat', :owner, 32503680000.0)"
     )  # a pid above any pid_max: its process is provably gone
-    await storage.in_transaction(lambda conn: (conn.execute(work), conn.execute(lease)), write=True)
+    owner = {"owner": f"{socket.gethostname()}:{2**22 + 1}:1:r"}
+    await storage.in_transaction(
+        lambda conn: (conn.execute(work, {"work": {"kind": "route"}}), conn.execute(lease, owner)),
+        write=True,
+    )
 
     await storage.delete_world("doomed")
 
@@ -193,10 +197,12 @@ async def test_delete_world_is_refused_while_another_process_runs_one_of_its_cha
     await storage.create_world(World(name="busy"))
     await storage.create_chat(Chat(world="busy", chat_id="busy-chat", name="c"))
     claim = {"world": "busy", "chat_id": "busy-chat", "owner": "elsewhere:4242:1:r"}
+    claim_it = Sql(
+        "INSERT INTO chat_leases (world, chat_id, owner, expires_at)"
+        " VALUES (:world, :chat_id, :owner, :expires_at)"
+    )
     await storage.in_transaction(
-        lambda conn: conn.execute(
-            sa.insert(schema.chat_leases).values(**claim, expires_at=time.time() + 60)
-        ),
+        lambda conn: conn.execute(claim_it, {**claim, "expires_at": time.time() + 60}),
         write=True,
     )
 
@@ -204,8 +210,10 @@ async def test_delete_world_is_refused_while_another_process_runs_one_of_its_cha
         await storage.delete_world("busy")
     assert (await storage.get_world("busy")).name == "busy"
 
-    lapse = sa.update(schema.chat_leases).values(expires_at=time.time() - 1)
-    await storage.in_transaction(lambda conn: conn.execute(lapse), write=True)
+    lapse = Sql("UPDATE chat_leases SET expires_at = :expires_at")
+    await storage.in_transaction(
+        lambda conn: conn.execute(lapse, {"expires_at": time.time() - 1}), write=True
+    )
     await storage.delete_world("busy")
     with pytest.raises(NotFoundError):
         await storage.get_world("busy")
@@ -746,16 +754,11 @@ async def test_memory_rows_are_never_rewritten(storage: SQLStorage) -> None:
     await storage.create_agent(make_agent("lab", "alice"))
 
     async def snapshot() -> list[tuple[Any, ...]]:
-        table = schema.messages
-        query = sa.select(
-            table.c.seq,
-            table.c.message_id,
-            table.c.memory_owner,
-            table.c.chat_id,
-            table.c.content,
-            table.c.tool_calls,
-            table.c.created_at,
-        ).order_by(table.c.seq)
+        query = Sql(
+            "SELECT seq, message_id, memory_owner, chat_id, content, tool_calls, created_at"
+            " FROM messages ORDER BY seq",
+            columns={"tool_calls": "json"},
+        )
         return await storage.in_transaction(
             lambda conn: [tuple(row) for row in conn.execute(query)], write=False
         )
@@ -912,6 +915,7 @@ def test_upgrade_of_a_fresh_database_reaches_the_latest_version(tmp_path: Path) 
         engine.dispose()
 
 
+@pytest.mark.sqlite_only
 async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url: str) -> None:
     engine = sa.create_engine(sync_url(db_url))
     try:
@@ -940,6 +944,7 @@ async def test_version_1_database_is_upgraded_on_open_and_keeps_its_data(db_url:
         assert [p["text"] for p in await storage.list_events("old")] == ["after upgrade"]
 
 
+@pytest.mark.sqlite_only
 async def test_worlds_stored_with_an_infinite_approval_timeout_load_after_the_upgrade(
     db_url: str,
 ) -> None:
@@ -971,6 +976,7 @@ async def test_worlds_stored_with_an_infinite_approval_timeout_load_after_the_up
     }
 
 
+@pytest.mark.sqlite_only
 async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
     newer = len(migrations.MIGRATIONS) + 1
     engine = sa.create_engine(sync_url(db_url))
@@ -985,12 +991,13 @@ async def test_database_from_a_newer_version_is_refused(db_url: str) -> None:
     with pytest.raises(StorageError, match=f"version {newer}"):
         await storage.open()
     with pytest.raises(StorageError, match="not open"):
-        _ = storage.engine
+        await storage.list_worlds()
 
 
 # -- SQLite settings and failures ----------------------------------------------
 
 
+@pytest.mark.sqlite_only
 async def test_sqlite_runs_in_wal_mode_and_waits_for_locks_only_on_the_worker(
     storage: SQLStorage,
 ) -> None:
@@ -998,8 +1005,8 @@ async def test_sqlite_runs_in_wal_mode_and_waits_for_locks_only_on_the_worker(
     connection holds the lock, and goes to the worker); the worker's units wait."""
 
     def pragmas(conn: Connection) -> tuple[Any, Any, str]:
-        journal = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
-        timeout = conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
+        journal = conn.execute(Sql("PRAGMA journal_mode")).scalar()
+        timeout = conn.execute(Sql("PRAGMA busy_timeout")).scalar()
         return journal, timeout, threading.current_thread().name
 
     journal, timeout, where = await storage.in_transaction(pragmas, write=True)
@@ -1091,15 +1098,16 @@ def no_db_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ("sqlite:///x.db", "sqlite+aiosqlite:///x.db"),
-        ("sqlite:////abs/x.db", "sqlite+aiosqlite:////abs/x.db"),
-        ("sqlite+aiosqlite:///x.db", "sqlite+aiosqlite:///x.db"),
+        ("sqlite:///x.db", "sqlite:///x.db"),
+        ("sqlite:////abs/x.db", "sqlite:////abs/x.db"),
+        ("sqlite+aiosqlite:///x.db", "sqlite:///x.db"),
+        ("sqlite+pysqlite:///x.db", "sqlite:///x.db"),
         ("postgresql://u:p@db.example:5432/aw", "postgresql+asyncpg://u:p@db.example:5432/aw"),
         ("postgres://u@localhost/aw", "postgresql+asyncpg://u@localhost/aw"),
         ("postgresql+asyncpg://u@localhost/aw", "postgresql+asyncpg://u@localhost/aw"),
     ],
 )
-def test_database_urls_map_to_async_drivers(no_db_env: Path, raw: str, expected: str) -> None:
+def test_database_urls_map_to_the_drivers_we_run_on(no_db_env: Path, raw: str, expected: str) -> None:
     assert resolve_database_url(raw) == expected
 
 
@@ -1108,13 +1116,13 @@ def test_bare_path_becomes_an_absolute_sqlite_url(
 ) -> None:
     monkeypatch.chdir(no_db_env)
 
-    assert resolve_database_url("data/world.db") == f"sqlite+aiosqlite:///{no_db_env}/data/world.db"
-    assert resolve_database_url("~/w.db") == f"sqlite+aiosqlite:///{no_db_env}/w.db"
+    assert resolve_database_url("data/world.db") == f"sqlite:///{no_db_env}/data/world.db"
+    assert resolve_database_url("~/w.db") == f"sqlite:///{no_db_env}/w.db"
 
 
 def test_default_database_lives_in_the_home_directory(no_db_env: Path) -> None:
     assert resolve_database_url(None) == (
-        f"sqlite+aiosqlite:///{no_db_env}/.agentworld/agentworld.db"
+        f"sqlite:///{no_db_env}/.agentworld/agentworld.db"
     )
 
 
@@ -1124,7 +1132,7 @@ def test_env_var_supplies_the_url_and_an_explicit_one_wins(
     monkeypatch.setenv(DB_ENV_VAR, "postgresql://env@host/db")
 
     assert resolve_database_url(None) == "postgresql+asyncpg://env@host/db"
-    assert resolve_database_url("sqlite:///cli.db") == "sqlite+aiosqlite:///cli.db"
+    assert resolve_database_url("sqlite:///cli.db") == "sqlite:///cli.db"
 
 
 @pytest.mark.parametrize("raw", ["mysql://u@h/db", "http://example.com/db", "sqlite3:///x.db"])

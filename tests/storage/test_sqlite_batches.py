@@ -10,15 +10,16 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.models import Agent, World
-from agentworld.storage import schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
 from agentworld.storage.sqlite_direct import DirectConnection
+from agentworld.storage.statement import Sql
 from agentworld.storage.url import sqlite_file
+
+pytestmark = pytest.mark.sqlite_only  # SQLite files read and written beside the store
 
 
 @pytest.fixture
@@ -28,15 +29,19 @@ async def storage(db_url: str) -> AsyncIterator[SQLStorage]:
         yield store
 
 
+_ADD_AGENT = Sql(
+    "INSERT INTO agents (world, name, config, created_at) VALUES ('lab', :name, '{}', 't')"
+)
+_AGENT_NAMES = Sql("SELECT name FROM agents")
+
+
 class Stop(Exception):
     pass
 
 
 def add_agent(name: str) -> Callable[[Connection], str]:
     def write(conn: Connection) -> str:
-        conn.execute(
-            sa.insert(schema.agents).values(world="lab", name=name, config={}, created_at="t")
-        )
+        conn.execute(_ADD_AGENT, {"name": name})
         return name
 
     return write
@@ -52,7 +57,7 @@ def add_agent_then_fail(name: str) -> Callable[[Connection], None]:
 
 async def agent_names(storage: SQLStorage) -> list[str]:
     def read(conn: Connection) -> list[str]:
-        return [row.name for row in conn.execute(sa.select(schema.agents.c.name))]
+        return [row.name for row in conn.execute(_AGENT_NAMES)]
 
     return sorted(await storage.in_transaction(read, write=False))
 
@@ -142,7 +147,7 @@ async def test_a_caller_resumes_only_once_the_batch_is_committed(storage: SQLSto
 
 async def test_a_read_in_a_batch_sees_the_writes_asked_for_before_it(storage: SQLStorage) -> None:
     def names(conn: Connection) -> list[str]:
-        return sorted(row.name for row in conn.execute(sa.select(schema.agents.c.name)))
+        return sorted(row.name for row in conn.execute(_AGENT_NAMES))
 
     outcomes = await asyncio.gather(
         storage.in_transaction(add_agent("x"), write=True),
@@ -211,7 +216,7 @@ async def test_a_database_error_in_a_batch_fails_that_unit_and_the_next_unit_get
         return id(_driver(conn)), threading.current_thread().name
 
     def missing_table(conn: Connection) -> Any:
-        return conn.exec_driver_sql("SELECT * FROM nowhere")
+        return conn.execute(Sql("SELECT * FROM nowhere"))
 
     before, _ = await storage.in_transaction(where, write=False)
     outcomes = await asyncio.gather(

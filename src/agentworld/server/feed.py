@@ -263,9 +263,11 @@ class WorldFeed:
     async def _on_event(self, event: WorldEvent) -> None:
         """Subscribed after persistence: a stored event is in the log already; read it now
         rather than at the next poll. A token chunk goes in live, after every event stored
-        before it (its ``start`` above all), so clients see them in the order they happened."""
+        before it (its ``start`` above all), so clients see them in the order they happened:
+        after a read under way too, which may hold such an event (on PostgreSQL a read waits
+        for the server, and the chunk would otherwise overtake it)."""
         if isinstance(event, SSEEvent) and event.phase == "chunk":
-            if self._stored_since_read:
+            if self._stored_since_read or self._read_lock.locked():
                 await self.read_new()
             self._append(live_item(event))
             self._notify()

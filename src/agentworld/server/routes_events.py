@@ -74,6 +74,11 @@ async def events(
             "there would skip every event up to it; give an id the stream or a transcript "
             "page gave",
         )
+    if start is None:
+        # From now: the head as the request finds it, before the response goes out. A client
+        # that has the response may post at once and must see its message; the feed's own
+        # start (a listener, a read) can come after that commit on PostgreSQL.
+        start = await feeds.head(world)
     return EventSourceResponse(
         _stream(feeds, world, chat, start, deleted),
         ping=config.keepalive_seconds,

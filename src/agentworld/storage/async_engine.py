@@ -42,6 +42,10 @@ class AsyncEngineRunner:
             connect_args=timeouts,
         )
         self._write_lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The event loop the pooled connections belong to (the first unit's)."""
+        self._elsewhere: AsyncEngine | None = None
+        """For units run from another event loop: connections of their own, closed after."""
 
     @property
     def engine(self) -> AsyncEngine:
@@ -78,7 +82,27 @@ class AsyncEngineRunner:
 
     async def close(self) -> None:
         await self._engine.dispose()
+        if self._elsewhere is not None:
+            await self._elsewhere.dispose()
 
     async def _unit(self, fn: Callable[[sa.Connection], T]) -> T:
-        async with self._engine.connect() as conn, conn.begin():
+        async with self._engine_here().connect() as conn, conn.begin():
             return await conn.run_sync(fn)
+
+    def _engine_here(self) -> AsyncEngine:
+        """The pooled engine, or, on an event loop other than the one its connections belong
+        to (a command that runs its own ``asyncio.run``), one without a pool."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        if loop is self._loop:
+            return self._engine
+        if self._elsewhere is None:
+            from sqlalchemy.ext.asyncio import create_async_engine
+            from sqlalchemy.pool import NullPool
+
+            self._elsewhere = create_async_engine(
+                self._engine.url, echo=self._engine.echo, json_serializer=strict_json.dumps,
+                poolclass=NullPool,
+            )
+        return self._elsewhere

@@ -3,7 +3,7 @@
 In WAL mode a commit appends the pages it changed to the log; a checkpoint copies them back
 into the database file, and with ``synchronous=NORMAL`` it is the one step that waits for
 the disk (fsync). SQLite's automatic checkpoint runs inside whichever commit crosses its
-threshold, so every thirtieth turn or so paid 5-20 ms for the others. Here the worker's
+threshold, so now and then one turn paid the disk's wait for the others. Here the worker's
 connection has it turned off, and a thread with a connection of its own runs a passive
 checkpoint (which never blocks a writer or a reader) after every ``COMMITS_PER_CHECKPOINT``
 write commits. When the last connection to the file closes, SQLite checkpoints what is left.

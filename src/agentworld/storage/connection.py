@@ -3,20 +3,17 @@
 Every storage method is one synchronous function of a ``Connection``, run in one transaction
 (``engine``). Statements are SQL text (``statement.Sql``), written once for both backends;
 SQLite runs them on the ``sqlite3`` cursor itself (``sqlite_direct.DirectConnection``),
-PostgreSQL through SQLAlchemy (``pg_connection.PgConnection``). Only what both give is here,
-so a store cannot come to depend on one backend's extras. (Both still run a SQLAlchemy Core
-statement, for tests and tools; the stores write none.)
+PostgreSQL through SQLAlchemy (``pg_connection.PgConnection``). Both give back the same
+``Rows``, so a store cannot come to depend on one backend's extras.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from agentworld.errors import StorageError
 from agentworld.storage.statement import Backend, Sql
-
-if TYPE_CHECKING:
-    from sqlalchemy.sql.base import Executable
 
 Parameters = Mapping[str, Any] | Sequence[Mapping[str, Any]]
 """One row of bind values, or a list of them to run the statement once per row."""
@@ -34,26 +31,36 @@ class Row(Protocol):
     def __len__(self) -> int: ...
 
 
-class Result(Protocol):
-    """What a statement gave back: its rows (read at once) and how many rows it changed."""
+class Rows:
+    """What a statement gave back, on either backend: all its rows, read at once, and how
+    many rows it changed."""
 
-    @property
-    def rowcount(self) -> int: ...
+    __slots__ = ("_rows", "rowcount")
 
-    @property
-    def inserted_primary_key(self) -> Any: ...
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
 
-    def first(self) -> Any: ...
+    def first(self) -> Any:
+        """The first row, or None."""
+        return self._rows[0] if self._rows else None
 
-    def all(self) -> Sequence[Any]: ...
+    def all(self) -> list[Any]:
+        return self._rows
 
-    def fetchall(self) -> Sequence[Any]: ...
+    def scalar(self) -> Any:
+        """The first column of the first row, or None."""
+        return self._rows[0][0] if self._rows else None
 
-    def scalar(self) -> Any: ...
+    def scalar_one(self) -> Any:
+        """The first column of the one row there must be."""
+        if len(self._rows) != 1:
+            found = "no row was" if not self._rows else "several rows were"
+            raise StorageError(f"{found} found where the statement must find exactly one")
+        return self._rows[0][0]
 
-    def scalar_one(self) -> Any: ...
-
-    def __iter__(self) -> Iterator[Any]: ...
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows)
 
 
 class Connection(Protocol):
@@ -61,9 +68,7 @@ class Connection(Protocol):
 
     @property
     def backend(self) -> Backend:
-        """Which database this is, for the few steps that differ (locks, triggers)."""
+        """Which database this is, for the few steps that differ (locks)."""
         ...
 
-    def execute(self, statement: Sql | Executable, parameters: Parameters | None = None) -> Result: ...
-
-    def exec_driver_sql(self, statement: str) -> Result: ...
+    def execute(self, statement: Sql, parameters: Parameters | None = None) -> Rows: ...

@@ -16,7 +16,6 @@ from agentworld.storage.url import sqlite_file
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-    from sqlalchemy.ext.asyncio import AsyncEngine
 
 T = TypeVar("T")
 
@@ -30,16 +29,6 @@ class StorageCore:
     """Write units this process has started running. Read inside a unit, it is that unit's
     own number: when it has moved on, this process has written again since (``ChatReport``).
     Units run one at a time, in the order asked for, so the count orders them."""
-
-    @property
-    def engine(self) -> sa.Engine | AsyncEngine:
-        """The SQLAlchemy engine: a sync ``Engine`` for SQLite, an ``AsyncEngine`` otherwise.
-
-        For inspection and tools; storage work itself goes through the methods, in ``in_transaction``.
-        """
-        if self._runner is None:
-            raise StorageError("storage is not open")
-        return self._runner.engine
 
     async def in_transaction(
         self, fn: Callable[[Connection], T], *, write: bool, duplicate: str | None = None

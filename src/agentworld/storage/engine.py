@@ -4,15 +4,15 @@ Every storage method is one synchronous function of a ``connection.Connection`` 
 *unit of work*) run inside one transaction, so the SQL is written once for both backends:
 
 * SQLite: the stdlib ``sqlite3`` driver, one connection, whose units run one at a time.
-  Statements run on the ``sqlite3`` cursor itself (``sqlite_direct``), compiled once.
+  Statements run on the ``sqlite3`` cursor itself (``sqlite_direct``).
   Between processes, WAL mode and a busy timeout let readers and writers share the file,
   and write units start with ``BEGIN IMMEDIATE``, so a writer waits for the lock up front
   instead of failing half way with "database is locked". A unit runs *in place*, on the
   caller's thread, when it can start at once: nothing is queued before it and the lock is
   free (asked with no busy timeout). In WAL mode a unit that has its lock cannot be made to
   wait again, and with ``synchronous=NORMAL`` a commit does not wait for the disk, so such a
-  unit is pure CPU of a few tens of microseconds -- less than the hop to a thread and back
-  it replaces, which was a fifth of a turn's cost. A unit that would have to wait (another
+  unit is pure CPU, less than the hop to a thread and back it replaces (benchmarks/README.md
+  has the figures). A unit that would have to wait (another
   process holds the write lock) goes to a dedicated worker thread instead, with the busy
   timeout, and every unit after it queues behind it there until the queue is empty, so
   units still run in the order they were asked for. Units asked for together (many chats
@@ -55,7 +55,6 @@ from agentworld.storage.url import sqlite_file, sqlite_sync_url
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-    from sqlalchemy.ext.asyncio import AsyncEngine
 
 T = TypeVar("T")
 
@@ -64,9 +63,6 @@ BUSY_TIMEOUT_MS = 30_000
 
 class Runner(Protocol):
     """Runs units of work against one database, each in its own transaction."""
-
-    @property
-    def engine(self) -> sa.Engine | AsyncEngine: ...
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T: ...
 
@@ -78,7 +74,7 @@ class Runner(Protocol):
 
 
 def open_runner(url: str, *, echo: bool = False) -> Runner:
-    """The runner for a URL from ``resolve_database_url`` (``sqlite+aiosqlite`` or asyncpg)."""
+    """The runner for a URL from ``resolve_database_url`` (``sqlite`` or ``postgresql+asyncpg``)."""
     if url.startswith("sqlite"):
         return SQLiteRunner(sqlite_sync_url(url), echo=echo)
     from agentworld.storage.async_engine import AsyncEngineRunner
@@ -118,8 +114,8 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any = None) -> 
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     # A new database's page size (an existing one keeps its own): a turn's commit writes every
     # page it changed into the WAL, and it changes a dozen pages to append a few small rows;
-    # half-size pages halve those bytes and the checkpoint's copy of them (measured: about a
-    # tenth of a plain turn's write units), while a typical message still fits in one page.
+    # half-size pages halve those bytes and the checkpoint's copy of them (benchmarks/README.md),
+    # while a typical message still fits in one page.
     cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
@@ -135,8 +131,6 @@ class SQLiteRunner:
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self._url = url
         self._echo = echo
-        self._engine: sa.Engine | None = None
-        """SQLAlchemy's engine, made when asked for (``engine``, schema work)."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentworld-db")
         database = sqlite_file(url)
         self._checkpoints = Checkpointer(str(database)) if database is not None else None
@@ -160,35 +154,6 @@ class SQLiteRunner:
         self._settling = 0
         """Callers whose unit is done and who have not resumed yet. A unit asked for while
         there are any is one of several arriving together, so it joins a batch."""
-
-    @property
-    def engine(self) -> sa.Engine:
-        """SQLAlchemy's engine for this database (imported and made now), for schema work,
-        tests and tools: on a file, each thread that connects gets a connection of its own;
-        in memory, the one there is, the units'."""
-        engine = self._engine
-        if engine is None:
-            import sqlalchemy as sa
-            from sqlalchemy.pool import SingletonThreadPool, StaticPool
-
-            if sqlite_file(self._url) is None:
-                engine = sa.create_engine(
-                    "sqlite://", echo=self._echo, poolclass=StaticPool, creator=self._memory
-                )
-            else:
-                url = self._url
-                engine = sa.create_engine(
-                    "sqlite://",
-                    echo=self._echo,
-                    poolclass=SingletonThreadPool,
-                    creator=lambda: connect_sqlite(url),
-                )
-            self._engine = engine
-        return engine
-
-    def _memory(self) -> sqlite3.Connection:
-        """The units' connection to a memory database: another would be another database."""
-        return self._open().driver_connection
 
     async def run(self, fn: Callable[[Connection], T], *, write: bool) -> T:
         batch = self._batch
@@ -443,8 +408,6 @@ class SQLiteRunner:
         if self._checkpoints is not None:
             self._checkpoints.close()
         self._drop()
-        if self._engine is not None:
-            self._engine.dispose()
 
 
 class _Wait:

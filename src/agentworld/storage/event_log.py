@@ -85,8 +85,8 @@ TRANSCRIPT_PAGE = Sql(
     # ``memory_owner`` is NULL in every row here, so ordering by it changes nothing, but it
     # lets PostgreSQL read ``ix_messages_chat`` (world, chat_id, memory_owner, seq) in order
     # and stop at the limit: it does not count ``IS NULL`` as an equality, and ordered by
-    # ``seq`` alone it read and sorted every message after ``after`` — a first page of a
-    # 10,000-message chat took 6 ms of database time instead of 0.2 (transcript_page.py).
+    # ``seq`` alone it read and sorted every message after ``after`` (benchmarks/README.md,
+    # transcript_page.py).
     " ORDER BY messages.memory_owner, messages.seq LIMIT :row_limit"
 )
 """Transcript messages after a position, with their positions (``queries.TRANSCRIPT_SINCE`` is

@@ -77,8 +77,8 @@ def _v7_event_log(conn: sa.Connection) -> None:
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'"
         ).scalar()
         if found is not None and "AUTOINCREMENT" not in str(found).upper():
-            # A trigger that writes to ``events`` (v9) would follow the rename to the old
-            # table and break with it; v9 makes it again.
+            # A trigger that writes to ``events`` (made by v9, dropped by v12) would follow
+            # the rename to the old table and break with it.
             conn.exec_driver_sql("DROP TRIGGER IF EXISTS messages_logged")
             conn.exec_driver_sql("ALTER TABLE events RENAME TO events_before_v7")
             conn.exec_driver_sql("DROP INDEX IF EXISTS ix_events_world")
@@ -105,12 +105,9 @@ def _v8_partial_call_id_index(conn: sa.Connection) -> None:
     by_call.create(conn)
 
 
-def _v9_message_log_trigger(conn: sa.Connection) -> None:
-    """On SQLite, a transcript message's event-log row is written by a trigger on its insert
-    (``schema.MESSAGE_LOG_TRIGGER``), not by a statement of its own: two statements less a
-    turn. PostgreSQL keeps the explicit insert, after the world's log lock."""
-    if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql(schema.MESSAGE_LOG_TRIGGER)
+def _v9_message_log_trigger(_conn: sa.Connection) -> None:
+    """Made a SQLite trigger that wrote a transcript message's event-log row; version 12 drops
+    it again, so a database upgraded past both never needs it."""
 
 
 def _v10_leases_in_their_key(conn: sa.Connection) -> None:
@@ -141,6 +138,13 @@ def _v11_grant_redirect_targets(conn: sa.Connection) -> None:
         conn.execute(sa.text("ALTER TABLE approval_grants ADD COLUMN redirect_targets JSON"))
 
 
+def _v12_message_log_by_insert(conn: sa.Connection) -> None:
+    """A transcript message's event-log row is written by its own insert, after the world's log
+    lock (``queries.insert_messages``), on both backends: the SQLite trigger goes."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("DROP TRIGGER IF EXISTS messages_logged")
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
@@ -153,6 +157,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v9_message_log_trigger,
     _v10_leases_in_their_key,
     _v11_grant_redirect_targets,
+    _v12_message_log_by_insert,
 )
 
 

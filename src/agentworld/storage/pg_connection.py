@@ -2,7 +2,8 @@
 
 Each ``statement.Sql`` becomes, once, a SQLAlchemy text clause with its types -- JSON
 parameters and columns, boolean columns, list parameters as expanding ones -- so asyncpg
-receives and returns what SQLAlchemy's own types would (see ``connection``).
+receives and returns what SQLAlchemy's own types would; the rows come back read at once, as
+``connection.Rows``, as they do on SQLite.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.sql.base import Executable
 
-from agentworld.storage.connection import Parameters
+from agentworld.storage.connection import Parameters, Rows
 from agentworld.storage.statement import Backend, ColumnKind, Sql
 
 _TYPES: Final[dict[ColumnKind, Any]] = {"json": sa.JSON, "bool": sa.Boolean}
 
 
 class PgConnection:
-    """SQLAlchemy's connection inside a PostgreSQL unit, running ``Sql`` statements too."""
+    """SQLAlchemy's connection inside a PostgreSQL unit, running ``Sql`` statements."""
 
     __slots__ = ("_conn", "statements_run")
 
@@ -31,18 +32,11 @@ class PgConnection:
         """Statements the server answered in this unit: none, and a lost connection means
         nothing of the unit ran (``async_engine`` may then run it again)."""
 
-    def execute(self, statement: Sql | Executable, parameters: Parameters | None = None) -> Any:
-        if isinstance(statement, Sql):
-            plan = statement.pg_plan
-            statement = plan if plan is not None else _clause(statement)
-        result = self._conn.execute(statement, parameters)
+    def execute(self, statement: Sql, parameters: Parameters | None = None) -> Rows:
+        plan = statement.pg_plan
+        result = self._conn.execute(plan if plan is not None else _clause(statement), parameters)
         self.statements_run += 1
-        return result
-
-    def exec_driver_sql(self, statement: str) -> Any:
-        result = self._conn.exec_driver_sql(statement)
-        self.statements_run += 1
-        return result
+        return Rows(list(result.all()) if result.returns_rows else [], result.rowcount)
 
 
 def _clause(statement: Sql) -> Executable:

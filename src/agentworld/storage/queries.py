@@ -3,9 +3,8 @@ the storage methods.
 
 Every statement is SQL text (``statement.Sql``), portable to both databases, with the types of
 its JSON values and columns: on SQLite it runs as written on the bare ``sqlite3`` connection
-(``sqlite_direct``), so a command never imports SQLAlchemy (two fifths of ``agentworld send``'s
-start-up, issue 18) nor compiles a statement. They are module constants: the hot paths pass
-only the values. Parameters that pick rows are named apart from the columns (``world_key``);
+(``sqlite_direct``), so a command on SQLite never imports SQLAlchemy nor compiles a statement.
+They are module constants: the hot paths pass only the values. Parameters that pick rows are named apart from the columns (``world_key``);
 an INSERT's are its columns, so a row's dict is its values (``rows.message_row``).
 """
 
@@ -147,8 +146,8 @@ INSERT_EVENTS = Sql(
     " VALUES (:world, :chat_id, :kind, :payload, :created_at, :message_id)",
     json_params=("payload",),
 )
-"""The log rows of transcript messages on PostgreSQL (``event_log.message_log_rows``), after
-the world's log lock, which ordered reading needs."""
+"""The log rows of transcript messages (``event_log.message_log_rows``), after the world's log
+lock, which ordered reading needs on PostgreSQL."""
 
 
 def require_world(conn: Connection, name: str) -> None:
@@ -247,11 +246,10 @@ def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
 
 def insert_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Store ``messages`` rows; each transcript message also gets its event-log row, in the
-    same transaction (``storage/event_log.py``: one sequence over messages and events) -- on
-    SQLite by the insert's own trigger (``schema.MESSAGE_LOG_TRIGGER``)."""
+    same transaction (``storage/event_log.py``: one sequence over messages and events)."""
     if not rows:
         return
-    logged = [] if _logged_by_trigger(conn) else message_log_rows(rows)
+    logged = message_log_rows(rows)
     if logged:
         # Before the messages too, so transcript positions (``messages.seq``) of a world also
         # become visible in order: a transcript page read ``after`` one never skips a message.
@@ -265,7 +263,7 @@ def insert_into_chat(conn: Connection, row: dict[str, Any]) -> int | None:
     """Store one ``messages`` row (with its event-log row, as ``insert_messages``) if its chat
     exists, and return its position (``seq``); None, storing nothing, when there is no such
     chat. The check is the insert's own: one statement."""
-    logged = [] if _logged_by_trigger(conn) else message_log_rows([row])
+    logged = message_log_rows([row])
     if logged:
         lock_world_log(conn, (row["world"],))
     seq = conn.execute(INSERT_INTO_CHAT, row).scalar()
@@ -274,12 +272,6 @@ def insert_into_chat(conn: Connection, row: dict[str, Any]) -> int | None:
     if logged:
         conn.execute(INSERT_EVENTS, logged)
     return int(seq)
-
-
-def _logged_by_trigger(conn: Connection) -> bool:
-    """SQLite logs a transcript message by a trigger on its insert (one statement less each);
-    PostgreSQL by an insert of its own, after the world's log lock (``event_log``)."""
-    return conn.backend == "sqlite"
 
 
 def count_llm_calls(conn: Connection, world: str, agent: str, calls: int) -> None:

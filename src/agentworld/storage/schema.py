@@ -148,18 +148,6 @@ sequence orders messages and every other event. ``seq`` is never reused, even af
 at the end are deleted (SQLite ``AUTOINCREMENT``; a PostgreSQL sequence never goes back): a
 client resuming after seq N must not miss a later row that got N again."""
 
-MESSAGE_LOG_TRIGGER = """
-CREATE TRIGGER IF NOT EXISTS messages_logged AFTER INSERT ON messages
-WHEN NEW.memory_owner IS NULL
-BEGIN
-    INSERT INTO events (world, chat_id, kind, payload, created_at, message_id)
-    VALUES (NEW.world, NEW.chat_id, 'message', '{}', NEW.created_at, NEW.message_id);
-END
-"""
-"""SQLite: a transcript message's row in the event log (``event_log.message_log_rows`` on
-PostgreSQL), written by the message's own insert (``migrations._v9_message_log_trigger``)."""
-
-
 tool_logs = _numbered(
     "tool_logs",
     *_chat_of_world(),

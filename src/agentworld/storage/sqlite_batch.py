@@ -2,7 +2,7 @@
 
 With many chats at once (a thousand new chats posted in one go), most of a unit's cost on
 SQLite is not its statements but its transaction: ``BEGIN IMMEDIATE`` and a WAL commit that
-writes every page the unit changed, about 120 µs of a unit's 250-500. Units asked for in the
+writes every page the unit changed (benchmarks/README.md has the figures). Units asked for in the
 same turn of the event loop touch the same pages (the end of the messages table, of the event
 log, of their indexes), so one commit for all of them writes a fraction of the pages their
 separate commits would, and pays the fixed part once (group commit).

@@ -4,12 +4,9 @@ The stores' statements are SQL text (``statement.Sql``). An execution here is th
 given, bound by name by ``sqlite3`` itself (those of JSON parameters serialized first, list
 parameters spread into one parameter each), ``cursor.execute``, and the rows read at once into
 tuples whose items are also read by column name (``row_type_of``), their JSON and boolean
-columns converted. A statement's row type and
-readers are made at its first execution and kept on the statement.
-
-SQLAlchemy is not imported on this path: it cost a command's start-up about a third of a
-second, two fifths of ``agentworld send`` (issue 18). A SQLAlchemy Core statement (a test's,
-a tool's) still runs, compiled once by ``sqlite_core``, which is imported for it then.
+columns converted. A statement's row type and readers are made at its first execution and kept
+on the statement. SQLAlchemy is not imported on this path, so a command on a SQLite database
+does not pay for loading it.
 
 This is the one path SQLite statements take; PostgreSQL runs the same text through SQLAlchemy
 (``pg_connection``).
@@ -20,18 +17,13 @@ from __future__ import annotations
 import keyword
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from agentworld.errors import StorageError
+from agentworld.storage.connection import Parameters, Rows
 from agentworld.storage.statement import READERS, Backend, Sql, json_text
-
-if TYPE_CHECKING:
-    from sqlalchemy.sql.base import Executable
-
-    from agentworld.storage.connection import Parameters
-    from agentworld.storage.sqlite_core import StatementCache
 
 Reader = Callable[[Any], Any]
 Readers = tuple[Reader | None, ...]
@@ -39,50 +31,14 @@ Readers = tuple[Reader | None, ...]
 _NOTHING: Final[Mapping[str, Any]] = {}
 
 
-class DirectResult:
-    """All of a statement's rows, read at once, and its row count."""
-
-    __slots__ = ("_rows", "_lastrowid", "rowcount")
-
-    def __init__(self, rows: list[Any], rowcount: int, lastrowid: int | None) -> None:
-        self._rows = rows
-        self.rowcount = rowcount
-        self._lastrowid = lastrowid
-
-    @property
-    def inserted_primary_key(self) -> tuple[int | None]:
-        return (self._lastrowid,)
-
-    def first(self) -> Any:
-        return self._rows[0] if self._rows else None
-
-    def all(self) -> list[Any]:
-        return self._rows
-
-    fetchall = all
-
-    def scalar(self) -> Any:
-        return self._rows[0][0] if self._rows else None
-
-    def scalar_one(self) -> Any:
-        if len(self._rows) != 1:
-            found = "no row was" if not self._rows else "several rows were"
-            raise StorageError(f"{found} found where the statement must find exactly one")
-        return self._rows[0][0]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._rows)
-
-
 def row_type_of(cursor: sqlite3.Cursor) -> type[tuple[Any, ...]]:
     """A tuple type for the cursor's rows whose items are also read by column name
     (``row.seq``), as a named tuple's are, with the same names: a column whose name is not an
     identifier, is a keyword, starts with ``_`` or repeats one is read as ``_<position>``.
 
-    Not ``collections.namedtuple``: making one costs 240 µs on this 2-core machine (it
-    compiles its constructor), 30 µs for this one, and every statement makes its row type at
-    its first execution -- a fresh process's first turn runs about ten. A row is made by
-    ``row_type(values)``, twice as fast as a named tuple's ``_make``.
+    Not ``collections.namedtuple``, which compiles a constructor for each type: every
+    statement makes its row type at its first execution, and a row is made by
+    ``row_type(values)`` (see benchmarks/README.md for what that saves).
     """
     names: list[str] = []
     for position, column in enumerate(cursor.description):
@@ -101,7 +57,7 @@ def row_type_of(cursor: sqlite3.Cursor) -> type[tuple[Any, ...]]:
 
 def result_of(
     cursor: sqlite3.Cursor, row_type: type[tuple[Any, ...]], readers: Readers | None
-) -> DirectResult:
+) -> Rows:
     """The cursor's rows as ``row_type``, each column through its reader (if it has one)."""
     raw_rows = cursor.fetchall()
     if readers is None:
@@ -111,7 +67,7 @@ def result_of(
             row_type([r(v) if r is not None else v for r, v in zip(readers, raw, strict=True)])
             for raw in raw_rows
         ]
-    return DirectResult(rows, cursor.rowcount, cursor.lastrowid)
+    return Rows(rows, cursor.rowcount)
 
 
 class _SqlPlan:
@@ -150,9 +106,9 @@ class _SqlPlan:
             text = re.sub(rf":{name}\b", placeholder, text)
         return text, values
 
-    def result(self, cursor: sqlite3.Cursor) -> DirectResult:
+    def result(self, cursor: sqlite3.Cursor) -> Rows:
         if cursor.description is None:
-            return DirectResult([], cursor.rowcount, cursor.lastrowid)
+            return Rows([], cursor.rowcount)
         row_type = self.row_type
         if row_type is None:
             row_type = self.row_type = row_type_of(cursor)
@@ -165,25 +121,19 @@ class _SqlPlan:
 class DirectConnection:
     """A unit's connection on SQLite (see ``connection.Connection``)."""
 
-    __slots__ = ("_raw", "_cache")
+    __slots__ = ("_raw",)
 
     backend: Final[Backend] = "sqlite"
 
     def __init__(self, raw: sqlite3.Connection) -> None:
         self._raw = raw
-        self._cache: StatementCache | None = None
 
     @property
     def driver_connection(self) -> sqlite3.Connection:
         """The ``sqlite3`` connection statements run on (owned by the worker thread)."""
         return self._raw
 
-    def execute(self, statement: Sql | Executable, parameters: Parameters | None = None) -> DirectResult:
-        if statement.__class__ is not Sql:
-            from agentworld.storage.sqlite_core import execute_core
-
-            return execute_core(self._raw, self._core_cache(), statement, parameters)  # type: ignore[arg-type]
-        assert isinstance(statement, Sql)
+    def execute(self, statement: Sql, parameters: Parameters | None = None) -> Rows:
         plan: _SqlPlan = statement.sqlite_plan or _plan(statement)
         if parameters.__class__ is not dict and isinstance(parameters, Sequence):
             return self._execute_many(plan, parameters)
@@ -193,27 +143,14 @@ class DirectConnection:
             return plan.result(self._raw.execute(text, values))
         return plan.result(self._raw.execute(statement.text, plan.values(given)))
 
-    def _execute_many(self, plan: _SqlPlan, rows: Sequence[Mapping[str, Any]]) -> DirectResult:
+    def _execute_many(self, plan: _SqlPlan, rows: Sequence[Mapping[str, Any]]) -> Rows:
         if not rows:
-            return DirectResult([], 0, None)
+            return Rows([], 0)
         if plan.lists:
             raise StorageError("a statement with list parameters runs one row at a time")
         values = rows if not plan.json_params else [plan.values(row) for row in rows]
         cursor = self._raw.executemany(plan.statement.text, values)
-        return DirectResult([], cursor.rowcount, None)
-
-    def exec_driver_sql(self, statement: str) -> DirectResult:
-        cursor = self._raw.execute(statement)
-        rows = cursor.fetchall() if cursor.description is not None else []
-        return DirectResult(rows, cursor.rowcount, cursor.lastrowid)
-
-    def _core_cache(self) -> StatementCache:
-        cache = self._cache
-        if cache is None:
-            from agentworld.storage.sqlite_core import shared_cache
-
-            cache = self._cache = shared_cache()
-        return cache
+        return Rows([], cursor.rowcount)
 
 
 def _plan(statement: Sql) -> _SqlPlan:

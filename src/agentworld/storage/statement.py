@@ -6,7 +6,7 @@ parameters hold JSON, which result columns are JSON or booleans, which parameter
 (``FOR UPDATE``). SQLite runs it on the bare ``sqlite3`` connection (``sqlite_direct``) and
 converts those values itself; PostgreSQL runs it as SQLAlchemy text with those types
 (``pg_connection``). Nothing here imports SQLAlchemy: a command on a SQLite database never
-loads it, and loading it was two fifths of ``agentworld send``'s start-up (issue 18).
+loads it.
 
 The conversions are SQLAlchemy's own for these types, so rows written by either path read the
 same: JSON is ``json.dumps`` of the value (``None`` too, stored as ``null``) and ``json.loads``

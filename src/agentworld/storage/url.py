@@ -17,19 +17,19 @@ def default_database_path() -> Path:
 def resolve_database_url(raw: str | None = None) -> str:
     """``sqlite:///f.db``, ``postgresql://…``, a bare file path, or None for the default.
 
-    The result names the async drivers (aiosqlite, asyncpg) whatever driver people wrote, so
-    the same value always gives the same URL; SQLite actually runs on the stdlib driver,
-    see ``sqlite_sync_url``.
+    The result names the drivers we run on whatever spelling people wrote (``sqlite``: the
+    stdlib driver, see ``sqlite_sync_url``; ``postgresql+asyncpg``), so the same value always
+    gives the same URL. Older spellings (``sqlite+aiosqlite``) are still accepted.
     """
     value = raw or os.environ.get(DB_ENV_VAR) or ""
     if not value:
-        return f"sqlite+aiosqlite:///{default_database_path()}"
+        return f"sqlite:///{default_database_path()}"
     if "://" not in value:
-        return f"sqlite+aiosqlite:///{Path(value).expanduser().absolute()}"
+        return f"sqlite:///{Path(value).expanduser().absolute()}"
     scheme, rest = value.split("://", 1)
     match scheme:
-        case "sqlite" | "sqlite+aiosqlite":
-            return f"sqlite+aiosqlite://{rest}"
+        case "sqlite" | "sqlite+pysqlite" | "sqlite+aiosqlite":
+            return f"sqlite://{rest}"
         case "postgresql" | "postgres" | "postgresql+asyncpg":
             return f"postgresql+asyncpg://{rest}"
         case _:

@@ -9,12 +9,14 @@ it meanwhile (``PostgresCluster.stop`` / ``start``) to see what an outage does.
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,17 +97,61 @@ def postgres_cluster() -> Iterator[str]:
         yield cluster.url
 
 
-def create_database(server_url: str, name: str) -> str:
-    """Create database ``name`` on the cluster at ``server_url``; return its URL (one fresh
-    database per test keeps tests apart on one cluster)."""
-    if not name.isidentifier():
-        raise ValueError(f"not a plain database name: {name!r}")
+def create_database(server_url: str, name: str, *, template: str | None = None) -> str:
+    """Create database ``name`` on the cluster at ``server_url`` (a copy of ``template`` if
+    given); return its URL (one fresh database per test keeps tests apart on one cluster)."""
+    for word in (name, template or name):
+        if not word.isidentifier():
+            raise ValueError(f"not a plain database name: {word!r}")
     prefix, _, _ = server_url.rpartition("/")
     host_port = prefix.rsplit("@", 1)[-1]
     host, _, port = host_port.partition(":")
+    statement = f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else "")
     subprocess.run(
         [_binary("psql"), "-h", host, "-p", port or "5432", "-U", "postgres", "-d", "postgres",
-         "-v", "ON_ERROR_STOP=1", "-c", f"CREATE DATABASE {name}"],
+         "-v", "ON_ERROR_STOP=1", "-c", statement],
         check=True, capture_output=True, timeout=60,
     )
     return f"{prefix}/{name}"
+
+
+_templates: dict[str, str] = {}
+_templates_lock = threading.Lock()
+
+
+def create_migrated_database(server_url: str, name: str) -> str:
+    """``create_database`` with agentworld's schema already in it: a copy of a database this
+    process migrated once (``CREATE DATABASE … TEMPLATE``), which costs a file copy instead of
+    the migrations each time. What a test sees is what ``SQLStorage.open`` makes."""
+    with _templates_lock:
+        template = _templates.get(server_url)
+        if template is None:
+            template = f"agentworld_template_{os.getpid()}"
+            _migrate(create_database(server_url, template))
+            _templates[server_url] = template
+    return create_database(server_url, name, template=template)
+
+
+def _migrate(url: str) -> None:
+    """Open the database once with ``SQLStorage`` (which migrates it), on a thread of its own so
+    a caller inside a running event loop can wait for it; no connection stays open, as a
+    template database requires."""
+    from agentworld.storage.sql import SQLStorage
+
+    async def migrate() -> None:
+        async with SQLStorage(url):
+            pass
+
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(migrate())
+        except BaseException as exc:  # handed to the caller's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="migrate-template")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
