@@ -12,17 +12,18 @@ from typing import Any
 from agentworld.errors import NotFoundError
 from agentworld.models import Message
 from agentworld.models.pending import PendingCall
-from agentworld.models.work import InboxChange
+from agentworld.models.work import InboxChange, StepResult
 from agentworld.runtime.approvals import resume_for
-from agentworld.runtime.turn_context import Step, TurnContext
+from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import ToolResult
 
 
 async def submit_client_result(
     ctx: TurnContext, world: str, tool_call_id: str, result: Any, *, is_error: bool = False
-) -> PendingCall:
+) -> tuple[PendingCall, StepResult]:
     """Store a client tool's result (text as given, anything else as JSON; an error as
     ``{"error": …}``); refused for an id that is not a pending client call of ``world``.
+    Returns the answered call and the step that puts its result in the transcript.
 
     The content is a ``ToolResult``'s, like a server tool's, so it is masked the same way:
     a client can echo what it was sent, or read a file that holds this process's keys."""
@@ -47,6 +48,4 @@ async def submit_client_result(
         results=[message],
         inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
     )
-    await ctx.publish(Step(message))
-    ctx.kick(pending.chat_id)
-    return answered.call
+    return answered.call, StepResult(pending.chat_id, said=(message,))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -110,6 +109,11 @@ _RESULTS_OF_CALLS: Final = Sql(
     " AND role = 'tool' AND tool_call_id IN :ids",
     lists=("ids",),
 )
+
+
+def insert_calls(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Insert waiting calls' rows (``pending_rows.call_row``) inside the caller's transaction."""
+    conn.execute(_INSERT_CALLS, rows)
 
 
 def cancel_agent_calls(
@@ -222,18 +226,14 @@ class PendingCallStore:
     def __init__(self, storage: StorageCore) -> None:
         self._storage = storage
 
-    async def add(self, calls: list[PendingCall], *, memory: Sequence[Message] = ()) -> None:
-        """Record waiting calls, with the messages that announce them in the agent's memory,
-        in one transaction (an approval request never exists without its pending row)."""
+    async def add(self, calls: list[PendingCall]) -> None:
+        """Record waiting calls, in one transaction."""
         if not calls:
             return
-        messages = [message_row(calls[0].world, calls[0].agent, m) for m in memory]
         rows = [call_row(c) for c in calls]
 
         def insert(conn: Connection) -> None:
-            if messages:
-                conn.execute(_INSERT_MESSAGES, messages)
-            conn.execute(_INSERT_CALLS, rows)
+            insert_calls(conn, rows)
 
         await self._storage.in_transaction(insert, write=True)
 
