@@ -24,13 +24,13 @@ The kinds, in the order a message usually moves through them:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agentworld.models.events import WorldEvent
 from agentworld.models.message import Message
-from agentworld.models.pending import PendingCall
+from agentworld.models.pending import PendingCall, PendingKind
 from agentworld.models.records import AuditEntry, ToolLogEnd
 
 
@@ -160,6 +160,17 @@ DONE: Final = Done()
 
 
 @dataclass(frozen=True, slots=True)
+class Answer:
+    """The answer a step gives a waiting call (a person's approval, a client's result, a
+    timeout): recorded exactly once, across processes, or the step is refused whole."""
+
+    kind: PendingKind
+    tool_call_id: str
+    answer: dict[str, Any]
+    status: Literal["answered", "expired"] = "answered"
+
+
+@dataclass(frozen=True, slots=True)
 class StepResult:
     """What one step of a chat's work did, as a value: the runtime commits it in one
     transaction (``WorldRuntime.apply``), then publishes its events and messages and starts
@@ -168,8 +179,8 @@ class StepResult:
     ``said`` goes into the chat's transcript (and is routed when it speaks to someone);
     ``memory`` into agents' memories; ``llm_calls`` counts the named agent's model calls;
     ``events`` are logged with the step; ``tool_log_end`` ends the tool log whose result this
-    is; ``waiting`` is a call that now waits outside the loop, ``audit`` what the audit log
-    records of the step; ``inbox`` is what the step does to its chat's inbox (the item it
+    is; ``waiting`` is a call that now waits outside the loop, ``answers`` the waiting call
+    this step answers, ``audit`` what the audit log records of the step; ``inbox`` is what the step does to its chat's inbox (the item it
     finishes and what replaces it); ``next`` what comes after it."""
 
     chat_id: str
@@ -179,6 +190,7 @@ class StepResult:
     events: tuple[WorldEvent, ...] = ()
     tool_log_end: ToolLogEnd | None = None
     waiting: PendingCall | None = None
+    answers: Answer | None = None
     audit: AuditEntry | None = None
     inbox: InboxChange | None = None
     next: NextStep = CONTINUE

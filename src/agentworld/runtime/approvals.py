@@ -18,12 +18,20 @@ from typing import Any, Literal, assert_never
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.approval.grants import GrantScope, grant_for
-from agentworld.errors import InvalidInputError, NotFoundError
+from agentworld.errors import NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
 from agentworld.models.records import INTERRUPTED, AuditEntry
-from agentworld.models.work import WAIT, InboxChange, QueuedWork, Resume, RunApproved, StepResult
+from agentworld.models.work import (
+    WAIT,
+    Answer,
+    InboxChange,
+    QueuedWork,
+    Resume,
+    RunApproved,
+    StepResult,
+)
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import redirect_resolver, resolved_views
@@ -143,44 +151,37 @@ async def answerable(ctx: TurnContext, world: World, approval_id: str) -> Pendin
     return pending
 
 
-async def answer_approval(
-    ctx: TurnContext,
-    world: World,
-    pending: PendingApproval,
-    *,
-    decision: Decision,
-    scope: Scope = "once",
-    actor: str = "human",
-) -> tuple[PendingApproval, StepResult]:
-    """Record a person's answer, exactly once, with the work it queues (A2–A5); returns the
-    answered call and the step that says so in the transcript and the audit log. The queue
-    then runs or skips the call."""
+def answer_approval(
+    pending: PendingApproval, *, decision: Decision, scope: Scope = "once", actor: str = "human"
+) -> StepResult:
+    """The step that records a person's answer (A2–A5) — exactly once: refused when committed
+    if the request was answered meanwhile — with the work it queues: the approved call's run,
+    or the loop's resumption with the denial as the call's result. The answer goes into the
+    agent's memory and the transcript, and into the audit log with what the person was shown."""
     if decision == "deny":
         scope = "once"
-    context = ToolContext.for_world(world, chat_id=pending.chat_id, agent=pending.agent)
     original = pending.original_call_id
     results = [_answer_message(pending, {"decision": decision, "scope": scope})]
     if decision == "deny":
         denial = ToolResult.error(original, f"User denied approval for {pending.tool_name}")
         results.append(_result_message(pending, original, denial.content))
     next_work = RunApproved(approval_id=pending.tool_call_id) if decision == "approve" else resume_for(pending)
-    answered = await ctx.storage.pending.answer(
-        world.name,
-        pending.tool_call_id,
-        kind="approval",
-        answer={"decision": decision, "scope": scope, "actor": actor},
-        results=results,
-        inbox=InboxChange(pending.chat_id, append=(next_work,)),
-    )
-    if decision == "approve" and scope in ("session", "always"):
-        await _remember(ctx, pending, scope, context, world)
-    step = StepResult(
+    answer = {"decision": decision, "scope": scope, "actor": actor}
+    return StepResult(
         pending.chat_id,
         said=tuple(results),
+        memory=tuple((pending.agent, m) for m in results),
         events=(_approval_event(pending, "answered", {"decision": decision, "scope": scope, "actor": actor}),),
+        answers=Answer("approval", pending.tool_call_id, answer),
         audit=_decision_entry(pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending)),
+        inbox=InboxChange(pending.chat_id, append=(next_work,)),
     )
-    return answered.call, step
+
+
+async def remember_grant(ctx: TurnContext, world: World, pending: PendingApproval, scope: GrantScope) -> None:
+    """Remember a "session" or "always" approval as a grant, once the answer is committed."""
+    context = ToolContext.for_world(world, chat_id=pending.chat_id, agent=pending.agent)
+    await _remember(ctx, pending, scope, context, world)
 
 
 def resume_for(call: PendingCall) -> Resume:
@@ -314,11 +315,10 @@ def _shown(pending: PendingApproval) -> dict[str, Any]:
     return {"message": pending.message, "shell": pending.shell.to_json()}
 
 
-async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> StepResult | None:
-    """Deny an unanswered request whose time is up; the model is told (SPEC A7). Returns the
-    step that says so in the transcript and the audit log (its resumption is queued), or None
-    when nothing was expired: only an approval request has a time limit (a client call waits
-    for its result), and one answered meanwhile stays answered."""
+def expire(world: World, pending: PendingCall) -> StepResult | None:
+    """The step that denies an unanswered request whose time is up; the model is told (SPEC
+    A7), and the loop's resumption is queued. None for a client call, which has no time limit
+    (it waits for its result); a request answered meanwhile refuses the step when committed."""
     match pending:
         case PendingApproval():
             original = pending.original_call_id
@@ -334,25 +334,19 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> StepRe
         _answer_message(pending, {"decision": "deny", "scope": "once", "reason": "timeout"}),
         _result_message(pending, original, json.dumps({"error": reason})),
     ]
-    try:
-        await ctx.storage.pending.answer(
-            world.name,
-            pending.tool_call_id,
-            kind="approval",
-            answer={"decision": "deny", "reason": "timeout", "actor": "timeout"},
-            results=results,
-            status="expired",
-            inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
-        )
-    except InvalidInputError:
-        return None  # answered (or expired) by someone else meanwhile
     return StepResult(
         pending.chat_id,
         said=tuple(results),
+        memory=tuple((pending.agent, m) for m in results),
         events=(_approval_event(pending, "answered", {"decision": "deny", "reason": "timeout"}),),
+        answers=Answer(
+            "approval", pending.tool_call_id, {"decision": "deny", "reason": "timeout", "actor": "timeout"},
+            status="expired",
+        ),  # fmt: skip
         audit=_decision_entry(
             pending, actor="timeout", decision="deny", scope="once", detail={"reason": "timeout"}
         ),
+        inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
     )
 
 

@@ -1,4 +1,4 @@
-"""What stopped processes left in a world, taken up when a runtime starts (SPEC A6, A7).
+"""What stopped processes left in a world, resumed when a runtime starts (SPEC A6, A7).
 
 A tool run whose process died is logged as interrupted; an approval request whose time ran
 out while no process watched it is denied. Both are looked for by every runtime that starts

@@ -40,7 +40,7 @@ async def route(
                 yield done
                 return
             message = final
-    yield await _routed(ctx, hooks, world_name, queued, message)
+    yield await _route_step(ctx, hooks, world_name, queued, message)
 
 
 async def _through_hooks(
@@ -71,7 +71,7 @@ async def _through_hooks(
     return final, []
 
 
-async def _routed(
+async def _route_step(
     ctx: TurnContext, hooks: HookSet, world_name: str, queued: QueuedWork, message: Message
 ) -> StepResult:
     """The step that turns the route item, in its place, into a loop for each agent that

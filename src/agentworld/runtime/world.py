@@ -127,7 +127,7 @@ class WorldRuntime:
         return self
 
     async def resume_stopped_work(self, world: World | None = None) -> list[str]:
-        """Take up what stopped processes left in this world: overdue approvals are denied,
+        """Resume what stopped processes left in this world: overdue approvals are denied,
         tool runs whose process died are logged as interrupted, and every chat with work
         in its inbox gets a runner (which gives way if a live process holds the chat).
         Returns those chats. One read says which of these there is to look at; usually none."""
@@ -189,7 +189,7 @@ class WorldRuntime:
         """Commit ``step`` in one transaction — with the route of each message it says that
         speaks to someone queued in its chat's inbox — then publish its events and messages
         (SPEC E2: store → subscribers → route) and start the runner of its chat if it got work."""
-        routes = tuple(Route(message=m) for m in step.said if self._routed(m))
+        routes = tuple(Route(message=m) for m in step.said if self._needs_route(m))
         if routes:
             inbox = step.inbox or InboxChange(step.chat_id)
             step = replace(step, inbox=replace(inbox, append=inbox.append + routes))
@@ -206,7 +206,7 @@ class WorldRuntime:
         if step.inbox is not None and step.inbox.adds_work:
             self._runners.start(step.chat_id)
 
-    def _routed(self, message: Message) -> bool:
+    def _needs_route(self, message: Message) -> bool:
         """Whether a message said in a chat is offered to its agents (a ``route`` item): when
         it speaks to someone, or when hooks may see it — every message but a model's tool
         calls, which reach them as calls."""
@@ -265,8 +265,7 @@ class WorldRuntime:
         answered, step = await submit_client_result(
             self._turns, self.world, tool_call_id, result, is_error=is_error
         )
-        await self.apply(step)
-        self._runners.start(answered.chat_id)  # its resumption is queued
+        await self.apply(step)  # refused if it was answered meanwhile
         return answered
 
     async def approvals(self, chat_id: str | None = None) -> list[PendingApproval]:
@@ -289,7 +288,12 @@ class WorldRuntime:
         pending = await self.storage.pending.get(self.world, approval_id)
         if pending is not None:
             refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
-        from agentworld.runtime.approvals import answer_approval, answerable  # (module docstring)
+        from agentworld.runtime.approvals import (  # (module docstring)
+            answer_approval,
+            answerable,
+            remember_grant,
+        )
+
 
         world = await self.storage.get_world(self.world)
         await recover_interrupted(self.storage, world)
@@ -297,22 +301,24 @@ class WorldRuntime:
         if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
             await self._expire(world, asked)
             raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
-        answered, step = await answer_approval(
-            self._turns, world, asked, decision=decision, scope=scope, actor=actor
-        )
-        await self.apply(step)
-        self._runners.start(answered.chat_id)  # the approved call, or the resumption, is queued
-        return answered
+        step = answer_approval(asked, decision=decision, scope=scope, actor=actor)
+        await self.apply(step)  # refused if it was answered meanwhile
+        if decision == "approve" and scope in ("session", "always"):
+            await remember_grant(self._turns, world, asked, scope)
+        assert step.answers is not None
+        return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
 
     async def _expire(self, world: World, pending: PendingCall) -> bool:
         """Deny a request whose time ran out (``ApprovalTimers``, and on access)."""
         from agentworld.runtime.approvals import expire  # (module docstring)
 
-        step = await expire(self._turns, world, pending)
+        step = expire(world, pending)
         if step is None:
             return False
-        await self.apply(step)
-        self._runners.start(pending.chat_id)  # its resumption is queued
+        try:
+            await self.apply(step)
+        except InvalidInputError:
+            return False  # answered (or expired) by someone else meanwhile
         return True
 
     def forget_agent(self, agent: str) -> None:

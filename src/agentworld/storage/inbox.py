@@ -175,7 +175,7 @@ class InboxStore:
 
     async def chats_with_work(self, world: str) -> list[str]:
         """Chats of the world with work left (to resume after a process stopped): queued
-        items first, then chats whose lease was never let go -- a process that stopped after
+        items first, then chats whose lease was never released -- a process that stopped after
         the chat's last item but before its title and the release. (A chat held by a live
         process is among them; its runner gives way.)"""
         def read(conn: Connection) -> list[str]:

@@ -195,7 +195,7 @@ def claim_lease(conn: Connection, world: str, chat_id: str, owner: str, ttl: flo
         return True  # the chat was free (the usual case: one statement)
     row = conn.execute(_READ, key).first()
     if row is None:
-        return False  # held a moment ago and let go since: the next try claims it
+        return False  # held a moment ago and released since: the next try claims it
     if row.owner != owner and row.expires_at > now and not owner_gone(row.owner):
         return False
     taken = conn.execute(

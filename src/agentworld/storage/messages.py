@@ -21,7 +21,7 @@ from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change, next_item
 from agentworld.storage.leases import claim_lease
-from agentworld.storage.pending import insert_calls
+from agentworld.storage.pending import answer_call, insert_calls
 from agentworld.storage.pending_rows import call_row
 from agentworld.storage.rows import MESSAGE_COLUMNS_SQL, message_row, row_agent, row_message
 from agentworld.storage.statement import Sql
@@ -94,19 +94,22 @@ class MessageStore(StorageCore):
         return await self.in_transaction(read, write=False)
 
     async def commit_step(self, world: str, step: StepResult) -> None:
-        """Commit one step of a chat's work in one transaction (SPEC O3): its events, how its
-        tool run ended, its messages (the agents' memories first, then the transcript), its LLM
-        calls, the call that now waits with its audit entry, and its inbox change — so the
-        answer is in the transcript exactly when it is in the memory, and the step is
-        finished exactly when its inbox item says so."""
+        """Commit one step of a chat's work in one transaction (SPEC O3): the answer it gives a
+        waiting call (refused, with nothing written, when the call was answered already), its
+        events, how its tool run ended, its messages (the agents' memories first, then the
+        transcript), its LLM calls, the call that now waits, its audit entry and its inbox
+        change — so the answer is in the transcript exactly when it is in the memory, and the
+        step is finished exactly when its inbox item says so."""
         rows = [message_row(world, owner, m) for owner, m in step.memory]
         rows += [message_row(world, None, m) for m in step.said]
         logged = [event_row(e) for e in step.events]
         waiting = [call_row(step.waiting)] if step.waiting is not None else []
         audited = [audit_row(world, step.audit)] if step.audit is not None else []
-        tool_log_end, inbox, counted = step.tool_log_end, step.inbox, step.llm_calls
+        tool_log_end, inbox, counted, answers = step.tool_log_end, step.inbox, step.llm_calls, step.answers
 
         def write(conn: Connection) -> None:
+            if answers is not None:
+                answer_call(conn, world, answers)
             insert_log_rows(conn, logged)
             if tool_log_end is not None:
                 finish_log(conn, tool_log_end)
