@@ -100,20 +100,27 @@ class ChatRunners:
             logger.debug("chat %s stopped running", chat_id, exc_info=exc)
 
     @contextlib.asynccontextmanager
-    async def stopped(self, chat_id: str) -> AsyncIterator[None]:
+    async def stopped(self, chat_id: str) -> AsyncIterator[bool]:
         """Cancel this process's runner for the chat, wait until it has ended (its running
-        tool killed, its lease released), and start none while the caller closes the chat's
-        work; afterwards the chat runs again if new work came meanwhile."""
+        tool killed, its lease released), then hold the chat's lease — yields False, holding
+        nothing, when another process runs the chat — and start no runner while the caller
+        closes the chat's work; afterwards the lease is released, and the chat runs again if
+        new work came meanwhile."""
         self._stopping.add(chat_id)
+        leases = self._storage.leases
+        held = False
         try:
             task = self._tasks.get(chat_id)
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            yield
+            held = await leases.claim(self._world, chat_id, self._owner, ttl=LEASE_SECONDS)
+            yield held
         finally:
             self._stopping.discard(chat_id)
             self._more_work.discard(chat_id)
+            if held:
+                await leases.release(self._world, chat_id, self._owner)
         self.start(chat_id)
 
     def is_running(self, chat_id: str | None = None) -> bool:

@@ -219,12 +219,12 @@ class WorldRuntime:
         tool killed), unfinished calls get their "stopped" results, queued work is dropped, and
         the transcript says who stopped it (``runtime.stopping``). A chat another process runs
         is not stopped (``stopped`` is false): stop it where it runs."""
-        from agentworld.runtime.stopping import stop_chat  # on first use (module docstring)
+        from agentworld.runtime.stopping import StopOutcome, stop_chat  # (module docstring)
 
-        async with self._runners.stopped(chat_id):
-            return await stop_chat(
-                self._turns, self.world, chat_id, by=by, owner=self._runners.owner
-            )
+        async with self._runners.stopped(chat_id) as held:
+            if not held:
+                return StopOutcome(stopped=False)
+            return await stop_chat(self._turns, self.world, chat_id, by=by)
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""
