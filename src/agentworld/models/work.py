@@ -19,6 +19,10 @@ The kinds, in the order a message usually moves through them:
 * ``resume``: a waiting batch got a result (approval answer, client result);
   it becomes a ``loop`` once every call of the batch has its result.
 * ``run_approved``: run a call a person approved, then ``resume``.
+
+The steps that do an item return what they did as values (``StepResult``: the messages to
+store, the events, the inbox change, and what comes next — ``Continue``, ``Wait`` or
+``Done``); the runtime commits each in one transaction before the next step begins.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ class ChatRunners:
         if chat_id is None:
             while self._tasks:
                 # One event for every waiter. Waiting on the tasks themselves cost each waiter a
-                # callback on every running chat: a thousand concurrent ``send``s, a million.
+                # callback on every running chat: many waiters times many chats.
                 # A waiter that gives up (a timeout, a client gone) cancels nothing but its wait.
                 await self._idle.wait()
             return
@@ -272,7 +272,7 @@ class ChatRunners:
 async def _until_done(task: asyncio.Task[Any]) -> None:
     """Until ``task`` is done, without its outcome and without cancelling it when the waiter
     is cancelled: ``asyncio.wait({task})`` in a future and a callback, not the two coroutines,
-    the set and the closure of that (a thousand waiting ``send``s keep all of them alive)."""
+    the set and the closure of that (every waiting ``send`` keeps all of them alive)."""
     if task.done():
         return
     waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -239,7 +239,7 @@ class WorldRuntime:
         Pending approvals are not work: a chat waiting for a person is idle.
         Raises ``TimeoutError`` after ``timeout`` seconds; the work carries on.
         """
-        if timeout is None:  # no timeout to keep: one wait less to set up (a thousand sends)
+        if timeout is None:  # no timeout to keep: one wait less to set up per waiter
             return await self._runners.wait_idle(chat_id)
         async with asyncio.timeout(timeout):
             await self._runners.wait_idle(chat_id)
