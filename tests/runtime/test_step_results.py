@@ -21,6 +21,7 @@ from agentworld.models import Chat, Message, ToolCall, World
 from agentworld.models.pending import PendingApproval
 from agentworld.models.records import AuditEntry
 from agentworld.models.work import WAIT, InboxChange, Loop, StepResult
+from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import Reply, ToolCallSpec
 
@@ -96,4 +97,9 @@ async def test_a_request_made_in_a_turn_logs_its_event_once_with_its_message(
     assert [(e["phase"], e["approvalId"]) for e in approvals] == [("requested", pending.tool_call_id)]
     request = (await aw.storage.transcript("w", result.chat_id))[-1]
     assert request.tool_calls and request.tool_calls[0].id == pending.tool_call_id
+    # The event comes after the request it announces: a reader of the log has the message then.
+    logged = [(e.kind, e.document) for e in (await EventLog(aw.storage).after("w", 0)).events]
+    kinds = [kind for kind, _document in logged]
+    asked_at = next(i for i, (kind, doc) in enumerate(logged) if kind == "message" and "requestApproval" in str(doc))
+    assert kinds.index("approval") == asked_at + 1
     assert [e.event for e in await aw.storage.approvals.audit_log("w")] == ["request"]

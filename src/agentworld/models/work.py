@@ -182,7 +182,9 @@ class StepResult:
 
     ``said`` goes into the chat's transcript (and is routed when it speaks to someone);
     ``memory`` into agents' memories; ``llm_calls`` counts the named agent's model calls;
-    ``events`` are logged with the step; ``tool_log_end`` ends the tool log whose result this
+    ``events`` are logged with the step, before its messages (a stream's end, a tool's result
+    event), ``announced`` after them (the ``approval`` event of the request or answer they
+    carry: a reader of the log has the message when the event comes); ``tool_log_end`` ends the tool log whose result this
     is; ``waiting`` is a call that now waits outside the loop, ``answers`` the waiting call
     this step answers, ``audit`` what the audit log records of the step; ``inbox`` is what the step does to its chat's inbox (the item it
     finishes and what replaces it); ``next`` what comes after it."""
@@ -192,6 +194,7 @@ class StepResult:
     memory: tuple[tuple[str, Message], ...] = ()
     llm_calls: tuple[str, int] | None = None
     events: tuple[WorldEvent, ...] = ()
+    announced: tuple[WorldEvent, ...] = ()
     tool_log_end: ToolLogEnd | None = None
     waiting: PendingCall | None = None
     answers: Answer | None = None

@@ -203,6 +203,8 @@ class WorldRuntime:
             await self.bus.publish(event)
         for message in step.said:
             await self.bus.publish(MessageEvent(world=self.world, message=message))
+        for event in step.announced:
+            await self.bus.publish(event)
         if step.inbox is not None and step.inbox.adds_work:
             self._runners.start(step.chat_id)
 

@@ -97,12 +97,13 @@ class MessageStore(StorageCore):
         """Commit one step of a chat's work in one transaction (SPEC O3): the answer it gives a
         waiting call (refused, with nothing written, when the call was answered already), its
         events, how its tool run ended, its messages (the agents' memories first, then the
-        transcript), its LLM calls, the call that now waits, its audit entry and its inbox
+        transcript), the events that announce them, its LLM calls, the call that now waits, its audit entry and its inbox
         change — so the answer is in the transcript exactly when it is in the memory, and the
         step is finished exactly when its inbox item says so."""
         rows = [message_row(world, owner, m) for owner, m in step.memory]
         rows += [message_row(world, None, m) for m in step.said]
         logged = [event_row(e) for e in step.events]
+        announced = [event_row(e) for e in step.announced]
         waiting = [call_row(step.waiting)] if step.waiting is not None else []
         audited = [audit_row(world, step.audit)] if step.audit is not None else []
         tool_log_end, inbox, counted, answers = step.tool_log_end, step.inbox, step.llm_calls, step.answers
@@ -114,6 +115,7 @@ class MessageStore(StorageCore):
             if tool_log_end is not None:
                 finish_log(conn, tool_log_end)
             queries.insert_messages(conn, rows)
+            insert_log_rows(conn, announced)
             if counted is not None:
                 queries.count_llm_calls(conn, world, *counted)
             if waiting:
