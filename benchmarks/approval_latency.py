@@ -14,8 +14,8 @@ approval injection end to end.
 - lookup: does any remembered grant cover this call? (the pure ``find_covering_grant`` over N
   grants, for a plain tool and for a compound shell command). Target < 100 µs. Only a part
   of the above.
-- injection: from an ASK_USER decision to the request stored (injected assistant message and
-  pending row, one transaction, plus the audit entry) and published. The seed's floor is
+- injection: from an ASK_USER decision to the request stored (injected assistant message,
+  pending row, audit entry and event: one step, one transaction) and published. The seed's floor is
   < 50 ms; we aim far lower.
 
 Run: python benchmarks/approval_latency.py [--grants 50] [--authorizations 300]
@@ -214,8 +214,7 @@ async def bench_injection(count: int) -> None:
                     new_id("call_"), SHELL_TOOL, json.dumps({"command": f"touch f{n}"})
                 )
                 start = time.perf_counter_ns()
-                await request_approval(
-                    runtime._turns,
+                step = await request_approval(
                     tool,
                     call,
                     {"command": f"touch f{n}"},
@@ -224,6 +223,7 @@ async def bench_injection(count: int) -> None:
                     trigger_sender="human",
                     reply_to=None,
                 )
+                await runtime.apply(step)
                 if n >= 20:  # warm-up excluded
                     samples.append(time.perf_counter_ns() - start)
             print(f"Approval injection ({count} requests, SQLite file)")

@@ -57,8 +57,9 @@ class AgentWorld(WorldCatalog):
     ) -> None:
         super().__init__(SQLStorage(db), tools=tools, provider_factory=provider_factory)
         self.long_lived = long_lived
-        """A process that keeps running (a server): a call waits for its own chat only, never
-        for the other chats this process runs — their work goes on in the background."""
+        """A process that keeps running (a server, ``talk``): listing approvals does not wait for
+        the loops that expiring overdue ones resumed — their work goes on in the background.
+        (Every command waits for its own chat only.)"""
         self._on_event = tuple(on_event) if isinstance(on_event, Sequence) else (on_event,)
         self._streaming = streaming
         self.interactive = interactive
@@ -125,9 +126,7 @@ class AgentWorld(WorldCatalog):
             _message, posted = await runtime.post(chat, text, sender=sender)
             return posted.after_seq
 
-        result = await run_and_report(
-            self.storage, runtime, world, chat, Posting(post), timeout=timeout, everything=not self.long_lived
-        )
+        result = await run_and_report(self.storage, runtime, world, chat, Posting(post), timeout=timeout)
         if not result.timed_out and not result.errors and len(result.messages) <= 1:  # nobody answered: why?
             settings, agents = await self.storage.world_and_agents(world)
             active = [a.name for a in agents if a.status == "active"]
@@ -329,9 +328,8 @@ class AgentWorld(WorldCatalog):
         pending = await self.storage.pending.get(world, call_id)
         chat = pending.chat_id if pending is not None else ""
         return await run_and_report(
-            self.storage, runtime, world, chat, lambda: answer(runtime),
-            timeout=timeout, everything=not self.long_lived,
-        )  # fmt: skip
+            self.storage, runtime, world, chat, lambda: answer(runtime), timeout=timeout
+        )
 
     async def tools(self, world: str) -> list[Tool]:
         """The tools the world's agents are offered now (starting its MCP servers if needed)."""

@@ -1,9 +1,10 @@
 """What a command that runs a world produced, and the waiting it takes to know.
 
-``send``, ``approve`` and ``respond`` all do one thing to a chat, wait until it is idle (or a
-timeout), and report the transcript messages that appeared, the errors seen on the way and
-the approvals still waiting, and the calls refused without running: ``run_and_report`` is that
-shape, once.
+``send``, ``approve`` and ``respond`` all do one thing to a chat, wait until that chat is idle
+(or a timeout) — never for the other chats the process runs meanwhile, so a chat that hangs
+cannot hold up a command about another — and report the transcript messages that appeared,
+the errors seen on the way and the approvals still waiting, and the calls refused without
+running: ``run_and_report`` is that shape, once.
 """
 
 from __future__ import annotations
@@ -69,17 +70,11 @@ class ResumeResult:
     timed_out: bool = False
 
 
-async def run_until_idle(
-    runtime: WorldRuntime, chat: str, timeout: float | None, *, everything: bool = True
-) -> bool:
-    """Wait until the chat is idle, then (``everything``) until every chat this process took up
-    (work other processes left) is done; False if ``timeout`` seconds passed first (the work
-    goes on)."""
+async def run_until_idle(runtime: WorldRuntime, chat: str, timeout: float | None) -> bool:
+    """Wait until the chat is idle; False if ``timeout`` seconds passed first (the work goes on)."""
     try:
         async with asyncio.timeout(timeout):
             await runtime.wait_until_idle(chat)
-            if everything:
-                await runtime.wait_until_idle()
     except TimeoutError:
         return False
     return True
@@ -159,37 +154,26 @@ async def run_and_report(
     act: Callable[[], Awaitable[object]] | Posting,
     *,
     timeout: float | None,
-    everything: bool,
 ) -> SendResult:
-    """Do ``act`` to the chat, wait until it is idle (``everything``: and every chat this
-    process took up), and report what appeared — errors included, collected as they happen."""
+    """Do ``act`` to the chat, wait until it is idle, and report what appeared — errors
+    included, collected as they happen — read once, after the wait."""
     watch = RunWatch(runtime, chat)
-    start: int | None = None
-    report = None
     try:
         if isinstance(act, Posting):
             start = await act.post()
-            runtime.want_report(chat, start)
         else:
             start = await storage.last_seq()
-            runtime.want_report(chat, start)
             try:
                 await act()
             except AgentWorldError:
                 # Refused (answered already, expired): what the runtime found on starting —
                 # an expired approval's denial, whose continuation tells the model — still runs.
-                await run_until_idle(runtime, chat, timeout, everything=everything)
+                await run_until_idle(runtime, chat, timeout)
                 raise
-        finished = await run_until_idle(runtime, chat, timeout, everything=everything)
+        finished = await run_until_idle(runtime, chat, timeout)
     finally:
         watch.unsubscribe()
-        if start is not None:
-            report = runtime.take_report(chat, start)
-    assert start is not None
-    if finished and report is not None:  # read as the chat was let go, nothing written since
-        result = SendResult(chat, report.messages, watch.errors, report.waiting)
-    else:
-        result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
+    result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
     result.denied = watch.denied
     if not finished:
         result.running = list(watch.running.values())

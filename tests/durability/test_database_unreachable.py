@@ -27,7 +27,6 @@ from agentworld.storage.faults import connect_options, unavailable
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import PostgresCluster, restartable_cluster
 
-
 pytestmark = pytest.mark.sqlite_only  # every test names its own database server with --db
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agentworld.models import Chat, Message, World
-from agentworld.models.work import InboxChange, LeaseAfterStep, Loop, Route, Turn
+from agentworld.models.work import InboxChange, Loop, Route, Turn
 from agentworld.storage.leases import owner_gone, process_identity, runtime_identity
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import create_database
@@ -137,37 +137,26 @@ async def _finishing(storage: SQLStorage, w: str) -> None:
     assert await storage.leases.claim(w, "c1", me, ttl=20)
     queued = Message(chat_id="c1", role="user", sender="human", content="more")
     await storage.inbox.change(w, InboxChange("c1", append=(Route(message=queued),)))
-    kept = await storage.leases.release_or_next(w, "c1", me, report_after=0)  # work queued
-    assert kept.held and kept.next is not None and kept.next.work == Route(message=queued)
-    assert not kept.released and kept.report is None  # not let go: nothing to report yet
+    kept = await storage.leases.release_or_next(w, "c1", me)  # work queued: kept
+    assert kept is not None and kept.work == Route(message=queued)
     assert await storage.leases.holder(w, "c1") == me
 
-    await storage.inbox.change(w, InboxChange("c1", current=kept.next.item_id, becomes=()))
+    await storage.inbox.change(w, InboxChange("c1", current=kept.item_id, becomes=()))
     await storage.append_messages(w, [(None, queued)])
-    theirs = await storage.leases.release_or_next(w, "c1", other, report_after=0)
-    assert theirs == LeaseAfterStep(False, None)  # not theirs: no report either
+    assert await storage.leases.release_or_next(w, "c1", other) is None  # not theirs
     assert await storage.leases.holder(w, "c1") == me
     assert await storage.untitled_chat(w, "c1") is not None
-    # idle: let go, with the title the finished work found, in the same transaction, and
-    # with the report a waiting command asked for
-    let_go = await storage.leases.release_or_next(w, "c1", me, title="Queued work", report_after=0)
-    assert (let_go.held, let_go.next, let_go.released) == (False, None, True)
-    assert let_go.report is not None and let_go.report.after_seq == 0
-    assert [m.content for m in let_go.report.messages] == ["more"] and let_go.report.waiting == []
-    assert let_go.report.writes == storage.writes_run  # nothing written after it
+    # idle: released, with the title the finished work found, in the same transaction
+    assert await storage.leases.release_or_next(w, "c1", me, title="Queued work") is None
     assert await storage.leases.holder(w, "c1") is None
     assert (await storage.get_chat(w, "c1")).name == "Queued work"
     assert await storage.untitled_chat(w, "c1") is None
-    nothing = await storage.leases.release_or_next(w, "c1", me)
-    assert nothing == LeaseAfterStep(False, None)  # nothing held
-    assert storage.writes_run > let_go.report.writes
+    assert await storage.leases.release_or_next(w, "c1", me) is None  # nothing held
 
     # A generated title never replaces a name a person gave meanwhile.
     await storage.create_chat(Chat(world=w, chat_id="c2"))
     assert await storage.leases.claim(w, "c2", me, ttl=20)
     await storage.rename_chat(w, "c2", "My own name")
-    assert await storage.leases.release_or_next(w, "c2", me, title="Generated") == LeaseAfterStep(
-        False, None, released=True
-    )
+    assert await storage.leases.release_or_next(w, "c2", me, title="Generated") is None
     assert (await storage.get_chat(w, "c2")).name == "My own name"
     assert await storage.leases.holder(w, "c2") is None

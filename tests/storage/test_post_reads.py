@@ -13,7 +13,7 @@ import pytest
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Chat, Message, World
-from agentworld.models.work import InboxChange, Loop, Route
+from agentworld.models.work import InboxChange, Route
 from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 
@@ -67,7 +67,7 @@ async def test_a_post_into_a_chat_that_is_not_there_stores_nothing(storage: SQLS
 
     with pytest.raises(NotFoundError, match="chat 'ghost' not found in world 'lab'"):
         await storage.post_to_chat(
-            "lab", lost, reset_llm_calls=True,
+            "lab", lost,
             inbox=InboxChange("ghost", append=(Route(message=lost),)), claim_for="me", claim_ttl=20.0,
         )  # fmt: skip
 
@@ -78,38 +78,10 @@ async def test_a_post_into_a_chat_that_is_not_there_stores_nothing(storage: SQLS
     # the chat that is there takes the post, and reports the position just before it
     before = await storage.last_seq()
     kept = Message(chat_id="real", role="user", sender="human", content="@a1 hello")
-    posted = await storage.post_to_chat("lab", kept, reset_llm_calls=True)
+    posted = await storage.post_to_chat("lab", kept)
     assert [m.content for m in await storage.transcript("lab", "real")] == ["@a1 hello"]
     assert posted.after_seq == before
     assert [m.content for m in (await storage.since_with_approvals("lab", "real", before))[0]] == [
         "@a1 hello"
     ]
     assert (await EventLog(storage).after("lab", 0)).events != []
-
-
-async def test_a_post_routed_at_once_queues_its_loop_in_place_of_the_route(storage: SQLStorage) -> None:
-    """A claimed post whose route is decided in its transaction queues the answering agent's
-    loop as the chat's only item (``inbox.queue_first``) and reads that agent's memory; into an
-    inbox with work already, it queues the route after that work instead."""
-    await storage.create_world(World(name="lab"))
-    await storage.create_agent(Agent(world="lab", name="a1", provider="openai", model="m"))
-    await storage.create_chat(Chat(world="lab", chat_id="c"))
-    hello = Message(chat_id="c", role="user", sender="human", content="@a1 hello")
-    loop = Loop(agent="a1", answer_to="human", reply_to=hello.message_id)
-
-    posted = await storage.post_to_chat(
-        "lab", hello, reset_llm_calls=True, inbox=InboxChange("c", append=(Route(message=hello),)),
-        claim_for="me", claim_ttl=20.0, route=lambda _world, _agents: (loop, hello),
-    )  # fmt: skip
-
-    assert posted.claimed and posted.first is not None and posted.first.work == loop
-    assert posted.taken_up is not None and [m.content for m in posted.taken_up.memory] == ["@a1 hello"]
-    assert await storage.inbox.items("lab", "c") == [posted.first]
-    again = Message(chat_id="c", role="user", sender="human", content="@a1 again")
-    await storage.leases.release("lab", "c", "me")
-    later = await storage.post_to_chat(
-        "lab", again, reset_llm_calls=True, inbox=InboxChange("c", append=(Route(message=again),)),
-        claim_for="me", claim_ttl=20.0, route=lambda _world, _agents: (loop, again),
-    )  # fmt: skip
-    assert later.claimed and later.first == posted.first and later.taken_up is None
-    assert [i.work.kind for i in await storage.inbox.items("lab", "c")] == ["loop", "route"]

@@ -34,6 +34,7 @@ from agentworld.models.events import (
     ToolEvent,
 )
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.models.work import Answer, StepResult
 from agentworld.storage import catalog, migrations, schema
 from agentworld.storage.connection import Connection
 from agentworld.storage.engine import BUSY_TIMEOUT_MS
@@ -408,7 +409,7 @@ async def test_deleting_an_agent_cancels_its_waits_and_drops_its_memory_and_sess
     ] * 2
     assert [c.tool_call_id for c in await storage.pending.find("lab")] == ["ap_2"]
     with pytest.raises(InvalidInputError, match="no longer pending: agent 'Alice' was deleted"):
-        await storage.pending.answer("lab", "ap_1", kind="approval", answer={}, results=[])
+        await storage.commit_step("lab", StepResult("c1", answers=Answer("approval", "ap_1", {})))
     assert [g.grant_id for g in await storage.approvals.grants("lab")] == ["g2", "g3"]
     assert await storage.memory("lab", "Alice") == []
     assert [m.content for m in await storage.memory("lab", "bob")] == ["bob remembers"]

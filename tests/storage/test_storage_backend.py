@@ -14,7 +14,6 @@ import pytest
 
 from agentworld.errors import AlreadyExistsError, StorageError
 from agentworld.models import Agent, Chat, Message, ToolCall, World
-from agentworld.models.work import InboxChange
 from agentworld.storage.checkpoints import COMMITS_PER_CHECKPOINT
 from agentworld.storage.connection import Connection
 from agentworld.storage.sql import SQLStorage
@@ -164,36 +163,6 @@ async def test_step_with_transcript_is_all_or_nothing(storage: SQLStorage) -> No
     assert await storage.memory("lab", "alice") == []
     assert await storage.transcript("lab", "c1") == []
     assert (await storage.get_agent("lab", "alice")).llm_call_count == 0
-
-
-async def test_a_step_asked_to_look_for_a_title_reads_what_naming_needs_in_its_write(
-    storage: SQLStorage,
-) -> None:
-    await storage.create_chat(Chat(world="lab", chat_id="c1"))
-    question, answer = heard("c1", "@alice what is up"), said("c1", "alice", "the sky")
-    await storage.append_messages("lab", [(None, question)])
-
-    recorded = await storage.record_step_with_transcript(
-        "lab", "alice", [answer], [answer], inbox=InboxChange("c1"), look_for_title=True
-    )
-
-    assert recorded.lease is None  # looking for a title never lets the chat go
-    assert recorded.naming is not None and recorded.naming != "titled"
-    transcript, agents = recorded.naming
-    assert [m.content for m in transcript] == ["@alice what is up", "the sky"]  # the step's own too
-    assert [a.name for a in agents] == ["alice", "bob"]
-
-    await storage.rename_chat("lab", "c1", "Named by a person")
-    later = said("c1", "alice", "more")
-    titled = await storage.record_step_with_transcript(
-        "lab", "alice", [later], [later], inbox=InboxChange("c1"), look_for_title=True
-    )
-    not_asked = await storage.record_step_with_transcript(
-        "lab", "alice", [later], [later], inbox=InboxChange("c1")
-    )
-
-    assert titled.naming == "titled"
-    assert not_asked.naming is None and not_asked.lease is None
 
 
 async def test_empty_step_with_transcript_is_a_no_op(storage: SQLStorage) -> None:

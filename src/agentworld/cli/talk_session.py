@@ -163,7 +163,7 @@ class TalkSession:
         from agentworld.cli.common import check_database
 
         await asyncio.to_thread(check_database, self._db)
-        aw = AgentWorld(self._db, interactive=True, long_lived=True)  # waits for its chat only
+        aw = AgentWorld(self._db, interactive=True, long_lived=True)
         await aw.__aenter__()
         self._aw = aw  # closed with the session, whatever happens next
         self.world = self.prompts.world = await aw.world_name(self.world)

@@ -19,18 +19,23 @@ The kinds, in the order a message usually moves through them:
 * ``resume``: a waiting batch got a result (approval answer, client result);
   it becomes a ``loop`` once every call of the batch has its result.
 * ``run_approved``: run a call a person approved, then ``resume``.
+
+The steps that do an item return what they did as values (``StepResult``: the messages to
+store, the events, the inbox change, and what comes next — ``Continue``, ``Wait`` or
+``Done``); the runtime commits each in one transaction before the next step begins.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agentworld.models.domain import Agent, World
+from agentworld.models.events import WorldEvent
 from agentworld.models.message import Message
-from agentworld.models.pending import PendingApproval
+from agentworld.models.pending import PendingCall, PendingKind
+from agentworld.models.records import AuditEntry, ToolLogEnd
 
 
 class _Work(BaseModel):
@@ -101,76 +106,11 @@ class QueuedWork:
 @dataclass(frozen=True)
 class Posted:
     """What posting a message into a chat did: whether the poster claimed the chat (and its
-    next item, to start on), and the transcript position just before the message — what the
-    post causes is read after it, without a read of its own."""
+    next item, to start on), and the transcript position just before the message."""
 
     claimed: bool
     first: QueuedWork | None
     after_seq: int
-    world: tuple[World, list[Agent]] | None = None
-    """The world's settings and agents as the post left them, read in its transaction when
-    the poster claimed the chat: the route it does next need not read them again."""
-    taken_up: TakenUp | None = None
-    """Set when the post also routed the message (``first`` is then the answering agent's
-    ``loop``): that agent's settings and memory, read in the same transaction."""
-
-
-@dataclass(frozen=True)
-class TakenUp:
-    """An agent's settings and its memory of a chat after ``after_seq`` (up to ``last_seq``),
-    read in the transaction that put the message it answers into that memory: its loop's
-    first step starts from them instead of reading them again."""
-
-    agent: Agent
-    memory: list[Message]
-    after_seq: int
-    last_seq: int
-
-
-class ChatReport:
-    """What a command produced in a chat -- its transcript after ``after_seq`` and the
-    approvals still waiting there -- read in the transaction that released the chat, for the
-    command waiting on that chat (``ChatRunners.want_report``): its ``send`` then ends without
-    a read of its own. ``writes`` is the store's count of write units when it was read
-    (``StorageCore.writes_run``); once that count moves on, a read may find more, and the
-    report is not used. (A plain class: defining a dataclass slows a fresh process's first
-    turn.)"""
-
-    __slots__ = ("messages", "waiting", "after_seq", "writes")
-
-    def __init__(
-        self, messages: list[Message], waiting: list[PendingApproval], after_seq: int, writes: int
-    ) -> None:
-        self.messages = messages
-        self.waiting = waiting
-        self.after_seq = after_seq
-        self.writes = writes
-
-
-@dataclass(frozen=True)
-class LeaseAfterStep:
-    """The chat's lease after a write that finished the chat's last known item and asked to
-    release the chat's lease in its own transaction: ``held`` with the ``next`` item when more
-    work had been queued meanwhile, else released -- ``released``: by this owner, its inbox
-    empty; not ``released``: the chat was no longer this owner's. ``report``: what the waiting
-    command asked to be read when the lease is released (``ChatReport``)."""
-
-    held: bool
-    next: QueuedWork | None
-    released: bool = False
-    report: ChatReport | None = None
-
-
-@dataclass(frozen=True)
-class StepRecorded:
-    """What a step's write found beyond storing the step, in the same transaction: the chat's
-    lease when the step was to let it go (``LeaseAfterStep``), and, when the step was to look,
-    what naming the chat needs (its transcript and the world's agents) or ``"titled"``: the
-    title step after the chat's first exchange then reads nothing (SPEC O5)."""
-
-    lease: LeaseAfterStep | None = None
-    naming: tuple[list[Message], list[Agent]] | Literal["titled"] | None = None
-    """None: the step was not asked to look."""
 
 
 @dataclass(frozen=True)
@@ -193,3 +133,98 @@ class InboxChange:
     @property
     def adds_work(self) -> bool:
         return bool(self.append) or bool(self.becomes)
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    """The loop goes on: the model is asked again."""
+
+    kind: Literal["continue"] = "continue"
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """The loop waits for an answer from outside it (a person's approval, a client's result);
+    the answer queues its continuation."""
+
+    kind: Literal["wait"] = "wait"
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The item's work is over (an answer, a hand-back, a stop at the iteration cap)."""
+
+    kind: Literal["done"] = "done"
+
+
+NextStep = Continue | Wait | Done
+CONTINUE: Final = Continue()
+WAIT: Final = Wait()
+DONE: Final = Done()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The answer a step gives a waiting call (a person's approval, a client's result, a
+    timeout): recorded exactly once, across processes, or the step is refused whole."""
+
+    kind: PendingKind
+    tool_call_id: str
+    answer: dict[str, Any]
+    status: Literal["answered", "expired"] = "answered"
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """What one step of a chat's work did, as a value: the runtime commits it in one
+    transaction (``WorldRuntime.apply``), then publishes its events and messages and starts
+    the runners of chats that got work. Nothing of it is written before that commit.
+
+    ``said`` goes into the chat's transcript (and is routed when it speaks to someone);
+    ``memory`` into agents' memories; ``llm_calls`` counts the named agent's model calls;
+    ``events`` are logged with the step, before its messages (a stream's end, a tool's result
+    event), ``announced`` after them (the ``approval`` event of the request or answer they
+    carry: a reader of the log has the message when the event comes); ``tool_log_end`` ends the tool log whose result this
+    is; ``waiting`` is a call that now waits outside the loop, ``answers`` the waiting call
+    this step answers, ``audit`` what the audit log records of the step; ``inbox`` is what the step does to its chat's inbox (the item it
+    finishes and what replaces it); ``next`` what comes after it."""
+
+    chat_id: str
+    said: tuple[Message, ...] = ()
+    memory: tuple[tuple[str, Message], ...] = ()
+    llm_calls: tuple[str, int] | None = None
+    events: tuple[WorldEvent, ...] = ()
+    announced: tuple[WorldEvent, ...] = ()
+    tool_log_end: ToolLogEnd | None = None
+    waiting: PendingCall | None = None
+    answers: Answer | None = None
+    audit: AuditEntry | None = None
+    inbox: InboxChange | None = None
+    next: NextStep = CONTINUE
+
+    @staticmethod
+    def spoken(
+        message: Message,
+        *,
+        by: str | None = None,
+        llm_calls: int = 0,
+        finishes: int | None = None,
+        then: tuple[WorkItem, ...] = (),
+        events: tuple[WorldEvent, ...] = (),
+        tool_log_end: ToolLogEnd | None = None,
+        next: NextStep = CONTINUE,
+    ) -> StepResult:
+        """A step that says ``message`` in its chat — with ``by``, also into that agent's memory
+        with ``llm_calls`` counted — and, with ``finishes``, replaces that inbox item by ``then``
+        (removes it when ``then`` is empty)."""
+        chat = message.chat_id
+        return StepResult(
+            chat,
+            said=(message,),
+            memory=((by, message),) if by is not None else (),
+            llm_calls=(by, llm_calls) if by is not None and llm_calls else None,
+            events=events,
+            tool_log_end=tool_log_end,
+            inbox=InboxChange(chat, current=finishes, becomes=then) if finishes is not None else None,
+            next=next,
+        )

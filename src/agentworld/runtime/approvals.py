@@ -2,7 +2,8 @@
 
 A request is data in the agent's memory: an injected assistant message whose
 ``client.requestApproval`` call id is the approval id, plus a pending row that
-makes "answered once" an atomic update. The answer is stored as the ``tool``
+makes "answered once" an atomic update; the request, its pending row, its audit entry and its
+transcript message are one step, committed in one transaction. The answer is stored as the ``tool``
 result of that call. Approving runs the original call and stores its real result
 against the ORIGINAL call id; denying (or a timeout) stores an error result there.
 Either way the loop resumes once every call of the model's response has a result.
@@ -17,18 +18,26 @@ from typing import Any, Literal, assert_never
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.approval.grants import GrantScope, grant_for
-from agentworld.errors import InvalidInputError, NotFoundError
+from agentworld.errors import NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
 from agentworld.models.records import INTERRUPTED, AuditEntry
-from agentworld.models.work import InboxChange, QueuedWork, Resume, RunApproved
+from agentworld.models.work import (
+    WAIT,
+    Answer,
+    InboxChange,
+    QueuedWork,
+    Resume,
+    RunApproved,
+    StepResult,
+)
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import redirect_resolver, resolved_views
 from agentworld.runtime.policy_files import kept_from_tools
 from agentworld.runtime.tool_run import Ran, result_event, run_logged
-from agentworld.runtime.turn_context import Step, TurnContext
+from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, parse_arguments
@@ -39,7 +48,6 @@ Scope = Literal["once", "session", "always"]
 
 
 async def request_approval(
-    ctx: TurnContext,
     tool: Tool,
     call: ToolCall,
     arguments: dict[str, Any],
@@ -48,8 +56,8 @@ async def request_approval(
     batch_id: str,
     trigger_sender: str,
     reply_to: str | None,
-) -> PendingApproval:
-    """Inject and store the approval request for ``call``; the loop then waits (SPEC A1).
+) -> StepResult:
+    """The step that asks a person about ``call``; the loop then waits (SPEC A1).
 
     The request shows exactly what will run (``approval.display``); the same view goes to
     the pending row and the audit log, so what was approved can be reconstructed."""
@@ -108,37 +116,30 @@ async def request_approval(
         shell=ShellDisplay.model_validate(view.to_json()) if view is not None else None,
         sandbox=extra["sandbox"],
     )
-    await ctx.storage.pending.add([pending], memory=[request])
-    await ctx.storage.approvals.audit(
-        context.world,
-        AuditEntry(
-            event="request",
-            actor=context.agent,
-            approval_id=approval_id,
-            agent=context.agent,
-            chat_id=context.chat_id,
-            tool_name=tool.name,
-            tool_args=args_shown,
-            detail={"message": prompt, **extra},
-        ),
+    audited = AuditEntry(
+        event="request",
+        actor=context.agent,
+        approval_id=approval_id,
+        agent=context.agent,
+        chat_id=context.chat_id,
+        tool_name=tool.name,
+        tool_args=args_shown,
+        detail={"message": prompt, **extra},
     )
-    await ctx.publish(Step(request))
-    await _approval_event(
-        ctx, pending, "requested", {"message": prompt, "toolArgs": args_shown, **extra}
+    return StepResult(
+        context.chat_id,
+        said=(request,),
+        memory=((context.agent, request),),
+        announced=(_approval_event(pending, "requested", {"message": prompt, "toolArgs": args_shown, **extra}),),
+        waiting=pending,
+        audit=audited,
+        next=WAIT,
     )
-    return pending
 
 
-async def answer_approval(
-    ctx: TurnContext,
-    world: World,
-    approval_id: str,
-    *,
-    decision: Decision,
-    scope: Scope = "once",
-    actor: str = "human",
-) -> PendingApproval:
-    """Record a person's answer, exactly once; the queue then runs or skips the call (A2–A5)."""
+async def answerable(ctx: TurnContext, world: World, approval_id: str) -> PendingApproval:
+    """The approval request ``approval_id`` of the world, if its agent still holds it (the
+    ownership check of SPEC A3); refused otherwise."""
     pending = await ctx.storage.pending.get(world.name, approval_id)
     if not isinstance(pending, PendingApproval):
         raise NotFoundError(f"no approval request {approval_id!r} in world {world.name!r}")
@@ -147,34 +148,40 @@ async def answer_approval(
     )
     if not held:
         raise NotFoundError(f"approval {approval_id!r} is not held by agent {pending.agent!r}")
-    if pending.status == "pending" and pending.waited_longer_than(world.approval_timeout):
-        await expire(ctx, world, pending)
-        raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
+    return pending
+
+
+def answer_approval(
+    pending: PendingApproval, *, decision: Decision, scope: Scope = "once", actor: str = "human"
+) -> StepResult:
+    """The step that records a person's answer (A2–A5) — exactly once: refused when committed
+    if the request was answered meanwhile — with the work it queues: the approved call's run,
+    or the loop's resumption with the denial as the call's result. The answer goes into the
+    agent's memory and the transcript, and into the audit log with what the person was shown."""
     if decision == "deny":
         scope = "once"
-    context = ToolContext.for_world(world, chat_id=pending.chat_id, agent=pending.agent)
     original = pending.original_call_id
     results = [_answer_message(pending, {"decision": decision, "scope": scope})]
     if decision == "deny":
         denial = ToolResult.error(original, f"User denied approval for {pending.tool_name}")
         results.append(_result_message(pending, original, denial.content))
-    next_work = RunApproved(approval_id=approval_id) if decision == "approve" else resume_for(pending)
-    answered = await ctx.storage.pending.answer(
-        world.name,
-        approval_id,
-        kind="approval",
-        answer={"decision": decision, "scope": scope, "actor": actor},
-        results=results,
+    next_work = RunApproved(approval_id=pending.tool_call_id) if decision == "approve" else resume_for(pending)
+    answer = {"decision": decision, "scope": scope, "actor": actor}
+    return StepResult(
+        pending.chat_id,
+        said=tuple(results),
+        memory=tuple((pending.agent, m) for m in results),
+        announced=(_approval_event(pending, "answered", {"decision": decision, "scope": scope, "actor": actor}),),
+        answers=Answer("approval", pending.tool_call_id, answer),
+        audit=_decision_entry(pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending)),
         inbox=InboxChange(pending.chat_id, append=(next_work,)),
     )
-    await _audit_decision(ctx, pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending))
-    for message in results:
-        await ctx.publish(Step(message))
-    await _approval_event(ctx, pending, "answered", {"decision": decision, "scope": scope, "actor": actor})
-    if decision == "approve" and scope in ("session", "always"):
-        await _remember(ctx, pending, scope, context, world)
-    ctx.kick(pending.chat_id)
-    return answered.call
+
+
+async def remember_grant(ctx: TurnContext, world: World, pending: PendingApproval, scope: GrantScope) -> None:
+    """Remember a "session" or "always" approval as a grant, once the answer is committed."""
+    context = ToolContext.for_world(world, chat_id=pending.chat_id, agent=pending.agent)
+    await _remember(ctx, pending, scope, context, world)
 
 
 def resume_for(call: PendingCall) -> Resume:
@@ -186,7 +193,7 @@ def resume_for(call: PendingCall) -> Resume:
 
 async def run_approved(
     ctx: TurnContext, world: World, queued: QueuedWork, item: RunApproved, registry: ToolRegistry
-) -> None:
+) -> StepResult:
     """Run the approved call and store its real result against the original call id; its
     start is committed first, so a process that finds it started reports it interrupted.
 
@@ -195,8 +202,7 @@ async def run_approved(
     runs; ASK_USER is what the person has just answered."""
     call = await ctx.storage.pending.get(world.name, item.approval_id)
     if not isinstance(call, PendingApproval):
-        await ctx.settle(InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
-        return
+        return StepResult(queued.chat_id, inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
     original = call.original_call_id
     protected, private = kept_from_tools(ctx.storage.url)
     context = ToolContext.for_world(
@@ -211,16 +217,13 @@ async def run_approved(
     else:
         ran = await _run_once(ctx, context, queued, call, registry.get(call.tool_name))
         result, end = ran.result, ran.end
-    message = _result_message(call, original, result.content)
-    await ctx.publish(
-        Step(
-            message,
-            memory_of=call.agent,
-            settles=queued.item_id,
-            then=(resume_for(call),),
-            events=(result_event(context, original, call.tool_name, result, end),),
-            tool_log_end=end,
-        )
+    return StepResult.spoken(
+        _result_message(call, original, result.content),
+        by=call.agent,
+        finishes=queued.item_id,
+        then=(resume_for(call),),
+        events=(result_event(context, original, call.tool_name, result, end),),
+        tool_log_end=end,
     )
 
 
@@ -286,31 +289,22 @@ async def _run_once(
     return await run_logged(ctx, context, original, call.tool_name, call.tool_args, run, inbox=started)
 
 
-async def _audit_decision(
-    ctx: TurnContext,
-    pending: PendingApproval,
-    *,
-    actor: str,
-    decision: Decision,
-    scope: Scope,
-    detail: dict[str, Any],
-) -> None:
+def _decision_entry(
+    pending: PendingApproval, *, actor: str, decision: Decision, scope: Scope, detail: dict[str, Any]
+) -> AuditEntry:
     """Every answer to a request — a person's or the timeout's — in the audit log (SPEC A9)."""
-    await ctx.storage.approvals.audit(
-        pending.world,
-        AuditEntry(
-            event="decision",
-            actor=actor,
-            approval_id=pending.tool_call_id,
-            agent=pending.agent,
-            chat_id=pending.chat_id,
-            tool_name=pending.tool_name,
-            tool_args=pending.tool_args,
-            decision=decision,
-            scope=scope,
-            latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
-            detail=detail,
-        ),
+    return AuditEntry(
+        event="decision",
+        actor=actor,
+        approval_id=pending.tool_call_id,
+        agent=pending.agent,
+        chat_id=pending.chat_id,
+        tool_name=pending.tool_name,
+        tool_args=pending.tool_args,
+        decision=decision,
+        scope=scope,
+        latency_ms=(utc_now() - pending.created_at).total_seconds() * 1000,
+        detail=detail,
     )
 
 
@@ -321,15 +315,15 @@ def _shown(pending: PendingApproval) -> dict[str, Any]:
     return {"message": pending.message, "shell": pending.shell.to_json()}
 
 
-async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
-    """Deny an unanswered request whose time is up; the model is told (SPEC A7).
-
-    Only an approval request has a time limit: a client call waits for its result (false)."""
+def expire(world: World, pending: PendingCall) -> StepResult | None:
+    """The step that denies an unanswered request whose time is up; the model is told (SPEC
+    A7), and the loop's resumption is queued. None for a client call, which has no time limit
+    (it waits for its result); a request answered meanwhile refuses the step when committed."""
     match pending:
         case PendingApproval():
             original = pending.original_call_id
         case PendingClientCall():
-            return False
+            return None
         case _:
             assert_never(pending)
     reason = (
@@ -340,26 +334,20 @@ async def expire(ctx: TurnContext, world: World, pending: PendingCall) -> bool:
         _answer_message(pending, {"decision": "deny", "scope": "once", "reason": "timeout"}),
         _result_message(pending, original, json.dumps({"error": reason})),
     ]
-    try:
-        await ctx.storage.pending.answer(
-            world.name,
-            pending.tool_call_id,
-            kind="approval",
-            answer={"decision": "deny", "reason": "timeout", "actor": "timeout"},
-            results=results,
+    return StepResult(
+        pending.chat_id,
+        said=tuple(results),
+        memory=tuple((pending.agent, m) for m in results),
+        announced=(_approval_event(pending, "answered", {"decision": "deny", "reason": "timeout"}),),
+        answers=Answer(
+            "approval", pending.tool_call_id, {"decision": "deny", "reason": "timeout", "actor": "timeout"},
             status="expired",
-            inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
-        )
-    except InvalidInputError:
-        return False  # answered (or expired) by someone else meanwhile
-    await _audit_decision(
-        ctx, pending, actor="timeout", decision="deny", scope="once", detail={"reason": "timeout"}
+        ),  # fmt: skip
+        audit=_decision_entry(
+            pending, actor="timeout", decision="deny", scope="once", detail={"reason": "timeout"}
+        ),
+        inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
     )
-    for message in results:
-        await ctx.publish(Step(message))
-    await _approval_event(ctx, pending, "answered", {"decision": "deny", "reason": "timeout"})
-    ctx.kick(pending.chat_id)
-    return True
 
 
 async def _remember(
@@ -418,17 +406,15 @@ def _result_message(pending: PendingCall, tool_call_id: str, content: str) -> Me
     )
 
 
-async def _approval_event(
-    ctx: TurnContext, pending: PendingCall, phase: Literal["requested", "answered"], detail: dict[str, Any]
-) -> None:
-    await ctx.bus.publish(
-        ApprovalEvent(
-            world=pending.world,
-            phase=phase,
-            chat_id=pending.chat_id,
-            agent=pending.agent,
-            approval_id=pending.tool_call_id,
-            tool_name=pending.tool_name,
-            detail=detail,
-        )
+def _approval_event(
+    pending: PendingCall, phase: Literal["requested", "answered"], detail: dict[str, Any]
+) -> ApprovalEvent:
+    return ApprovalEvent(
+        world=pending.world,
+        phase=phase,
+        chat_id=pending.chat_id,
+        agent=pending.agent,
+        approval_id=pending.tool_call_id,
+        tool_name=pending.tool_name,
+        detail=detail,
     )

@@ -143,7 +143,7 @@ def load_rules(
 VerdictSource = Literal[
     "policy", "session approval", "always approval", "nobody to ask", "broken policy", "not callable"
 ]
-"""What settled a call: a rule (or no rule), a session approval covering an ASK_USER, an
+"""What decided a call: a rule (or no rule), a session approval covering an ASK_USER, an
 "always" approval covering where a shell line writes, nobody to ask (SPEC P2), a policy file
 that cannot be loaded (fail closed), or a call the runtime refuses before any policy (unknown
 or reserved tool, arguments that do not fit its schema)."""
@@ -168,7 +168,7 @@ class CallVerdict:
 
     def to_json(self) -> dict[str, Any]:
         """``{"decision", "rule", "reason"}`` as ``policy test --json`` prints it (SPEC §3),
-        with ``by`` when something other than the policy settled the call, and ``grant``."""
+        with ``by`` when something other than the policy decided the call, and ``grant``."""
         doc: dict[str, Any] = {
             "decision": self.decision.value,
             "rule": self.rule.describe() if self.rule is not None else None,

@@ -12,17 +12,20 @@ from typing import Any
 from agentworld.errors import NotFoundError
 from agentworld.models import Message
 from agentworld.models.pending import PendingCall
-from agentworld.models.work import InboxChange
+from agentworld.models.work import Answer, InboxChange, StepResult
 from agentworld.runtime.approvals import resume_for
-from agentworld.runtime.turn_context import Step, TurnContext
+from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import ToolResult
 
 
 async def submit_client_result(
     ctx: TurnContext, world: str, tool_call_id: str, result: Any, *, is_error: bool = False
-) -> PendingCall:
+) -> tuple[PendingCall, StepResult]:
     """Store a client tool's result (text as given, anything else as JSON; an error as
     ``{"error": …}``); refused for an id that is not a pending client call of ``world``.
+    Returns the call as answered and the step that answers it (refused when committed if the
+    call was answered meanwhile): the result in the agent's memory and the transcript, the
+    loop's resumption queued.
 
     The content is a ``ToolResult``'s, like a server tool's, so it is masked the same way:
     a client can echo what it was sent, or read a file that holds this process's keys."""
@@ -39,14 +42,12 @@ async def submit_client_result(
         content=content,
         batch_id=pending.batch_id,
     )
-    answered = await ctx.storage.pending.answer(
-        world,
-        tool_call_id,
-        kind="client",
-        answer={"result": content, "isError": is_error},
-        results=[message],
+    answer = {"result": content, "isError": is_error}
+    step = StepResult(
+        pending.chat_id,
+        said=(message,),
+        memory=((pending.agent, message),),
+        answers=Answer("client", tool_call_id, answer),
         inbox=InboxChange(pending.chat_id, append=(resume_for(pending),)),
     )
-    await ctx.publish(Step(message))
-    ctx.kick(pending.chat_id)
-    return answered.call
+    return pending.model_copy(update={"status": "answered", "answer": answer}), step

@@ -1,7 +1,7 @@
 """Running the hooks on an event (``runtime.hooks`` has the contract they are written to).
 
 Imported where a step finds hooks in force: a world without hooks never loads it, which
-keeps a fresh process's first turn short (issue 18).
+keeps a fresh process's first turn short.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one interception point (SPEC E3): ``on_event(event, respond)``.
 
 Hooks run where the runtime takes its next step, always after the event is stored (SPEC
-E2): when a message published in a chat is taken up — every message: people's, agents',
+E2): when a message published in a chat is routed — every message: people's, agents',
 tool results and system notes — and when an agent's model has returned tool calls, before
 any runs. A hook may
 

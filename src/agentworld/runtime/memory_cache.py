@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentworld.models import Agent, Message
-from agentworld.models.work import InboxChange, TakenUp
+from agentworld.models.work import InboxChange
 from agentworld.storage.sql import SQLStorage
 
 MAX_ENTRIES = 2048
@@ -62,27 +62,6 @@ class MemoryCache:
                 world, agent, chat_id, entry.last_seq
             )
         return settings, self._keep(key, entry, settings, new, last)
-
-    def last_seq(self, world: str, agent: str, chat_id: str) -> int:
-        """Where a read of the agent's memory of the chat is to start (0: from the start)."""
-        if not self._storage.commits_in_seq_order:
-            return 0
-        entry = self._entries.get((world, agent, chat_id))
-        return 0 if entry is None else entry.last_seq
-
-    def absorb(self, world: str, chat_id: str, taken_up: TakenUp) -> tuple[Agent, list[Message]] | None:
-        """The agent's settings and memory from a read done elsewhere (the post that routed
-        its message, ``last_seq`` having told where to start) — None, to read afresh, when
-        this cache has moved on since."""
-        agent = taken_up.agent
-        if not self._storage.commits_in_seq_order:
-            return agent, list(taken_up.memory)  # read whole: ``last_seq`` said 0
-        key = (world, agent.name, chat_id)
-        entry = self._entries.pop(key, None) or _Entry()
-        if entry.last_seq != taken_up.after_seq:
-            self._entries[key] = entry
-            return None
-        return agent, self._keep(key, entry, agent, taken_up.memory, taken_up.last_seq)
 
     def _keep(
         self, key: tuple[str, str, str], entry: _Entry, settings: Agent, new: Sequence[Message], last: int

@@ -1,14 +1,15 @@
-"""What stopped processes left in a world, taken up when a runtime starts (SPEC A6, A7).
+"""What stopped processes left in a world, resumed when a runtime starts (SPEC A6, A7).
 
 A tool run whose process died is logged as interrupted; an approval request whose time ran
 out while no process watched it is denied. Both are looked for by every runtime that starts
 and found rarely, so the machinery that acts on them -- ``runtime.approvals``, the tool
 executor, the policy rules they bring -- is imported only when something is found: a process
-whose turns call no tool never loads it (about 9 ms of a fresh process's first turn).
+whose turns call no tool never loads it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from agentworld.models import World
@@ -16,7 +17,7 @@ from agentworld.models.records import INTERRUPTED
 from agentworld.storage.tool_logs import runner_alive
 
 if TYPE_CHECKING:
-    from agentworld.runtime.turn_context import TurnContext
+    from agentworld.models.pending import PendingCall
     from agentworld.storage.sql import SQLStorage
 
 
@@ -35,17 +36,15 @@ async def recover_interrupted(storage: SQLStorage, world: World) -> int:
     return recovered
 
 
-async def expire_overdue(ctx: TurnContext, world: World) -> int:
-    """Deny every overdue request of the world (checked on access and at start; the timers
-    of ``runtime.approval_timers`` make it punctual while a process runs)."""
-    waiting = await ctx.storage.pending.find(world.name, kind="approval")
+async def expire_overdue(
+    storage: SQLStorage, world: World, expire: Callable[[World, PendingCall], Awaitable[bool]]
+) -> int:
+    """Deny every overdue request of the world with ``expire`` (checked on access and at
+    start; the timers of ``runtime.approval_timers`` make it punctual while a process runs)."""
+    waiting = await storage.pending.find(world.name, kind="approval")
     due = [p for p in waiting if p.waited_longer_than(world.approval_timeout)]
-    if not due:
-        return 0
-    from agentworld.runtime.approvals import expire  # on first use (module docstring)
-
     expired = 0
     for pending in due:
-        if await expire(ctx, world, pending):
+        if await expire(world, pending):
             expired += 1
     return expired

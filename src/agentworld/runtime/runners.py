@@ -1,4 +1,4 @@
-"""One runner per chat, across processes: claim the chat, do its inbox in order, let go.
+"""One runner per chat, across processes: claim the chat, do its inbox in order, release it.
 
 A chat's work lives in its persisted inbox (``models.work``). To do it, a process
 claims the chat's lease (``storage.leases``), renews it while it works, takes the
@@ -21,7 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
-from agentworld.models.work import ChatReport, InboxChange, LeaseAfterStep, QueuedWork
+from agentworld.models.work import InboxChange, QueuedWork
 from agentworld.storage.leases import runtime_identity
 from agentworld.storage.sql import SQLStorage
 
@@ -65,30 +65,24 @@ class ChatRunners:
         self._held: set[str] = set()
         """Chats whose lease this process holds."""
         self._renewer: asyncio.Task[None] | None = None
-        self._kicked: set[str] = set()
+        self._more_work: set[str] = set()
         """Chats given new work while their runner was finishing: it looks again."""
         self._closed = False
         self._stopping: set[str] = set()
         """Chats whose work a person is stopping: no runner starts for them meanwhile."""
-        self._settled: dict[str, LeaseAfterStep] = {}
-        """Chats whose last step let the lease go (or found the next item) in its own write."""
-        self._report_wanted: dict[str, int] = {}
-        """Chats a command waits on, and the transcript position it reports from."""
-        self._reports: dict[str, ChatReport] = {}
-        """What those commands report, read by the write that let the chat go."""
 
-    def kick(self, chat_id: str) -> None:
+    def start(self, chat_id: str) -> None:
         """Make sure the chat's work gets done: start this process's runner for it if none
         is running (it gives way at once if another process holds the chat)."""
         if self._closed or chat_id in self._stopping:
             return
         running = self._tasks.get(chat_id)
         if running is not None and not running.done():
-            self._kicked.add(chat_id)
+            self._more_work.add(chat_id)
             return
-        self._start(chat_id, self._run(chat_id))
+        self._start_task(chat_id, self._run(chat_id))
 
-    def _start(self, chat_id: str, run: Coroutine[Any, Any, bool]) -> None:
+    def _start_task(self, chat_id: str, run: Coroutine[Any, Any, bool]) -> None:
         task = asyncio.create_task(run, name=f"chat:{chat_id}")
         self._tasks[chat_id] = task
         self._idle.clear()
@@ -106,21 +100,28 @@ class ChatRunners:
             logger.debug("chat %s stopped running", chat_id, exc_info=exc)
 
     @contextlib.asynccontextmanager
-    async def stopped(self, chat_id: str) -> AsyncIterator[None]:
+    async def stopped(self, chat_id: str) -> AsyncIterator[bool]:
         """Cancel this process's runner for the chat, wait until it has ended (its running
-        tool killed, its lease released), and start none while the caller closes the chat's
-        work; afterwards the chat runs again if new work came meanwhile."""
+        tool killed, its lease released), then hold the chat's lease — yields False, holding
+        nothing, when another process runs the chat — and start no runner while the caller
+        closes the chat's work; afterwards the lease is released, and the chat runs again if
+        new work came meanwhile."""
         self._stopping.add(chat_id)
+        leases = self._storage.leases
+        held = False
         try:
             task = self._tasks.get(chat_id)
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            yield
+            held = await leases.claim(self._world, chat_id, self._owner, ttl=LEASE_SECONDS)
+            yield held
         finally:
             self._stopping.discard(chat_id)
-            self._kicked.discard(chat_id)
-        self.kick(chat_id)
+            self._more_work.discard(chat_id)
+            if held:
+                await leases.release(self._world, chat_id, self._owner)
+        self.start(chat_id)
 
     def is_running(self, chat_id: str | None = None) -> bool:
         return bool(self._tasks) if chat_id is None else chat_id in self._tasks
@@ -132,7 +133,7 @@ class ChatRunners:
         if chat_id is None:
             while self._tasks:
                 # One event for every waiter. Waiting on the tasks themselves cost each waiter a
-                # callback on every running chat: a thousand concurrent ``send``s, a million.
+                # callback on every running chat: many waiters times many chats.
                 # A waiter that gives up (a timeout, a client gone) cancels nothing but its wait.
                 await self._idle.wait()
             return
@@ -142,52 +143,15 @@ class ChatRunners:
                 await _until_done(task)
                 ran = None if task.cancelled() or task.exception() else task.result()
                 if ran is True:
-                    return  # this process let the chat go because its inbox was empty
+                    return  # this process released the chat because its inbox was empty
             if not await self._storage.inbox.has_work(self._world, chat_id):
                 return
             if task is not None or chat_id in self._stopping:
                 await asyncio.sleep(POLL_SECONDS)  # another process runs the chat: look again
-            self.kick(chat_id)
+            self.start(chat_id)
             task = self._tasks.get(chat_id)
             if task is None and chat_id not in self._stopping:  # closed
                 return
-
-    def settled(self, chat_id: str, lease: LeaseAfterStep) -> None:
-        """The step that just finished the chat's item also let the chat go, or found its next
-        item, in its own transaction (``WorldRuntime.publish``): the runner does not ask again."""
-        self._settled[chat_id] = lease
-        self._keep_report(chat_id, lease)
-
-    def want_report(self, chat_id: str, after_seq: int) -> None:
-        """A command waits for the chat to be idle, then reports its transcript after
-        ``after_seq`` and its waiting approvals: the write that lets the chat go reads them in
-        its own transaction (``report_after``), and ``take_report`` hands them over — a
-        ``send`` ends without a read of its own. The last command to ask for a chat wins; one
-        that finds no report reads for itself."""
-        self._report_wanted[chat_id] = after_seq
-        self._reports.pop(chat_id, None)
-
-    def report_after(self, chat_id: str) -> int | None:
-        """The position a command waiting on the chat reports from (None: nobody waits, or
-        other chats run in this process too: their writes would leave the report stale before
-        it is taken, so it is not read — the command reads for itself)."""
-        if len(self._tasks) > 1:
-            return None
-        return self._report_wanted.get(chat_id)
-
-    def take_report(self, chat_id: str, after_seq: int) -> ChatReport | None:
-        """The report asked for with ``want_report``, if the chat was let go with it read and
-        this process has written nothing since (else a read could find more: None). Forgets
-        the wish either way."""
-        self._report_wanted.pop(chat_id, None)
-        report = self._reports.pop(chat_id, None)
-        if report is None or report.after_seq != after_seq:
-            return None
-        return report if report.writes == self._storage.writes_run else None
-
-    def _keep_report(self, chat_id: str, lease: LeaseAfterStep) -> None:
-        if lease.report is not None and self._report_wanted.get(chat_id) == lease.report.after_seq:
-            self._reports[chat_id] = lease.report
 
     @property
     def owner(self) -> str:
@@ -199,9 +163,9 @@ class ChatRunners:
         ``first`` (its next item, read in that write) — no claim of its own needed."""
         running = self._tasks.get(chat_id)
         if self._closed or (running is not None and not running.done()):
-            self.kick(chat_id)  # the runner at work sees the new item before it lets go
+            self.start(chat_id)  # the runner at work sees the new item before it releases the chat
             return
-        self._start(chat_id, self._run(chat_id, claimed=(first,)))
+        self._start_task(chat_id, self._run(chat_id, claimed=(first,)))
 
     async def _run(self, chat_id: str, *, claimed: tuple[QueuedWork | None] | None = None) -> bool:
         """Run the chat while this process can claim it; False if another process holds it.
@@ -220,45 +184,36 @@ class ChatRunners:
             self._ensure_renewer()
             if self._on_claimed is not None:
                 self._on_claimed(chat_id)
-            held = True
             try:
-                while held:
-                    self._settled.pop(chat_id, None)  # one left by a runner that was cancelled
-                    await self._drain(chat_id, item)
-                    settled = self._settled.pop(chat_id, None)
-                    if settled is not None:  # the last step's write did what comes next
-                        held, item = settled.held, settled.next
-                        continue
+                while True:
+                    await self._drain(item)
                     title = None
                     if self._on_drained is not None:
                         try:
                             title = await self._on_drained(chat_id)
                         except Exception:
                             logger.exception("after-drain work failed for chat %s", chat_id)
-                    # The next item, or — if the inbox is empty — let go, in one transaction
-                    # (with the title the drained work found): work posted by another process
-                    # meanwhile is never left waiting for a claim nobody makes.
-                    lease = await leases.release_or_next(
-                        self._world,
-                        chat_id,
-                        self._owner,
-                        title=title,
-                        report_after=self.report_after(chat_id),
-                    )
-                    held, item = lease.held, lease.next
-                    self._keep_report(chat_id, lease)
+                    # The next item, or — if the inbox is empty — the lease released, in one
+                    # transaction (with the title the drained work found): work posted by
+                    # another process meanwhile is never left waiting for a claim nobody makes.
+                    item = await leases.release_or_next(self._world, chat_id, self._owner, title=title)
+                    if item is None:
+                        break
+            except BaseException:
+                # Cancelled or failed: the lease is released at once, for another process to
+                # take over (the claim would lapse on its own after ``LEASE_SECONDS``).
+                try:
+                    await asyncio.shield(leases.release(self._world, chat_id, self._owner))
+                except Exception as exc:
+                    logger.warning("could not release the lease of chat %s: %s", chat_id, exc)
+                raise
             finally:
                 self._held.discard(chat_id)
-                if held:  # cancelled or failed: let another process take over at once
-                    try:
-                        await asyncio.shield(leases.release(self._world, chat_id, self._owner))
-                    except Exception as exc:  # the claim lapses on its own (``LEASE_SECONDS``)
-                        logger.warning("could not let chat %s go: %s", chat_id, exc)
-            self._kicked.discard(chat_id)
-            if chat_id not in self._kicked:
+            self._more_work.discard(chat_id)
+            if chat_id not in self._more_work:
                 return True
 
-    async def _drain(self, chat_id: str, item: QueuedWork | None) -> None:
+    async def _drain(self, item: QueuedWork | None) -> None:
         """Do ``item`` and what it becomes: an item that turned into its own continuation (a
         route → the first agent's loop) is taken on at once, without asking the inbox."""
         while item is not None:
@@ -317,7 +272,7 @@ class ChatRunners:
 async def _until_done(task: asyncio.Task[Any]) -> None:
     """Until ``task`` is done, without its outcome and without cancelling it when the waiter
     is cancelled: ``asyncio.wait({task})`` in a future and a callback, not the two coroutines,
-    the set and the closure of that (a thousand waiting ``send``s keep all of them alive)."""
+    the set and the closure of that (every waiting ``send`` keeps all of them alive)."""
     if task.done():
         return
     waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -53,63 +53,56 @@ class StopOutcome:
     """The transcript's note of the stop."""
 
 
-async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str, owner: str) -> StopOutcome:
-    """Close the chat's unfinished work as stopped by ``by``; ``owner`` is this runtime's lease
-    identity (the runner was cancelled first, so the chat is free unless another process
-    holds it)."""
-    leases = ctx.storage.leases
-    if not await leases.claim(world, chat_id, owner, ttl=30.0):
+async def stop_chat(ctx: TurnContext, world: str, chat_id: str, *, by: str) -> StopOutcome:
+    """Close the chat's unfinished work as stopped by ``by``, under the chat's lease (its
+    runner was cancelled first, and ``ChatRunners.stopped`` holds the lease meanwhile)."""
+    items = await ctx.storage.inbox.items(world, chat_id)
+    _, everyone = await ctx.storage.world_and_agents(world)
+    agents = [a.name for a in everyone]  # an approved call's runner names no agent: ask all
+    entries: list[tuple[str | None, Message]] = []
+    interrupted: list[str] = []
+    killed: list[str] = []
+    skipped: list[str] = []
+    for agent in agents:
+        found = unfinished_calls(await ctx.storage.memory(world, agent, chat_id))
+        if found is None:
+            continue
+        batch_id, calls = found
+        waited = await ctx.storage.pending.waited_for(world, batch_id, unanswered_only=True)
+        for call in calls:
+            if call.id in waited:
+                continue  # a person (or the application) still answers it; not ours to close
+            started = await ctx.storage.tool_logs.interrupt(
+                world, call.id, reason=f"stopped by {by}"
+            )
+            (interrupted if started else skipped).append(call.id)
+            text = STOPPED_BEFORE_RUNNING
+            if started and call.function.name in PROCESS_TOOLS:
+                killed.append(call.id)
+                text = KILLED_WHILE_RUNNING
+            elif started:
+                text = STOPPED_WHILE_RUNNING
+            text = text.format(by=by)
+            result = Message.tool_result(
+                chat_id=chat_id,
+                agent=agent,
+                tool_call_id=call.id,
+                content=json.dumps({"error": text}),
+                batch_id=batch_id,
+            )
+            entries += [(agent, result), (None, result)]
+    if not items and not entries:
         return StopOutcome(stopped=False)
-    try:
-        items = await ctx.storage.inbox.items(world, chat_id)
-        _, everyone = await ctx.storage.world_and_agents(world)
-        agents = [a.name for a in everyone]  # an approved call's runner names no agent: ask all
-        entries: list[tuple[str | None, Message]] = []
-        interrupted: list[str] = []
-        killed: list[str] = []
-        skipped: list[str] = []
-        for agent in agents:
-            found = unfinished_calls(await ctx.storage.memory(world, agent, chat_id))
-            if found is None:
-                continue
-            batch_id, calls = found
-            waited = await ctx.storage.pending.waited_for(world, batch_id, unanswered_only=True)
-            for call in calls:
-                if call.id in waited:
-                    continue  # a person (or the application) still answers it; not ours to close
-                started = await ctx.storage.tool_logs.interrupt(
-                    world, call.id, reason=f"stopped by {by}"
-                )
-                (interrupted if started else skipped).append(call.id)
-                text = STOPPED_BEFORE_RUNNING
-                if started and call.function.name in PROCESS_TOOLS:
-                    killed.append(call.id)
-                    text = KILLED_WHILE_RUNNING
-                elif started:
-                    text = STOPPED_WHILE_RUNNING
-                text = text.format(by=by)
-                result = Message.tool_result(
-                    chat_id=chat_id,
-                    agent=agent,
-                    tool_call_id=call.id,
-                    content=json.dumps({"error": text}),
-                    batch_id=batch_id,
-                )
-                entries += [(agent, result), (None, result)]
-        if not items and not entries:
-            return StopOutcome(stopped=False)
-        note = Message(
-            chat_id=chat_id,
-            role="system",
-            sender="system",
-            content=f"{by} stopped the agents' work in this chat.",
-        )
-        entries.append((None, note))
-        await ctx.storage.append_messages(
-            world, entries, inbox=InboxChange(chat_id, drop=tuple(q.item_id for q in items))
-        )
-    finally:
-        await leases.release(world, chat_id, owner)
+    note = Message(
+        chat_id=chat_id,
+        role="system",
+        sender="system",
+        content=f"{by} stopped the agents' work in this chat.",
+    )
+    entries.append((None, note))
+    await ctx.storage.append_messages(
+        world, entries, inbox=InboxChange(chat_id, drop=tuple(q.item_id for q in items))
+    )
     ctx.memory.forget(world)
     for owner_of, message in entries:
         if owner_of is None:

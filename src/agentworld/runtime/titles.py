@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Literal
 
 from agentworld.approval.shell_view import replace_controls
 from agentworld.models import Agent, Message
@@ -107,7 +106,7 @@ class Titled:
 
 class NewTitle:
     """The title to record -- with the release of the chat's lease, in one transaction.
-    (Plain classes: as dataclasses these two took 1 ms of every process's first turn to make.)"""
+    (Plain classes: defining a dataclass compiles its methods on a fresh process's first turn.)"""
 
     __slots__ = ("title",)
 
@@ -119,21 +118,15 @@ Naming = Titled | NewTitle | None
 """What the title step found; None: no first exchange yet, nothing to name."""
 
 
-ChatToName = tuple[list[Message], list[Agent]]
-"""What naming a chat needs: its transcript and the world's agents."""
-
-
 async def name_chat(
     storage: SQLStorage,
     provider_for: Callable[[Agent], LLMProvider],
     world: str,
     chat_id: str,
-    known: ChatToName | None = None,
 ) -> Naming:
     """The chat's title from its first exchange, unless it has one already. Run by the process
-    that holds the chat's lease, so one process asks for it. ``known``: what naming it needs,
-    as the chat's last step read it in its own write (else read now)."""
-    untitled = known if known is not None else await storage.untitled_chat(world, chat_id)
+    that holds the chat's lease, so one process asks for it."""
+    untitled = await storage.untitled_chat(world, chat_id)
     if untitled is None:
         return Titled()
     transcript, agents = untitled
@@ -151,9 +144,9 @@ async def name_chat(
 
 
 class ChatTitles:
-    """What a runtime knows of its world's chat titles -- which chats have one (titles are given
-    once, never taken back), and what naming the others needs as their last step's write read
-    it -- and the title step itself, run under the chat's lease as its runner lets it go."""
+    """Which of its world's chats a runtime knows to have a title (titles are given once, never
+    taken back), and the title step itself, run under the chat's lease as its runner releases
+    it."""
 
     def __init__(
         self, storage: SQLStorage, provider_for: Callable[[Agent], LLMProvider], world: str
@@ -162,25 +155,13 @@ class ChatTitles:
         self._provider_for = provider_for
         self._world = world
         self._titled: set[str] = set()
-        self._known: dict[str, ChatToName] = {}
-
-    def has_title(self, chat_id: str) -> bool:
-        return chat_id in self._titled
-
-    def found(self, chat_id: str, naming: ChatToName | Literal["titled"]) -> None:
-        """What a step's write read for naming its chat (``StepRecorded.naming``)."""
-        if isinstance(naming, str):
-            self._titled.add(chat_id)
-        else:
-            self._known[chat_id] = naming
 
     async def title(self, chat_id: str) -> str | None:
-        """The title to record as the chat is let go after its first exchange, once (SPEC O5).
-        (Should that write fail, the next process to run the chat names it.)"""
-        known = self._known.pop(chat_id, None)
+        """The title to record as the chat's lease is released after its first exchange, once
+        (SPEC O5). (Should that write fail, the next process to run the chat names it.)"""
         if chat_id in self._titled:
             return None
-        naming = await name_chat(self._storage, self._provider_for, self._world, chat_id, known)
+        naming = await name_chat(self._storage, self._provider_for, self._world, chat_id)
         if naming is not None:  # titled, or about to be with the release
             self._titled.add(chat_id)
         return naming.title if isinstance(naming, NewTitle) else None

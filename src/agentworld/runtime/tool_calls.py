@@ -1,26 +1,26 @@
 """One batch of tool calls from one model response: check, authorize, run, store (SPEC O2, T4).
 
-Every call of the batch gets its own outcome, in order, each stored against its
-own ``tool_call_id`` as soon as it exists (SPEC O3). A call to a client-side
-tool produces no result here: it is recorded as pending and the batch reports
-that the loop must wait; the loop resumes when the client posts the result.
+Every call of the batch gets its own outcome, in order, each a step stored against its
+own ``tool_call_id`` as soon as it exists (SPEC O3). A call to a client-side tool or one
+that asks a person produces no result here: its step records it as waiting (``Wait``), and
+the loop resumes when the answer comes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.models import Message, ToolCall
 from agentworld.models.pending import PendingClientCall
 from agentworld.models.records import INTERRUPTED
+from agentworld.models.work import WAIT, StepResult
 from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.tool_run import Ran, result_event, run_logged, tool_event
-from agentworld.runtime.turn_context import Step, TurnContext
+from agentworld.runtime.turn_context import Steps, TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
 from agentworld.tools.validation import ArgumentError, parse_arguments
@@ -35,12 +35,6 @@ class Batch:
     reply_to: str | None
 
 
-BatchOutcome = Literal["continue", "wait"]
-"""``continue``: ask the model again; ``wait``: a call waits outside the loop (a client tool or
-a person's approval). A call the model may not make (``client.*``, unknown, malformed) gets an
-error result like any failed call, and the loop goes on: the iteration cap bounds a model that
-insists (SPEC O2, A8)."""
-
 async def run_tool_calls(
     ctx: TurnContext,
     registry: ToolRegistry,
@@ -49,33 +43,31 @@ async def run_tool_calls(
     batch: Batch,
     *,
     resumed: bool = False,
-) -> BatchOutcome:
-    """Handle every call of the batch in order, each with its own outcome.
+) -> Steps:
+    """Handle every call of the batch in order, each with its own outcome, one step per call.
+    A call the model may not make (``client.*``, unknown, malformed) gets an error result like
+    any failed call, and the loop goes on: the iteration cap bounds a model that insists
+    (SPEC O2, A8).
 
     ``resumed``: the batch was cut short by a process that stopped; a call that had started
     gets an "interrupted" error result instead of running again."""
-    waiting = False
     for call in calls:
         if resumed and await ctx.storage.tool_logs.interrupt(context.world, call.id, reason=INTERRUPTED):
-            outcome: ToolResult | Ran | None = ToolResult.interrupted(call.id)
+            outcome: ToolResult | Ran | StepResult = ToolResult.interrupted(call.id)
         else:
             outcome = await _handle(ctx, registry, call, context, batch)
         # The world's settings and grants the batch read (``ToolContext.policy``) are fresh
         # for its first call only: a later one may come after a tool ran for minutes, and a
         # person may have revoked a grant meanwhile, so it is authorized from a fresh read.
         context = replace(context, policy=None)
-        if outcome is None:
-            waiting = True
-            continue
-        await _store_result(ctx, call, outcome, context, batch)
-    return "wait" if waiting else "continue"
+        yield outcome if isinstance(outcome, StepResult) else _result_step(call, outcome, context, batch)
 
 
 async def _handle(
     ctx: TurnContext, registry: ToolRegistry, call: ToolCall, context: ToolContext, batch: Batch
-) -> ToolResult | Ran | None:
-    """The call's result (``Ran`` when the tool ran: with how the run ended), or None when it
-    waits (a person's approval, a client)."""
+) -> ToolResult | Ran | StepResult:
+    """The call's result (``Ran`` when the tool ran: with how the run ended), or the step that
+    makes it wait (a person's approval, a client)."""
     name = call.function.name
     tool = named_tool(registry, name)  # the same checks `policy test WORLD` makes
     if not isinstance(tool, Tool):
@@ -94,8 +86,7 @@ async def _handle(
         case Deny(reason=reason, by=by):
             return ToolResult.denial(call.id, reason, by=by)
         case AskUser():
-            await request_approval(
-                ctx,
+            return await request_approval(
                 tool,
                 call,
                 arguments,
@@ -104,37 +95,30 @@ async def _handle(
                 trigger_sender=batch.trigger_sender,
                 reply_to=batch.reply_to,
             )
-            return None
         case Allow():
             pass
 
     if tool.location == "client":
-        await ctx.storage.pending.add(
-            [
-                PendingClientCall(
-                    world=context.world,
-                    tool_call_id=call.id,
-                    chat_id=context.chat_id,
-                    agent=context.agent,
-                    tool_name=name,
-                    arguments=call.function.arguments or "{}",
-                    batch_id=batch.message_id,
-                    trigger_sender=batch.trigger_sender,
-                    reply_to=batch.reply_to,
-                )
-            ]
+        waiting = PendingClientCall(
+            world=context.world,
+            tool_call_id=call.id,
+            chat_id=context.chat_id,
+            agent=context.agent,
+            tool_name=name,
+            arguments=call.function.arguments or "{}",
+            batch_id=batch.message_id,
+            trigger_sender=batch.trigger_sender,
+            reply_to=batch.reply_to,
         )
-        await ctx.bus.publish(tool_event(context, call.id, name, "pending", {"arguments": redact(arguments)}))
-        return None
+        shown = tool_event(context, call.id, name, "pending", {"arguments": redact(arguments)})
+        return StepResult(context.chat_id, events=(shown,), waiting=waiting, next=WAIT)
 
     return await run_logged(
         ctx, context, call.id, name, redact(arguments), lambda: run_tool(tool, call.id, arguments, context)
     )
 
 
-async def _store_result(
-    ctx: TurnContext, call: ToolCall, outcome: ToolResult | Ran, context: ToolContext, batch: Batch
-) -> None:
+def _result_step(call: ToolCall, outcome: ToolResult | Ran, context: ToolContext, batch: Batch) -> StepResult:
     """The call's result in the agent's memory and the transcript, with its ``tool`` event and
     (when the tool ran) how the run ended, in one step."""
     result, end = (outcome.result, outcome.end) if isinstance(outcome, Ran) else (outcome, None)
@@ -145,11 +129,9 @@ async def _store_result(
         content=result.content,
         batch_id=batch.message_id,
     )
-    await ctx.publish(
-        Step(
-            message,
-            memory_of=context.agent,
-            events=(result_event(context, call.id, call.function.name, result, end),),
-            tool_log_end=end,
-        )
+    return StepResult.spoken(
+        message,
+        by=context.agent,
+        events=(result_event(context, call.id, call.function.name, result, end),),
+        tool_log_end=end,
     )

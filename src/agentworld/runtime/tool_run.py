@@ -4,7 +4,7 @@ policy allowed the call (``tool_calls``) or a person approved it (``approvals``)
 The start is committed before the tool runs: the tool log's ``running`` row and the ``tool``
 start event, in one transaction (a crash mid-run leaves the evidence that the call may have had
 effects). How the run ended is handed back, not written: the step that stores the call's result
-writes it, with the result's ``tool`` event, in its own transaction (``WorldRuntime.publish``),
+writes it, with the result's ``tool`` event, in its own transaction (``WorldRuntime.apply``),
 so the log says a call finished exactly when its result exists.
 
 What the log and the event keep of a result is redacted as the JSON document it is

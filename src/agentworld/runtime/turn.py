@@ -5,13 +5,13 @@ call the model, and either publish the text answer (done) or run the tool
 calls, store their results and go round again. The loop is capped per trigger
 (world setting, default 10); at the cap the people watching are told.
 
-Each step's messages are stored before anything else happens, so a crash loses
-at most the step in flight.
+The loop changes nothing itself: it yields each step it takes as a value (``StepResult``:
+what to store, the events, the inbox change, what comes next), and the runtime commits and
+publishes it before the loop goes on, so a crash loses at most the step in flight.
 
 The machinery of tool calls (``runtime.tool_calls``: authorization, approvals, the
 executor; ``runtime.hook_dispatch``) is imported where a model first asks for a tool, so a
-process whose turns are all answers never loads it (with the rest made lazy for the same
-reason, about 17 ms of a fresh process's first turn; see ARCHITECTURE.md).
+process whose turns are all answers never loads it (see ARCHITECTURE.md, Start-up).
 """
 
 from __future__ import annotations
@@ -20,18 +20,19 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
+from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from agentworld.models import Agent, LLMResponse, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
-from agentworld.models.work import InboxChange, Loop, TakenUp
+from agentworld.models.work import DONE, WAIT, InboxChange, Loop, StepResult, Wait
 from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_human_sender
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
 from agentworld.runtime.policy_files import kept_from_tools
-from agentworld.runtime.turn_context import Step, TurnContext
+from agentworld.runtime.turn_context import Steps, TurnContext
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
 
@@ -48,19 +49,22 @@ TURN_LIMIT_TEXT = (
 
 async def run_agent_turn(
     ctx: TurnContext, world: World, agent: Agent, trigger: Message, item_id: int
-) -> None:
+) -> Steps:
     """The agent answers ``trigger`` (its ``turn`` item is ``item_id``): check the turn
     limit, then run the loop, which takes the message into memory as its first step."""
     # A person's (or the world's) message gives every agent a fresh budget (R4): its first
     # call is always allowed, however many calls other chats made since the reset.
     fresh = is_human_sender(trigger.sender) or trigger.sender.lower() == "world"
     if not fresh and agent.llm_call_count >= world.turn_limit:
-        await _hand_back(ctx, agent, trigger.chat_id, trigger.message_id, item_id)
+        yield _hand_back(agent, trigger.chat_id, trigger.message_id, item_id)
         return
     loop = Loop(agent=agent.name, answer_to=trigger.sender, reply_to=trigger.message_id, fresh=fresh)
-    await run_agent_loop(
+    steps = run_agent_loop(
         ctx, world, trigger.chat_id, loop, item_id, incoming=incoming_copy(trigger, agent.name)
     )
+    async with aclosing(steps):
+        async for step in steps:
+            yield step
 
 
 def handed_back(newest_first: Sequence[Message]) -> bool:
@@ -82,23 +86,17 @@ def incoming_copy(message: Message, agent: str) -> Message:
     )
 
 
-async def _hand_back(
-    ctx: TurnContext, agent: Agent, chat_id: str, reply_to: str | None, item_id: int
-) -> None:
+def _hand_back(agent: Agent, chat_id: str, reply_to: str | None, item_id: int) -> StepResult:
     """The agent used its LLM calls (R4): control goes back to the people, and the turn ends."""
-    await ctx.publish(
-        Step(
-            Message(
-                chat_id=chat_id,
-                role="assistant",
-                sender=agent.name,
-                agent_id=agent.name,
-                content=TURN_LIMIT_TEXT.format(count=agent.llm_call_count),
-                reply_to_message_id=reply_to,
-            ),
-            settles=item_id,
-        )
+    notice = Message(
+        chat_id=chat_id,
+        role="assistant",
+        sender=agent.name,
+        agent_id=agent.name,
+        content=TURN_LIMIT_TEXT.format(count=agent.llm_call_count),
+        reply_to_message_id=reply_to,
     )
+    return StepResult.spoken(notice, finishes=item_id, next=DONE)
 
 
 async def run_agent_loop(
@@ -109,21 +107,18 @@ async def run_agent_loop(
     item_id: int,
     *,
     incoming: Message | None = None,
-    taken_up: TakenUp | None = None,
-) -> None:
-    """Iterate model calls and tool calls until a text answer or the iteration cap.
+) -> Steps:
+    """Iterate model calls and tool calls until a text answer or the iteration cap, yielding
+    each step for the runtime to commit before the loop goes on.
 
     The loop lives in the chat's inbox as item ``item_id``. ``incoming`` (the message that
     started the turn) joins the agent's memory, and the item becomes ``loop``, in the same
     transaction as the first read of that memory, before the model is asked (SPEC O3).
-    Every step is committed before the next begins, and the step that ends the loop
-    removes the item, so a loop whose process stopped is continued — from its memory — by
-    whoever runs the chat next: a batch of calls cut short is finished first (calls that
-    had started are reported interrupted, never run again). A loop that answers a person
-    (``loop.fresh``) makes its first call whatever the turn limit: the person's message
-    gave the agent a fresh budget. ``taken_up``: the agent's settings and memory as the
-    post that routed the message read them (the message already in that memory, the item
-    already ``loop``), for the first step to start from.
+    The step that ends the loop removes the item, so a loop whose process stopped is
+    continued — from its memory — by whoever runs the chat next: a batch of calls cut short
+    is finished first (calls that had started are reported interrupted, never run again). A
+    loop that answers a person (``loop.fresh``) makes its first call whatever the turn limit:
+    the person's message gave the agent a fresh budget.
     """
     agent_name = loop.agent
     protected, private = kept_from_tools(ctx.storage.url)
@@ -135,22 +130,18 @@ async def run_agent_loop(
         protected=protected,
         private=private,
     )
-    done = InboxChange(chat_id, current=item_id, becomes=())
+    waits = StepResult(chat_id, inbox=InboxChange(chat_id, current=item_id, becomes=()), next=WAIT)
     model_calls = 0
     while model_calls < world.max_iterations:
         remember = [incoming] if incoming is not None else []
-        known = ctx.memory.absorb(world.name, chat_id, taken_up) if taken_up is not None else None
-        if known is not None:
-            agent, memory = known
-        else:
-            agent, memory = await ctx.memory.agent_and_memory(
-                world.name,
-                agent_name,
-                chat_id,
-                remember=remember,
-                inbox=InboxChange(chat_id, current=item_id, becomes=(loop,)) if remember else None,
-            )
-        incoming, taken_up = None, None
+        agent, memory = await ctx.memory.agent_and_memory(
+            world.name,
+            agent_name,
+            chat_id,
+            remember=remember,
+            inbox=InboxChange(chat_id, current=item_id, becomes=(loop,)) if remember else None,
+        )
+        incoming = None
         registry = await ctx.tools_for(world)
         cut_short = await _unfinished_batch(ctx, world.name, agent_name, memory)
         if cut_short is not None:
@@ -158,14 +149,18 @@ async def run_agent_loop(
 
             batch_id, calls = cut_short
             batch = Batch(message_id=batch_id, trigger_sender=loop.answer_to, reply_to=loop.reply_to)
-            outcome = await run_tool_calls(ctx, registry, calls, tool_context, batch, resumed=True)
-            if outcome == "wait":
-                await ctx.settle(done)
+            waiting = False
+            async with aclosing(run_tool_calls(ctx, registry, calls, tool_context, batch, resumed=True)) as steps:
+                async for step in steps:
+                    waiting = waiting or isinstance(step.next, Wait)
+                    yield step
+            if waiting:
+                yield waits
                 return
             continue
         # Every LLM call counts against the turn limit (R4), those of a tool loop too.
         if agent.llm_call_count >= world.turn_limit and not (loop.fresh and model_calls == 0):
-            await _hand_back(ctx, agent, chat_id, loop.reply_to, item_id)
+            yield _hand_back(agent, chat_id, loop.reply_to, item_id)
             return
         request = LLMRequest(
             model=agent.model,
@@ -191,7 +186,9 @@ async def run_agent_loop(
         try:
             if response.type == "text":
                 answer = _model_message(response, message_id, chat_id, agent, loop)
-                await ctx.publish(Step(answer, memory_of=agent.name, llm_calls=1, settles=item_id, events=called.ends))
+                yield StepResult.spoken(
+                    answer, by=agent.name, llm_calls=1, finishes=item_id, events=called.ends, next=DONE
+                )
                 return
             from agentworld.runtime.call_ids import with_unique_call_ids  # (module docstring)
             from agentworld.runtime.hook_dispatch import dispatch
@@ -204,9 +201,10 @@ async def run_agent_loop(
             response = response.model_copy(update={"tool_calls": unique})
             batch_context = replace(tool_context, policy=policy)
             request_message = _model_message(response, message_id, chat_id, agent, loop)
-            await ctx.publish(Step(request_message, memory_of=agent.name, llm_calls=1, events=called.ends))
-        except asyncio.CancelledError:
-            if called.end is not None:  # stopped before the answer was stored: drop its stream
+            yield StepResult.spoken(request_message, by=agent.name, llm_calls=1, events=called.ends)
+        except (asyncio.CancelledError, GeneratorExit):
+            # Stopped before the answer was stored (a stop, or its commit failed): drop its stream.
+            if called.end is not None:
                 stopped = called.end.model_copy(update={"phase": "error", "error": "stopped"})
                 await asyncio.shield(ctx.bus.publish(stopped))
             raise
@@ -224,32 +222,46 @@ async def run_agent_loop(
             bus=ctx.bus,
         )
         calls = _calls_to_run(response.tool_calls, hooked.event)
+        done = StepResult(chat_id, inbox=InboxChange(chat_id, current=item_id, becomes=()), next=DONE)
         if any(r.enqueue_after == "immediately" for r in hooked.responses):
-            await _skip_calls(ctx, calls, batch_context, batch)
-            await publish_responses(
-                ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id
-            )
-            await ctx.settle(done)
+            for step in _skipped(calls, batch_context, batch):
+                yield step
+            for step in responses_said(agent.name, chat_id, hooked.responses, reply_to=message_id):
+                yield step
+            yield done
             return
-        outcome = await run_tool_calls(ctx, registry, calls, batch_context, batch)
+        waiting = False
+        async with aclosing(run_tool_calls(ctx, registry, calls, batch_context, batch)) as steps:
+            async for step in steps:
+                waiting = waiting or isinstance(step.next, Wait)
+                yield step
         if hooked.responded:  # enqueue_after="tool_results": the results are stored; now the reply
-            await publish_responses(
-                ctx, world, agent.name, chat_id, hooked.responses, reply_to=message_id
-            )
-            await ctx.settle(done)
+            for step in responses_said(agent.name, chat_id, hooked.responses, reply_to=message_id):
+                yield step
+            yield done
             return
-        if outcome == "wait":
-            await ctx.settle(done)
+        if waiting:
+            yield waits
             return  # a call waits for the client (or a person); the answer resumes the loop
-    await _report_stop(
-        ctx,
-        world,
-        agent_name,
-        chat_id,
-        "iteration_cap",
-        f"{agent_name} stopped after {world.max_iterations} LLM iterations without a final answer "
-        "(the per-message iteration cap).",
-        settles=item_id,
+    await ctx.bus.publish(
+        SystemEvent(
+            world=world.name,
+            level="error",
+            text=(text := _iteration_cap_text(agent_name, world.max_iterations)),
+            chat_id=chat_id,
+            reason="iteration_cap",
+            context={"agent": agent_name, "reason": "iteration_cap"},
+        )
+    )
+    stop_note = Message(chat_id=chat_id, role="system", sender="system", content=text)
+    yield StepResult.spoken(stop_note, finishes=item_id, next=DONE)
+
+
+def _iteration_cap_text(agent: str, cap: int) -> str:
+    """What the people watching are told when the loop ends without an answer."""
+    return (
+        f"{agent} stopped after {cap} LLM iterations without a final answer "
+        "(the per-message iteration cap)."
     )
 
 
@@ -335,67 +347,39 @@ def _calls_to_run(original: list[ToolCall], hooked: object) -> list[ToolCall]:
     return original
 
 
-async def _skip_calls(
-    ctx: TurnContext, calls: list[ToolCall], context: ToolContext, batch: Batch
-) -> None:
+def _skipped(calls: list[ToolCall], context: ToolContext, batch: Batch) -> list[StepResult]:
     """Calls a hook answered in place of running them still get a result, so the memory stays whole."""
-    for call in calls:
-        message = Message.tool_result(
-            chat_id=context.chat_id,
-            agent=context.agent,
-            tool_call_id=call.id,
-            content=json.dumps({"skipped": "the application answered in place of this call"}),
-            batch_id=batch.message_id,
+    skipped = json.dumps({"skipped": "the application answered in place of this call"})
+    return [
+        StepResult.spoken(
+            Message.tool_result(
+                chat_id=context.chat_id,
+                agent=context.agent,
+                tool_call_id=call.id,
+                content=skipped,
+                batch_id=batch.message_id,
+            ),
+            by=context.agent,
         )
-        await ctx.publish(Step(message, memory_of=context.agent))
+        for call in calls
+    ]
 
 
-async def publish_responses(
-    ctx: TurnContext,
-    world: World,
-    agent: str | None,
-    chat_id: str,
-    responses: list[Response],
-    *,
-    reply_to: str | None,
-) -> None:
-    """Publish what hooks sent in place of a default step; what the agent "said" it remembers."""
+def responses_said(
+    agent: str | None, chat_id: str, responses: list[Response], *, reply_to: str | None
+) -> list[StepResult]:
+    """What hooks sent in place of a default step, one step each; what the agent "said" it
+    remembers."""
+    steps = []
     for response in responses:
+        own = agent is not None and response.sender == agent
         message = Message(
             chat_id=chat_id,
             role=response.role,
             sender=response.sender,
-            agent_id=response.sender if agent is not None and response.sender == agent else None,
+            agent_id=response.sender if own else None,
             content=response.content,
             reply_to_message_id=reply_to,
         )
-        remembered = agent is not None and response.sender == agent
-        await ctx.publish(Step(message, memory_of=agent if remembered else None))
-
-
-async def _report_stop(
-    ctx: TurnContext,
-    world: World,
-    agent: str,
-    chat_id: str,
-    reason: Literal["iteration_cap"],
-    text: str,
-    *,
-    settles: int,
-) -> None:
-    """The loop ended without an answer: tell the people watching (event + transcript)."""
-    await ctx.bus.publish(
-        SystemEvent(
-            world=world.name,
-            level="error",
-            text=text,
-            chat_id=chat_id,
-            reason=reason,
-            context={"agent": agent, "reason": reason},
-        )
-    )
-    await ctx.publish(
-        Step(
-            Message(chat_id=chat_id, role="system", sender="system", content=text), settles=settles
-        )
-    )
+        steps.append(StepResult.spoken(message, by=agent if own else None))
+    return steps

@@ -4,10 +4,12 @@ Every message published into a chat is stored with the work it causes (a ``route
 item in the chat's persisted inbox, ``models.work``) in one transaction; then
 subscribers see it (SPEC E2) and the chat's runner is started. The runner
 (``runners``) holds the chat's lease — one process at a time, across processes —
-and does the inbox in order: a ``route`` item offers the message to every agent
-(SPEC R1–R2) and becomes one ``turn`` per agent that answers; their answers are
-published the same way, so agents hear each other. A process that stops leaves its
-items in the inbox, and whoever runs the chat next finishes them.
+and does the inbox in order: each item is done by steps that return what they did
+(``StepResult``), and ``apply`` commits each in one transaction, then publishes it. A
+``route`` item offers the message to every agent (SPEC R1–R2) and becomes one ``loop`` per
+agent that answers; their answers are published the same way, so agents hear each other. A
+process that stops leaves its items in the inbox, and whoever runs the chat next finishes
+them.
 
 What only tool calls need -- approvals, client calls, stopping a running tool, the policy --
 is imported where it is first used (``runtime.recovery``), so that a process whose turns
@@ -18,16 +20,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from functools import partial
+from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
+from agentworld.errors import InvalidInputError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
 from agentworld.models.events import MessageEvent
 from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
 from agentworld.models.work import (
-    ChatReport,
     InboxChange,
     Loop,
     Posted,
@@ -35,11 +38,11 @@ from agentworld.models.work import (
     Resume,
     Route,
     RunApproved,
+    StepResult,
     Turn,
 )
 from agentworld.process_secrets import note_key_variable
 from agentworld.providers.registry import build_provider
-from agentworld.routing.mentions import is_human_sender
 from agentworld.routing.messages import is_routable, may_address_anyone
 from agentworld.runtime.approval_timers import ApprovalTimers
 from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_failed
@@ -47,11 +50,11 @@ from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
 from agentworld.runtime.recovery import expire_overdue, recover_interrupted
-from agentworld.runtime.route_step import Routed, WorldAndAgents, single_loop, take_up
+from agentworld.runtime.route_step import route
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.titles import ChatTitles
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
-from agentworld.runtime.turn_context import PolicyOnFirstCall, Step, TurnContext
+from agentworld.runtime.turn_context import PolicyOnFirstCall, Steps, TurnContext
 from agentworld.storage.pending import refuse_closed
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
@@ -102,20 +105,11 @@ class WorldRuntime:
             provider_for=self._providers.get,
             tools_for=self._tools.registry,
             authorizer=authorizer or PolicyOnFirstCall(storage),
-            publish=self.publish,
-            settle=self._settle,
-            kick=self._runners.kick,
             interactive=interactive,
             hooks_for=self._hooks.for_world,
             streaming=streaming,
         )
         self._timers = ApprovalTimers(storage, world, expire=self._expire)
-        self._known: dict[int, WorldAndAgents] = {}
-        """The world and its agents as a post that claimed its chat read them, by the item its
-        route is (chats run concurrently: keyed by item)."""
-        self._routed: dict[int, Routed] = {}
-        """What a route just did, by the item its loop continues in: the world it read, and the
-        message that loop is to take into memory (chats run concurrently: keyed by item)."""
         self.bus.subscribe(self._timers.on_approval, kinds=["approval"], name="approval-timer")
 
     def on_event(self, hook: OnEvent) -> OnEvent:
@@ -133,7 +127,7 @@ class WorldRuntime:
         return self
 
     async def resume_stopped_work(self, world: World | None = None) -> list[str]:
-        """Take up what stopped processes left in this world: overdue approvals are denied,
+        """Resume what stopped processes left in this world: overdue approvals are denied,
         tool runs whose process died are logged as interrupted, and every chat with work
         in its inbox gets a runner (which gives way if a live process holds the chat).
         Returns those chats. One read says which of these there is to look at; usually none."""
@@ -142,12 +136,12 @@ class WorldRuntime:
         if "tool_runs" in left:
             await recover_interrupted(self.storage, world)
         if "approvals" in left:
-            await expire_overdue(self._turns, world)
+            await expire_overdue(self.storage, world, self._expire)
         if "work" not in left:
             return []
         chats = await self.storage.inbox.chats_with_work(self.world)
         for chat_id in chats:
-            self._runners.kick(chat_id)
+            self._runners.start(chat_id)
         return chats
 
     async def __aexit__(self, *_exc: object) -> None:
@@ -174,107 +168,65 @@ class WorldRuntime:
     async def post(self, chat_id: str, content: str, *, sender: str = "human") -> tuple[Message, Posted]:
         """``send``, and what the post did (``Posted``: where the transcript stood before it)."""
         message = Message(chat_id=chat_id, role="user", sender=sender, content=content)
-        # One transaction: the chat exists, the message is stored with its routing queued, and
-        # a human resets the turn budgets; if this process claims the chat, the common route
-        # (no hooks, one agent answers) is taken there too, with that agent's memory read.
+        # One transaction: the chat exists, the message is stored with its route queued (a
+        # person's message resets the turn budgets), and the chat is claimed if nobody runs it.
         routed = is_routable(message)
-        fresh = is_human_sender(sender) or sender.lower() == "world"
-        plain = routed and fresh and not self._hooks.registered  # fresh: may address anyone
         posted = await self.storage.post_to_chat(
             self.world,
             message,
-            reset_llm_calls=fresh,
             inbox=InboxChange(chat_id, append=(Route(message=message),)) if routed else None,
-            claim_for=self._runners.owner if routed else None,  # and run it, if nobody does
+            claim_for=self._runners.owner if routed else None,
             claim_ttl=LEASE_SECONDS,
-            route=partial(single_loop, message) if plain else None,
-            memory_after=lambda agent: self._memory.last_seq(self.world, agent, chat_id),
         )
         await self.bus.publish(MessageEvent(world=self.world, message=message))
         if posted.claimed:
-            if (first := posted.first) is not None and posted.world is not None:
-                self._hooks.note(posted.world[0])
-                if posted.taken_up is None:
-                    self._known[first.item_id] = posted.world
-                else:  # routed already: its loop starts from the memory the post read
-                    self._routed[first.item_id] = Routed(first, posted.world[0], taken_up=posted.taken_up)
-            self._runners.start_claimed(chat_id, first)
+            self._runners.start_claimed(chat_id, posted.first)
         elif routed:
-            self._runners.kick(chat_id)
+            self._runners.start(chat_id)
         return message, posted
 
-    async def publish(self, step: Step) -> None:
-        """Store → subscribers → route (SPEC E2), the storing in one transaction: the step's
-        message in the transcript (and, with ``memory_of``, in that agent's memory with its LLM
-        call count), its routing queued when it is spoken, and the inbox item it ``settles``
-        replaced by ``then`` (removed when ``then`` is empty)."""
-        message, memory_of, llm_calls = step.message, step.memory_of, step.llm_calls
-        settles, then, events, tool_log_end = step.settles, step.then, step.events, step.tool_log_end
-        hooked = self._hooks.may_exist and not message.tool_calls
-        routed = hooked or (is_routable(message) and may_address_anyone(message))
-        # An answer that addresses nobody needs no routing, unless hooks are to see it; the
-        # hooks see every message but the model's tool calls (those reach them as calls).
-        change = InboxChange(
-            message.chat_id,
-            append=(Route(message=message),) if routed else (),
-            current=settles,
-            becomes=then if settles is not None else None,
-        )
-        # A step that ends its item and queues nothing may be the chat's last: it lets the chat
-        # go in its own transaction — once the chat is titled (titling happens under the lease,
-        # after the inbox is done: ``ChatRunners``' ``on_drained``); until then it reads what
-        # naming the chat needs, so the title step reads nothing.
-        last = settles is not None and not then and not routed
-        titled = self._titles.has_title(message.chat_id)
-        recorded = await self.storage.record_step_with_transcript(
-            self.world,
-            memory_of,
-            [message] if memory_of is not None else [],
-            [message],
-            llm_calls=llm_calls,
-            inbox=change if change.append or settles is not None else None,
-            let_go=self._runners.owner if last and titled else None,
-            events=events,
-            tool_log_end=tool_log_end,
-            look_for_title=last and not titled,
-            report_after=self._runners.report_after(message.chat_id) if last else None,
-        )
-        if recorded.lease is not None:
-            self._runners.settled(message.chat_id, recorded.lease)
-        if recorded.naming is not None:
-            self._titles.found(message.chat_id, recorded.naming)
-        for event in events:
-            await self.bus.publish(event)
-        await self.bus.publish(MessageEvent(world=self.world, message=message))
-        if change.adds_work:
-            self._runners.kick(message.chat_id)
+    async def apply(self, step: StepResult) -> None:
+        """Commit ``step`` in one transaction — with the route of each message it says that
+        speaks to someone queued in its chat's inbox — then publish its events and messages
+        (SPEC E2: store → subscribers → route) and start the runner of its chat if it got work."""
+        routes = tuple(Route(message=m) for m in step.said if self._needs_route(m))
+        if routes:
+            inbox = step.inbox or InboxChange(step.chat_id)
+            step = replace(step, inbox=replace(inbox, append=inbox.append + routes))
+        await self.storage.commit_step(self.world, step)
+        await self._publish(step)
 
-    async def _settle(self, change: InboxChange) -> None:
-        """Commit an inbox change that has no message with it, and run what it queued."""
-        await self.storage.inbox.change(self.world, change)
-        if change.adds_work:
-            self._runners.kick(change.chat_id)
+    async def _publish(self, step: StepResult) -> None:
+        """What subscribers see of a committed step, and its chat's runner started for the work
+        it queued."""
+        for event in step.events:
+            await self.bus.publish(event)
+        for message in step.said:
+            await self.bus.publish(MessageEvent(world=self.world, message=message))
+        for event in step.announced:
+            await self.bus.publish(event)
+        if step.inbox is not None and step.inbox.adds_work:
+            self._runners.start(step.chat_id)
+
+    def _needs_route(self, message: Message) -> bool:
+        """Whether a message said in a chat is offered to its agents (a ``route`` item): when
+        it speaks to someone, or when hooks may see it — every message but a model's tool
+        calls, which reach them as calls."""
+        if self._hooks.may_exist and not message.tool_calls:
+            return True
+        return is_routable(message) and may_address_anyone(message)
 
     async def stop(self, chat_id: str, *, by: str = "human") -> StopOutcome:
         """Stop the chat's work now, on a person's word: the running turn is cancelled (its
         tool killed), unfinished calls get their "stopped" results, queued work is dropped, and
         the transcript says who stopped it (``runtime.stopping``). A chat another process runs
         is not stopped (``stopped`` is false): stop it where it runs."""
-        from agentworld.runtime.stopping import stop_chat  # on first use (module docstring)
+        from agentworld.runtime.stopping import StopOutcome, stop_chat  # (module docstring)
 
-        async with self._runners.stopped(chat_id):
-            return await stop_chat(
-                self._turns, self.world, chat_id, by=by, owner=self._runners.owner
-            )
-
-    def want_report(self, chat_id: str, after_seq: int) -> None:
-        """A command waiting on the chat reports from ``after_seq``: read it as the chat is let
-        go (``ChatRunners.want_report``); ``take_report`` hands it over."""
-        self._runners.want_report(chat_id, after_seq)
-
-    def take_report(self, chat_id: str, after_seq: int) -> ChatReport | None:
-        """What ``want_report`` asked for, if it is still what a read would find; else None."""
-        return self._runners.take_report(chat_id, after_seq)
+        async with self._runners.stopped(chat_id) as held:
+            if not held:
+                return StopOutcome(stopped=False)
+            return await stop_chat(self._turns, self.world, chat_id, by=by)
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""
@@ -289,7 +241,7 @@ class WorldRuntime:
         Pending approvals are not work: a chat waiting for a person is idle.
         Raises ``TimeoutError`` after ``timeout`` seconds; the work carries on.
         """
-        if timeout is None:  # no timeout to keep: one wait less to set up (a thousand sends)
+        if timeout is None:  # no timeout to keep: one wait less to set up per waiter
             return await self._runners.wait_idle(chat_id)
         async with asyncio.timeout(timeout):
             await self._runners.wait_idle(chat_id)
@@ -312,13 +264,17 @@ class WorldRuntime:
         """
         from agentworld.runtime.client_calls import submit_client_result  # (module docstring)
 
-        return await submit_client_result(self._turns, self.world, tool_call_id, result, is_error=is_error)
+        answered, step = await submit_client_result(
+            self._turns, self.world, tool_call_id, result, is_error=is_error
+        )
+        await self.apply(step)  # refused if it was answered meanwhile
+        return answered
 
     async def approvals(self, chat_id: str | None = None) -> list[PendingApproval]:
         """Pending approval requests (after expiring overdue ones, SPEC A7)."""
         world = await self.storage.get_world(self.world)
         await recover_interrupted(self.storage, world)
-        await expire_overdue(self._turns, world)
+        await expire_overdue(self.storage, world, self._expire)
         return await self.storage.pending.find(self.world, chat_id=chat_id, kind="approval")
 
     async def answer_approval(
@@ -334,19 +290,38 @@ class WorldRuntime:
         pending = await self.storage.pending.get(self.world, approval_id)
         if pending is not None:
             refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
-        from agentworld.runtime.approvals import answer_approval  # (module docstring)
+        from agentworld.runtime.approvals import (  # (module docstring)
+            answer_approval,
+            answerable,
+            remember_grant,
+        )
+
 
         world = await self.storage.get_world(self.world)
         await recover_interrupted(self.storage, world)
-        return await answer_approval(
-            self._turns, world, approval_id, decision=decision, scope=scope, actor=actor
-        )
+        asked = await answerable(self._turns, world, approval_id)
+        if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
+            await self._expire(world, asked)
+            raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
+        step = answer_approval(asked, decision=decision, scope=scope, actor=actor)
+        await self.apply(step)  # refused if it was answered meanwhile
+        if decision == "approve" and scope in ("session", "always"):
+            await remember_grant(self._turns, world, asked, scope)
+        assert step.answers is not None
+        return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
 
     async def _expire(self, world: World, pending: PendingCall) -> bool:
-        """Deny a request whose time ran out (``ApprovalTimers``)."""
+        """Deny a request whose time ran out (``ApprovalTimers``, and on access)."""
         from agentworld.runtime.approvals import expire  # (module docstring)
 
-        return await expire(self._turns, world, pending)
+        step = expire(world, pending)
+        if step is None:
+            return False
+        try:
+            await self.apply(step)
+        except InvalidInputError:
+            return False  # answered (or expired) by someone else meanwhile
+        return True
 
     def forget_agent(self, agent: str) -> None:
         """Drop what this process remembers of a deleted agent (its cached memory)."""
@@ -355,60 +330,53 @@ class WorldRuntime:
     # -- the chat's inbox, one item at a time (under the chat's lease) -------------
 
     async def _process(self, queued: QueuedWork) -> QueuedWork | None:
-        """Do one inbox item; return its continuation when that is to be done at once."""
+        """Do one inbox item, applying each step it takes; return what now stands in its place
+        when a step put its continuation there (to be done at once, without a read)."""
+        after: QueuedWork | None = None
+        async with aclosing(self._steps(queued)) as steps:
+            async for step in steps:
+                await self.apply(step)
+                change = step.inbox
+                if change is not None and change.current == queued.item_id and change.becomes is not None:
+                    after = QueuedWork(queued.item_id, queued.chat_id, change.becomes[0]) if change.becomes else None
+        return after
+
+    async def _steps(self, queued: QueuedWork) -> Steps:
+        """The steps that do one inbox item."""
         work = queued.work
         match work:
             case Route():
-                known = self._known.pop(queued.item_id, None)
-                routed = await take_up(
-                    self._turns, self._hooks, self.world, queued, work.message, known=known
-                )
-                if routed.next is not None and routed.world is not None:
-                    self._routed[routed.next.item_id] = routed
-                return routed.next
+                steps = route(self._turns, self._hooks, self.world, queued, work.message)
             case Turn():
-                world = self._world_for(self._routed.pop(queued.item_id, None))
-                agent = await self.storage.get_agent(self.world, work.agent)
-                await run_agent_turn(self._turns, await world, agent, work.message, queued.item_id)
+                world, agent = await self.storage.get_world(self.world), await self.storage.get_agent(self.world, work.agent)
+                steps = run_agent_turn(self._turns, world, agent, work.message, queued.item_id)
             case Loop():
-                continues = self._routed.pop(queued.item_id, None)
-                await run_agent_loop(
-                    self._turns,
-                    await self._world_for(continues),
-                    queued.chat_id,
-                    work,
-                    queued.item_id,
-                    incoming=continues.incoming if continues is not None else None,
-                    taken_up=continues.taken_up if continues is not None else None,
-                )
+                world = await self.storage.get_world(self.world)
+                steps = run_agent_loop(self._turns, world, queued.chat_id, work, queued.item_id)
             case Resume():
-                await self._resume(queued, work)
+                steps = self._resume(queued, work)
             case RunApproved():
                 from agentworld.runtime.approvals import run_approved  # (module docstring)
 
-                world_now = await self.storage.get_world(self.world)
-                registry = await self._tools.registry(world_now)
-                await run_approved(self._turns, world_now, queued, work, registry)
+                world = await self.storage.get_world(self.world)
+                registry = await self._tools.registry(world)
+                yield await run_approved(self._turns, world, queued, work, registry)
+                return
             case _:
                 assert_never(work)
-        return None
+        async with aclosing(steps):
+            async for step in steps:
+                yield step
 
-    async def _world_for(self, routed: Routed | None) -> World:
-        """The world's settings: those a route just read, for the item that continues it at
-        once; read fresh otherwise."""
-        if routed is not None and routed.world is not None:
-            return routed.world
-        return await self.storage.get_world(self.world)
-
-    async def _resume(self, queued: QueuedWork, item: Resume) -> None:
+    async def _resume(self, queued: QueuedWork, item: Resume) -> Steps:
         """Continue the loop once every call of the batch has its result — exactly once, and
         only when no later batch of the agent is still waiting (that one's resume goes on)."""
-        done = InboxChange(queued.chat_id, current=queued.item_id, becomes=())
+        done = StepResult(queued.chat_id, inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
         if await self.storage.pending.missing_results(self.world, item.agent, item.batch_id):
-            await self._settle(done)
+            yield done
             return
         if await later_batch_waits(self.storage, self.world, item.agent, queued.chat_id, item.batch_id):
-            await self._settle(done)
+            yield done
             return
         loop = Loop(agent=item.agent, answer_to=item.answer_to, reply_to=item.reply_to)
         claimed = await self.storage.pending.claim_resume(
@@ -417,10 +385,13 @@ class WorldRuntime:
             inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=(loop,)),
         )
         if not claimed:
-            await self._settle(done)
+            yield done
             return
         world = await self.storage.get_world(self.world)
-        await run_agent_loop(self._turns, world, queued.chat_id, loop, queued.item_id)
+        steps = run_agent_loop(self._turns, world, queued.chat_id, loop, queued.item_id)
+        async with aclosing(steps):
+            async for step in steps:
+                yield step
 
     async def _report_work_error(self, queued: QueuedWork, exc: Exception) -> None:
         """A failed turn is an agent's error (event + a line in the chat); other work, a system event."""
@@ -429,7 +400,7 @@ class WorldRuntime:
             case Turn() | Loop() | Resume():
                 event, line = agent_failed(self.world, queued.chat_id, work.agent, exc)
                 await self.bus.publish(event)
-                await self.publish(Step(line))
+                await self.apply(StepResult.spoken(line))
             case _:
                 await self.bus.publish(work_failed(self.world, queued.chat_id, work, exc))
 

@@ -25,10 +25,6 @@ class StorageCore:
 
     url: str
     _runner: Runner | None
-    writes_run: int = 0
-    """Write units this process has started running. Read inside a unit, it is that unit's
-    own number: when it has moved on, this process has written again since (``ChatReport``).
-    Units run one at a time, in the order asked for, so the count orders them."""
 
     async def in_transaction(
         self, fn: Callable[[Connection], T], *, write: bool, duplicate: str | None = None
@@ -43,14 +39,7 @@ class StorageCore:
         runner = self._runner
         if runner is None:
             raise StorageError("storage is not open")
-        if not write:
-            return await self._mapping_errors(runner.run(fn, write=False), duplicate)
-
-        def counted(conn: Connection) -> T:
-            self.writes_run += 1
-            return fn(conn)
-
-        return await self._mapping_errors(runner.run(counted, write=True), duplicate)
+        return await self._mapping_errors(runner.run(fn, write=write), duplicate)
 
     async def in_schema_transaction(self, fn: Callable[[sa.Connection], T]) -> T:
         """``fn`` on SQLAlchemy's own connection (``inspect``, ``create``), in one write

@@ -2,7 +2,7 @@
 
 ``apply_change`` is a function of a connection so that every write that causes work
 (a posted message, an agent's answer, an approval's answer) queues it in its own
-transaction; ``InboxStore`` reads the inbox and settles items on their own.
+transaction; ``InboxStore`` reads the inbox and commits a change no other write goes with.
 """
 
 from __future__ import annotations
@@ -49,25 +49,6 @@ _NEXT = Sql(
     columns={"work": "json"},
 )
 _ANY = Sql(f"SELECT chat_inbox.item_id FROM chat_inbox WHERE {_OF_CHAT} LIMIT 1")
-_INTO_EMPTY = (
-    "INSERT INTO chat_inbox (world, chat_id, position, work, created_at)"
-    " SELECT {values} WHERE NOT EXISTS (SELECT 1 FROM chat_inbox WHERE "
-    + _OF_CHAT
-    + ") RETURNING item_id"
-)
-_INSERT_INTO_EMPTY = Sql(
-    _INTO_EMPTY.format(values=":world_key, :chat_key, 1, :work, :created_at"),
-    json_params=("work",),
-    # PostgreSQL deduces a parameter's type from its first use: text in the select list, where
-    # the comparison with ``world`` wants a VARCHAR ("inconsistent types deduced").
-    postgresql=_INTO_EMPTY.format(
-        values="CAST(:world_key AS VARCHAR), CAST(:chat_key AS VARCHAR), 1, :work,"
-        " CAST(:created_at AS VARCHAR)"
-    ),
-)
-"""Queue an item only if the chat's inbox is empty: the check and the insert, one statement."""
-
-
 def _work_json(work: WorkItem) -> dict[str, Any]:
     return work.model_dump(mode="json")
 
@@ -126,20 +107,6 @@ def apply_change(conn: Connection, world: str, change: InboxChange | None) -> Qu
     return QueuedWork(int(item_id), chat, change.append[0])
 
 
-def queue_first(conn: Connection, world: str, chat_id: str, work: WorkItem) -> QueuedWork | None:
-    """Queue ``work`` as the only item of the chat if its inbox is empty (inside the caller's
-    transaction); None, queueing nothing, when it has work already. A post whose route is
-    decided at once writes the item the route becomes, not the route it replaces."""
-    params = {
-        "world_key": world,
-        "chat_key": chat_id,
-        "work": _work_json(work),
-        "created_at": utc_now().isoformat(),
-    }
-    item_id = conn.execute(_INSERT_INTO_EMPTY, params).scalar()
-    return None if item_id is None else QueuedWork(int(item_id), chat_id, work)
-
-
 def next_item(conn: Connection, world: str, chat_id: str) -> QueuedWork | None:
     """The chat's next item (inside the caller's transaction), or None when it has none."""
     row = conn.execute(_NEXT, {"world_key": world, "chat_key": chat_id}).first()
@@ -179,7 +146,7 @@ def take_agent_work(conn: Connection, world: str, agent: str, chats_running: set
 
 
 class InboxStore:
-    """Reads of the inbox, and settling an item when no other write goes with it."""
+    """Reads of the inbox, and a change committed when no other write goes with it."""
 
     def __init__(self, storage: StorageCore) -> None:
         self._storage = storage
@@ -208,7 +175,7 @@ class InboxStore:
 
     async def chats_with_work(self, world: str) -> list[str]:
         """Chats of the world with work left (to resume after a process stopped): queued
-        items first, then chats whose lease was never let go -- a process that stopped after
+        items first, then chats whose lease was never released -- a process that stopped after
         the chat's last item but before its title and the release. (A chat held by a live
         process is among them; its runner gives way.)"""
         def read(conn: Connection) -> list[str]:

@@ -18,10 +18,9 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentworld.models.work import ChatReport, LeaseAfterStep, QueuedWork
+from agentworld.models.work import QueuedWork
 from agentworld.storage import queries
 from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import next_item
@@ -55,8 +54,8 @@ _RELEASE_IF_IDLE = Sql(
     f"DELETE FROM chat_leases WHERE {_MINE} AND NOT EXISTS (SELECT 1 FROM chat_inbox"
     " WHERE chat_inbox.world = :world_key AND chat_inbox.chat_id = :chat_key)"
 )
-"""Let the chat go if it is ``owner``'s and its inbox is empty: the end of nearly every turn,
-one statement instead of reading the holder and the next item first."""
+"""Release the chat's lease if it is ``owner``'s and its inbox is empty: the end of nearly
+every turn, one statement instead of reading the holder and the next item first."""
 
 
 _CLAIM_IF_FREE = Sql(
@@ -155,32 +154,17 @@ class LeaseStore:
         return await self._storage.in_transaction(write, write=True)
 
     async def release_or_next(
-        self,
-        world: str,
-        chat_id: str,
-        owner: str,
-        *,
-        title: str | None = None,
-        report_after: int | None = None,
-    ) -> LeaseAfterStep:
-        """Let the chat go if its inbox is empty, else hand back its next item — one
-        transaction, so work queued by another process is never stranded: ``held`` with the
-        ``next`` item while there is work, else let go (``released``, or not ``owner``'s any
-        more). ``title``: the chat's title, found after its first exchange, recorded in the
-        same transaction. ``report_after``: once let go, also read the chat's transcript after
-        that position and its waiting approvals (``LeaseAfterStep.report``)."""
-        storage = self._storage
+        self, world: str, chat_id: str, owner: str, *, title: str | None = None
+    ) -> QueuedWork | None:
+        """Release the chat's lease if its inbox is empty, else hand back its next item — one
+        transaction, so work queued by another process is never stranded. None: the lease is
+        released (or was not ``owner``'s any more). ``title``: the chat's title, found after
+        its first exchange, recorded in the same transaction."""
 
-        def report(conn: Connection) -> ChatReport:
-            assert report_after is not None
-            return queries.chat_report(conn, world, chat_id, report_after, storage.writes_run)
-
-        def write(conn: Connection) -> LeaseAfterStep:
+        def write(conn: Connection) -> QueuedWork | None:
             if title is not None:
                 queries.give_title(conn, world, chat_id, title)
-            return release_or_next(
-                conn, world, chat_id, owner, report=None if report_after is None else report
-            )
+            return release_or_next(conn, world, chat_id, owner)
 
         return await self._storage.in_transaction(write, write=True)
 
@@ -211,7 +195,7 @@ def claim_lease(conn: Connection, world: str, chat_id: str, owner: str, ttl: flo
         return True  # the chat was free (the usual case: one statement)
     row = conn.execute(_READ, key).first()
     if row is None:
-        return False  # held a moment ago and let go since: the next try claims it
+        return False  # held a moment ago and released since: the next try claims it
     if row.owner != owner and row.expires_at > now and not owner_gone(row.owner):
         return False
     taken = conn.execute(
@@ -235,24 +219,15 @@ def chats_in_use(conn: Connection, world: str) -> list[str]:
     return sorted(r.chat_id for r in rows if r.expires_at > now and not owner_gone(r.owner))
 
 
-def release_or_next(
-    conn: Connection,
-    world: str,
-    chat_id: str,
-    owner: str,
-    *,
-    report: Callable[[Connection], ChatReport] | None = None,
-) -> LeaseAfterStep:
+def release_or_next(conn: Connection, world: str, chat_id: str, owner: str) -> QueuedWork | None:
     """Inside the caller's transaction: the chat's next item while ``owner`` holds it, else
-    — its inbox empty — let it go (see ``LeaseStore.release_or_next``). ``report``: read
-    once the chat is let go by ``owner``, in the same transaction, for a command waiting on
-    the chat (``LeaseAfterStep.report``)."""
+    — its inbox empty — release the lease (see ``LeaseStore.release_or_next``)."""
     key = {"world_key": world, "chat_key": chat_id}
-    if not conn.execute(_RELEASE_IF_IDLE, {**key, "owner_key": owner}).rowcount:
-        if conn.execute(_HOLDER, key).scalar() != owner:
-            return LeaseAfterStep(False, None)
-        item = next_item(conn, world, chat_id)
-        if item is not None:
-            return LeaseAfterStep(True, item)
+    if conn.execute(_RELEASE_IF_IDLE, {**key, "owner_key": owner}).rowcount:
+        return None
+    if conn.execute(_HOLDER, key).scalar() != owner:
+        return None
+    item = next_item(conn, world, chat_id)
+    if item is None:
         conn.execute(_RELEASE, {**key, "owner_key": owner})
-    return LeaseAfterStep(False, None, released=True, report=report(conn) if report else None)
+    return item

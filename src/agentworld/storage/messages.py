@@ -4,28 +4,25 @@ memories beside the transcript's original, never in its place (``runtime.hooks``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentworld.errors import NotFoundError
-from agentworld.models import Agent, Message, Usage, World
+from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
 from agentworld.models.pending import PendingApproval
 from agentworld.models.records import ToolLogEnd
-from agentworld.models.work import (
-    ChatReport,
-    InboxChange,
-    Loop,
-    Posted,
-    StepRecorded,
-    TakenUp,
-)
+from agentworld.models.work import InboxChange, Posted, StepResult
+from agentworld.routing.mentions import is_human_sender
 from agentworld.storage import queries
+from agentworld.storage.approvals import INSERT_AUDIT, audit_row
 from agentworld.storage.connection import Connection
 from agentworld.storage.core import StorageCore
 from agentworld.storage.event_log import event_row, insert_log_rows
-from agentworld.storage.inbox import apply_change, next_item, queue_first
-from agentworld.storage.leases import claim_lease, release_or_next
+from agentworld.storage.inbox import apply_change, next_item
+from agentworld.storage.leases import claim_lease
+from agentworld.storage.pending import answer_call, insert_calls
+from agentworld.storage.pending_rows import call_row
 from agentworld.storage.rows import MESSAGE_COLUMNS_SQL, message_row, row_agent, row_message
 from agentworld.storage.statement import Sql
 from agentworld.storage.tool_logs import finish_log
@@ -71,9 +68,6 @@ def _events_query(kind: bool, chat: bool) -> Sql:
 
 _EVENTS_QUERIES = {(k, c): _events_query(k, c) for k in (False, True) for c in (False, True)}
 """``_events_query`` of each filter, built once."""
-RouteOnPost = Callable[[World, list[Agent]], tuple[Loop, Message] | None]
-"""Who answers a posted message, decided in the post's transaction: one agent's loop and the
-message as it joins that agent's memory, or None to leave the route to the chat's runner."""
 
 
 class MessageStore(StorageCore):
@@ -99,6 +93,39 @@ class MessageStore(StorageCore):
 
         return await self.in_transaction(read, write=False)
 
+    async def commit_step(self, world: str, step: StepResult) -> None:
+        """Commit one step of a chat's work in one transaction (SPEC O3): the answer it gives a
+        waiting call (refused, with nothing written, when the call was answered already), its
+        events, how its tool run ended, its messages (the agents' memories first, then the
+        transcript), the events that announce them, its LLM calls, the call that now waits, its audit entry and its inbox
+        change — so the answer is in the transcript exactly when it is in the memory, and the
+        step is finished exactly when its inbox item says so."""
+        rows = [message_row(world, owner, m) for owner, m in step.memory]
+        rows += [message_row(world, None, m) for m in step.said]
+        logged = [event_row(e) for e in step.events]
+        announced = [event_row(e) for e in step.announced]
+        waiting = [call_row(step.waiting)] if step.waiting is not None else []
+        audited = [audit_row(world, step.audit)] if step.audit is not None else []
+        tool_log_end, inbox, counted, answers = step.tool_log_end, step.inbox, step.llm_calls, step.answers
+
+        def write(conn: Connection) -> None:
+            if answers is not None:
+                answer_call(conn, world, answers)
+            insert_log_rows(conn, logged)
+            if tool_log_end is not None:
+                finish_log(conn, tool_log_end)
+            queries.insert_messages(conn, rows)
+            insert_log_rows(conn, announced)
+            if counted is not None:
+                queries.count_llm_calls(conn, world, *counted)
+            if waiting:
+                insert_calls(conn, waiting)
+            if audited:
+                conn.execute(INSERT_AUDIT, audited)
+            apply_change(conn, world, inbox)
+
+        await self.in_transaction(write, write=True)
+
     async def record_agent_step(
         self,
         world: str,
@@ -122,78 +149,42 @@ class MessageStore(StorageCore):
         *,
         llm_calls: int = 0,
         inbox: InboxChange | None = None,
-        let_go: str | None = None,
         events: Sequence[WorldEvent] = (),
         tool_log_end: ToolLogEnd | None = None,
-        look_for_title: bool = False,
-        report_after: int | None = None,
-    ) -> StepRecorded:
-        """Append a step to the agent's memory and publish messages to the chat transcript,
-        counting the step's LLM calls and queueing the work it causes, all in one
-        transaction: the answer is in the transcript exactly when it is in the memory, and
-        the step is finished exactly when its inbox item says so. With ``let_go`` (the lease
-        owner running the chat), the same transaction lets the chat go if its inbox is now
-        empty, else returns its next item (``leases.release_or_next``). ``events`` (not
-        messages) go into the event log first, and ``tool_log_end`` records how the tool run
-        whose result this is ended, in the same transaction. ``look_for_title``: also read
-        whether the chat has its title, and what naming it needs if not. ``report_after``:
-        when the chat is let go, also read what a waiting command reports from that position
-        (``LeaseAfterStep.report``)."""
-        rows = [message_row(world, agent, m) for m in memory] if agent is not None else []
-        rows += [message_row(world, None, m) for m in transcript]
-        logged = [event_row(e) for e in events]
-        if not rows and not llm_calls and inbox is None and not logged and tool_log_end is None:
-            return StepRecorded()
-
-        def write(conn: Connection) -> StepRecorded:
-            insert_log_rows(conn, logged)
-            if tool_log_end is not None:
-                finish_log(conn, tool_log_end)
-            queries.insert_messages(conn, rows)
-            if llm_calls and agent is not None:
-                queries.count_llm_calls(conn, world, agent, llm_calls)
-            apply_change(conn, world, inbox)
-            if inbox is None:
-                return StepRecorded()
-            if look_for_title:
-                return StepRecorded(naming=queries.untitled(conn, world, inbox.chat_id) or "titled")
-            if let_go is None:
-                return StepRecorded()
-            wanted = None if report_after is None else report
-            return StepRecorded(release_or_next(conn, world, inbox.chat_id, let_go, report=wanted))
-
-        def report(conn: Connection) -> ChatReport:
-            assert report_after is not None and inbox is not None
-            return queries.chat_report(conn, world, inbox.chat_id, report_after, self.writes_run)
-
-        return await self.in_transaction(write, write=True)
+    ) -> None:
+        """``commit_step`` of a step given by its parts: ``memory`` in the agent's memory (with
+        ``llm_calls`` counted), ``transcript`` in the chat's transcript."""
+        chat = next((m.chat_id for m in [*memory, *transcript]), inbox.chat_id if inbox else "")
+        await self.commit_step(
+            world,
+            StepResult(
+                chat,
+                said=tuple(transcript),
+                memory=tuple((agent, m) for m in memory) if agent is not None else (),
+                llm_calls=(agent, llm_calls) if agent is not None and llm_calls else None,
+                events=tuple(events),
+                tool_log_end=tool_log_end,
+                inbox=inbox,
+            ),
+        )
 
     async def post_to_chat(
         self,
         world: str,
         message: Message,
         *,
-        reset_llm_calls: bool,
         inbox: InboxChange | None = None,
         claim_for: str | None = None,
         claim_ttl: float = 0.0,
-        route: RouteOnPost | None = None,
-        memory_after: Callable[[str], int] = lambda _agent: 0,
     ) -> Posted:
         """Store a message posted into a chat from outside (a person, the world) — refused if
-        the chat does not exist — and, for human and world messages, give every agent a fresh
-        turn budget (SPEC R4), queueing its routing; one transaction. With ``claim_for``, the
-        same transaction also claims the chat's lease for that owner if it is free, so the
-        poster can start running it at once (see ``Posted``).
-
-        ``route``: when the chat is claimed and its inbox is empty, it decides from the world
-        and agents whether one agent's loop takes the place of the route ``inbox`` appends
-        (one item); then the message joins that agent's memory, the loop is queued instead of
-        the route, and the agent's memory after ``memory_after(agent)`` is read — still one
-        transaction (``Posted.taken_up``), where the loop's first step would have taken
-        another."""
+        the chat does not exist — with the work it causes (``inbox``); a person's or the
+        world's message gives every agent a fresh turn budget (SPEC R4). One transaction. With
+        ``claim_for``, the same transaction also claims the chat's lease for that owner if it
+        is free, so the poster can start running it at once (``Posted.first``)."""
         row = message_row(world, None, message)
         params = {"world_key": world, "chat_key": message.chat_id}
+        fresh = is_human_sender(message.sender) or message.sender.lower() == "world"
 
         def write(conn: Connection) -> Posted:
             # The chat's row is locked first on PostgreSQL (SQLite serialises writers anyway),
@@ -205,32 +196,14 @@ class MessageStore(StorageCore):
             if seq is None:
                 raise NotFoundError(f"chat {message.chat_id!r} not found in world {world!r}")
             before = seq - 1  # what the post causes is read after the position before it
-            if reset_llm_calls:
+            if fresh:
                 conn.execute(queries.RESET_LLM_CALLS, params)
+            appended = apply_change(conn, world, inbox)
             if claim_for is None or not claim_lease(
                 conn, world, message.chat_id, claim_for, claim_ttl
             ):
-                apply_change(conn, world, inbox)
                 return Posted(False, None, before)
-            known = queries.world_and_agents(conn, world)
-            # Taken up here only when the route would be the chat's only item (an inbox with
-            # work in it does that first): its loop is queued only into an empty inbox.
-            decided = None
-            if route is not None and inbox is not None and len(inbox.append) == 1:
-                decided = route(*known)
-            first = None
-            if decided is not None:  # the loop, not its route
-                first = queue_first(conn, world, message.chat_id, decided[0])
-            if decided is None or first is None:
-                appended = apply_change(conn, world, inbox)
-                return Posted(True, appended or next_item(conn, world, message.chat_id), before, known)
-            loop, incoming = decided
-            queries.insert_messages(conn, [message_row(world, loop.agent, incoming)])
-            (agent,) = [a for a in known[1] if a.name == loop.agent]
-            after = memory_after(loop.agent)
-            read = {**params, "agent_key": loop.agent, "after_seq": after}
-            agent, memory, last = _memory_after(conn, read, agent)
-            return Posted(True, first, before, known, TakenUp(agent, memory, after, last))
+            return Posted(True, appended or next_item(conn, world, message.chat_id), before)
 
         return await self.in_transaction(write, write=True)
 
@@ -263,11 +236,9 @@ class MessageStore(StorageCore):
         *,
         inbox: InboxChange | None = None,
     ) -> None:
-        """Append messages, each to the transcript (owner None) or an agent's memory, and apply
-        ``inbox`` (the work they cause or finish).
-
-        One transaction for the batch, so a step's messages land together or not at all.
-        """
+        """Append messages in the order given, each to the transcript (owner None) or an
+        agent's memory, and apply ``inbox`` (the work they cause or finish): one transaction,
+        so a step's messages land together or not at all."""
         rows = [message_row(world, owner, message) for owner, message in entries]
         if not rows and inbox is None:
             return

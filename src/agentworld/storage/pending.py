@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
     Any,
     Final,
-    Generic,
     Literal,
-    NotRequired,
     TypedDict,
-    TypeVar,
     Unpack,
     assert_never,
     overload,
 )
 
 from agentworld.errors import InvalidInputError, NotFoundError
-from agentworld.models import Message, utc_now
+from agentworld.models import utc_now
 from agentworld.models.pending import (
     PendingApproval,
     PendingCall,
@@ -27,7 +22,7 @@ from agentworld.models.pending import (
     PendingKind,
 )
 from agentworld.models.records import AuditEntry
-from agentworld.models.work import InboxChange
+from agentworld.models.work import Answer, InboxChange
 from agentworld.storage.approvals import INSERT_AUDIT, audit_row
 from agentworld.storage.connection import Connection
 from agentworld.storage.inbox import apply_change
@@ -39,9 +34,7 @@ from agentworld.storage.pending_rows import (
     find_calls,
     row_call,
 )
-from agentworld.storage.rows import message_row
 from agentworld.storage.statement import Sql
-from agentworld.storage.tool_logs import START
 
 if TYPE_CHECKING:
     from agentworld.storage.core import StorageCore
@@ -110,6 +103,11 @@ _RESULTS_OF_CALLS: Final = Sql(
     " AND role = 'tool' AND tool_call_id IN :ids",
     lists=("ids",),
 )
+
+
+def insert_calls(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Insert waiting calls' rows (``pending_rows.call_row``) inside the caller's transaction."""
+    conn.execute(_INSERT_CALLS, rows)
 
 
 def cancel_agent_calls(
@@ -194,46 +192,18 @@ class _Filters(TypedDict, total=False):
     batch_id: str | None
 
 
-class _AnswerArgs(TypedDict):
-    """What ``PendingCallStore.answer`` is given besides the call and its kind, spelled once for
-    its overloads: they differ only in the kind (the implementation holds the defaults)."""
-
-    answer: dict[str, Any]
-    results: list[Message]
-    status: NotRequired[str]
-    start_log: NotRequired[dict[str, Any] | None]
-    inbox: NotRequired[InboxChange | None]
-
-
-_Call = TypeVar("_Call", bound=PendingClientCall | PendingApproval, covariant=True)
-
-
-@dataclass(frozen=True)
-class Answered(Generic[_Call]):
-    """The outcome of ``PendingCallStore.answer``: the call as now stored, of the kind asked."""
-
-    call: _Call
-    remaining: int
-    """How many calls of the same batch still wait; the loop resumes at zero."""
-    log_id: int | None = None
-
-
 class PendingCallStore:
     def __init__(self, storage: StorageCore) -> None:
         self._storage = storage
 
-    async def add(self, calls: list[PendingCall], *, memory: Sequence[Message] = ()) -> None:
-        """Record waiting calls, with the messages that announce them in the agent's memory,
-        in one transaction (an approval request never exists without its pending row)."""
+    async def add(self, calls: list[PendingCall]) -> None:
+        """Record waiting calls, in one transaction."""
         if not calls:
             return
-        messages = [message_row(calls[0].world, calls[0].agent, m) for m in memory]
         rows = [call_row(c) for c in calls]
 
         def insert(conn: Connection) -> None:
-            if messages:
-                conn.execute(_INSERT_MESSAGES, messages)
-            conn.execute(_INSERT_CALLS, rows)
+            insert_calls(conn, rows)
 
         await self._storage.in_transaction(insert, write=True)
 
@@ -334,73 +304,29 @@ class PendingCallStore:
 
         return await self._storage.in_transaction(read, write=False)
 
-    @overload
-    async def answer(
-        self, world: str, tool_call_id: str, *, kind: Literal["client"],
-        **given: Unpack[_AnswerArgs],
-    ) -> Answered[PendingClientCall]: ...
 
-    @overload
-    async def answer(
-        self, world: str, tool_call_id: str, *, kind: Literal["approval"],
-        **given: Unpack[_AnswerArgs],
-    ) -> Answered[PendingApproval]: ...
-
-    async def answer(
-        self,
-        world: str,
-        tool_call_id: str,
-        *,
-        kind: PendingKind,
-        answer: dict[str, Any],
-        results: list[Message],
-        status: str = "answered",
-        start_log: dict[str, Any] | None = None,
-        inbox: InboxChange | None = None,
-    ) -> Answered[PendingCall]:
-        """Mark the call answered, store its result messages in the agent's memory and (for an
-        approved call) record the start of the tool's execution — all in one transaction, so
-        "approved" never exists without "started" (SPEC A6: a crash cannot run it twice).
-
-        The status check is part of the UPDATE, so of two processes answering the same call
-        only one succeeds; the other gets a clear refusal (SPEC A3).
-        """
-
-        def write(conn: Connection) -> Answered[PendingCall]:
-            row = conn.execute(_CALL, {"world": world, "tool_call_id": tool_call_id}).first()
-            if row is None or row.kind != kind:
-                what = "approval request" if kind == "approval" else "pending tool call"
-                raise NotFoundError(f"no {what} {tool_call_id!r} in world {world!r}")
-            refuse_closed(row_call(row))
-            if row.status != "pending":
-                raise InvalidInputError(
-                    f"{tool_call_id!r} is already {row.status}; it cannot be answered again"
-                )
-            updated = conn.execute(
-                _ANSWER,
-                {
-                    "world": world,
-                    "tool_call_id": tool_call_id,
-                    "status": status,
-                    "answered_at": utc_now().isoformat(),
-                    "answer": answer,
-                },
-            )
-            if updated.rowcount != 1:
-                raise InvalidInputError(
-                    f"{tool_call_id!r} was answered concurrently; not answered again"
-                )
-            if results:
-                conn.execute(_INSERT_MESSAGES, [message_row(world, row.agent, m) for m in results])
-            log_id: int | None = None
-            if start_log is not None:
-                inserted = conn.execute(START, start_log)
-                log_id = int(inserted.scalar_one())
-            apply_change(conn, world, inbox)
-            remaining = conn.execute(
-                _WAITING_IN_BATCH, {"world": world, "batch_id": row.batch_id}
-            ).scalar_one()
-            call = row_call(row).model_copy(update={"status": status, "answer": answer})
-            return Answered(call, int(remaining), log_id)
-
-        return await self._storage.in_transaction(write, write=True)
+def answer_call(conn: Connection, world: str, answer: Answer) -> PendingCall:
+    """Mark a waiting call answered inside the caller's transaction, exactly once: the status
+    check is part of the UPDATE, so of two processes answering the same call only one
+    succeeds; the other gets a clear refusal (SPEC A3), and its transaction writes nothing."""
+    tool_call_id = answer.tool_call_id
+    row = conn.execute(_CALL, {"world": world, "tool_call_id": tool_call_id}).first()
+    if row is None or row.kind != answer.kind:
+        what = "approval request" if answer.kind == "approval" else "pending tool call"
+        raise NotFoundError(f"no {what} {tool_call_id!r} in world {world!r}")
+    refuse_closed(row_call(row))
+    if row.status != "pending":
+        raise InvalidInputError(f"{tool_call_id!r} is already {row.status}; it cannot be answered again")
+    updated = conn.execute(
+        _ANSWER,
+        {
+            "world": world,
+            "tool_call_id": tool_call_id,
+            "status": answer.status,
+            "answered_at": utc_now().isoformat(),
+            "answer": answer.answer,
+        },
+    )
+    if updated.rowcount != 1:
+        raise InvalidInputError(f"{tool_call_id!r} was answered concurrently; not answered again")
+    return row_call(row).model_copy(update={"status": answer.status, "answer": answer.answer})

@@ -15,7 +15,6 @@ from typing import Any, Final
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, World, utc_now
 from agentworld.models.pending import PendingApproval
-from agentworld.models.work import ChatReport
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import lock_world_log, message_log_rows
 from agentworld.storage.pending_rows import find_calls
@@ -222,13 +221,6 @@ def since_with_approvals(
     messages = [row_message(r) for r in conn.execute(TRANSCRIPT_SINCE, params)]
     waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
     return messages, [c for c in waiting if isinstance(c, PendingApproval)]
-
-
-def chat_report(
-    conn: Connection, world: str, chat_id: str, after_seq: int, writes: int
-) -> ChatReport:
-    """``since_with_approvals`` as a ``ChatReport`` (``writes``: the store's count now)."""
-    return ChatReport(*since_with_approvals(conn, world, chat_id, after_seq), after_seq, writes)
 
 
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:
