@@ -7,7 +7,8 @@ PostgreSQL's ``json`` type, the HTTP API's encoder). So what a model writes is r
 stored anyway goes out as the string it was spelled as (``finite``, ``dumps``), so one such
 row cannot break a listing of the whole world.
 
-No dependency beyond the standard library: the CLI's quick paths print through this too.
+No dependency beyond the standard library: the CLI's output prints through this without
+loading the models.
 """
 
 from __future__ import annotations
