@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from agentworld.cli.app import run_command_line
+
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``agentworld`` command: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for
@@ -19,8 +21,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     if sys.stdout is None:  # started with ``1>&-``: whatever it printed would be lost unseen
         _fail("standard output is closed; to discard the output, send it to /dev/null")
     args = place_global_options(sys.argv[1:] if argv is None else argv)
-    from agentworld.cli.app import run_command_line
-
     try:
         run_command_line(args)
     except OSError as exc:  # only errors of writing the output come this far
