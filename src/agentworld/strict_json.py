@@ -7,8 +7,7 @@ PostgreSQL's ``json`` type, the HTTP API's encoder). So what a model writes is r
 stored anyway goes out as the string it was spelled as (``finite``, ``dumps``), so one such
 row cannot break a listing of the whole world.
 
-No dependency beyond the standard library: the CLI's output prints through this without
-loading the models.
+No dependency beyond the standard library: the CLI's quick paths print through this too.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A shell call as the person sees it, in a module of its own with no imports of ours:
-the approval prompt builds it (``approval.display``), and a stored request reads it back
-without loading the shell analysis. Here too, for the same reason, is how any outside text is
-shown to a person: ``escape_controls``, which the CLI's transcripts use as well as the
-approval prompt."""
+the approval prompt builds it (``approval.display``), and the CLI's quick listing
+(``storage.sqlite_reads``) reads it back from a stored request without loading the shell
+analysis. Here too, for the same reason, is how any outside text is shown to a person:
+``escape_controls``, which the CLI's transcripts use as well as the approval prompt."""
 
 from __future__ import annotations
 
