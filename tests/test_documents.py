@@ -18,7 +18,6 @@ from agentworld.documents import (
 )
 from agentworld.models.pending import PendingApproval, PendingClientCall
 from agentworld.models.records import AuditEntry, ToolLogEntry
-from agentworld.storage.sqlite_reads import UNRECORDED_SANDBOX
 from agentworld.tools.registry import Tool
 
 
@@ -111,8 +110,7 @@ def test_an_approval_document_names_the_approval_and_what_the_person_was_shown()
 
 
 def test_an_approval_stored_without_its_containment_shows_it_uncontained() -> None:
-    """A request stored before containment was recorded fails closed: not sandboxed, both in
-    the model and in the bare SQLite reader."""
+    """A request stored before containment was recorded fails closed: not sandboxed."""
     pending = PendingApproval(
         **waiting("approval_1", "shell_cmd", '{"command": "rm x"}'),
         original_call_id="call_1",
@@ -123,10 +121,6 @@ def test_an_approval_stored_without_its_containment_shows_it_uncontained() -> No
 
     assert approval_doc(pending)["sandbox"] == {"active": False, "writable": [], "network": "allow"}
     assert "NOT sandboxed" in pending.sandbox.summary
-    assert (UNRECORDED_SANDBOX.summary, UNRECORDED_SANDBOX.to_json()) == (
-        pending.sandbox.summary,
-        pending.sandbox.to_json(),
-    )
 
 
 def test_a_waiting_client_call_document_carries_its_arguments_decoded() -> None:

@@ -18,6 +18,7 @@ from agentworld.approval.shell_view import escape_controls
 if TYPE_CHECKING:
     from agentworld.approval.grants import Grant
     from agentworld.models import Agent, Chat, Message, Usage, World
+    from agentworld.models.message import ToolCall
     from agentworld.models.pending import PendingApproval, PendingClientCall
     from agentworld.models.records import AuditEntry, ToolLogEntry
     from agentworld.tools.registry import Tool
@@ -129,56 +130,7 @@ def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
     return {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage)}
 
 
-class ShownShell(Protocol):
-    """What an approval request showed of a shell line (``models.pending.ShellDisplay``)."""
-
-    @property
-    def command_line(self) -> str: ...
-    @property
-    def directory(self) -> str: ...
-    @property
-    def commands(self) -> Sequence[str]: ...
-    @property
-    def note(self) -> str: ...
-
-
-class ShownSandbox(Protocol):
-    """Where an approved call runs, as its request showed it (``models.pending.SandboxDisplay``)."""
-
-    @property
-    def active(self) -> bool: ...
-    @property
-    def summary(self) -> str: ...
-    def to_json(self) -> dict[str, Any]: ...
-
-
-class ShownApproval(Protocol):
-    """What the approval document and its text show of a request: a ``PendingApproval``, or
-    a ``StoredApproval`` of the bare SQLite reader (``cli.quick``)."""
-
-    @property
-    def world(self) -> str: ...
-    @property
-    def tool_call_id(self) -> str: ...
-    @property
-    def agent(self) -> str: ...
-    @property
-    def chat_id(self) -> str: ...
-    @property
-    def tool_name(self) -> str: ...
-    @property
-    def tool_args(self) -> dict[str, Any]: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def shell(self) -> ShownShell | None: ...
-    @property
-    def sandbox(self) -> ShownSandbox: ...
-    @property
-    def created_at(self) -> datetime: ...
-
-
-def approval_doc(pending: ShownApproval) -> dict[str, Any]:
+def approval_doc(pending: PendingApproval) -> dict[str, Any]:
     """The approval document of SPEC §3, with where the call runs (``sandbox``, SPEC C1)."""
     return {
         "approvalId": pending.tool_call_id,
@@ -309,37 +261,7 @@ def approval_answer(call_id: str, content: str | None) -> str | None:
 # -- what a transcript shows ------------------------------------------------------------------
 
 
-class ShownFunction(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def arguments(self) -> str: ...
-
-
-class ShownToolCall(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def function(self) -> ShownFunction: ...
-
-
-class ShownMessage(Protocol):
-    """What a transcript shows of a message: a ``Message``, or a ``StoredMessage`` of the
-    bare SQLite reader (``cli.quick``), which prints transcripts without loading the models."""
-
-    @property
-    def role(self) -> str: ...
-    @property
-    def sender(self) -> str: ...
-    @property
-    def content(self) -> str | None: ...
-    @property
-    def tool_call_id(self) -> str | None: ...
-    @property
-    def tool_calls(self) -> Sequence[ShownToolCall] | None: ...
-
-
-def refused_calls(messages: Iterable[ShownMessage]) -> frozenset[str]:
+def refused_calls(messages: Iterable[Message]) -> frozenset[str]:
     """The ids of calls whose result is not an approval's answer: a ``client.requestApproval``
     among them was made by a model and refused by the runtime (SPEC A8), never a request."""
     return frozenset(
@@ -352,7 +274,7 @@ def refused_calls(messages: Iterable[ShownMessage]) -> frozenset[str]:
 
 
 def is_approval_request(
-    message: ShownMessage, call: ShownToolCall, *, refused: Iterable[str] = ()
+    message: Message, call: ToolCall, *, refused: Iterable[str] = ()
 ) -> bool:
     """Whether ``call`` is an approval request the runtime made: the ``client.requestApproval``
     call it injects alone in a message of its own, with no text, and not refused. A model may

@@ -124,8 +124,10 @@ from agentworld.cli.entry import main
 
 def paths(command, prefix):
     yield prefix
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from paths(sub, [*prefix, name])
+    if hasattr(command, "list_commands"):  # a group: its commands load as they are asked for
+        ctx = typer.Context(command)
+        for name in command.list_commands(ctx):
+            yield from paths(command.get_command(ctx, name), [*prefix, name])
 
 helps = {}
 for path in paths(typer.main.get_command(app), []):

@@ -1,18 +1,21 @@
-"""A process pays for the tool-call machinery only when a tool is called.
+"""A process pays for a part only when it uses it.
 
-The policy engine (its pattern compiler), the policy file loader (its TOML parser) and the
-approval display were a third of the runtime's import; ``runtime.authorizer`` and
-``runtime.approvals`` import them at their first use. The rest of the tool-call path (the
-authorizer itself, the batch runner, the executor, the approval flow, streaming, the built-in
-tools' implementations) is imported by the turn only when a reply carries tool calls, which
-keeps a cold first plain turn short. So does ``redaction`` (its patterns): a plain turn masks
-nothing unless something fails (``process_secrets`` loads it then).
-A fresh process answering a plain message must load none of it, and one whose agent calls a
-tool must load what that call needs (so the check can fail).
+The tool-call machinery: the policy engine (its pattern compiler), the policy file loader (its
+TOML parser) and the approval display are imported by ``runtime.authorizer`` and
+``runtime.approvals`` at their first use; the rest of the tool-call path (the authorizer
+itself, the batch runner, the executor, the approval flow, streaming, the built-in tools'
+implementations) is imported by the turn only when a reply carries tool calls, which keeps a
+cold first plain turn short. So does ``redaction`` (its patterns): a plain turn masks nothing
+unless something fails (``process_secrets`` loads it then). A fresh process answering a plain
+message must load none of it, and one whose agent calls a tool must load what that call needs
+(so the check can fail).
 
 Neither loads SQLAlchemy on SQLite: the stores' statements are SQL text run on ``sqlite3``
 (``storage.sqlite_direct``), and a database whose schema is current opens without migrations,
-the one part that needs SQLAlchemy's DDL. Importing it was two fifths of ``agentworld send``.
+the one part that needs SQLAlchemy's DDL.
+
+The command line: each command's module is imported when that command runs (``cli.app``'s
+lazy group), and none of them imports a provider SDK, the server, MCP or SQLAlchemy at start-up.
 """
 
 from __future__ import annotations
@@ -167,10 +170,9 @@ print(json.dumps({"default": default, "library": embedded, "cli": common.run(com
 
 
 def test_only_the_cli_sets_the_cycle_collector(tmp_path: Path) -> None:
-    """A CLI command freezes what its imports made (``gc.freeze``: about 120,000 objects a full
-    collection would walk again, 60-100 ms, in its first turn) and collects young objects
-    less often; the library leaves its caller's collector alone, since that process is not
-    ours."""
+    """A CLI command freezes what its imports made (``gc.freeze``: objects a full collection
+    would walk again in its first turn) and collects young objects less often; the library
+    leaves its caller's collector alone, since that process is not ours."""
     asyncio.run(_world(tmp_path / "w.db", "echo", tmp_path))
     done = subprocess.run(
         [sys.executable, "-c", _FREEZES, str(tmp_path / "w.db")],
@@ -182,3 +184,66 @@ def test_only_the_cli_sets_the_cycle_collector(tmp_path: Path) -> None:
     young, *older = seen["cli"]["threshold"]
     assert young == YOUNG_OBJECTS_PER_COLLECTION > seen["default"][0]
     assert older == seen["default"][1:]
+
+
+_LOADED_AT_EXIT = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+from agentworld.cli.entry import main
+main()
+"""
+
+HEAVY = (
+    "sqlalchemy", "asyncpg", "openai", "anthropic", "google", "httpx", "httpx2", "mcp",
+    "fastapi", "starlette", "uvicorn", "sse_starlette", "prompt_toolkit", "jsonschema",
+)  # fmt: skip
+"""Packages no command below needs: the provider SDKs and their HTTP, MCP, the server, the
+chat session's prompt, SQLAlchemy (a current SQLite database opens on ``sqlite3``)."""
+
+
+def _loaded(args: list[str], env: dict[str, str]) -> set[str]:
+    """The modules a fresh ``agentworld ARGS`` process had loaded when it exited."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED_AT_EXIT, *args], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+EVERY_COMMAND_LINE = frozenset(
+    f"agentworld.cli{name}" for name in ("", ".entry", ".app", ".state", ".output", ".common")
+)
+
+
+def _commands(loaded: set[str]) -> set[str]:
+    """The command modules among ``loaded``: those not every command line imports."""
+    return {m for m in loaded if m.startswith("agentworld.cli")} - EVERY_COMMAND_LINE
+
+
+def test_a_command_line_imports_its_own_command_and_nothing_heavy(tmp_path: Path) -> None:
+    asyncio.run(_world(tmp_path / "w.db", "echo", tmp_path))
+    env = {**os.environ, "AGENTWORLD_DB": f"sqlite:///{tmp_path / 'w.db'}", "HOME": str(tmp_path)}
+    shell = ["--tool", "shell_cmd", "--args", '{"command": "ls && rm x"}']
+    expected = {
+        ("messages", "w"): {"agentworld.cli.chats"},
+        ("approvals", "w"): {"agentworld.cli.approvals", "agentworld.cli.chats"},
+        ("policy", "test", *shell): {"agentworld.cli.policy"},
+        ("world", "list"): {"agentworld.cli.worlds"},
+    }
+    for args, commands in expected.items():
+        loaded = _loaded(list(args), env)
+        assert _commands(loaded) == commands, args
+        assert not {m for m in loaded if m.split(".")[0] in HEAVY}, args
+        if args[0] != "policy":  # a listing never compiles a policy
+            assert not {m for m in loaded if m.startswith(("agentworld.policy", "agentworld.shell."))}
+    listing = _loaded(["messages", "w"], env)
+    assert "agentworld.storage.sql" in listing  # the check sees what the command imports
+    assert not {m for m in listing if m.startswith(("agentworld.runtime", "agentworld.providers"))}
+
+
+def test_the_help_lists_every_command_without_the_models_or_storage(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    loaded = _loaded(["--help"], env)
+    assert "agentworld.cli.worlds" in loaded and "agentworld.cli.talk" in loaded  # their help texts
+    for package in (*HEAVY, "pydantic", "agentworld.models", "agentworld.storage", "agentworld.runtime"):
+        assert not {m for m in loaded if m == package or m.startswith(f"{package}.")}, package

@@ -1,56 +1,108 @@
 """The ``agentworld`` command line (SPEC §3): the top-level app and its sub-commands.
 
-Heavy modules (SQLAlchemy, provider SDKs, MCP) are imported inside the commands, so
-``agentworld --help`` stays fast (SPEC §6).
+Each command's module is imported only when that command runs (or a help text lists it),
+through ``LazyGroup``: ``agentworld messages`` never loads the server, the chat session or
+the policy commands. Heavy modules (SQLAlchemy, provider SDKs, MCP) are imported inside the
+commands.
 
-``main`` runs the app with click's standalone mode off, so that every error — a malformed
-command line included — is one line on stderr (``error: --turn-limit: 'abc' is not an
-integer``, exit 2) instead of a boxed usage text or a traceback (SPEC §3).
+``run_command_line`` runs the app with click's standalone mode off, so that every error — a
+malformed command line included — is one line on stderr (``error: --turn-limit: 'abc' is not
+an integer``, exit 2) instead of a boxed usage text or a traceback (SPEC §3).
 """
 
 from __future__ import annotations
 
-import asyncio
 import errno
+import importlib
 from collections.abc import Sequence
+from difflib import get_close_matches
 from typing import Annotated, NoReturn
 
 import typer
 from typer import _click as click
-from typer.core import TyperArgument
+from typer.core import TyperArgument, TyperGroup
+from typer.models import CommandInfo, TyperInfo
 
-from agentworld.cli import (
-    agents,
-    approvals,
-    chats,
-    output,
-    policy,
-    resume,
-    serve,
-    talk,
-    tools,
-    worlds,
-)
-from agentworld.cli.common import settle_collector, state, warn_if_no_sandbox_here
+from agentworld.cli import output
+from agentworld.cli.state import state
+
+COMMANDS: dict[str, str] = {
+    "send": "agentworld.cli.chats:send",
+    "messages": "agentworld.cli.chats:messages",
+    "resume": "agentworld.cli.resume:resume",
+    "talk": "agentworld.cli.talk:talk",
+    "serve": "agentworld.cli.serve:serve",
+    "tools": "agentworld.cli.tools:tools",
+    "tool-logs": "agentworld.cli.tools:tool_logs",
+    "pending": "agentworld.cli.tools:pending",
+    "respond": "agentworld.cli.tools:respond",
+    "approvals": "agentworld.cli.approvals:approvals",
+    "approve": "agentworld.cli.approvals:approve",
+    "audit": "agentworld.cli.approvals:audit",
+    "demo": "agentworld.cli.app:demo",
+    "world": "agentworld.cli.worlds:app",
+    "agent": "agentworld.cli.agents:app",
+    "chat": "agentworld.cli.chats:app",
+    "policy": "agentworld.cli.policy:app",
+}
+"""Every top-level command, in the order ``agentworld --help`` lists them: its name, and the
+command function or sub-app (``module:attribute``) that runs it."""
+
+
+class LazyGroup(TyperGroup):
+    """The top-level group: a command is built from ``COMMANDS`` the first time it is asked
+    for (click's ``get_command``/``list_commands`` hooks), so a command line imports the
+    module of the command it runs and no other."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.commands[cmd_name] = plain_usage(_build(cmd_name))
+        return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As typer resolves it, with the names of every command (not only those built) for
+        its "Did you mean" hint."""
+        try:
+            return self._click_resolve_command(ctx, args)
+        except typer.TyperException as exc:  # click's UsageError
+            if self.suggest_commands and args and (matches := get_close_matches(args[0], list(COMMANDS))):
+                suggestions = ", ".join(f"{match!r}" for match in matches)
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {suggestions}?"
+            raise
+
+
+def _build(name: str) -> click.Command:
+    """The click command ``name`` is, built by typer as ``app.command``/``app.add_typer``
+    would have built it."""
+    module, _, attribute = COMMANDS[name].partition(":")
+    target = getattr(importlib.import_module(module), attribute)
+    if isinstance(target, typer.Typer):
+        return typer.main.get_group_from_info(
+            TyperInfo(target, name=name, options_metavar="[OPTIONS]"),
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            suggest_commands=app.suggest_commands,
+            rich_markup_mode=app.rich_markup_mode,
+        )
+    return typer.main.get_command_from_info(
+        CommandInfo(name, callback=target),
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=app.rich_markup_mode,
+    )
+
 
 app = typer.Typer(
     name="agentworld",
+    cls=LazyGroup,
     help="Worlds of LLM agents that talk by @mention, use tools and ask before risky actions.",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
 )
-app.add_typer(worlds.app, name="world")
-app.add_typer(agents.app, name="agent")
-app.add_typer(chats.app, name="chat")
-app.add_typer(policy.app, name="policy")
-app.command("send")(chats.send)
-app.command("messages")(chats.messages)
-app.command("resume")(resume.resume)
-app.command("talk")(talk.talk)
-app.command("serve")(serve.serve)
-tools.register(app)
-approvals.register(app)
 
 
 def _print_version(wanted: bool) -> None:
@@ -86,9 +138,11 @@ def _global(
     state["db"] = db
 
 
-@app.command("demo")
 def demo() -> None:
     """Run a self-contained offline demo (no API key, nothing outside a temp dir)."""
+    import asyncio
+
+    from agentworld.cli.common import settle_collector, warn_if_no_sandbox_here
     from agentworld.cli.demo import run_demo
 
     warn_if_no_sandbox_here()
@@ -163,7 +217,7 @@ def run_command_line(args: Sequence[str]) -> None:
     except OSError as exc:
         if exc.errno not in _OUTPUT_ERRNOS:
             _unexpected(exc)
-        raise  # writing the output failed: ``entry`` says so (it also guards the quick path)
+        raise  # writing the output failed: ``entry`` says so
     except Exception as exc:  # a failure nobody foresaw is still one line, never a traceback
         _unexpected(exc)
     raise SystemExit(code if isinstance(code, int) else 0)

@@ -132,9 +132,3 @@ def _subject(entry: AuditEntry) -> str | None:
     if entry.event == "rewrite":
         return f"message {(entry.detail or {}).get('messageId')}"
     return entry.tool_name
-
-
-def register(app: typer.Typer) -> None:
-    app.command("approvals")(approvals)
-    app.command("approve")(approve)
-    app.command("audit")(audit)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 state = cli_state.state
-"""Shared with ``cli.quick`` and ``cli.output`` through ``cli.state``."""
+"""Shared with ``cli.app`` and ``cli.output`` through ``cli.state``."""
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
 
@@ -38,9 +38,8 @@ def stored_world_name(ctx: typer.Context, name: str | None) -> str | None:
     World names, like agent names and @mentions, are one name whatever their case: ``Team``
     cannot be created beside ``team``, so ``team`` finds ``Team`` — in every command, not only
     in those whose lookup happens to ignore case. A name no world has is returned as typed, so
-    the command reports it. This costs one short read before the command runs, straight from
-    the SQLite file where it can (``quick.stored_world_spelling``), else through the facade."""
-    from agentworld.cli.quick import stored_world_spelling
+    the command reports it. This costs one short read through the facade before the command
+    runs."""
     from agentworld.models.domain import name_problem
 
     creating = ctx.parent is not None and (ctx.parent.info_name, ctx.info_name) == ("world", "create")
@@ -48,9 +47,6 @@ def stored_world_name(ctx: typer.Context, name: str | None) -> str | None:
         # Not a name at all: the command refuses it with its own message. A world to create
         # is taken as typed: creating it says which spelling exists, if one does.
         return name
-    spelling = stored_world_spelling(state["db"], name)
-    if spelling is not None:
-        return spelling
 
     async def lookup(aw: AgentWorld) -> str:
         return await aw.world_name(name)

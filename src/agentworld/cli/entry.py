@@ -1,8 +1,8 @@
 """The ``agentworld`` program: where a command line starts.
 
-Most command lines go to the typer command tree (``cli.app``). The transcript listing is
-answered first, if it can be, by ``cli.quick``, which needs neither typer nor the storage
-stack; so this module imports nothing heavy itself.
+It sets up logging, checks that standard output is open, puts the global options where the
+command tree expects them, and runs the command line (``cli.app``); an error of writing the
+output ends as one line.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
+
+from agentworld.cli.app import run_command_line
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -19,16 +21,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     if sys.stdout is None:  # started with ``1>&-``: whatever it printed would be lost unseen
         _fail("standard output is closed; to discard the output, send it to /dev/null")
     args = place_global_options(sys.argv[1:] if argv is None else argv)
-    from agentworld.cli import quick
-
-    try:
-        code = quick.answer(args)
-    except OSError as exc:  # what it read came from a plain file: writing the answer failed
-        output_failed(exc)
-    if code is not None:
-        raise SystemExit(code)
-    from agentworld.cli.app import run_command_line
-
     try:
         run_command_line(args)
     except OSError as exc:  # only errors of writing the output come this far
@@ -55,7 +47,6 @@ def _fail(reason: str, *, code: int = 1) -> NoReturn:
     if sys.stderr is not None:
         sys.stderr.write(f"error: {reason}\n")
     raise SystemExit(code)
-
 
 
 def _configure_logging() -> None:

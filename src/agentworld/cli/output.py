@@ -21,10 +21,6 @@ from agentworld.cli.state import state
 
 # The documents are shared with the HTTP API; the CLI's modules reach them through here.
 from agentworld.documents import APPROVAL_CALL as APPROVAL_CALL
-from agentworld.documents import ShownApproval
-from agentworld.documents import ShownFunction as ShownFunction
-from agentworld.documents import ShownMessage as ShownMessage
-from agentworld.documents import ShownToolCall as ShownToolCall
 from agentworld.documents import agent_doc as agent_doc
 from agentworld.documents import approval_answer as approval_answer
 from agentworld.documents import approval_doc as approval_doc
@@ -47,7 +43,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from agentworld.models import Agent, Chat, Usage
+    from agentworld.models import Agent, Chat, Message, Usage
+    from agentworld.models.pending import PendingApproval
 
 
 def print_json(document: Any) -> None:
@@ -155,7 +152,7 @@ def say(line: str) -> None:
 
 
 def print_approvals(
-    pending: Sequence[ShownApproval],
+    pending: Sequence[PendingApproval],
     *,
     empty: str | None = None,
     answers: Literal["commands", "slash", "none"] = "commands",
@@ -346,7 +343,7 @@ def shown_text(text: str, *, lines: bool = False) -> str:
 
 
 def print_messages(
-    messages: Sequence[ShownMessage], *, empty: str | None = "no messages yet"
+    messages: Sequence[Message], *, empty: str | None = "no messages yet"
 ) -> None:
     """A transcript as people read it (``message_lines``), or ``empty`` when there is none."""
     console = _console()
@@ -359,7 +356,7 @@ def print_messages(
 
 
 def message_lines(
-    message: ShownMessage, *, result_limit: int | None = None, refused: Iterable[str] = ()
+    message: Message, *, result_limit: int | None = None, refused: Iterable[str] = ()
 ) -> list[str]:
     """One message as rich-markup lines: who said what, the tools an agent called and what
     they returned (cut to ``result_limit`` characters, if given); an approval request (the

@@ -1,6 +1,6 @@
 """The command line's global settings, set once before a command runs: ``--db`` (or
-``$AGENTWORLD_DB``), and whether a person can be asked. A module of its own, free of typer,
-so ``cli.quick`` and ``cli.output`` can read it without the command tree."""
+``$AGENTWORLD_DB``), and whether a person can be asked. A module of its own, so
+``cli.output`` reads it without importing the commands."""
 
 from __future__ import annotations
 

@@ -141,10 +141,3 @@ def respond(
     if outcome.timed_out:
         outcome.errors.append(still_running(world, timeout, outcome.running))
     report_run(outcome, json_out)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("tools")(tools)
-    app.command("tool-logs")(tool_logs)
-    app.command("pending")(pending)
-    app.command("respond")(respond)
