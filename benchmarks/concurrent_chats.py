@@ -29,7 +29,7 @@ once (``--no-baselines`` skips them):
 
 CPU seconds are given per phase for this process and for the server's. ``--as-server`` first
 sets this process's garbage collector as every CLI command and ``agentworld serve`` do
-(``cli.common.settle_collector``): what the imports made is frozen out of its sight (without
+(``cli.common.tune_collector``): what the imports made is frozen out of its sight (without
 that a full collection walks those 120,000-odd objects again, 60-100 ms each time, and how
 many fall due during a phase changes its figure by up to a quarter), and young objects are
 collected every 7,000 allocations instead of 700 (300 young collections a phase become 14).
@@ -283,7 +283,7 @@ async def run(args: argparse.Namespace) -> None:
         mode="streaming" if args.stream else "non-streaming",
         process=(
             "as `agentworld serve` runs: imports frozen out of the collector, young objects"
-            " collected every 7,000 allocations (settle_collector)"
+            " collected every 7,000 allocations (tune_collector)"
             if args.as_server
             else "a library's: imports left to the collector (a full collection walks them)"
         ),
@@ -349,13 +349,13 @@ def main() -> None:
     parser.add_argument(
         "--as-server",
         action="store_true",
-        help="set the collector first, as `agentworld serve` does (settle_collector)",
+        help="set the collector first, as `agentworld serve` does (tune_collector)",
     )
     args = parser.parse_args()
     if args.as_server:
-        from agentworld.cli.common import settle_collector
+        from agentworld.cli.common import tune_collector
 
-        settle_collector()
+        tune_collector()
     asyncio.run(run(args))
 
 

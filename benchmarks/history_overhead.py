@@ -20,7 +20,7 @@ left by the process's own start-up (this script, the ``openai`` SDK: some 100,00
 before the clock starts, so a full collection that start-up made due does not land in the
 timed call by chance. And a third time with ``--freeze``, shaped as ``agentworld send`` runs:
 the CLI takes what its imports made out of the collector's sight before its loop starts
-and collects young objects less often (``cli.common.settle_collector``), and the turn's process
+and collects young objects less often (``cli.common.tune_collector``), and the turn's process
 calls that very function, as does the raw call's process, so both run under one collector. The turn and the raw
 call are run all three ways, and all are reported: a full collection of the start-up objects
 (60-100 ms on this machine) lands wherever it falls due -- in ``open``, in the first turn --
@@ -211,16 +211,16 @@ def child(argv: list[str]) -> None:
     parser.add_argument("--base-url")
     parser.add_argument("--body")
     parser.add_argument("--settle", action="store_true", help="collect garbage before the clock starts")
-    parser.add_argument("--freeze", action="store_true", help="set the collector as the CLI does (settle_collector)")
+    parser.add_argument("--freeze", action="store_true", help="set the collector as the CLI does (tune_collector)")
     args = parser.parse_args(argv)
     if args.settle:
         gc.collect()
     if args.freeze:
         # What every CLI command does before its loop starts; the raw call's process too, so
         # that both run under the same collector (its import adds objects it then freezes).
-        from agentworld.cli.common import settle_collector
+        from agentworld.cli.common import tune_collector
 
-        settle_collector()
+        tune_collector()
     if args.mode == "turn":
         result = asyncio.run(_child_turn(args.db, args.chat))
     else:

@@ -56,7 +56,7 @@ def test_messages_of_an_agent_name_it_as_it_was_created(cli: Any) -> None:
     cli("agent", "create", "w", "Quiet", "--provider", "scripted", "--model", "echo")
     cli("send", "w", "@zed hello")
 
-    remembered = cli("messages", "w", "--agent", "ZED", "--json").json()  # read by cli.quick
+    remembered = cli("messages", "w", "--agent", "ZED", "--json").json()
     empty = cli("messages", "w", "--agent", "qUIET", "--json").json()  # by the command tree
     empty_text = cli("messages", "w", "--agent", "qUIET").stdout
 

@@ -62,7 +62,7 @@ async def test_an_approval_request_waiting_but_not_a_client_call(storage: SQLSto
     assert await storage.left_behind("other") == frozenset()
 
 
-async def test_queued_work_or_a_lease_never_let_go(storage: SQLStorage) -> None:
+async def test_queued_work_or_a_lease_never_released(storage: SQLStorage) -> None:
     hi = Message(chat_id="c1", role="user", sender="human", content="@a1 hi")
     await storage.inbox.change("lab", InboxChange("c1", append=(Route(message=hi),)))
     assert await storage.left_behind("lab") == {"work"}

@@ -142,11 +142,11 @@ def demo() -> None:
     """Run a self-contained offline demo (no API key, nothing outside a temp dir)."""
     import asyncio
 
-    from agentworld.cli.common import settle_collector, warn_if_no_sandbox_here
+    from agentworld.cli.common import tune_collector, warn_if_no_sandbox_here
     from agentworld.cli.demo import run_demo
 
     warn_if_no_sandbox_here()
-    settle_collector()
+    tune_collector()
     asyncio.run(run_demo())
 
 

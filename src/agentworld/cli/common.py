@@ -67,7 +67,7 @@ thousands, so with the default many chats at once spend a good part of their tim
 collections; only cyclic garbage waits longer here (figures in ``benchmarks/README.md``)."""
 
 
-def settle_collector() -> None:
+def tune_collector() -> None:
     """Make this process's cycle collector fit a long-lived asyncio process: take every object
     alive now out of its sight (``gc.freeze``) and collect young objects less often
     (``YOUNG_OBJECTS_PER_COLLECTION``).
@@ -93,7 +93,7 @@ def run(action: Callable[[AgentWorld], Awaitable[T]]) -> T:
 
     try:
         check_database(state["db"])
-        settle_collector()
+        tune_collector()
         return asyncio.run(main())
     except InvalidInputError as exc:
         output.fail(name_flags(str(exc)))

@@ -24,8 +24,8 @@ from agentworld.cli import output
 from agentworld.cli.common import (
     check_database,
     name_flags,
-    settle_collector,
     state,
+    tune_collector,
     warn_if_no_sandbox_here,
 )
 
@@ -88,7 +88,7 @@ def serve(
             sys.stderr.flush()
             await server.serve(sockets=sockets)
 
-    settle_collector()
+    tune_collector()
     try:
         asyncio.run(run_until_stopped())
     except AgentWorldError as exc:

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from agentworld.cli import output
-from agentworld.cli.common import run, settle_collector, state, warn_if_uncontained
+from agentworld.cli.common import run, state, tune_collector, warn_if_uncontained
 
 
 def talk(
@@ -35,7 +35,7 @@ def talk(
 
     run(lambda aw: warn_if_uncontained(aw, world))  # before the screen is taken (SPEC C1)
     session = TalkSession(world, chat=chat, new=new, db=state["db"])
-    settle_collector()
+    tune_collector()
     with contextlib.suppress(KeyboardInterrupt):
         code = asyncio.run(session.run())
         raise SystemExit(code)

@@ -280,7 +280,7 @@ class TalkSession:
 def _chain(future: asyncio.Future[None], task: asyncio.Future[None]) -> None:
     """Let ``future`` end as ``task`` does (the caller holds the future, the task runs)."""
 
-    def settle(done: asyncio.Future[None]) -> None:
+    def finish(done: asyncio.Future[None]) -> None:
         if future.done():
             return
         if done.cancelled():
@@ -290,5 +290,5 @@ def _chain(future: asyncio.Future[None], task: asyncio.Future[None]) -> None:
         else:
             future.set_result(None)
 
-    task.add_done_callback(settle)
+    task.add_done_callback(finish)
     future.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)

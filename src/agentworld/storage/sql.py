@@ -33,7 +33,7 @@ from agentworld.storage.versions import schema_is_current
 LeftBehind = Literal["tool_runs", "approvals", "work"]
 """What a stopped process may have left in a world for the next runtime to take up: tool
 runs still marked running, approval requests waiting (some may be overdue), queued work or
-a chat lease never let go."""
+a chat lease never released."""
 
 _LEFT_BEHIND = Sql(
     "SELECT"
