@@ -32,6 +32,7 @@ def test_a_new_user_creates_a_world_and_an_agent_and_sees_the_answer_stream_in(
     dialog.get_by_test_id("field-model").fill("m")
     dialog.get_by_test_id("field-baseUrl").fill(llm.base_url)
     dialog.get_by_test_id("field-systemPrompt").fill(f"agent:{world_name}/helper")
+    dialog.get_by_test_id("field-modelDeadlineSeconds").fill("45")
     # A key is refused where the NAME of its variable belongs, before anything is sent.
     dialog.get_by_test_id("field-apiKeyEnv").fill("sk-live-1234567890abcdef")
     dialog.get_by_test_id("agent-form-submit").click()
@@ -42,6 +43,7 @@ def test_a_new_user_creates_a_world_and_an_agent_and_sees_the_answer_stream_in(
     expect(page.locator("[data-testid=agent-chip][data-agent=helper]")).to_be_visible()
     agent = served.api.get(f"/api/worlds/{world_name}/agents/helper").json()
     assert agent["apiKeyEnv"] == "LOCAL_LLM_KEY" and agent["baseUrl"].startswith(llm.base_url.rstrip("/"))
+    assert agent["modelDeadlineSeconds"] == 45
 
     composer = page.get_by_test_id("composer-input")
     composer.fill("Hi there")

@@ -149,6 +149,10 @@ export function agentFields(creating) {
     },
     { key: "temperature", label: "Temperature", type: "number", step: "0.1", min: 0, max: 2, aliases: ["temperature"] },
     { key: "maxTokens", label: "Max tokens", type: "number", min: 1, aliases: ["max tokens", "max_tokens"] },
+    {
+      key: "modelDeadlineSeconds", label: "Model deadline (s)", type: "number", min: 1, max: 86400,
+      hint: "one model call, retries included", aliases: ["deadline", "timeout"],
+    },
     { key: "systemPrompt", label: "System prompt", type: "textarea", rows: 4, aliases: ["prompt"] },
   ].filter(Boolean);
 }
