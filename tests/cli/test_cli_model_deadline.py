@@ -5,9 +5,7 @@ the CLI in a subprocess with three attempts per call."""
 
 from __future__ import annotations
 
-import socket
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -16,32 +14,14 @@ from typing import Any
 
 import pytest
 
+from agentworld.testing.silent import silent_server
+
 
 @pytest.fixture
 def silent_url() -> Iterator[str]:
     """``http://127.0.0.1:PORT/v1``: accepts every connection and answers nothing."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
-    finally:
-        stop.set()
-        thread.join()
-        for connection in held:
-            connection.close()
-        listener.close()
+    with silent_server() as port:
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 def _system_events(db_url: str) -> list[str]:

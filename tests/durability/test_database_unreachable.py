@@ -10,8 +10,6 @@ PostgreSQL cluster of this module's own, stopped and started with ``pg_ctl``.
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +24,7 @@ from agentworld.models import World
 from agentworld.storage.faults import connect_options, unavailable
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import PostgresCluster, restartable_cluster
+from agentworld.testing.silent import silent_server as listening_silently
 
 pytestmark = pytest.mark.sqlite_only  # every test names its own database server with --db
 
@@ -38,25 +37,8 @@ def db_url(tmp_path: Path) -> str:
 @pytest.fixture
 def silent_server() -> Iterator[int]:
     """A TCP server on loopback that accepts every connection and never sends a byte; its port."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    accepted: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            accepted.append(conn)
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield int(listener.getsockname()[1])
-    listener.close()
-    for conn in accepted:
-        conn.close()
+    with listening_silently() as port:
+        yield port
 
 
 @pytest.fixture(scope="module")

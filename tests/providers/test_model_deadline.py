@@ -6,7 +6,6 @@ timeout. Real sockets: a loopback server that accepts connections and never writ
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +20,7 @@ from agentworld.providers.errors import ModelDeadlineError
 from agentworld.providers.google import GoogleProvider
 from agentworld.providers.openai import OpenAIProvider
 from agentworld.providers.retrying import RetryingProvider
+from agentworld.testing.silent import silent_server
 
 READ_TIMEOUT = 30.0
 """Each attempt's own read timeout: far past the deadline, so only the deadline can end the call."""
@@ -29,28 +29,8 @@ READ_TIMEOUT = 30.0
 @pytest.fixture
 def silent_url() -> Iterator[str]:
     """``http://127.0.0.1:PORT``: accepts every connection, reads what is sent, answers nothing."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        for connection in held:
-            connection.close()
-        listener.close()
+    with silent_server() as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def provider_for(name: str, url: str) -> LLMProvider:
