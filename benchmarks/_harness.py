@@ -126,6 +126,15 @@ def is_title_request(body: dict[str, Any]) -> bool:
     return isinstance(first, dict) and "You name conversations" in str(first.get("content"))
 
 
+def default_client(base_url: str) -> openai.AsyncOpenAI:
+    """The SDK client as an application makes it, on the transport Agent World's provider uses
+    too (``openai.DefaultAioHttpClient``, the SDK's transport for many concurrent requests), so
+    every system in a comparison sends through the same HTTP stack (SPEC §6)."""
+    return openai.AsyncOpenAI(
+        base_url=base_url, api_key="x", max_retries=0, http_client=openai.DefaultAioHttpClient()
+    )
+
+
 class RawClient:
     """The baseline: the official SDK called directly, the way the spec measures it."""
 
@@ -147,7 +156,7 @@ class RawClient:
                 max_connections=DEFAULT_MAX_CONNECTIONS,
             )
         else:
-            self._client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
+            self._client = default_client(base_url)
         self._stream = stream
         self._low_level = low_level
         """Send through the SDK's documented ``client.post`` (as our provider does), skipping

@@ -21,7 +21,7 @@ One process, one instant loopback ``OpenAIWireServer``, round-robin over eight s
 Fair by construction:
 
 * every system talks through the ``openai`` SDK's own HTTP client and transport (SPEC §6): the
-  raw call and both peers on ``openai.AsyncOpenAI``'s default client, Agent World on the one
+  raw call and both peers on an ``openai.AsyncOpenAI`` with ``openai.DefaultAioHttpClient``, Agent World on the one
   its provider builds (the same client class, a smaller pool); nobody has a transport of its own;
 * every client talks to the same server, and every answer costs the server the same: a fixed
   text ("Done.") or a fixed ``read_file`` call, fixed token counts, no echo;
@@ -78,6 +78,7 @@ from _harness import (
     TURN_LIMIT,
     WORLD,
     Stats,
+    default_client,
     is_title_request,
     ratio,
     tool_result_seen,
@@ -368,7 +369,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         (workdir / NOTE_FILE).write_text(NOTE_TEXT)
 
         def client() -> openai.AsyncOpenAI:
-            return openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+            return default_client(server.base_url)
 
         clients = [client() for _ in range(3)]
         # The very client our provider builds, posting as it posts: the same request, the same code.

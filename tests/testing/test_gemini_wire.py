@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import aiohttp
 import httpx
 import httpx2
 import pytest
@@ -241,8 +242,9 @@ async def test_dropped_stream_raises_a_transport_error(
     server.enqueue(Reply.text("x" * 100, chunk_size=2, drop_stream_after=5))
     chunks = await client.aio.models.generate_content_stream(model="m", contents="hi")
     seen = 0
-    # The SDK wraps no transport error; it sends over httpx2 when installed, else httpx.
-    with pytest.raises((httpx2.RemoteProtocolError, httpx.RemoteProtocolError)):
+    # The SDK wraps no transport error; it sends over aiohttp when installed (as here, for the
+    # OpenAI SDK's aiohttp transport), else httpx2 or httpx.
+    with pytest.raises((aiohttp.ClientPayloadError, httpx2.RemoteProtocolError, httpx.RemoteProtocolError)):
         async for _ in chunks:
             seen += 1
     assert seen == 5
@@ -283,7 +285,7 @@ async def test_delay_triggers_the_sdk_timeout(server: GeminiWireServer) -> None:
     server.enqueue(Reply.text("late", delay=2.0))
     c = make_client(server.base_url, timeout=200)  # milliseconds
     try:
-        with pytest.raises((httpx2.TimeoutException, httpx.TimeoutException)):
+        with pytest.raises((TimeoutError, httpx2.TimeoutException, httpx.TimeoutException)):
             await c.aio.models.generate_content(model="m", contents="hi")
     finally:
         await c.aio.aclose()

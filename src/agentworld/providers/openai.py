@@ -1,4 +1,5 @@
-"""OpenAI chat-completions provider on the official ``openai`` SDK, on the SDK's own HTTP client.
+"""OpenAI chat-completions provider on the official ``openai`` SDK, on the SDK's own HTTP client
+with the transport the SDK offers for many concurrent requests (``openai.DefaultAioHttpClient``).
 
 Also serves every OpenAI-compatible endpoint (Ollama, xAI, OpenRouter, Azure, local servers)
 through ``base_url``. Requests go through the SDK's documented low-level ``client.post``: we
@@ -43,15 +44,16 @@ DEFAULT_MAX_CONNECTIONS = 64
 a slow model serves at most this many chats at a time per process."""
 
 
-def http_client(max_connections: int, timeout: float) -> openai.DefaultAsyncHttpxClient:
-    """The SDK's own HTTP client (``openai.DefaultAsyncHttpxClient``: its redirects, proxies
-    from the environment and TLS defaults) with a pool of ``max_connections`` that all stay
-    open between requests, so a busy endpoint is not reconnected (a TLS handshake each time)."""
+def http_client(max_connections: int, timeout: float) -> openai.DefaultAioHttpClient:
+    """The SDK's own HTTP client on the transport the SDK offers for many concurrent requests
+    (``openai.DefaultAioHttpClient``: aiohttp under the SDK's client, with its redirects,
+    proxies from the environment and TLS defaults), with a pool of ``max_connections`` that
+    all stay open between requests, so a busy endpoint is not reconnected."""
     import httpx2  # the SDK's HTTP package: its Limits configure the SDK client's pool
     import openai
 
     limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=request_timeout(timeout))
+    return openai.DefaultAioHttpClient(limits=limits, timeout=request_timeout(timeout))
 
 
 SDK_PLATFORM_HEADERS = (
