@@ -5,15 +5,16 @@ connection inside the process under test. That is what tests want (scripted repl
 every body kept), but with a thousand connections open at once the threads, and the
 GIL they share with the code being measured, make the server the bottleneck: the bare
 ``openai`` SDK reached 81 requests/s against it, with timeouts. This server answers
-every request at once from one event loop in its own process, so a benchmark measures
-the client, not the harness, and the server's CPU is not charged to the client.
+every request at once from one event loop in its own process (aiohttp's server), so a
+benchmark measures the client, not the harness, and the server's CPU is not charged to the
+client.
 
 It speaks the same wire format as ``OpenAIWireServer`` for what a benchmark sends:
 ``POST /v1/chat/completions`` streamed (SSE in a chunked body, ``include_usage``
 honoured) or not, answered by :func:`~agentworld.testing.openai_wire.echo_responder`
 (optionally after ``--delay`` seconds, a slow model: the loop waits, no thread does), and
 ``GET /v1/models``. It keeps counts, not bodies: ``GET /_wire/stats`` and
-``POST /_wire/clear`` (what :class:`OpenAIWireProcess` calls). Stdlib only::
+``POST /_wire/clear`` (what :class:`OpenAIWireProcess` calls)::
 
     python -m agentworld.testing.openai_wire_async [--port N] [--delay S]
 """
@@ -32,14 +33,13 @@ import sys
 from pathlib import Path
 from typing import Any, Self
 
+from aiohttp import web
+
 from agentworld.testing.openai_wire import _envelope, _events, _finish, _usage, echo_responder
 from agentworld.testing.processes import stop_process
 
 __all__ = ["OpenAIWireProcess", "WireStats", "serve"]
 
-_MAX_HEAD = 64 * 1024
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 431: "Request Header Fields Too Large"}
-_REASONS |= {501: "Not Implemented"}
 _MODELS = {
     "object": "list",
     "data": [{"id": "wire-test", "object": "model", "created": 0, "owned_by": "agentworld"}],
@@ -47,192 +47,111 @@ _MODELS = {
 
 WireStats = dict[str, int]
 """``requests`` (chat completions answered), ``streamed`` (of those, streamed),
-``errors`` (requests answered 4xx/5xx), ``connections`` (connections that carried a chat
-completion since the last clear: how wide the client's pool went) and ``open_connections``
-(open now, of any kind)."""
+``errors`` (requests answered 4xx/5xx) and ``connections`` (connections that carried a chat
+completion since the last clear: how wide the client's pool went)."""
 
 
 class _Counts:
     """What the server has seen; one event loop, so no lock."""
 
     def __init__(self) -> None:
-        self.open = 0
-        self.epoch = 0
+        self.carried: set[int] = set()
         self.clear()
 
     def clear(self) -> None:
-        self.epoch += 1
-        self.requests = self.streamed = self.errors = self.connections = 0
+        self.requests = self.streamed = self.errors = 0
+        self.carried.clear()
 
     def as_dict(self) -> WireStats:
         return {
             "requests": self.requests,
             "streamed": self.streamed,
             "errors": self.errors,
-            "connections": self.connections,
-            "open_connections": self.open,
+            "connections": len(self.carried),
         }
 
 
-def _completion(body: dict[str, Any]) -> bytes:
+def _completion(body: dict[str, Any]) -> dict[str, Any]:
     """The non-streamed answer, shaped as ``OpenAIWireServer._complete`` shapes it."""
     reply = echo_responder(body)
     message = {"role": "assistant", "content": reply.content, "refusal": None}
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": _finish(reply)}
     payload = _envelope(body, "chat.completion")
-    payload |= {"choices": [choice], "usage": _usage(body, reply)}
-    return json.dumps(payload).encode()
+    return payload | {"choices": [choice], "usage": _usage(body, reply)}
 
 
-def _stream_body(body: dict[str, Any]) -> bytes:
-    """The whole streamed answer as chunked-transfer framing: one chunk per SSE event."""
-    parts: list[bytes] = []
-    for event in _events(body, echo_responder(body), []):
-        data = f"data: {event}\n\n".encode()
-        parts.append(b"%x\r\n%s\r\n" % (len(data), data))
-    parts.append(b"0\r\n\r\n")
-    return b"".join(parts)
+def _app(counts: _Counts, delay: float) -> web.Application:
+    """The routes, on aiohttp's server: chat completions (echoed), models, and the counts."""
 
-
-class _Connection(asyncio.Protocol):
-    """One keep-alive HTTP/1.1 connection: requests parsed from the buffer, answered in order.
-
-    Clients like ``httpx`` do not pipeline, but the buffer is parsed in a loop anyway, and
-    while a delayed answer is pending nothing after it is answered, so order holds.
-    """
-
-    def __init__(self, counts: _Counts, delay: float) -> None:
-        self._counts = counts
-        self._delay = delay
-        self._buffer = bytearray()
-        self._transport: asyncio.Transport | None = None
-        self._waiting = False  # a delayed answer is pending
-        self._counted_in = 0  # the last counts epoch this connection carried a completion in
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        self._counts.open += 1
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._counts.open -= 1
-        self._transport = None
-
-    def data_received(self, data: bytes) -> None:
-        self._buffer += data
-        self._process()
-
-    def _process(self) -> None:
-        while self._transport is not None and not self._waiting:
-            end = self._buffer.find(b"\r\n\r\n")
-            if end < 0:
-                if len(self._buffer) > _MAX_HEAD:
-                    self._send(431, b"", "text/plain", keep_alive=False)
-                return
-            lines = bytes(self._buffer[:end]).decode("latin-1").split("\r\n")
-            try:
-                method, target, version = lines[0].split(" ", 2)
-            except ValueError:
-                self._send(400, b"", "text/plain", keep_alive=False)
-                return
-            headers: dict[str, str] = {}
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-            if "chunked" in headers.get("transfer-encoding", "").lower():
-                self._send(501, b"", "text/plain", keep_alive=False)  # httpx sends lengths
-                return
-            length = int(headers.get("content-length") or 0)
-            start = end + 4
-            if len(self._buffer) < start + length:
-                return
-            body = bytes(self._buffer[start : start + length])
-            del self._buffer[: start + length]
-            keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-            self._handle(method, target.split("?")[0].rstrip("/"), body, keep_alive)
-
-    def _handle(self, method: str, path: str, raw: bytes, keep_alive: bool) -> None:
-        if method == "POST" and path.endswith("/chat/completions"):
-            try:
-                body = json.loads(raw or b"null")
-            except ValueError:
-                body = None
-            if not isinstance(body, dict) or "model" not in body or "messages" not in body:
-                message = "Request body must be a JSON object with 'model' and 'messages'."
-                self._error(400, message, keep_alive)
-                return
-            self._counts.requests += 1
-            if self._counted_in != self._counts.epoch:
-                self._counted_in = self._counts.epoch
-                self._counts.connections += 1
-            if body.get("stream"):
-                self._counts.streamed += 1
-                self._later(200, _stream_body(body), "text/event-stream; charset=utf-8", keep_alive)
-            else:
-                self._later(200, _completion(body), "application/json", keep_alive)
-        elif method == "GET" and path.endswith("/models"):
-            self._send(200, json.dumps(_MODELS).encode(), "application/json", keep_alive=keep_alive)
-        elif method == "GET" and path == "/_wire/stats":
-            stats = json.dumps(self._counts.as_dict()).encode()
-            self._send(200, stats, "application/json", keep_alive=keep_alive)
-        elif method == "POST" and path == "/_wire/clear":
-            self._counts.clear()
-            self._send(200, b"{}", "application/json", keep_alive=keep_alive)
-        else:
-            self._error(404, f"Unknown path {path}", keep_alive)
-
-    def _error(self, status: int, message: str, keep_alive: bool) -> None:
-        self._counts.errors += 1
+    def error(status: int, message: str) -> web.Response:
+        counts.errors += 1
         kind = "invalid_request_error" if status == 400 else "not_found_error"
         err = {"message": message, "type": kind, "param": None, "code": kind}
-        self._send(status, json.dumps({"error": err}).encode(), "application/json", keep_alive)
+        return web.json_response({"error": err}, status=status)
 
-    def _later(self, status: int, payload: bytes, content_type: str, keep_alive: bool) -> None:
-        """Answer now, or after the server's ``delay`` without blocking the loop."""
-        if self._delay <= 0:
-            self._send(status, payload, content_type, keep_alive)
-            return
-        self._waiting = True
-
-        def send() -> None:
-            self._waiting = False
-            self._send(status, payload, content_type, keep_alive)
-            self._process()  # anything that arrived meanwhile
-
-        asyncio.get_running_loop().call_later(self._delay, send)
-
-    def _send(self, status: int, payload: bytes, content_type: str, keep_alive: bool) -> None:
-        if self._transport is None:
-            return  # the client went away while the answer was delayed
-        framing = (
-            b"Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n"
-            if content_type.startswith("text/event-stream")
-            else b"Content-Length: %d\r\n" % len(payload)
+    async def completions(request: web.Request) -> web.StreamResponse:
+        try:
+            body = json.loads(await request.read() or b"null")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or "model" not in body or "messages" not in body:
+            return error(400, "Request body must be a JSON object with 'model' and 'messages'.")
+        counts.requests += 1
+        if request.transport is not None:
+            counts.carried.add(id(request.transport))
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if not body.get("stream"):
+            return web.json_response(_completion(body))
+        counts.streamed += 1
+        stream = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
         )
-        head = b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\n%s%s\r\n" % (
-            status,
-            _REASONS.get(status, "Error").encode(),
-            content_type.encode(),
-            framing,
-            b"" if keep_alive else b"Connection: close\r\n",
-        )
-        self._transport.write(head + payload)
-        if not keep_alive:
-            self._transport.close()
-            self._transport = None
+        await stream.prepare(request)
+        for event in _events(body, echo_responder(body), []):
+            await stream.write(f"data: {event}\n\n".encode())
+        await stream.write_eof()
+        return stream
+
+    async def models(_request: web.Request) -> web.Response:
+        return web.json_response(_MODELS)
+
+    async def stats(_request: web.Request) -> web.Response:
+        return web.json_response(counts.as_dict())
+
+    async def clear(_request: web.Request) -> web.Response:
+        counts.clear()
+        return web.json_response({})
+
+    @web.middleware
+    async def unknown_paths(request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            response: web.StreamResponse = await handler(request)
+        except web.HTTPNotFound:
+            return error(404, f"Unknown path {request.path}")
+        return response
+
+    app = web.Application(middlewares=[unknown_paths])
+    app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_post("/chat/completions", completions)
+    app.router.add_get("/v1/models", models)
+    app.router.add_get("/_wire/stats", stats)
+    app.router.add_post("/_wire/clear", clear)
+    return app
 
 
 async def serve(host: str, port: int, *, delay: float = 0.0) -> None:
     """Serve until cancelled; print the base URL (first stdout line) once listening."""
-    loop = asyncio.get_running_loop()
-    counts = _Counts()
-    server = await loop.create_server(
-        lambda: _Connection(counts, delay), host, port, backlog=4096, reuse_address=True
-    )
-    bound_host, bound_port = server.sockets[0].getsockname()[:2]
+    runner = web.AppRunner(_app(_Counts(), delay), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=4096, reuse_address=True)
+    await site.start()
+    bound_host, bound_port = runner.addresses[0][:2]
     print(f"http://{bound_host}:{bound_port}/v1", flush=True)
-    async with server:
-        await server.serve_forever()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
 
 
 def main(argv: list[str] | None = None) -> None:
