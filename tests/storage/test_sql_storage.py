@@ -734,7 +734,9 @@ async def test_add_llm_call_returns_the_new_count(storage: SQLStorage) -> None:
     assert (await storage.get_agent("lab", "bob")).llm_call_count == 0
 
 
-async def test_reset_llm_calls_zeroes_every_agent_of_the_world_only(storage: SQLStorage) -> None:
+async def test_a_step_with_fresh_budgets_zeroes_every_agent_of_the_world_only(
+    storage: SQLStorage,
+) -> None:
     await storage.create_world(World(name="lab"))
     await storage.create_world(World(name="other"))
     for world, agent in (("lab", "alice"), ("lab", "bob"), ("other", "carol")):
@@ -742,7 +744,7 @@ async def test_reset_llm_calls_zeroes_every_agent_of_the_world_only(storage: SQL
         await storage.add_llm_call(world, agent)
     await storage.add_llm_call("lab", "bob")
 
-    await storage.reset_llm_calls("lab")
+    await storage.commit_step("lab", StepResult("no-chat", fresh_budgets=True))
 
     assert [a.llm_call_count for a in await storage.list_agents("lab")] == [0, 0]
     assert (await storage.get_agent("other", "carol")).llm_call_count == 1

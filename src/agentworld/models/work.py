@@ -186,7 +186,9 @@ class StepResult:
     event), ``announced`` after them (the ``approval`` event of the request or answer they
     carry: a reader of the log has the message when the event comes); ``tool_log_end`` ends the tool log whose result this
     is; ``waiting`` is a call that now waits outside the loop, ``answers`` the waiting call
-    this step answers, ``audit`` what the audit log records of the step; ``inbox`` is what the step does to its chat's inbox (the item it
+    this step answers, ``audit`` what the audit log records of the step; ``fresh_budgets``
+    gives every agent of the world a fresh turn budget (a person's or the world's message,
+    SPEC R4); ``inbox`` is what the step does to its chat's inbox (the item it
     finishes and what replaces it); ``next`` what comes after it."""
 
     chat_id: str
@@ -199,6 +201,7 @@ class StepResult:
     waiting: PendingCall | None = None
     answers: Answer | None = None
     audit: AuditEntry | None = None
+    fresh_budgets: bool = False
     inbox: InboxChange | None = None
     next: NextStep = CONTINUE
 

@@ -81,6 +81,7 @@ async def _route_step(
     storage = ctx.storage
     starts: list[WorkItem] = []
     remembered: list[tuple[str, Message]] = []
+    fresh_budgets = False
     if may_address_anyone(message):  # decided without touching storage: the common case
         world, agents = await storage.world_and_agents(world_name)
         hooks.note(world)
@@ -90,8 +91,9 @@ async def _route_step(
             await storage.recent_transcript(world_name, queued.chat_id, limit=HAND_BACK_LOOKBACK)
         ):
             agents = []  # control was handed back: the agents' conversation is over
-        if fresh and any(a.llm_call_count for a in agents):
-            await storage.reset_llm_calls(world_name)
+        # Counted since the post reset them (other chats' calls): reset again by this step.
+        fresh_budgets = fresh and any(a.llm_call_count for a in agents)
+        if fresh_budgets:
             agents = [a.model_copy(update={"llm_call_count": 0}) for a in agents]
         for agent in agents:
             if not _answers(agent, world, message):
@@ -108,6 +110,7 @@ async def _route_step(
     return StepResult(
         queued.chat_id,
         memory=tuple(remembered),
+        fresh_budgets=fresh_budgets,
         inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=tuple(starts)),
         next=DONE,
     )

@@ -300,14 +300,6 @@ class CatalogStore(StorageCore):
             raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
         return int(count)
 
-    async def reset_llm_calls(self, world: str) -> None:
-        """Human and world messages give every agent a fresh turn budget (SPEC R4)."""
-
-        def update(conn: Connection) -> None:
-            conn.execute(queries.RESET_LLM_CALLS, {"world_key": world})
-
-        await self.in_transaction(update, write=True)
-
     async def create_chat(self, chat: Chat) -> Chat:
         row = {
             "world": chat.world,

@@ -97,7 +97,7 @@ class MessageStore(StorageCore):
         """Commit one step of a chat's work in one transaction (SPEC O3): the answer it gives a
         waiting call (refused, with nothing written, when the call was answered already), its
         events, how its tool run ended, its messages (the agents' memories first, then the
-        transcript), the events that announce them, its LLM calls, the call that now waits, its audit entry and its inbox
+        transcript), the events that announce them, fresh turn budgets, its LLM calls, the call that now waits, its audit entry and its inbox
         change — so the answer is in the transcript exactly when it is in the memory, and the
         step is finished exactly when its inbox item says so."""
         rows = [message_row(world, owner, m) for owner, m in step.memory]
@@ -107,6 +107,7 @@ class MessageStore(StorageCore):
         waiting = [call_row(step.waiting)] if step.waiting is not None else []
         audited = [audit_row(world, step.audit)] if step.audit is not None else []
         tool_log_end, inbox, counted, answers = step.tool_log_end, step.inbox, step.llm_calls, step.answers
+        fresh_budgets = step.fresh_budgets
 
         def write(conn: Connection) -> None:
             if answers is not None:
@@ -116,6 +117,8 @@ class MessageStore(StorageCore):
                 finish_log(conn, tool_log_end)
             queries.insert_messages(conn, rows)
             insert_log_rows(conn, announced)
+            if fresh_budgets:
+                conn.execute(queries.RESET_LLM_CALLS, {"world_key": world})
             if counted is not None:
                 queries.count_llm_calls(conn, world, *counted)
             if waiting:
