@@ -17,44 +17,17 @@ import shutil
 import subprocess
 import tarfile
 from pathlib import Path
-from typing import Any
 
 import pytest
+from shell_rule_helpers import decide, first
 
 from agentworld.approval.grants import find_covering_grant, grant_for
-from agentworld.policy.engine import PolicyEngine
-from agentworld.policy.loader import load_policy_text
-from agentworld.policy.rules import PolicyDecision, Tier
+from agentworld.policy.rules import PolicyDecision
 from agentworld.shell.commands import analyze
 
 ALLOW = PolicyDecision.ALLOW
 ASK = PolicyDecision.ASK_USER
 DENY = PolicyDecision.DENY
-
-
-def _first(line: str) -> tuple[str, bool]:
-    part = analyze(line).parts[0]
-    return part.opacity, part.redirects_output
-
-
-def _engine(line: str, *, redirection: bool = False) -> PolicyEngine:
-    """A world whose only rule allows the line's program (``commandPrefix = [PROGRAM]``)."""
-    program = line.split()[0]
-    text = f"""
-[[rule]]
-toolName = "shell_cmd"
-commandPrefix = ["{program}"]
-decision = "allow"
-allowRedirection = {str(redirection).lower()}
-priority = 100
-"""
-    loaded = load_policy_text(text, source="world.toml", tier=Tier.USER)
-    assert loaded.errors == []
-    return PolicyEngine(loaded.rules)
-
-
-def _decide(line: str, *, redirection: bool = False, **kw: Any) -> PolicyDecision:
-    return _engine(line, redirection=redirection).evaluate("shell_cmd", {"command": line}, **kw).decision
 
 
 HIDDEN_CODE = [
@@ -81,15 +54,15 @@ HIDDEN_CODE = [
 
 @pytest.mark.parametrize("line", HIDDEN_CODE)
 def test_an_option_that_runs_a_command_is_hidden_code(line: str) -> None:
-    assert _first(line)[0] == "unknown"
+    assert first(line)[0] == "unknown"
     assert analyze(line).keys is None  # and no grant may cover it
 
 
 @pytest.mark.parametrize("line", HIDDEN_CODE)
 def test_hidden_code_is_never_allowed_by_a_rule_for_the_archiver(line: str) -> None:
-    assert _decide(line) is ASK
-    assert _decide(line, redirection=True) is ASK
-    assert _decide(line, non_interactive=True) is DENY
+    assert decide(line) is ASK
+    assert decide(line, redirection=True) is ASK
+    assert decide(line, non_interactive=True) is DENY
 
 
 WRITES = [
@@ -169,19 +142,19 @@ WRITES = [
 
 @pytest.mark.parametrize("line", WRITES)
 def test_an_invocation_that_writes_files_counts_as_a_redirection(line: str) -> None:
-    assert _first(line) == ("clear", True)
+    assert first(line) == ("clear", True)
 
 
 @pytest.mark.parametrize("line", WRITES)
 def test_a_write_is_asked_about_unless_the_rule_allows_redirection(line: str) -> None:
-    assert _decide(line) is ASK
-    assert _decide(line, redirection=True) is ALLOW
+    assert decide(line) is ASK
+    assert decide(line, redirection=True) is ALLOW
 
 @pytest.mark.parametrize("line", ["tar -xf - -C /tmp/anywhere", "tar xvf a.tar -C dir", "tar -C d -x"])
 def test_an_extraction_into_another_directory_writes_and_is_not_allowed(line: str) -> None:
     # `-C DIR` also moves the part (shell.directories), which may make it `unknown` as well
     assert analyze(line).parts[0].redirects_output
-    assert _decide(line) is ASK
+    assert decide(line) is ASK
 
 
 ORDINARY = [
@@ -232,8 +205,8 @@ ORDINARY = [
 
 @pytest.mark.parametrize("line", ORDINARY)
 def test_a_listing_or_a_read_stays_clear_and_allowed(line: str) -> None:
-    assert _first(line) == ("clear", False)
-    assert _decide(line) is ALLOW
+    assert first(line) == ("clear", False)
+    assert decide(line) is ALLOW
 
 
 @pytest.mark.parametrize(
@@ -273,7 +246,7 @@ def test_tar_remove_files_deletes_a_file_and_is_asked_about(tmp_path: Path) -> N
     line = "tar -cf /dev/null --remove-files important.txt"
     _bash(line, tmp_path)
     assert not (tmp_path / "important.txt").exists()
-    assert _decide(line) is ASK
+    assert decide(line) is ASK
 
 
 @pytest.mark.skipif(shutil.which("tar") is None, reason="tar is not installed")
@@ -287,7 +260,7 @@ def test_tar_extracting_from_stdin_writes_anywhere_and_is_asked_about(tmp_path: 
     line = f"tar -xf - -C {dest}"
     _bash(line, tmp_path, stdin=(tmp_path / "p.tar").read_bytes())
     assert (dest / "payload").exists()
-    assert _decide(line) is ASK
+    assert decide(line) is ASK
 
 
 @pytest.mark.skipif(shutil.which("tar") is None, reason="tar is not installed")
@@ -298,4 +271,4 @@ def test_tar_multi_volume_prompt_spawns_a_shell_and_is_refused(tmp_path: Path) -
     line = "tar -M -L 10 -cf out.tar big"
     _bash(line, tmp_path, stdin=stdin)
     assert (tmp_path / "SPAWNED").exists()
-    assert _decide(line, redirection=True) is ASK
+    assert decide(line, redirection=True) is ASK

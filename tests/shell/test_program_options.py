@@ -12,14 +12,10 @@ as writing a file, and the ordinary uses of the same programs stay clear.
 from __future__ import annotations
 
 import pytest
+from shell_rule_helpers import first
 
 from agentworld.shell.commands import analyze
 from agentworld.shell.program_options import plain_sed_script
-
-
-def _first(line: str) -> tuple[str, bool]:
-    part = analyze(line).parts[0]
-    return part.opacity, part.redirects_output
 
 
 @pytest.mark.parametrize(
@@ -187,7 +183,7 @@ def test_an_option_that_runs_a_command_is_read_as_unknown(line: str) -> None:
     ],
 )
 def test_an_option_that_writes_a_file_counts_as_a_redirection(line: str) -> None:
-    opacity, writes = _first(line)
+    opacity, writes = first(line)
     assert opacity == "clear"
     assert writes
 
@@ -245,7 +241,7 @@ def test_an_option_that_writes_a_file_counts_as_a_redirection(line: str) -> None
     ],
 )
 def test_the_same_programs_without_such_options_stay_clear(line: str) -> None:
-    assert _first(line) == ("clear", False)
+    assert first(line) == ("clear", False)
 
 
 @pytest.mark.parametrize(
@@ -270,7 +266,7 @@ def test_the_same_programs_without_such_options_stay_clear(line: str) -> None:
     ],
 )
 def test_a_program_that_reads_commands_is_an_interpreter(line: str) -> None:
-    assert _first(line)[0] == "runs_code"
+    assert first(line)[0] == "runs_code"
     assert analyze(line).keys is None
 
 

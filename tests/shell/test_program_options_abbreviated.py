@@ -10,13 +10,7 @@ files, and ``date -s`` / ``hostname NAME`` change the system.
 from __future__ import annotations
 
 import pytest
-
-from agentworld.shell.commands import analyze
-
-
-def _first(line: str) -> tuple[str, bool]:
-    part = analyze(line).parts[0]
-    return part.opacity, part.redirects_output
+from shell_rule_helpers import first
 
 
 @pytest.mark.parametrize(
@@ -56,7 +50,7 @@ def _first(line: str) -> tuple[str, bool]:
     ],
 )
 def test_an_abbreviated_option_that_runs_code_or_changes_the_system_is_unknown(line: str) -> None:
-    assert _first(line)[0] == "unknown"
+    assert first(line)[0] == "unknown"
 
 
 @pytest.mark.parametrize(
@@ -85,7 +79,7 @@ def test_an_abbreviated_option_that_runs_code_or_changes_the_system_is_unknown(l
     ],
 )
 def test_an_option_that_writes_a_file_counts_as_a_redirection(line: str) -> None:
-    assert _first(line) == ("clear", True)
+    assert first(line) == ("clear", True)
 
 
 @pytest.mark.parametrize(
@@ -120,4 +114,4 @@ def test_an_option_that_writes_a_file_counts_as_a_redirection(line: str) -> None
     ],
 )
 def test_ordinary_invocations_stay_clear(line: str) -> None:
-    assert _first(line) == ("clear", False)
+    assert first(line) == ("clear", False)

@@ -16,44 +16,17 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from shell_rule_helpers import decide, first
 
 from agentworld.approval.grants import find_covering_grant, grant_for
-from agentworld.policy.engine import PolicyEngine
-from agentworld.policy.loader import load_policy_text
-from agentworld.policy.rules import PolicyDecision, Tier
+from agentworld.policy.rules import PolicyDecision
 from agentworld.shell.commands import analyze
 
 ALLOW = PolicyDecision.ALLOW
 ASK = PolicyDecision.ASK_USER
 DENY = PolicyDecision.DENY
-
-
-def _first(line: str) -> tuple[str, bool]:
-    part = analyze(line).parts[0]
-    return part.opacity, part.redirects_output
-
-
-def _engine(line: str, *, redirection: bool = False) -> PolicyEngine:
-    """A world whose only rule allows the line's program (``commandPrefix = [PROGRAM]``)."""
-    program = line.split()[0]
-    text = f"""
-[[rule]]
-toolName = "shell_cmd"
-commandPrefix = ["{program}"]
-decision = "allow"
-allowRedirection = {str(redirection).lower()}
-priority = 100
-"""
-    loaded = load_policy_text(text, source="world.toml", tier=Tier.USER)
-    assert loaded.errors == []
-    return PolicyEngine(loaded.rules)
-
-
-def _decide(line: str, *, redirection: bool = False, **kw: Any) -> PolicyDecision:
-    return _engine(line, redirection=redirection).evaluate("shell_cmd", {"command": line}, **kw).decision
 
 
 HIDDEN_CODE = [
@@ -146,15 +119,15 @@ HIDDEN_CODE = [
 
 @pytest.mark.parametrize("line", HIDDEN_CODE)
 def test_an_option_that_runs_a_command_is_hidden_code(line: str) -> None:
-    assert _first(line)[0] == "unknown"
+    assert first(line)[0] == "unknown"
     assert analyze(line).keys is None  # and no grant may cover it
 
 
 @pytest.mark.parametrize("line", HIDDEN_CODE)
 def test_hidden_code_is_never_allowed_by_a_rule_for_the_program(line: str) -> None:
-    assert _decide(line) is ASK
-    assert _decide(line, redirection=True) is ASK
-    assert _decide(line, non_interactive=True) is DENY
+    assert decide(line) is ASK
+    assert decide(line, redirection=True) is ASK
+    assert decide(line, non_interactive=True) is DENY
 
 
 WRITES = [
@@ -212,13 +185,13 @@ WRITES = [
 
 @pytest.mark.parametrize("line", WRITES)
 def test_an_invocation_that_writes_files_counts_as_a_redirection(line: str) -> None:
-    assert _first(line) == ("clear", True)
+    assert first(line) == ("clear", True)
 
 
 @pytest.mark.parametrize("line", WRITES)
 def test_a_write_is_asked_about_unless_the_rule_allows_redirection(line: str) -> None:
-    assert _decide(line) is ASK
-    assert _decide(line, redirection=True) is ALLOW
+    assert decide(line) is ASK
+    assert decide(line, redirection=True) is ALLOW
 
 
 
@@ -292,8 +265,8 @@ ORDINARY = [
 
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_stay_clear_and_allowed(line: str) -> None:
-    assert _first(line) == ("clear", False)
-    assert _decide(line) is ALLOW
+    assert first(line) == ("clear", False)
+    assert decide(line) is ALLOW
 
 
 @pytest.mark.parametrize(
@@ -341,8 +314,8 @@ def test_fdfind_exec_runs_a_command_and_is_refused(tmp_path: Path) -> None:
     line = "fdfind -1 . -x sh -c 'id > PWNED'"
     _bash(line, tmp_path)
     assert (tmp_path / "PWNED").exists()
-    assert _decide(line) is ASK
-    assert _decide(line, redirection=True) is ASK
+    assert decide(line) is ASK
+    assert decide(line, redirection=True) is ASK
 
 
 @pytest.mark.parametrize("line", ["ps eww -p 1", "ps auxe", "ps e", "ps -p 1 ewww"])
