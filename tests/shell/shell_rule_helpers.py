@@ -36,3 +36,24 @@ priority = 100
 def decide(line: str, *, redirection: bool = False, **kw: Any) -> PolicyDecision:
     """What that world decides about ``line``."""
     return engine_allowing(line, redirection=redirection).evaluate("shell_cmd", {"command": line}, **kw).decision
+
+
+def engine_with_prefixes(*prefixes: str) -> PolicyEngine:
+    """A world whose only rule allows the shell lines starting with ``prefixes``."""
+    text = f"""
+[[rule]]
+toolName = "shell_cmd"
+commandPrefix = {list(prefixes)!r}
+decision = "allow"
+priority = 100
+"""
+    loaded = load_policy_text(text.replace("'", '"'), source="policy.toml", tier=Tier.USER)
+    assert loaded.errors == []
+    return PolicyEngine(loaded.rules)
+
+
+def decide_under_prefixes(
+    prefixes: tuple[str, ...], arguments: dict[str, Any], *, strict: bool = False
+) -> PolicyDecision:
+    """What that world decides about a ``shell_cmd`` call (``strict``: no person to ask)."""
+    return engine_with_prefixes(*prefixes).evaluate("shell_cmd", arguments, non_interactive=strict).decision

@@ -20,14 +20,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from shell_rule_helpers import decide_under_prefixes
 
 from agentworld.approval.grants import shell_shape
-from agentworld.policy.engine import PolicyEngine
-from agentworld.policy.loader import load_policy_text
-from agentworld.policy.rules import PolicyDecision, Tier
+from agentworld.policy.rules import PolicyDecision
 from agentworld.shell.commands import analyze
 
 ALLOW = PolicyDecision.ALLOW
@@ -35,28 +33,9 @@ ASK = PolicyDecision.ASK_USER
 DENY = PolicyDecision.DENY
 
 
-def engine(*prefixes: str) -> PolicyEngine:
-    text = f"""
-[[rule]]
-toolName = "shell_cmd"
-commandPrefix = {list(prefixes)!r}
-decision = "allow"
-priority = 100
-"""
-    loaded = load_policy_text(text.replace("'", '"'), source="policy.toml", tier=Tier.USER)
-    assert loaded.errors == []
-    return PolicyEngine(loaded.rules)
-
-
-def decide(
-    prefixes: tuple[str, ...], arguments: dict[str, Any], *, strict: bool = False
-) -> PolicyDecision:
-    return engine(*prefixes).evaluate("shell_cmd", arguments, non_interactive=strict).decision
-
-
 def _refused(prefixes: tuple[str, ...], line: str) -> None:
-    assert decide(prefixes, {"command": line}) is ASK
-    assert decide(prefixes, {"command": line}, strict=True) is DENY
+    assert decide_under_prefixes(prefixes, {"command": line}) is ASK
+    assert decide_under_prefixes(prefixes, {"command": line}, strict=True) is DENY
     assert shell_shape({"command": line}) is None  # no remembered approval covers it
 
 
@@ -114,7 +93,7 @@ def test_arithmetic_expansions_and_commands_are_not_read_at_all(line: str) -> No
     ``${..}`` form but ``${NAME}``), so they stay unknown whatever the rule."""
     analysis = analyze(line)
     assert not analysis.understood
-    assert decide(("echo", "x", "[["), {"command": line}) is ASK
+    assert decide_under_prefixes(("echo", "x", "[["), {"command": line}) is ASK
 
 
 # -- 2. namerefs -----------------------------------------------------------------------------
@@ -207,7 +186,7 @@ ORDINARY = [
 
 @pytest.mark.parametrize(("prefixes", "line"), ORDINARY)
 def test_ordinary_uses_of_the_builtins_stay_allowed(prefixes: tuple[str, ...], line: str) -> None:
-    assert decide(prefixes, {"command": line}) is ALLOW
+    assert decide_under_prefixes(prefixes, {"command": line}) is ALLOW
 
 
 # -- end to end: the test data is a real exploit --------------------------------------------

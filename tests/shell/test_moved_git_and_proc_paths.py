@@ -18,35 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shell_rule_helpers import decide_under_prefixes
 
 from agentworld.approval.grants import grant_for
-from agentworld.policy.engine import PolicyEngine
-from agentworld.policy.loader import load_policy_text
-from agentworld.policy.rules import PolicyDecision, Tier
+from agentworld.policy.rules import PolicyDecision
 from agentworld.shell.commands import analyze
 
 ALLOW = PolicyDecision.ALLOW
 ASK = PolicyDecision.ASK_USER
 DENY = PolicyDecision.DENY
-
-
-def engine(*prefixes: str) -> PolicyEngine:
-    text = f"""
-[[rule]]
-toolName = "shell_cmd"
-commandPrefix = {list(prefixes)!r}
-decision = "allow"
-priority = 100
-"""
-    loaded = load_policy_text(text.replace("'", '"'), source="policy.toml", tier=Tier.USER)
-    assert loaded.errors == []
-    return PolicyEngine(loaded.rules)
-
-
-def decide(
-    prefixes: tuple[str, ...], arguments: dict[str, Any], *, strict: bool = False
-) -> PolicyDecision:
-    return engine(*prefixes).evaluate("shell_cmd", arguments, non_interactive=strict).decision
 
 
 # -- git in a repository the line moved to ---------------------------------------------------
@@ -70,8 +50,8 @@ GIT_POLICY = ("git status", "git diff", "cd", "pushd", "env", "find", "ls")
     ],
 )
 def test_git_in_a_directory_the_line_moved_to_is_not_allowed(arguments: dict[str, Any]) -> None:
-    assert decide(GIT_POLICY, arguments) is ASK
-    assert decide(GIT_POLICY, arguments, strict=True) is DENY
+    assert decide_under_prefixes(GIT_POLICY, arguments) is ASK
+    assert decide_under_prefixes(GIT_POLICY, arguments, strict=True) is DENY
 
 
 def test_git_after_a_cd_has_no_grant_key() -> None:
@@ -142,13 +122,13 @@ PROC_POLICY = ("grep", "rev", "cat", "ls", "cd", "rg", "find", "curl", "sed", "e
 
 @pytest.mark.parametrize("line", PROC_LINES)
 def test_a_path_under_proc_is_not_allowed_by_a_rule_for_the_program(line: str) -> None:
-    assert decide(PROC_POLICY, {"command": line}) is not ALLOW
-    assert decide(PROC_POLICY, {"command": line}, strict=True) is DENY
+    assert decide_under_prefixes(PROC_POLICY, {"command": line}) is not ALLOW
+    assert decide_under_prefixes(PROC_POLICY, {"command": line}, strict=True) is DENY
 
 
 @pytest.mark.parametrize("directory", ["/proc", "/proc/self", "//proc/1/"])
 def test_a_shell_call_run_in_proc_is_not_allowed(directory: str) -> None:
-    assert decide(PROC_POLICY, {"command": "cat environ", "directory": directory}) is ASK
+    assert decide_under_prefixes(PROC_POLICY, {"command": "cat environ", "directory": directory}) is ASK
 
 
 @pytest.mark.parametrize(
@@ -161,7 +141,7 @@ def test_a_shell_call_run_in_proc_is_not_allowed(directory: str) -> None:
     ],
 )
 def test_a_shell_call_run_at_the_root_cannot_reach_proc_either(line: str, directory: str) -> None:
-    assert decide(PROC_POLICY, {"command": line, "directory": directory}) is ASK
+    assert decide_under_prefixes(PROC_POLICY, {"command": line, "directory": directory}) is ASK
 
 
 # -- what stays allowed ------------------------------------------------------------------------
@@ -183,7 +163,7 @@ ORDINARY = [
 
 @pytest.mark.parametrize(("prefixes", "line"), ORDINARY)
 def test_ordinary_lines_stay_allowed(prefixes: tuple[str, ...], line: str) -> None:
-    assert decide(prefixes, {"command": line}) is ALLOW
+    assert decide_under_prefixes(prefixes, {"command": line}) is ALLOW
 
 
 def test_git_status_in_the_working_directory_keeps_its_grant_key() -> None:
@@ -193,7 +173,7 @@ def test_git_status_in_the_working_directory_keeps_its_grant_key() -> None:
     )  # fmt: skip
     assert grant is not None
     assert analyze("git status").keys == frozenset({"git"})
-    assert decide(("git status",), {"command": "git status", "directory": "."}) is ALLOW
+    assert decide_under_prefixes(("git status",), {"command": "git status", "directory": "."}) is ALLOW
 
 
 # -- end to end: a moved-to repository's configuration runs --------------------------------
@@ -225,5 +205,5 @@ def test_git_in_a_moved_to_bare_repository_runs_its_fsmonitor_and_is_refused(
         check=False,
     )
     assert marker.exists()
-    assert decide(GIT_POLICY, {"command": line}) is ASK
-    assert decide(GIT_POLICY, {"command": "git status", "directory": "vendor/lib"}) is ASK
+    assert decide_under_prefixes(GIT_POLICY, {"command": line}) is ASK
+    assert decide_under_prefixes(GIT_POLICY, {"command": "git status", "directory": "vendor/lib"}) is ASK
