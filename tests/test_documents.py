@@ -105,7 +105,7 @@ def test_an_approval_document_names_the_approval_and_what_the_person_was_shown()
     assert json.dumps(approval_doc(pending)) == (
         '{"approvalId": "approval_1", "agent": "a1", "chatId": "chat_1", "toolName": "shell_cmd", '
         '"toolArgs": {"command": "rm x"}, "message": "Run rm x?", "createdAt": "2026-01-02T03:04:05Z", '
-        '"sandbox": {"active": true, "writable": ["/work"], "network": "deny"}}'
+        '"sandbox": {"active": true, "writable": ["/work"], "network": "deny"}, "diff": null}'
     )
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from agentworld.approval.grants import Grant
     from agentworld.models import Agent, Chat, Message, Usage, World
     from agentworld.models.message import ToolCall
-    from agentworld.models.pending import PendingApproval, PendingClientCall
+    from agentworld.models.pending import PendingApproval, PendingClientCall, PendingQuestion
     from agentworld.models.records import AuditEntry, ToolLogEntry
     from agentworld.tools.registry import Tool
 
@@ -131,11 +131,21 @@ def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
 
 
 def approval_doc(pending: PendingApproval) -> dict[str, Any]:
-    """The approval document of SPEC §3, with where the call runs (``sandbox``, SPEC C1)."""
+    """The approval document of SPEC §3, with where the call runs (``sandbox``, SPEC C1) and,
+    for a file tool, the change it makes (``diff``, SPEC F1; null for other tools)."""
     return {
         "approvalId": pending.tool_call_id,
         **_fields(pending, "agent chat_id tool_name tool_args message created_at"),
         "sandbox": pending.sandbox.to_json(),
+        "diff": pending.diff,
+    }
+
+
+def question_doc(pending: PendingQuestion) -> dict[str, Any]:
+    """A question an agent asked a person (``ask_user``, SPEC F3)."""
+    return {
+        "questionId": pending.tool_call_id,
+        **_fields(pending, "agent chat_id question options allow_free_text created_at"),
     }
 
 

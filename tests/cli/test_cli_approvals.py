@@ -54,7 +54,10 @@ def test_request_deny_and_replay(cli: Any, model: Model, tmp_path: Path, server:
     sent = ask(cli, model, "touch X")
 
     (approval,) = sent["pendingApprovals"]
-    assert set(approval) == {"approvalId", "agent", "chatId", "toolName", "toolArgs", "message", "createdAt", "sandbox"}
+    assert set(approval) == {
+        "approvalId", "agent", "chatId", "toolName", "toolArgs", "message", "createdAt", "sandbox", "diff"
+    }
+    assert approval["diff"] is None  # only file tools carry a diff
     assert approval["sandbox"] == {"active": True, "writable": [str(tmp_path / "work")], "network": "deny"}
     assert (approval["toolName"], approval["toolArgs"]) == ("shell_cmd", {"command": "touch X"})
     assert "touch X" in approval["message"]

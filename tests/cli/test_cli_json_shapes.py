@@ -136,6 +136,7 @@ APPROVAL: dict[str, Any] = {
     "message": str,
     "createdAt": TIMESTAMP,
     "sandbox": {"active": bool, "writable": [str], "network": str},
+    "diff": None,
 }
 
 RULE: dict[str, Any] = {

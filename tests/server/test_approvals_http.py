@@ -50,7 +50,8 @@ def test_an_approval_answered_over_http_runs_the_tool_and_is_broadcast(
         (approval,) = listed
         assert approval["approvalId"] == request["approvalId"]
         assert set(approval) == {
-            "approvalId", "agent", "chatId", "toolName", "toolArgs", "message", "createdAt", "sandbox"
+            "approvalId", "agent", "chatId", "toolName", "toolArgs", "message", "createdAt", "sandbox",
+            "diff",
         }
         assert approval["sandbox"]["active"] is True and approval["sandbox"]["network"] == "deny"
         assert api.get(f"/api/worlds/{world_name}/approvals", params={"chat": chat}).json()["approvals"] == listed

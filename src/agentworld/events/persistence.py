@@ -6,7 +6,14 @@ transaction; so do the events of the step — see ``stored_with_its_step``)."""
 from __future__ import annotations
 
 from agentworld.events.bus import EventBus
-from agentworld.models.events import ApprovalEvent, MessageEvent, SSEEvent, ToolEvent, WorldEvent
+from agentworld.models.events import (
+    ApprovalEvent,
+    MessageEvent,
+    QuestionEvent,
+    SSEEvent,
+    ToolEvent,
+    WorldEvent,
+)
 from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 
@@ -15,14 +22,14 @@ def stored_with_its_step(event: WorldEvent) -> bool:
     """Whether ``event`` is not this subscriber's to store: stream chunks are live only; an
     ``sse`` end is stored with the answer it ends, a ``tool`` start with the tool log's start,
     a ``tool`` result or error with the result message, a client call's ``tool`` pending and
-    every ``approval`` event with the step that asks or answers — each in that step's
-    transaction."""
+    every ``approval`` and ``question`` event with the step that asks or answers — each in that
+    step's transaction."""
     match event:
         case SSEEvent():
             return event.phase in ("chunk", "end")
         case ToolEvent():
             return event.phase in ("start", "result", "error", "pending")
-        case ApprovalEvent():
+        case ApprovalEvent() | QuestionEvent():
             return True
         case _:
             return False

@@ -124,6 +124,22 @@ class ApprovalEvent(_Event):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+class QuestionEvent(_Event):
+    """An agent asked a person a question (``ask_user``, SPEC F3), or it was answered (by a
+    person, or by the timeout)."""
+
+    kind: Literal["question"] = "question"
+    phase: Literal["requested", "answered"]
+    chat_id: str
+    agent: str
+    question_id: str
+    question: str
+    options: list[str] = Field(default_factory=list)
+    detail: dict[str, Any] = Field(default_factory=dict)
+    """``requested``: ``allowFreeText``; ``answered``: ``answer`` and ``actor`` (or
+    ``reason: "timeout"``)."""
+
+
 class ToolCallEvent(_Event):
     """The batch of tool calls an agent's model returned, before any of them runs.
 
@@ -140,8 +156,8 @@ class ToolCallEvent(_Event):
 
 
 WorldEvent = Annotated[
-    MessageEvent | SSEEvent | ToolEvent | SystemEvent | CrudEvent | ApprovalEvent,
+    MessageEvent | SSEEvent | ToolEvent | SystemEvent | CrudEvent | ApprovalEvent | QuestionEvent,
     Field(discriminator="kind"),
 ]
-EventKind = Literal["message", "sse", "tool", "system", "crud", "approval"]
+EventKind = Literal["message", "sse", "tool", "system", "crud", "approval", "question"]
 EVENT_ADAPTER: TypeAdapter[WorldEvent] = TypeAdapter(WorldEvent)

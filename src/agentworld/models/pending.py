@@ -1,14 +1,17 @@
 """Tool calls that wait for something outside the agent loop (SPEC T4, A1).
 
-A waiting call is one of two cases, told apart by ``kind``:
+A waiting call is one of three cases, told apart by ``kind``:
 
 - ``PendingClientCall``: a call of a client-side tool, waiting for the client to post its
   result (SPEC T4). It carries nothing beyond the call itself.
 - ``PendingApproval``: a call waiting for a person's answer (SPEC A1). Its id is the approval
   id, and it carries what the person was shown: the original call's id, the message that
-  asked, the redacted arguments and, for ``shell_cmd``, the command line in full.
+  asked, the redacted arguments and, for ``shell_cmd``, the command line in full; for a file
+  tool, the diff of the change.
+- ``PendingQuestion``: an ``ask_user`` call waiting for a person's answer (SPEC F3). Its id is
+  the call's own id (the question id), and it carries the question and the options offered.
 
-``PendingCall`` is their discriminated union. The two cases are separate classes, not one
+``PendingCall`` is their discriminated union. The cases are separate classes, not one
 model with optional fields, so code that needs the approval fields must first establish that
 it holds an approval (``match``/``isinstance``) and then reads them without a ``None`` check.
 Storage keeps both in one table: the approval's own fields are its ``detail`` JSON column, in
@@ -24,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentworld.models.message import utc_now
 
-PendingKind = Literal["client", "approval"]
+PendingKind = Literal["client", "approval", "question"]
 PendingStatus = Literal["pending", "answered", "expired", "interrupted", "cancelled"]
 """``cancelled``: the agent that made the call was deleted; the call can no longer be answered."""
 
@@ -99,6 +102,17 @@ class SandboxDisplay(BaseModel):
         return {"active": self.active, "writable": list(self.writable), "network": self.network}
 
 
+class ShownFile(BaseModel):
+    """The file a ``write_file`` / ``edit_file`` approval showed a change to, as it was then:
+    its path as resolved in the working directory and the SHA-256 of its bytes (None: it did
+    not exist). The approved call writes only if the file is still exactly that."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    path: str
+    sha256: str | None = None
+
+
 UNRECORDED_SANDBOX = SandboxDisplay(
     active=False,
     writable=[],
@@ -126,6 +140,12 @@ class PendingApproval(_WaitingCall):
     """For ``shell_cmd``: the full command line, its directory and the commands it runs."""
     sandbox: SandboxDisplay = UNRECORDED_SANDBOX
     """Where the call runs if approved, as the person was told (SPEC C1)."""
+    diff: str | None = None
+    """For ``write_file`` / ``edit_file``: the unified diff of the change the person approves
+    (SPEC F1); None for every other tool."""
+    file: ShownFile | None = None
+    """For ``write_file`` / ``edit_file``: the file as it was when the diff was made; the call
+    runs only if it is still so."""
 
     @property
     def detail(self) -> dict[str, Any]:
@@ -141,8 +161,46 @@ class PendingApproval(_WaitingCall):
             detail["shell"] = self.shell.to_json()
         if self.sandbox != UNRECORDED_SANDBOX:
             detail["sandbox"] = self.sandbox.model_dump(mode="json")
+        if self.diff is not None:
+            detail["diff"] = self.diff
+        if self.file is not None:
+            detail["file"] = self.file.model_dump(mode="json", by_alias=True)
         return detail
 
+    @property
+    def edited_arguments(self) -> str | None:
+        """The arguments a person gave the call when approving it (SPEC F2), as JSON text, or
+        None when it runs as the model wrote it."""
+        edited = (self.answer or {}).get("arguments")
+        return edited if isinstance(edited, str) else None
 
-PendingCall: TypeAlias = Annotated[PendingClientCall | PendingApproval, Field(discriminator="kind")]
+    @property
+    def arguments_to_run(self) -> str:
+        """What runs once approved: the person's edit if there is one, else the model's call."""
+        return self.edited_arguments or self.arguments
+
+
+class PendingQuestion(_WaitingCall):
+    """An ``ask_user`` call waiting for a person's answer (SPEC F3). ``tool_call_id`` is the
+    question id (the call's own id); the answer becomes the call's result."""
+
+    kind: Literal["question"] = "question"
+    question: str
+    options: list[str] = Field(default_factory=list)
+    allow_free_text: bool = Field(default=True, alias="allowFreeText")
+    """Whether an answer outside ``options`` is taken (always, when there are no options)."""
+
+    @property
+    def detail(self) -> dict[str, Any]:
+        """The question's own fields in their stored JSON form (the ``detail`` column)."""
+        return {
+            "question": self.question,
+            "options": list(self.options),
+            "allowFreeText": self.allow_free_text,
+        }
+
+
+PendingCall: TypeAlias = Annotated[
+    PendingClientCall | PendingApproval | PendingQuestion, Field(discriminator="kind")
+]
 """A waiting call: dispatch with ``match`` on the class (or ``kind``) and ``assert_never``."""

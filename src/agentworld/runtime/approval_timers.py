@@ -1,4 +1,4 @@
-"""Approval requests time out on time while a process runs (SPEC A7).
+"""Approval requests and questions time out on time while a process runs (SPEC A7, F3).
 
 Without a running process, an overdue request is denied by the next process that touches
 the world (``WorldRuntime.resume_stopped_work``); these timers only make it punctual.
@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from agentworld.models import World
-from agentworld.models.events import ApprovalEvent, WorldEvent
+from agentworld.models.events import ApprovalEvent, QuestionEvent, WorldEvent
 from agentworld.models.pending import PendingCall
 from agentworld.storage.sql import SQLStorage
 
@@ -30,18 +30,24 @@ class ApprovalTimers:
         self._timers: set[asyncio.Task[None]] = set()
 
     async def on_approval(self, event: WorldEvent) -> None:
-        """Bus subscriber: a request was asked; deny it when its time is up, if still open."""
-        if not isinstance(event, ApprovalEvent) or event.phase != "requested":
-            return
+        """Bus subscriber: a request (or question) was asked; end it when its time is up, if
+        still open."""
+        match event:
+            case ApprovalEvent(phase="requested"):
+                call_id = event.approval_id
+            case QuestionEvent(phase="requested"):
+                call_id = event.question_id
+            case _:
+                return
         world = await self._storage.get_world(self._world)
 
         async def expire_later() -> None:
             await asyncio.sleep(world.approval_timeout)
-            pending = await self._storage.pending.get(self._world, event.approval_id)
+            pending = await self._storage.pending.get(self._world, call_id)
             if pending is not None and pending.status == "pending":
                 await self._expire(await self._storage.get_world(self._world), pending)
 
-        timer = asyncio.create_task(expire_later(), name=f"expire:{event.approval_id}")
+        timer = asyncio.create_task(expire_later(), name=f"expire:{call_id}")
         self._timers.add(timer)
         timer.add_done_callback(self._done)
 

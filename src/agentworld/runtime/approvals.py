@@ -21,7 +21,13 @@ from agentworld.approval.grants import GrantScope, grant_for
 from agentworld.errors import NotFoundError
 from agentworld.models import Message, ToolCall, World, new_id, utc_now
 from agentworld.models.events import ApprovalEvent, CrudEvent
-from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall, ShellDisplay
+from agentworld.models.pending import (
+    PendingApproval,
+    PendingCall,
+    PendingClientCall,
+    PendingQuestion,
+    ShellDisplay,
+)
 from agentworld.models.records import INTERRUPTED, AuditEntry
 from agentworld.models.work import (
     WAIT,
@@ -322,6 +328,10 @@ def expire(world: World, pending: PendingCall) -> StepResult | None:
     match pending:
         case PendingApproval():
             original = pending.original_call_id
+        case PendingQuestion():
+            from agentworld.runtime.questions import expire_question  # (module docstring)
+
+            return expire_question(world, pending)
         case PendingClientCall():
             return None
         case _:

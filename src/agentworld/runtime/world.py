@@ -110,7 +110,7 @@ class WorldRuntime:
             streaming=streaming,
         )
         self._timers = ApprovalTimers(storage, world, expire=self._expire)
-        self.bus.subscribe(self._timers.on_approval, kinds=["approval"], name="approval-timer")
+        self.bus.subscribe(self._timers.on_approval, kinds=["approval", "question"], name="approval-timer")
 
     def on_event(self, hook: OnEvent) -> OnEvent:
         """Register an ``on_event(event, respond)`` hook (SPEC E3); usable as a decorator."""

@@ -20,6 +20,7 @@ from agentworld.models.pending import (
     PendingCall,
     PendingClientCall,
     PendingKind,
+    PendingQuestion,
 )
 from agentworld.models.records import AuditEntry
 from agentworld.models.work import Answer, InboxChange
@@ -168,6 +169,8 @@ def _noun(call: PendingCall) -> str:
             return "approval"
         case PendingClientCall():
             return "tool call"
+        case PendingQuestion():
+            return "question"
         case _:
             assert_never(call)
 
@@ -241,7 +244,8 @@ class PendingCallStore:
         self, world: str, batch_id: str, *, unanswered_only: bool = False
     ) -> set[str]:
         """Ids of the batch's calls that someone outside the loop is responsible for: a
-        person's approval (asked, or given and about to run) or a client's result; with
+        person's approval (asked, or given and about to run), a person's answer to a question
+        or a client's result; with
         ``unanswered_only``, only those whose answer has not come (a given approval's call
         was running, or about to)."""
         query = _WAITING_OF_BATCH if unanswered_only else _OF_BATCH
@@ -253,7 +257,7 @@ class PendingCallStore:
                 match call:
                     case PendingApproval():
                         ids.add(call.original_call_id)
-                    case PendingClientCall():
+                    case PendingClientCall() | PendingQuestion():
                         ids.add(call.tool_call_id)
                     case _:
                         assert_never(call)
@@ -293,9 +297,16 @@ class PendingCallStore:
         self, world: str, *, kind: Literal["approval"], **filters: Unpack[_Filters]
     ) -> list[PendingApproval]: ...
 
+    @overload
+    async def find(
+        self, world: str, *, kind: Literal["question"], **filters: Unpack[_Filters]
+    ) -> list[PendingQuestion]: ...
+
     async def find(
         self, world: str, *, kind: PendingKind | None = None, **filters: Unpack[_Filters]
-    ) -> list[PendingClientCall] | list[PendingApproval] | list[PendingCall]:
+    ) -> (
+        list[PendingClientCall] | list[PendingApproval] | list[PendingQuestion] | list[PendingCall]
+    ):
         """The world's waiting calls, oldest first; ``kind`` narrows the type of the result
         (the query filters on the same column that picks each row's class)."""
 
@@ -312,11 +323,17 @@ def answer_call(conn: Connection, world: str, answer: Answer) -> PendingCall:
     tool_call_id = answer.tool_call_id
     row = conn.execute(_CALL, {"world": world, "tool_call_id": tool_call_id}).first()
     if row is None or row.kind != answer.kind:
-        what = "approval request" if answer.kind == "approval" else "pending tool call"
+        what = {
+            "approval": "approval request",
+            "question": "question",
+            "client": "pending tool call",
+        }[answer.kind]
         raise NotFoundError(f"no {what} {tool_call_id!r} in world {world!r}")
     refuse_closed(row_call(row))
     if row.status != "pending":
-        raise InvalidInputError(f"{tool_call_id!r} is already {row.status}; it cannot be answered again")
+        raise InvalidInputError(
+            f"{tool_call_id!r} is already {row.status}; it cannot be answered again"
+        )
     updated = conn.execute(
         _ANSWER,
         {

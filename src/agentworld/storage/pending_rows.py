@@ -11,7 +11,12 @@ from typing import Any, Final, assert_never
 
 from pydantic import TypeAdapter
 
-from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.models.pending import (
+    PendingApproval,
+    PendingCall,
+    PendingClientCall,
+    PendingQuestion,
+)
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.rows import ts
 from agentworld.storage.statement import ColumnKind, Sql
@@ -89,7 +94,7 @@ def call_row(call: PendingCall) -> dict[str, Any]:
 def _detail(call: PendingCall) -> dict[str, Any]:
     """The ``detail`` column: the case's own fields as JSON (a client call has none)."""
     match call:
-        case PendingApproval():
+        case PendingApproval() | PendingQuestion():
             return call.detail
         case PendingClientCall():
             return {}
@@ -116,7 +121,7 @@ def audited_arguments(call: PendingCall) -> dict[str, Any] | None:
     match call:
         case PendingApproval():
             return call.tool_args
-        case PendingClientCall():
+        case PendingClientCall() | PendingQuestion():
             return None
         case _:
             assert_never(call)
