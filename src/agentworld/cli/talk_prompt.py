@@ -245,7 +245,7 @@ class Prompts:
         """``deny``, ``once``, ``session`` or ``always``; None to leave it pending.
         ``always_means``: what an ALWAYS answer allows, said in its second step."""
         await _written()
-        question = self.question = ApprovalQuestion(always_means)
+        question = self.question = ApprovalQuestion(always_means=always_means)
         try:
             answer = await self._ask(self._approvals, lambda: question.line(time.monotonic()))
         finally:
