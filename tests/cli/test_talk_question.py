@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from agentworld.cli.talk_desk import always_means
+from agentworld.cli.talk_asking import always_means
 from agentworld.cli.talk_question import ARM_SECONDS, CHOICES, SCOPE_CHOICES, ApprovalQuestion
 from agentworld.models.pending import PendingApproval
 
