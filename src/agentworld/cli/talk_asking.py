@@ -22,20 +22,12 @@ from rich.markup import escape
 from agentworld.cli import output
 from agentworld.cli.diff_view import print_diff
 from agentworld.cli.talk_answer import AskedQuestion, Picked
-from agentworld.cli.talk_edit import (
-    CannotEdit,
-    EditPlan,
-    NotACall,
-    arguments_json,
-    edit_plan,
-    edited_call,
-    editor_command,
-)
 from agentworld.cli.talk_inputs import edit_in_editor
 from agentworld.cli.talk_prompt import Answer
 from agentworld.cli.talk_question import CHOICES, SCOPE_CHOICES
 
 if TYPE_CHECKING:
+    from agentworld.cli.talk_edit import EditPlan
     from agentworld.cli.talk_session import TalkSession
     from agentworld.models.pending import PendingApproval, PendingQuestion
 
@@ -70,6 +62,9 @@ LEFT_WAITING = {
 
 async def ask_approval(session: TalkSession, request: PendingApproval) -> Outcome:
     """Show ``request`` and ask it until the person decides or leaves it waiting."""
+    # Imported here, not on the way to the first prompt (it reads shell lines, finds secrets).
+    from agentworld.cli.talk_edit import CannotEdit, EditPlan, edit_plan
+
     output.print_approvals([request], answers="none")
     if request.diff is not None:
         session.screen.line("  diff:")
@@ -94,6 +89,8 @@ async def ask_approval(session: TalkSession, request: PendingApproval) -> Outcom
 async def _edit(session: TalkSession, request: PendingApproval, plan: EditPlan) -> Decided | None:
     """The call edited and its scope chosen; None to ask the first question again (the edit
     was cancelled, or is no call)."""
+    from agentworld.cli.talk_edit import NotACall, arguments_json, edited_call
+
     text = await _edited_text(session, plan)
     if text is None:
         session.screen.note("edit cancelled: the request is asked again")
@@ -123,6 +120,8 @@ async def _edit(session: TalkSession, request: PendingApproval, plan: EditPlan) 
 
 
 async def _edited_text(session: TalkSession, plan: EditPlan) -> str | None:
+    from agentworld.cli.talk_edit import editor_command
+
     if plan.form == "line":
         return await session.prompts.edit(plan.text, label="command")
     editor = editor_command(os.environ)
