@@ -23,7 +23,7 @@ from agentworld.cli import output
 from agentworld.cli.diff_view import print_diff
 from agentworld.cli.talk_answer import AskedQuestion, Picked
 from agentworld.cli.talk_inputs import edit_in_editor
-from agentworld.cli.talk_prompt import Answer
+from agentworld.cli.talk_prompt import Answer, written_out
 from agentworld.cli.talk_question import CHOICES, SCOPE_CHOICES
 
 if TYPE_CHECKING:
@@ -130,6 +130,7 @@ async def _edited_text(session: TalkSession, plan: EditPlan) -> str | None:
                             "Ctrl-C cancels")  # fmt: skip
         return await session.prompts.edit(plan.text, label="arguments")
     session.screen.note(f"editing the arguments in {editor[0]} (save and quit to go on)")
+    await written_out()
     session.screen.prompting = False  # the editor has the terminal: nothing prints over it
     try:
         text = await edit_in_editor(editor, plan.text)

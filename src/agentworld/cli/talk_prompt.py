@@ -155,7 +155,7 @@ def _exit_with(answer: str | None) -> Callable[[KeyPressEvent], None]:
     return handler
 
 
-async def _written() -> None:
+async def written_out() -> None:
     """Wait until what was printed is on the terminal, so a question arms only once the request
     it asks about is there to read: under ``patch_stdout`` a thread writes the lines, later.
     Where that thread's queue cannot be seen, a wait longer than its pauses between writes."""
@@ -253,7 +253,7 @@ class Prompts:
         """``deny``, ``once``, ``session``, ``always`` or ``edit``; None to leave it pending (or,
         asking an edited call's scope, to go back). ``always_means``: what an ALWAYS answer
         allows, said in its second step."""
-        await _written()
+        await written_out()
         question = self.question = ApprovalQuestion(always_means=always_means, choices=choices, title=title)
         try:
             answer = await self._ask(self._approvals, lambda: question.line(time.monotonic()))
@@ -265,7 +265,7 @@ class Prompts:
     async def answer(self, asked: AskedQuestion) -> str | None:
         """The line typed (after the question armed) that answers ``asked``, checked by its
         ``resolve``; None to leave it waiting (Ctrl-C, Ctrl-D)."""
-        await _written()
+        await written_out()
         self.asked = asked
         try:
             typed = await self._ask(self._answers, lambda: asked.prompt(time.monotonic()))
