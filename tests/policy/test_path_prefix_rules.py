@@ -113,3 +113,21 @@ def test_bad_path_prefix_rules_are_refused_with_the_rule_named(rule: str, says: 
     loaded = load_policy_text(f'[[rule]]\n{rule}\ndecision = "allow"\npriority = 1\n', source="bad.toml")
     (error,) = loaded.errors
     assert loaded.rules == [] and error.rule == 0 and says in error.message
+
+
+def test_the_file_tool_examples_of_the_policy_docs_decide_as_they_say() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "policy.md").read_text()
+    start = docs.index("# The agents may change the docs")
+    rules = engine(docs[start : docs.index("```", start)])
+    decided = {
+        path: rules.evaluate(tool, {"path": path, "content": ""}).decision
+        for tool, path in (("edit_file", "docs/guide.md"), ("write_file", "CHANGELOG.md"),
+                           ("edit_file", "deploy/app.yaml"), ("write_file", "notes/a.md"), ("write_file", "src/a.py"))
+    }  # fmt: skip
+    assert decided == {
+        "docs/guide.md": PolicyDecision.ALLOW,
+        "CHANGELOG.md": PolicyDecision.ALLOW,
+        "deploy/app.yaml": PolicyDecision.DENY,
+        "notes/a.md": PolicyDecision.ALLOW,
+        "src/a.py": PolicyDecision.ASK_USER,
+    }
