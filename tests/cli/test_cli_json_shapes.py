@@ -147,6 +147,7 @@ RULE: dict[str, Any] = {
     "argsPattern": None,
     "commandPrefix": None,
     "commandRegex": None,
+    "pathPrefix": None,
     "modes": None,
     "allowRedirection": bool,
     "denyMessage": None,

@@ -39,6 +39,7 @@ from agentworld.models.work import (
     StepResult,
 )
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
+from agentworld.runtime.file_changes import shown_change, with_shown_file
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import redirect_resolver, resolved_views
 from agentworld.runtime.policy_files import kept_from_tools
@@ -78,9 +79,12 @@ async def request_approval(
         arguments,
         working_dir=context.working_dir or os.getcwd(),
     )
-    extra = {"shell": view.to_json()} if view is not None else {}
+    extra: dict[str, Any] = {"shell": view.to_json()} if view is not None else {}
     contained = await context.containment_now(tool)
     extra["sandbox"] = {**contained.to_json(), "summary": contained.describe()}  # SPEC C1
+    change = await shown_change(tool, arguments, context)  # SPEC F1: the diff approved
+    if change is not None:
+        extra["diff"] = change.diff
     approval_id = new_id(APPROVAL_ID_PREFIX)
     request = Message(
         chat_id=context.chat_id,
@@ -121,6 +125,8 @@ async def request_approval(
         tool_args=args_shown,
         shell=ShellDisplay.model_validate(view.to_json()) if view is not None else None,
         sandbox=extra["sandbox"],
+        diff=change.diff if change is not None else None,
+        file=change.file if change is not None else None,
     )
     audited = AuditEntry(
         event="request",
@@ -130,7 +136,7 @@ async def request_approval(
         chat_id=context.chat_id,
         tool_name=tool.name,
         tool_args=args_shown,
-        detail={"message": prompt, **extra},
+        detail={"message": prompt, **extra, **({"file": change.file.model_dump()} if change else {})},
     )
     return StepResult(
         context.chat_id,
@@ -277,6 +283,7 @@ async def _run_once(
 ) -> Ran:
     """Run the approved call once: its start is committed with the work item marked started."""
     original = call.original_call_id
+    context = with_shown_file(context, call)  # a file tool writes only what was shown (F1)
 
     async def run() -> ToolResult:
         if tool is None:
