@@ -28,16 +28,27 @@ name = "no-curl"
 """
 
 
+ASK_BEFORE_READING = """
+[[rule]]
+toolName = "read_file"
+decision = "ask_user"
+priority = 500
+"""
+
+
 class Model:
-    """Asks to run the next planned command on each person's message; reports results back."""
+    """Asks for the next planned call on each person's message (a shell command, or a tool's
+    name and arguments); reports results back."""
 
     def __init__(self) -> None:
-        self.commands: list[str] = []
+        self.commands: list[str | tuple[str, dict[str, Any]]] = []
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         if body["messages"][-1]["role"] == "tool":
             return Reply.text("saw: " + body["messages"][-1]["content"])
-        return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": self.commands.pop(0)})))
+        planned = self.commands.pop(0)
+        name, arguments = ("shell_cmd", {"command": planned}) if isinstance(planned, str) else planned
+        return Reply.tools(ToolCallSpec(name=name, arguments=json.dumps(arguments)))
 
 
 @pytest.fixture
@@ -62,13 +73,13 @@ def work(tmp_path: Path) -> Path:
 @pytest.fixture
 async def world(aw: AgentWorld, llm: OpenAIWireServer, work: Path, tmp_path: Path) -> str:
     policy = tmp_path / "policy.toml"
-    policy.write_text(DENY_CURL)
+    policy.write_text(DENY_CURL + ASK_BEFORE_READING)
     await aw.create_world("w", working_dir=str(work), policy_files=[str(policy)])
     await aw.create_agent("w", "a1", provider="openai", model="m", base_url=llm.base_url, api_key_env="NO_SUCH_KEY_VAR")
     return "w"
 
 
-async def ask(aw: AgentWorld, model: Model, command: str) -> PendingApproval:
+async def ask(aw: AgentWorld, model: Model, command: str | tuple[str, dict[str, Any]]) -> PendingApproval:
     model.commands.append(command)
     sent = await aw.send("w", "@a1 tidy up", timeout=30)
     (approval,) = sent.pending_approvals
@@ -184,3 +195,41 @@ async def test_an_always_grant_covers_the_corrected_command_not_the_original(
     asked = await ask(aw, model, "rm -f notes.txt")
     assert asked.tool_args == {"command": "rm -f notes.txt"}
     assert (work / "notes.txt").exists()
+
+
+async def test_a_secret_in_a_correction_runs_but_is_masked_wherever_it_is_shown(
+    aw: AgentWorld, world: str, model: Model, llm: OpenAIWireServer, work: Path
+) -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    approval = await ask(aw, model, "touch asked")
+
+    done = await aw.approve(
+        world, approval.tool_call_id, decision="approve", arguments={"command": f"echo {key} > key.txt"}, timeout=30
+    )
+
+    assert (work / "key.txt").read_text().strip() == key  # it ran with the real value
+    seen = json.dumps([r["messages"] for r in llm.requests])
+    assert key not in seen and "[REDACTED" in seen
+    assert key not in json.dumps([m.model_dump(mode="json") for m in done.messages])
+    (decision,) = [e for e in await aw.audit_log(world) if e.event == "decision"]
+    assert key not in json.dumps(decision.tool_args) and key not in json.dumps(decision.detail)
+    (logged,) = await aw.tool_logs(world)
+    assert key not in json.dumps(logged.input)
+
+
+async def test_a_corrected_file_tool_call_reads_the_file_the_person_named(
+    aw: AgentWorld, world: str, model: Model, llm: OpenAIWireServer, work: Path
+) -> None:
+    (work / "other.txt").write_text("the right file\n")
+    approval = await ask(aw, model, ("read_file", {"path": "notes.txt"}))
+
+    done = await aw.approve(world, approval.tool_call_id, decision="approve", arguments={"path": "other.txt"}, timeout=30)
+
+    result = done.messages[-2].content or ""
+    assert result.startswith("Note: a person changed") and "the right file" in result and "keep me" not in result
+    (decision,) = [e for e in await aw.audit_log(world) if e.event == "decision"]
+    assert (decision.tool_args, decision.detail["originalArgs"]) == ({"path": "other.txt"}, {"path": "notes.txt"})
+    assert "editedShell" not in decision.detail
+    with pytest.raises(InvalidArgumentsError, match="do not fit the tool"):
+        asked = await ask(aw, model, ("read_file", {"path": "notes.txt"}))
+        await aw.approve(world, asked.tool_call_id, decision="approve", arguments={"path": "notes.txt", "mode": "rb"})

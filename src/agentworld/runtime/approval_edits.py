@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentworld.approval.decisions import Allow, AskUser, Deny
@@ -21,7 +22,7 @@ from agentworld.errors import InvalidArgumentsError, PolicyDeniedError
 from agentworld.models import World
 from agentworld.models.pending import PendingApproval
 from agentworld.models.text import lone_surrogate_at
-from agentworld.redaction import redact
+from agentworld.redaction import KNOWN_MIN_LENGTH, redact
 from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.policy_files import kept_from_tools
 from agentworld.runtime.turn_context import TurnContext
@@ -35,12 +36,21 @@ class EditedCall:
     """A call as a person corrected it: ``arguments`` (JSON text) is what runs; ``shown`` the
     arguments as a person sees them (secrets masked, control characters escaped), for the
     approval event and the audit log; ``for_model`` the arguments with secrets masked, as the
-    agent's memory records the call; ``shell`` the command line's view (``shell_cmd`` only)."""
+    agent's memory records the call; ``shell`` the command line's view (``shell_cmd`` only);
+    ``hidden`` the values the masking hid (value -> kind), masked in the result too."""
 
     arguments: str
     shown: dict[str, Any]
     for_model: dict[str, Any]
     shell: dict[str, Any] | None = None
+    hidden: Mapping[str, str] = field(default_factory=dict)
+
+    def masked(self, result: str) -> str:
+        """``result`` with the secrets the person wrote into the call masked: a tool may echo
+        its arguments (``shell_cmd`` does), and the model wrote none of them."""
+        from agentworld.tools.environment import redact_secrets, with_json_forms
+
+        return redact_secrets(result, with_json_forms(self.hidden)) if self.hidden else result
 
     def audit_detail(self, shown: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
         """The decision's audit detail: what the person was shown (``shown``), the arguments
@@ -89,7 +99,11 @@ def edited_call(tool_name: str, arguments: str, working_dir: str | None) -> Edit
     view = None
     if tool_name == SHELL_TOOL:
         view = shell_view(parsed, working_dir=working_dir or os.getcwd()).to_json()
-    return EditedCall(arguments=arguments, shown=shown(parsed), for_model=redact(parsed), shell=view)
+    for_model = redact(parsed)
+    return EditedCall(
+        arguments=arguments, shown=shown(parsed), for_model=for_model, shell=view,
+        hidden=_hidden_values(parsed, for_model),
+    )
 
 
 def edit_of(call: PendingApproval, working_dir: str | None) -> EditedCall | None:
@@ -114,6 +128,31 @@ def edit_note(edit: EditedCall) -> str:
         "Note: a person changed this call's arguments before approving it; "
         f"it was approved as: {json.dumps(edit.for_model, ensure_ascii=False)}"
     )
+
+
+_MASK = re.compile(r"\[REDACTED:([^\]]*)\]")
+
+
+def _hidden_values(raw: Any, masked: Any) -> dict[str, str]:
+    """The values ``redact`` hid in ``raw`` (``masked`` is ``redact(raw)``), value -> kind: where
+    a string was masked, its masks are matched back against the raw text. Values shorter than
+    ``KNOWN_MIN_LENGTH`` are left out, as masking every ``1`` would garble a result."""
+    found: dict[str, str] = {}
+    stack: list[tuple[Any, Any]] = [(raw, masked)]
+    while stack:
+        value, shown = stack.pop()
+        if isinstance(value, dict) and isinstance(shown, dict):
+            stack.extend((item, shown.get(key)) for key, item in value.items())
+        elif isinstance(value, list) and isinstance(shown, list):
+            stack.extend(zip(value, shown, strict=False))
+        elif isinstance(shown, str) and value != shown and _MASK.search(shown):
+            text = value if isinstance(value, str) else json.dumps(value)
+            parts = _MASK.split(shown)  # literal, kind, literal, kind, ..., literal
+            pattern = "(.+?)".join(re.escape(literal) for literal in parts[::2])
+            matched = re.fullmatch(pattern, text, re.S)
+            if matched is not None:
+                found.update(zip(matched.groups(), parts[1::2], strict=True))
+    return {value: kind for value, kind in found.items() if len(value) >= KNOWN_MIN_LENGTH}
 
 
 def _parsed(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -242,7 +242,7 @@ async def run_approved(
     else:
         ran = await _run_once(ctx, context, queued, call, registry.get(call.tool_name))
         result, end = ran.result, ran.end
-    content = result.content if edit is None else f"{edit_note(edit)}\n{result.content}"
+    content = result.content if edit is None else f"{edit_note(edit)}\n{edit.masked(result.content)}"
     return StepResult.spoken(
         _result_message(call, original, content),
         by=call.agent,
