@@ -233,3 +233,14 @@ async def test_a_corrected_file_tool_call_reads_the_file_the_person_named(
     with pytest.raises(InvalidArgumentsError, match="do not fit the tool"):
         asked = await ask(aw, model, ("read_file", {"path": "notes.txt"}))
         await aw.approve(world, asked.tool_call_id, decision="approve", arguments={"path": "notes.txt", "mode": "rb"})
+
+
+async def test_the_models_own_arguments_given_back_are_no_correction(
+    aw: AgentWorld, world: str, model: Model, work: Path
+) -> None:
+    approval = await ask(aw, model, "touch asked")
+    done = await aw.approve(world, approval.tool_call_id, decision="approve", arguments={"command": "touch asked"}, timeout=30)
+    assert (work / "asked").exists()
+    assert not (done.messages[-2].content or "").startswith("Note:")
+    (decision,) = [e for e in await aw.audit_log(world) if e.event == "decision"]
+    assert decision.detail is not None and "edited" not in decision.detail

@@ -63,10 +63,11 @@ class EditedCall:
 
 async def checked_edit(
     ctx: TurnContext, world: World, pending: PendingApproval, arguments: Mapping[str, Any]
-) -> EditedCall:
+) -> EditedCall | None:
     """``arguments`` as the call ``pending`` asks about, once they pass the tool's checks and
-    the policy in force. Raises ``InvalidArgumentsError`` for arguments the tool refuses and
-    ``PolicyDeniedError`` for a call the policy denies; the caller then stores nothing."""
+    the policy in force; None when they are the model's own (nothing was corrected). Raises
+    ``InvalidArgumentsError`` for arguments the tool refuses and ``PolicyDeniedError`` for a
+    call the policy denies; the caller then stores nothing."""
     parsed = _parsed(arguments)
     tool = named_tool(await ctx.tools_for(world), pending.tool_name)
     if not isinstance(tool, Tool):
@@ -88,6 +89,11 @@ async def checked_edit(
             )
         case Allow() | AskUser():
             pass
+    try:
+        if parsed == parse_arguments(pending.arguments):
+            return None
+    except ArgumentError:
+        pass  # the model's own arguments do not read: anything readable is a correction
     return edited_call(pending.tool_name, json.dumps(parsed, ensure_ascii=False), world.working_dir)
 
 
