@@ -207,12 +207,19 @@ class AgentWorld(WorldCatalog):
         decision: Decision,
         scope: Scope = "once",
         actor: str = "human",
+        arguments: dict[str, Any] | None = None,
         timeout: float | None = None,
     ) -> SendResult:
-        """Answer an approval request, run the world until idle, return what it produced."""
+        """Answer an approval request, run the world until idle, return what it produced.
+
+        ``arguments``: approve the call as corrected to these (SPEC F2): checked against the
+        tool and authorized afresh first -- ``InvalidArgumentsError`` when the tool refuses them,
+        ``PolicyDeniedError`` when the policy denies the call; either way nothing is answered."""
 
         def answer(runtime: WorldRuntime) -> Awaitable[object]:
-            return runtime.answer_approval(approval_id, decision=decision, scope=scope, actor=actor)
+            return runtime.answer_approval(
+                approval_id, decision=decision, scope=scope, actor=actor, arguments=arguments
+            )
 
         return await self._answer_and_run(world, approval_id, answer, timeout=timeout)
 

@@ -19,12 +19,12 @@ call no tool does not pay for loading it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
-from agentworld.errors import InvalidInputError
+from agentworld.errors import InvalidArgumentsError, InvalidInputError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
@@ -284,9 +284,15 @@ class WorldRuntime:
         decision: Decision,
         scope: Scope = "once",
         actor: str = "human",
+        arguments: Mapping[str, Any] | None = None,
     ) -> PendingCall:
         """Answer an approval request of this world; refused for unknown, foreign, answered or
-        expired ids (SPEC A3). The approved call runs, and the loop resumes, in the chat's inbox."""
+        expired ids (SPEC A3). The approved call runs, and the loop resumes, in the chat's inbox.
+
+        ``arguments``: the call as the person corrected it (SPEC F2), checked before anything
+        is stored (``approval_edits.checked_edit``): refused, the request still waits."""
+        if arguments is not None and decision != "approve":
+            raise InvalidArgumentsError("arguments go with an approval only: a denied call does not run")
         pending = await self.storage.pending.get(self.world, approval_id)
         if pending is not None:
             refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
@@ -296,19 +302,24 @@ class WorldRuntime:
             remember_grant,
         )
 
-
         world = await self.storage.get_world(self.world)
         await recover_interrupted(self.storage, world)
         asked = await answerable(self._turns, world, approval_id)
         if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
             await self._expire(world, asked)
             raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
-        step = answer_approval(asked, decision=decision, scope=scope, actor=actor)
+        edit = None
+        if arguments is not None and asked.status == "pending":  # an answered one is refused below
+            from agentworld.runtime.approval_edits import checked_edit
+
+            edit = await checked_edit(self._turns, world, asked, arguments)
+        step = answer_approval(asked, decision=decision, scope=scope, actor=actor, edit=edit)
         await self.apply(step)  # refused if it was answered meanwhile
-        if decision == "approve" and scope in ("session", "always"):
-            await remember_grant(self._turns, world, asked, scope)
         assert step.answers is not None
-        return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
+        answered = asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
+        if decision == "approve" and scope in ("session", "always"):
+            await remember_grant(self._turns, world, answered, scope)
+        return answered
 
     async def _expire(self, world: World, pending: PendingCall) -> bool:
         """Deny a request whose time ran out (``ApprovalTimers``, and on access)."""

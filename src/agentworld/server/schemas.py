@@ -165,6 +165,14 @@ class ApprovalAnswer(_Body):
 
     decision: Literal["approve", "deny"]
     scope: Literal["once", "session", "always"] = "once"
+    args: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "Approve the call with these arguments instead of the model's (SPEC F2): checked "
+            "against the tool (422 invalid_input) and authorized afresh (403 denied_by_policy) "
+            "before anything is answered; only with decision approve."
+        ),
+    )
 
 
 class ToolResultPost(_Body):

@@ -51,6 +51,9 @@ class ToolContext:
     approval_id: str | None = None
     """The approval a person gave this very call, when it is authorized again just before it
     runs (SPEC C3): a DENY in force then still refuses it, and ASK_USER needs nobody more."""
+    correcting: bool = False
+    """With ``approval_id``: the call is a person's correction of the call they are approving,
+    authorized as they answer (SPEC F2), not just before it runs."""
     sandbox: SandboxMode = "auto"
     """The world's ``sandbox`` setting (SPEC C1): whether tool processes run in bubblewrap."""
     network: NetworkMode = "deny"
