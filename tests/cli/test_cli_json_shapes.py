@@ -191,6 +191,7 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
         "chatId": "<chat id>",
         "messages": [HUMAN, CALLS_SHELL, ASKS_APPROVAL],
         "pendingApprovals": [APPROVAL],
+        "pendingQuestions": [],
     }
     assert sent["chatId"] == chat["chatId"]
     (approval,) = sent["pendingApprovals"]
@@ -215,6 +216,7 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
         "chatId": "<chat id>",
         "messages": [DECISION, RESULT, ANSWER],
         "pendingApprovals": [],
+        "pendingQuestions": [],
     }
     assert done["chatId"] == chat["chatId"]
     assert (tmp_path / "X").exists()

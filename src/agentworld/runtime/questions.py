@@ -78,7 +78,10 @@ def answer_problem(pending: PendingQuestion, text: str) -> str | None:
         return f"the answer {problem}"
     if pending.options and not pending.allow_free_text and answer not in pending.options:
         listed = ", ".join(json.dumps(option) for option in pending.options)
-        return f"{json.dumps(answer)} is not one of the options: {listed}"
+        hint = ""
+        if answer.isdecimal() and 1 <= int(answer) <= len(pending.options):
+            hint = f" (for option {int(answer)}, answer {json.dumps(pending.options[int(answer) - 1])})"
+        return f"{json.dumps(answer)} is not one of the options: {listed}{hint}"
     return None
 
 

@@ -167,6 +167,13 @@ class ApprovalAnswer(_Body):
     scope: Literal["once", "session", "always"] = "once"
 
 
+class QuestionAnswer(_Body):
+    """A person's answer to a question an agent asked (SPEC F3): the text that becomes the
+    ``ask_user`` call's result (one of the options, as written, when only they are taken)."""
+
+    answer: str
+
+
 class ToolResultPost(_Body):
     """The result of a client-side tool call (SPEC T4): any JSON value."""
 
@@ -281,10 +288,25 @@ class ApprovalList(_Doc):
     approvals: list[ApprovalDoc]
 
 
+class QuestionDoc(_Doc):
+    question_id: str
+    agent: str
+    chat_id: str
+    question: str
+    options: list[str]
+    allow_free_text: bool
+    created_at: str | None
+
+
+class QuestionList(_Doc):
+    questions: list[QuestionDoc]
+
+
 class RunDoc(_Doc):
     chat_id: str
     messages: list[Message]
     pending_approvals: list[ApprovalDoc]
+    pending_questions: list[QuestionDoc]
 
 
 class PendingCallDoc(_Doc):
