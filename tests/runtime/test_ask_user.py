@@ -13,6 +13,7 @@ from agentworld.agent_world import AgentWorld
 from agentworld.documents import question_doc, run_doc
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models.events import QuestionEvent, WorldEvent
+from agentworld.models.work import InboxChange, Loop, StepResult
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 WHICH = {"question": "Which environment?", "options": ["staging", "production"], "allowFreeText": False}
@@ -213,3 +214,25 @@ async def test_a_stop_leaves_the_question_waiting_and_deleting_the_agent_cancels
     assert await aw.questions("w") == []
     with pytest.raises(InvalidInputError, match="question 'call_ask' is no longer pending"):
         await aw.answer("w", "call_ask", "staging", timeout=30)
+
+
+async def test_a_loop_left_in_the_inbox_while_its_question_waits_waits_too(
+    aw: AgentWorld, make_world: Any, model: Model, server: OpenAIWireServer
+) -> None:
+    """A process stopped between the step that asked and the one that ended its loop item:
+    whoever runs the chat next finds the loop, and must not ask the model with the question
+    unanswered."""
+    await make_world("a1")
+    model.plans.append([ask(WHICH)])
+    sent = await aw.send("w", "@a1 deploy", timeout=30)
+    runtime = await aw.runtime("w")
+    left = Loop(agent="a1", answer_to="human", reply_to=None)
+
+    await runtime.apply(StepResult(sent.chat_id, inbox=InboxChange(sent.chat_id, append=(left,))))
+    await runtime.wait_until_idle(sent.chat_id)
+
+    assert len(turns(server)) == 1
+    assert [q.tool_call_id for q in await aw.questions("w")] == ["call_ask"]
+    answered = await aw.answer("w", "call_ask", "staging", timeout=30)
+    assert answered.messages[-1].content == 'got: {"answer": "staging"}'
+    assert len(turns(server)) == 2
