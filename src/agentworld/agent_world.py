@@ -377,13 +377,14 @@ class AgentWorld(WorldCatalog):
 
     async def chat_activity(self, world: str) -> list[ChatActivity]:
         """What each chat of the world is doing now: queued work, the process running it,
-        approvals and client calls it waits for. Read from storage, so it holds whichever
-        process runs the chat (SPEC O4: one runner per chat across processes)."""
+        approvals, questions and client calls it waits for. Read from storage, so it holds
+        whichever process runs the chat (SPEC O4: one runner per chat across processes)."""
         chats = await self.list_chats(world)
         queued = Counter(item.chat_id for item in await self.storage.inbox.items(world))
         waiting = await self.storage.pending.find(world)
         approvals = Counter(p.chat_id for p in waiting if isinstance(p, PendingApproval))
         calls = Counter(p.chat_id for p in waiting if isinstance(p, PendingClientCall))
+        questions = Counter(p.chat_id for p in waiting if isinstance(p, PendingQuestion))
         activity = []
         for chat in chats:
             queued_items = queued[chat.chat_id]
@@ -397,6 +398,7 @@ class AgentWorld(WorldCatalog):
                     runner=runner,
                     pending_approvals=approvals[chat.chat_id],
                     pending_tool_calls=calls[chat.chat_id],
+                    pending_questions=questions[chat.chat_id],
                 )
             )
         return activity

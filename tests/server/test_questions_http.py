@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,16 @@ def asked(api: httpx.Client, base_url: str, llm: OpenAIWireServer, script: LLMSc
     return chat, stream, request.data
 
 
+def waiting_status(api: httpx.Client, world: str, chat: str) -> tuple[str, int]:
+    """The chat's state and its count of questions, once its runner has let it go."""
+    deadline = time.monotonic() + 20
+    while True:
+        (found,) = [c for c in api.get(f"/api/worlds/{world}/status").json()["chats"] if c["chatId"] == chat]
+        if found["state"] != "running" or time.monotonic() > deadline:
+            return found["state"], found["pendingQuestions"]
+        time.sleep(0.05)
+
+
 def test_a_question_is_listed_answered_once_and_the_agent_goes_on(
     served: Served, api: httpx.Client, llm: OpenAIWireServer, script: LLMScript, world_name: str
 ) -> None:
@@ -64,6 +75,7 @@ def test_a_question_is_listed_answered_once_and_the_agent_goes_on(
         listed = api.get(f"/api/worlds/{world_name}/questions", params={"chat": chat}).json()
         assert listed == {"questions": [question]}
         url = f"/api/worlds/{world_name}/questions/{question['questionId']}"
+        assert waiting_status(api, world_name, chat) == ("waiting", 1)
 
         elsewhere = api.post(url, json={"answer": "staging"}, headers={"Origin": "https://evil.example"})
         assert refusal(elsewhere)[:2] == (403, "cross_site")

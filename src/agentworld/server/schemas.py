@@ -380,13 +380,15 @@ class ChatStatus(_Doc):
     name: str
     state: ChatState = Field(
         description="running: a process holds the chat and works on it; queued: it has work "
-        "that no process runs yet; waiting: only approvals or client tool results are awaited; "
+        "that no process runs yet; waiting: only approvals, answers to questions or client tool "
+        "results are awaited; "
         "idle: nothing to do."
     )
     queued_items: int
     runner: str | None = Field(description="host:pid:start of the process running it")
     pending_approvals: int
     pending_tool_calls: int
+    pending_questions: int
 
 
 class WorldStatus(_Doc):
