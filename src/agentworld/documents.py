@@ -184,14 +184,17 @@ class RunOutcome(Protocol):
     chat_id: str
     messages: list[Message]
     pending_approvals: list[PendingApproval]
+    pending_questions: list[PendingQuestion]
 
 
 def run_doc(result: RunOutcome) -> dict[str, Any]:
-    """``send`` / ``approve`` / ``respond`` output: ``{"chatId", "messages", "pendingApprovals"}``."""
+    """``send`` / ``approve`` / ``answer`` / ``respond`` output: ``{"chatId", "messages",
+    "pendingApprovals", "pendingQuestions"}``."""
     return {
         "chatId": result.chat_id,
         "messages": [m.to_json() for m in result.messages],
         "pendingApprovals": [approval_doc(p) for p in result.pending_approvals],
+        "pendingQuestions": [question_doc(p) for p in result.pending_questions],
     }
 
 

@@ -127,6 +127,9 @@ AWAITING_APPROVAL = (
     '{"status": "pending", "note": "this call waits for a person\'s approval; it has not run"}'
 )
 AWAITING_CLIENT = '{"status": "pending", "note": "this call waits for the user\'s application"}'
+AWAITING_ANSWER = '{"status": "pending", "note": "this question waits for the user\'s answer"}'
+ASK_USER = "ask_user"
+"""The built-in tool whose call is a question to a person (``tools.builtin.definitions``)."""
 APPROVAL_TOOL = "client.requestApproval"
 APPROVAL_ID_PREFIX = "approval_"
 """Approval ids (the ids of the injected ``client.requestApproval`` calls) start with this."""
@@ -154,8 +157,8 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
     """System prompt, then the memory in order, with every tool result placed right after the
     assistant message that made the call, in call order (providers reject anything else).
 
-    A call whose result is not there yet — it waits for a person's approval or for the
-    user's application, while the agent answers something else — gets a placeholder that says
+    A call whose result is not there yet — it waits for a person's approval or answer, or for
+    the user's application, while the agent answers something else — gets a placeholder that says
     which, so the prompt stays well-formed and truthful. (A call cut short by a process that
     stopped never gets here: the loop gives it its "interrupted" result first.)
     """
@@ -182,10 +185,7 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
                 prompt.extend(
                     PromptMessage(
                         role="tool",
-                        content=results.get(
-                            c.id,
-                            AWAITING_APPROVAL if c.id in awaiting_approval else AWAITING_CLIENT,
-                        ),
+                        content=results.get(c.id, _awaiting(c, awaiting_approval)),
                         tool_call_id=c.id,
                     )
                     for c in calls
@@ -199,3 +199,10 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
             case "system":
                 prompt.append(PromptMessage(role="system", content=message.content or ""))
     return prompt
+
+
+def _awaiting(call: ToolCall, awaiting_approval: set[str]) -> str:
+    """The placeholder result of a call still waiting: for what, and whom."""
+    if call.id in awaiting_approval:
+        return AWAITING_APPROVAL
+    return AWAITING_ANSWER if call.function.name == ASK_USER else AWAITING_CLIENT

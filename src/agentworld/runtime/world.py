@@ -29,7 +29,12 @@ from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
 from agentworld.models.events import MessageEvent
-from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.models.pending import (
+    PendingApproval,
+    PendingCall,
+    PendingClientCall,
+    PendingQuestion,
+)
 from agentworld.models.work import (
     InboxChange,
     Loop,
@@ -320,6 +325,30 @@ class WorldRuntime:
         if decision == "approve" and scope in ("session", "always"):
             await remember_grant(self._turns, world, answered, scope)
         return answered
+
+    async def questions(self, chat_id: str | None = None) -> list[PendingQuestion]:
+        """Questions agents asked that wait for a person (overdue ones expired first)."""
+        await expire_overdue(self.storage, await self.storage.get_world(self.world), self._expire)
+        return await self.storage.pending.find(self.world, chat_id=chat_id, kind="question")
+
+    async def answer_question(self, question_id: str, text: str, *, actor: str = "human") -> PendingQuestion:
+        """Answer a question an agent asked (SPEC F3); refused for unknown, foreign, answered or
+        expired ids, and for an answer the question does not take (``questions.answer_problem``).
+        The answer is the ``ask_user`` call's result; the loop resumes in the chat's inbox."""
+        from agentworld.runtime.questions import answer_question, answerable  # (module docstring)
+
+        pending = await self.storage.pending.get(self.world, question_id)
+        if pending is not None:
+            refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
+        world = await self.storage.get_world(self.world)
+        asked = await answerable(self._turns, world, question_id)
+        if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
+            await self._expire(world, asked)
+            raise InvalidInputError(f"question {question_id!r} expired after {world.approval_timeout:g} s")
+        step = answer_question(asked, text, actor=actor)
+        await self.apply(step)  # refused if it was answered meanwhile
+        assert step.answers is not None
+        return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
 
     async def _expire(self, world: World, pending: PendingCall) -> bool:
         """Deny a request whose time ran out (``ApprovalTimers``, and on access)."""

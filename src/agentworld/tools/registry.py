@@ -164,6 +164,9 @@ class Tool:
     uncontained: str | None = None
     """Why this tool's calls never run in the world's sandbox (SPEC C1, C2), or None when they
     do where one can be made: shown in every approval of it."""
+    asks_person: bool = False
+    """A call of it is a question to a person (``ask_user``): it never runs; the loop waits,
+    durably, for the answer, which becomes the call's result (``runtime/questions.py``)."""
     run: ToolRunner | None = None
 
     def spec(self) -> ToolSpec:

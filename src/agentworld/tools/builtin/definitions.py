@@ -68,6 +68,26 @@ def _shell_precheck(args: dict[str, Any], context: ToolContext) -> str | None:
     return problem
 
 
+def question_problem(args: dict[str, Any], context: ToolContext) -> str | None:
+    """Why an ``ask_user`` call cannot be asked (SPEC F3): nobody can answer now, an empty
+    question, empty or repeated options, or no answer possible (no options, no free text)."""
+    if not context.interactive:
+        return (
+            "nobody can answer questions now (this run is not interactive); decide without "
+            "asking, or say in your reply what you need to know"
+        )
+    if not str(args.get("question", "")).strip():
+        return "the question is empty"
+    options = list(args.get("options") or [])
+    if any(not option.strip() for option in options):
+        return "an option is empty"
+    if len(set(options)) != len(options):
+        return "the options must all be different"
+    if args.get("allowFreeText") is False and not options:
+        return "allowFreeText is false and there are no options: nothing could answer it"
+    return None
+
+
 async def _read_file(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     from agentworld.tools.builtin.files import read_file  # on first use
 
@@ -184,4 +204,37 @@ EDIT_FILE_TOOL = Tool(
     preview=partial(_file_preview, "edit_file"),
     run=partial(_write, "edit_file"),
 )
-BUILTIN_TOOLS: tuple[Tool, ...] = (SHELL_TOOL, READ_FILE_TOOL, LIST_FILES_TOOL, WRITE_FILE_TOOL, EDIT_FILE_TOOL)
+ASK_USER_TOOL = Tool(
+    name="ask_user",
+    description=(
+        "Ask the user a question and wait for the answer, which is this call's result "
+        '({"answer": "..."}). Use it when you cannot go on well without a decision or a fact '
+        "only the user has (which environment, which of two readings of the request, a missing "
+        "value); do not use it for what you can find out yourself or for small choices you can "
+        "make and mention. Give `options` when the answer is one of a few choices; set "
+        "`allowFreeText` to false when it must be one of them."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "description": "The question, as the user will read it."},
+            "options": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Answers to choose from, each different (optional).",
+            },
+            "allowFreeText": {
+                "type": "boolean",
+                "description": "Whether an answer outside the options is taken (default true).",
+            },
+        },
+        "required": ["question"],
+        "additionalProperties": False,
+    },
+    precheck=question_problem,
+    asks_person=True,
+    uncontained="a question to a person: nothing runs",
+)
+BUILTIN_TOOLS: tuple[Tool, ...] = (
+    SHELL_TOOL, READ_FILE_TOOL, LIST_FILES_TOOL, WRITE_FILE_TOOL, EDIT_FILE_TOOL, ASK_USER_TOOL
+)
