@@ -11,16 +11,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from test_cli_talk import PROMPT, QUESTION, Terminal, make_team, talk, talk_env  # noqa: F401 (fixtures)
 
-from agentworld.agent_world import AgentWorld
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 SCOPE = r"\[c\]ancel \[o\]nce \[s\]ession \[a\]lways"
-EDITS = pytest.mark.skipif("arguments" not in AgentWorld.approve.__kwdefaults__,
-                           reason="approving with edited arguments is lane edit's (not merged yet)")  # fmt: skip
 
 
 def ops_runs(script: Any, *commands: str) -> None:
@@ -44,10 +40,27 @@ def armed(term: Terminal, pattern: str) -> None:
     time.sleep(ARM_SECONDS + 0.3)
 
 
+NO_DELETING = """
+[[rule]]
+name = "no deleting"
+toolName = "shell_cmd"
+commandPrefix = "rm"
+decision = "deny"
+priority = 200
+denyMessage = "Deleting files is not allowed in this world."
+"""
+
+
 def asked(talk: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path,  # noqa: F811
-          *commands: str) -> tuple[Terminal, Path]:  # fmt: skip
+          *commands: str, cli: Any = None) -> tuple[Terminal, Path]:  # fmt: skip
+    """``ops`` is asked to run ``commands[0]``, and talk now asks the person (with ``cli``:
+    in a world whose policy denies ``rm``)."""
     ops_runs(script, *commands)
     work = make_team(db_url, server, tmp_path, "ops")
+    if cli is not None:
+        policy = tmp_path / "policy.toml"
+        policy.write_text(NO_DELETING)
+        cli("world", "update", "team", "--policy", str(policy))
     term = talk("team")
     term.ready()
     term.line("@ops do it")
@@ -55,7 +68,6 @@ def asked(talk: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_pat
     return term, work
 
 
-@EDITS
 def test_e_edits_the_command_line_in_place_and_the_edited_command_runs(
     talk: Any, cli: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path  # noqa: F811
 ) -> None:
@@ -79,19 +91,18 @@ def test_e_edits_the_command_line_in_place_and_the_edited_command_runs(
     assert decision["detail"]["originalArgs"] == {"command": "touch RISKY"}
 
 
-@EDITS
 def test_an_edit_the_policy_denies_is_refused_in_one_line_and_the_request_is_asked_again(
     talk: Any, cli: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path  # noqa: F811
 ) -> None:
-    term, work = asked(talk, script, server, db_url, tmp_path, "touch ASKED")
-    (tmp_path / "work" / "keep").mkdir()
+    term, work = asked(talk, script, server, db_url, tmp_path, "touch ASKED", cli=cli)
+    (work / "keep").mkdir()
 
     term.type("e")
     term.expect(r"command › touch ASKED")
     term.type("\x15rm -rf keep\r")
     armed(term, rf"run the edited call: {SCOPE}")
     term.type("o")
-    term.expect(r"✖ [^\n]*(denied|DENY|refused)[^\n]*\n")
+    term.expect(r"✖ [^\n]*Deleting files is not allowed in this world\.")
     term.expect(r"approval needed: ops wants to run `touch ASKED`")  # asked again, still pending
     armed(term, QUESTION)
     (waiting,) = cli("approvals", "team", "--json").json()["approvals"]
@@ -134,7 +145,6 @@ def test_an_unchanged_edit_approves_the_call_as_it_is_and_a_cancelled_one_asks_a
     assert (work / "SAME").exists()
 
 
-@EDITS
 def test_a_long_command_is_edited_as_json_in_the_editor_the_person_chose(
     talk: Any, talk_env: dict[str, str], script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path  # noqa: F811
 ) -> None:

@@ -5,22 +5,16 @@ is written."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from test_cli_talk import PROMPT, QUESTION, make_team, talk, talk_env  # noqa: F401 (fixtures)
 
-from agentworld.agent_world import AgentWorld
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("agentworld.tools.builtin.file_writes") is None,
-                                reason="write_file and edit_file are lane files' (not merged yet)")  # fmt: skip
 
 TYPO = "".join(f"line {n}\n" for n in range(1, 5)) + "Agent World is teh runtime.\n" + "".join(
     f"line {n}\n" for n in range(6, 10)
@@ -89,8 +83,6 @@ def test_a_long_new_file_is_shown_whole_above_the_question(
     assert not (work / "long.txt").exists()
 
 
-@pytest.mark.skipif("arguments" not in (AgentWorld.approve.__kwdefaults__ or {}),
-                    reason="approving with edited arguments is lane edit's (not merged yet)")  # fmt: skip
 def test_e_opens_a_write_file_call_in_the_editor_and_the_edited_content_is_written(
     talk: Any, talk_env: dict[str, str], script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path  # noqa: F811
 ) -> None:

@@ -9,15 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from test_cli_talk import PROMPT, Terminal, make_team, stored, talk, talk_env  # noqa: F401 (fixtures)
 
-from agentworld.agent_world import AgentWorld
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-
-pytestmark = pytest.mark.skipif(not hasattr(AgentWorld, "questions"),
-                                reason="ask_user is lane ask's (not merged yet)")  # fmt: skip
 
 ASKED = r"\? ops asks: Which environment\?\s+1\. staging\s+2\. production"
 
@@ -149,6 +144,7 @@ def test_ctrl_c_leaves_a_question_waiting_and_answer_answers_it_later(
     term = opened(talk, server, db_url, tmp_path)
     term.line("@ops deploy")
     term.expect(ASKED)
+    term.expect(r"read the question\)")  # the line to answer on is there
     term.child.sendcontrol("c")
     term.expect(r"left waiting: /questions lists it")
     term.expect(PROMPT)

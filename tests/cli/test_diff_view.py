@@ -46,7 +46,7 @@ def rendered(*, color: bool) -> str:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, color_system="standard" if color else None,
                       no_color=not color, width=80)  # fmt: skip
-    print_diff(console, TYPO)
+    print_diff(console, TYPO, indent="  ")
     return out.getvalue()
 
 

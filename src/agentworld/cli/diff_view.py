@@ -1,11 +1,13 @@
-"""A unified diff as a person reads it in a terminal (SPEC F1: the diff is what is approved).
+"""A file tool's change as an approval view prints it (SPEC F1: the diff is what is approved;
+``agentworld approvals``, ``talk``).
 
 ``diff_lines`` is pure: each line of the diff with its kind and its text, every control
 character shown as an escape (``escape_controls``), so a file's content cannot move the cursor,
 hide a line or reorder one on the screen. ``print_diff`` prints them whole — a long diff
 scrolls the terminal, nothing is cut — coloured by kind (added green, removed red, hunk
-headers cyan) where the console has colours; rich leaves them plain under ``NO_COLOR`` or on a
-terminal without colours, where the ``+``/``-`` of each line still tells them apart.
+headers cyan) where the console has colours; rich leaves them plain when the output is not a
+terminal, under ``NO_COLOR`` or on a terminal without colours, where the ``+``/``-`` of each
+line still tells them apart.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def _kind(line: str, *, in_hunk: bool) -> LineKind:
     return "context"
 
 
-def print_diff(console: Console, diff: str, *, indent: str = "  ") -> None:
+def print_diff(console: Console, diff: str, *, indent: str = "    ") -> None:
     """Print ``diff`` whole, one coloured line per diff line (no markup is read in it)."""
     from rich.text import Text
 

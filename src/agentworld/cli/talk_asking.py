@@ -65,10 +65,7 @@ async def ask_approval(session: TalkSession, request: PendingApproval) -> Outcom
     # Imported here, not on the way to the first prompt (it reads shell lines, finds secrets).
     from agentworld.cli.talk_edit import CannotEdit, EditPlan, edit_plan
 
-    output.print_approvals([request], answers="none")
-    if request.diff is not None:
-        session.screen.line("  diff:")
-        print_diff(session.screen.console, request.diff, indent="    ")
+    output.print_approvals([request], answers="none")  # with a file tool's diff, whole
     plan = edit_plan(request.tool_name, request.arguments)
     choices = CHOICES
     if isinstance(plan, CannotEdit):

@@ -102,7 +102,7 @@ class ApprovalDesk:
         """The requests and questions of this chat that wait to be asked, oldest first."""
         session = self.session
         approvals = await session.aw.approvals(session.world, chat_id=session.chat)
-        questions = await _questions(session, chat_id=session.chat)
+        questions = await session.aw.questions(session.world, chat_id=session.chat)
         waiting: list[PendingApproval | PendingQuestion] = [*approvals, *questions]
         waiting.sort(key=lambda p: p.created_at)
         return [p for p in waiting if p.tool_call_id not in self.later]
@@ -131,8 +131,8 @@ class ApprovalDesk:
         else:
             if waiting:
                 session.screen.note(f"approved {approval_id} ({answer})" + (" as edited" if arguments else ""))
-            edited = {} if arguments is None else {"arguments": arguments}  # TEMP until lane edit lands
-            work = session.aw.approve(session.world, approval_id, decision="approve", scope=answer, **edited)
+            work = session.aw.approve(session.world, approval_id, decision="approve", scope=answer,
+                                      arguments=arguments)  # fmt: skip
         try:
             await session.turn(work)
         except Exception as exc:
@@ -171,7 +171,7 @@ class ApprovalDesk:
     async def refresh(self) -> None:
         session = self.session
         approvals = await session.aw.approvals(session.world)
-        questions = await _questions(session)
+        questions = await session.aw.questions(session.world)
         self._waiting, self._questions = approvals, questions
         waiting: list[PendingApproval | PendingQuestion] = [*approvals, *questions]
         ids = {p.tool_call_id for p in waiting}
@@ -227,8 +227,3 @@ class ApprovalDesk:
             waiting += f" · {asked} question{'s' if asked != 1 else ''} waiting"
         return f" {session.world} · {session.title or 'opening…'} · {busy} · {waiting}"
 
-
-async def _questions(session: TalkSession, *, chat_id: str | None = None) -> list[PendingQuestion]:
-    """TEMP until lane ask lands: no questions where the facade has none."""
-    found = getattr(session.aw, "questions", None)
-    return [] if found is None else list(await found(session.world, chat_id=chat_id))
