@@ -157,3 +157,22 @@ def test_ctrl_c_leaves_a_question_waiting_and_answer_answers_it_later(
     term.expect(PROMPT)
     term.child.sendcontrol("d")
     assert term.exit_status() == 0
+
+
+def test_a_question_answered_by_another_process_leaves_the_prompt(
+    talk: Any, cli: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path  # noqa: F811
+) -> None:
+    ops_asks(script, free=False)
+    term = opened(talk, server, db_url, tmp_path)
+    term.line("@ops deploy")
+    term.expect(ASKED)
+    term.expect(r"read the question\)")
+    (question,) = waiting(cli)
+
+    cli("answer", "team", question["questionId"], "production")
+
+    term.expect(rf"question {question['questionId']} was answered elsewhere", timeout=10)
+    term.expect(r"ops: ops heard: [^\n]*production")
+    term.expect(PROMPT)
+    term.child.sendcontrol("d")
+    assert term.exit_status() == 0
