@@ -1,12 +1,14 @@
-"""Approvals at the prompt of ``agentworld talk``, and what other processes do meanwhile.
+"""Approvals and agents' questions at the prompt of ``agentworld talk``, and what other
+processes do meanwhile.
 
-After each turn the desk asks every request of the chat in turn, each question with its own
-arming (SPEC A2: a structured decision, never JSON typed into the chat; C4: no key answers
-before the question was read, see ``talk_question``). While a prompt waits it looks at the
-stored requests every ``POLL_SECONDS``: the process that runs a chat may be another one (a
-second terminal, ``agentworld approve``, later the web UI), and approvals are stored, not
-in-process futures (SPEC A6) — so a request answered elsewhere leaves the question, a request
-in this chat is asked, and one in another chat is announced. The same look shows what was said
+After each turn the desk asks every approval request and question of the chat in turn, oldest
+first, each with its own arming (SPEC A2: a structured decision, never JSON typed into the
+chat; C4: no key answers before the question was read, see ``talk_question``; how each is
+shown and asked is ``talk_asking``). While a prompt waits it looks at the stored requests and
+questions every ``POLL_SECONDS``: the process that runs a chat may be another one (a second
+terminal, ``agentworld approve`` or ``answer``, the web UI), and they are stored, not
+in-process futures (SPEC A6) — so one answered elsewhere leaves the prompt, one in this chat is
+asked, and one in another chat is announced. The same look shows what was said
 in the chat by other processes (the one that ran an approved call, a person in another
 terminal or the web UI), and keeps the status line and completion current.
 """

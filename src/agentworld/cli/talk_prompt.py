@@ -1,4 +1,5 @@
-"""The prompts of ``agentworld talk``: the message prompt and the approval question.
+"""The prompts of ``agentworld talk``: the message prompt, the approval question, the line that
+answers an agent's question (``talk_answer``) and the in-place edit of a call (``talk_edit``).
 
 The message prompt keeps a history per world (``~/.agentworld/history/WORLD``), takes several
 lines (Esc-Enter or Alt-Enter starts a new one; Enter sends), completes ``@agent`` names, slash
@@ -6,8 +7,9 @@ commands and their arguments, and shows a status line. Ctrl-C clears what is typ
 empty prompt — is reported to the caller, which leaves on the second one; Ctrl-D leaves.
 
 The approval question (``talk_question``: what keys mean there, and when) answers with ``d``,
-``o``, ``s``, ``a`` then ``y``, or ``l`` (later: left pending), or Enter on the highlighted
-choice — only once it has been read; Ctrl-C or Ctrl-D leave the request pending at any time.
+``o``, ``s``, ``a`` then ``y``, ``e`` (edit first), or ``l`` (later: left pending), or Enter on
+the highlighted choice — only once it has been read; Ctrl-C or Ctrl-D leave the request pending
+at any time. An agent's question takes a line typed once it has been read (``talk_inputs``).
 What was typed into it before it armed is the next message's starting text, as is a message
 being written when a prompt is ended from outside (``interrupt``), e.g. when an approval was
 answered in another process or a request arrived while the prompt waited: nothing typed is lost.
