@@ -69,6 +69,11 @@ async def checked_edit(
     ``InvalidArgumentsError`` for arguments the tool refuses and ``PolicyDeniedError`` for a
     call the policy denies; the caller then stores nothing."""
     parsed = _parsed(arguments)
+    try:
+        if parsed == parse_arguments(pending.arguments):
+            return None  # approved as asked: authorized again when it runs, as every approval
+    except ArgumentError:
+        pass  # the model's own arguments do not read: anything readable is a correction
     tool = named_tool(await ctx.tools_for(world), pending.tool_name)
     if not isinstance(tool, Tool):
         raise InvalidArgumentsError(f"the call cannot be edited: {tool}")
@@ -89,11 +94,6 @@ async def checked_edit(
             )
         case Allow() | AskUser():
             pass
-    try:
-        if parsed == parse_arguments(pending.arguments):
-            return None
-    except ArgumentError:
-        pass  # the model's own arguments do not read: anything readable is a correction
     return edited_call(pending.tool_name, json.dumps(parsed, ensure_ascii=False), world.working_dir)
 
 
