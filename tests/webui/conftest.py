@@ -59,19 +59,33 @@ class Script(AgentScript):
         super().__init__(TITLE_INSTRUCTION)
 
 
-def runs(command: str) -> Callable[[dict[str, Any]], Reply]:
-    """An agent that asks to run ``command``, then says what came back."""
+def tool_said(content: str) -> str:
+    """What a tool result says, in short: a shell command's stdout or error, or the text itself
+    (a result that is not JSON, such as one that begins with a note about edited arguments)."""
+    try:
+        result = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(result, dict):
+        return content
+    return str(result.get("stdout", "")).strip() or str(result.get("error", ""))
+
+
+def calls(tool: str, arguments: dict[str, Any], said: str = "I need to run a command for this.") -> Callable[[dict[str, Any]], Reply]:
+    """An agent that calls ``tool`` with ``arguments``, then says what came back."""
 
     def answer(body: dict[str, Any]) -> Reply:
         last = body["messages"][-1]
         if last["role"] == "tool":
-            result = json.loads(last["content"])
-            said = result.get("stdout", "").strip() or result.get("error", "")
-            return Reply.text(f"The tool said: {said}")
-        return Reply.tools(ToolCallSpec("shell_cmd", json.dumps({"command": command})),
-                           content="I need to run a command for this.")
+            return Reply.text(f"The tool said: {tool_said(last['content'])}")
+        return Reply.tools(ToolCallSpec(tool, json.dumps(arguments)), content=said)
 
     return answer
+
+
+def runs(command: str) -> Callable[[dict[str, Any]], Reply]:
+    """An agent that asks to run ``command``, then says what came back."""
+    return calls("shell_cmd", {"command": command})
 
 
 @pytest.fixture(scope="session")

@@ -64,7 +64,7 @@ export class ApprovalDesk {
       this.add({
         approvalId: e.approvalId, agent: e.agent, chatId: e.chatId, toolName: e.toolName,
         toolArgs: e.detail?.toolArgs ?? {}, message: e.detail?.message ?? "", shell: e.detail?.shell,
-        sandbox: e.detail?.sandbox, createdAt: e.createdAt,
+        sandbox: e.detail?.sandbox, diff: e.detail?.diff ?? null, createdAt: e.createdAt,
       });
     } else if (e.phase === "answered") {
       this.done(e.approvalId);
@@ -107,6 +107,7 @@ export class ApprovalDesk {
         position: [...this.pending.keys()].indexOf(approvalId) + 1,
         total: this.pending.size,
         onAnswer: (decision, scope) => this.answer(item, decision, scope),
+        onEdited: (args, scope) => this.approveEdited(item, args, scope),
         onLater: () => this.putOff(),
       });
       slot.append(this.card.el);
@@ -166,6 +167,27 @@ export class ApprovalDesk {
       this.add(item);
       this.refresh();
     }
+  }
+
+  /** Approve the call as the person edited it. Unlike a plain answer the card stays until the
+   * server takes it: a refused edit (403 by the policy, 422 invalid) is shown in the card, and
+   * the request stays pending for another edit, an approval as asked, or a denial. */
+  async approveEdited(item, args, scope) {
+    const id = item.approvalId;
+    try {
+      await api.answer(this.world, id, "approve", scope, args);
+    } catch (err) {
+      if (err.status === 409 || err.status === 404) {
+        toast(`That request was answered already (${err.message}).`);
+        this.done(id);
+        this.refresh();
+        return;
+      }
+      throw err;
+    }
+    this.done(id);
+    this.refresh();
+    this.onAnswered?.(id, { decision: "approve", scope, edited: true });
   }
 
   showList() {
