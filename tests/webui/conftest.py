@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,9 +131,9 @@ class Served:
         return f"{self.url}/#/w/{world}/c/{chat}"
 
 
-@pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    home = tmp_path_factory.mktemp("webui")
+@contextmanager
+def serving(home: Path) -> Iterator[Served]:
+    """The real server with the UI over a SQLite file in ``home``, behind a TCP proxy."""
     db_url = f"sqlite:///{home / 'agentworld.db'}"
     port = free_port()
     log = home / "serve.log"
@@ -156,10 +157,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             raise AssertionError("the server did not start")
         time.sleep(0.05)
     proxy = TcpProxy(port)
-    with httpx.Client(base_url=direct, timeout=30) as api:
-        yield Served(proxy.base_url, db_url, home, proxy, api)
-    proxy.close()
-    stop_process(process)
+    try:
+        with httpx.Client(base_url=direct, timeout=30) as api:
+            yield Served(proxy.base_url, db_url, home, proxy, api)
+    finally:
+        proxy.close()
+        stop_process(process)
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serving(tmp_path_factory.mktemp("webui")) as server:
+        yield server
 
 
 _worlds = iter(range(1_000_000))
