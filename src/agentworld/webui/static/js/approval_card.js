@@ -277,6 +277,7 @@ export class ApprovalCard {
   showEditError(text) {
     this.editError.textContent = text;
     this.editError.hidden = false;
+    this.editError.scrollIntoView({ block: "nearest" });
   }
 
   destroy() {

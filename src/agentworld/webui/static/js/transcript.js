@@ -237,6 +237,14 @@ export class ChatView {
     entry.status = tag;
     entry.review.remove();
     const callId = entry.info.toolCallId;
+    // A call a person corrected before approving it ran with these arguments, not the asked ones.
+    const edited = answer?.decision === "approve" ? answer.arguments ?? (answer.edited ? answer.toolArgs : null) : null;
+    const card = callId ? this.cards.get(callId) : null;
+    if (edited && card && !card.edited) {
+      card.edited = true;
+      card.body.children[1]?.after(h("div", { class: "tool-note" }, "edited by a person before approving, to"),
+        h("pre", { testid: "tool-edited-args" }, JSON.stringify(edited, null, 2)));
+    }
     if (callId && !this.cards.get(callId)?.done) {
       this.setCardStatus(callId, answer?.decision === "approve" ? "running" : "denied", answer?.decision === "approve" ? "running" : "denied");
     }
