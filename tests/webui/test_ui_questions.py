@@ -111,3 +111,26 @@ def test_a_question_answered_elsewhere_leaves_the_page(
     assert answered.status_code == 200
     expect(page.get_by_test_id("question-card")).to_have_count(0)
     expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("from the CLI")
+
+
+def test_the_badge_counts_a_question_of_another_chat_and_jumps_to_its_card(
+    served: Served, llm: OpenAIWireServer, script: Script, open_page: Callable[..., Page], world_name: str
+) -> None:
+    other = question_world(served, llm, script, world_name, options=["staging", "production"])
+    here = served.api.post(f"/api/worlds/{world_name}/chats").json()["chatId"]
+    page = open_page(served.chat_url(world_name, here))
+    expect(page.get_by_test_id("connection")).to_have_attribute("data-state", "live")
+    served.api.post(f"/api/worlds/{world_name}/chats/{other}/messages", json={"text": "deploy it"})
+    expect(page.get_by_test_id("approvals-count")).to_have_text("1")
+    expect(page.get_by_test_id("approvals-label")).to_have_text("Questions")
+    expect(page.get_by_test_id("question-card")).to_have_count(0)  # not this chat's
+    page.get_by_test_id("approvals-badge").click()
+    expect(page.get_by_test_id("questions-list")).to_contain_text(QUESTION)
+    page.get_by_test_id("questions-list-open").click()
+    expect(page).to_have_url(served.chat_url(world_name, other))
+    card = page.get_by_test_id("question-card")
+    expect(card.get_by_test_id("question-text-shown")).to_have_text(QUESTION)
+    expect(page.get_by_test_id("tool-card").get_by_test_id("tool-status")).to_have_text("waiting for your answer")
+    card.get_by_test_id("question-option").filter(has_text="production").click()
+    expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("production")
+    expect(page.get_by_test_id("approvals-badge")).to_be_hidden()

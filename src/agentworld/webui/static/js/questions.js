@@ -100,8 +100,8 @@ export class QuestionCard {
 
 export class QuestionDesk {
   /** `host()`: where the cards go (null off the chat page); `currentChat()`: the open chat. */
-  constructor({ world, host, currentChat, onAsked }) {
-    Object.assign(this, { world, host, currentChat, onAsked });
+  constructor({ world, host, currentChat, onAsked, onChange }) {
+    Object.assign(this, { world, host, currentChat, onAsked, onChange });
     this.pending = new Map(); // questionId -> question document
     this.gone = new Set(); // answered (or being answered): never shown again
     this.cards = new Map(); // questionId -> QuestionCard on the page
@@ -144,10 +144,12 @@ export class QuestionDesk {
     this.pending.delete(id);
     this.cards.get(id)?.destroy();
     this.cards.delete(id);
+    this.onChange?.();
   }
 
   /** The cards on the page are those of the open chat's waiting questions, oldest first. */
   refresh() {
+    this.onChange?.();
     const slot = this.host();
     const chat = this.currentChat();
     for (const [id, card] of this.cards) {

@@ -59,15 +59,18 @@ export class WorldSession {
       currentChat: () => (this.view === "chat" ? this.chatId : null),
       infoFor: (chat, id) => (chat === this.chatId && this.chatView ? this.chatView.approvalInfo(id) : null),
       onJump: (chat) => this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chat)}`),
+      others: () => (this.questions ? [...this.questions.pending.values()] : []),
     });
     this.questions = new QuestionDesk({
       world: this.name,
       host: () => (this.view === "chat" ? this.approvalSlot ?? null : null),
       currentChat: () => (this.view === "chat" ? this.chatId : null),
       onAsked: (q) => { if (q.chatId === this.chatId) this.chatView?.setCardStatus(q.questionId, "waiting", "waiting for your answer"); },
+      onChange: () => this.desk.refresh(),
     });
     this.firstTranscript = transcript;
     api.approvals(this.name).then((r) => this.desk.load(r.approvals)).catch((err) => toast(err.message, { error: true }));
+    this.questions.load(); // every chat's: the badge counts them
     this.loadUsage();
   }
 
