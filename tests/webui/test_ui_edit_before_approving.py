@@ -129,6 +129,9 @@ def test_each_tool_is_edited_in_the_fields_that_make_its_call(served: Served, op
                                    {"commandLine": "echo one"}])
     assert shell == {"fields": [["edit-command", "echo one"]],
                      "read": {"command": "echo two", "timeout": 5}, "masked": False}
+    bare = page.evaluate(RENDER, ["shell_cmd", {"command": "echo", "parameters": ["one"]}, None])
+    assert bare["fields"][0][0] == "edit-json"  # no line shown: edited whole, parameters and all
+    assert bare["read"] == {"command": "echo", "parameters": ["two"]}
     written = page.evaluate(RENDER, ["write_file", {"path": "a.txt", "content": "one\n"}, None])
     assert written["fields"] == [["edit-content", "one\n"]]
     assert written["read"] == {"path": "a.txt", "content": "two\n"}

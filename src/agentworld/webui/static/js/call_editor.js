@@ -11,9 +11,10 @@ const MASKED = /\[REDACTED(:[^\]]*)?\]/;
 export function editableFields(toolName, args, shell) {
   if (toolName === "shell_cmd") {
     // The whole line as it would run (command and its quoted parameters), so the person edits
-    // exactly what they were shown; the edited line is sent as the command alone.
-    const line = shell?.commandLine ?? args.command ?? "";
-    return [{ key: "command", label: "Command line", value: String(line) }];
+    // exactly what they were shown; the edited line is sent as the command alone. Without
+    // that line, a call with parameters is edited as JSON, parameters and all.
+    if (typeof shell?.commandLine === "string") return [{ key: "command", label: "Command line", value: shell.commandLine, whole: true }];
+    if (!args.parameters?.length) return [{ key: "command", label: "Command line", value: String(args.command ?? "") }];
   }
   if (toolName === "write_file" && typeof args.content === "string") {
     return [{ key: "content", label: `Content of ${args.path ?? "the file"}`, value: args.content }];
@@ -65,7 +66,7 @@ export class CallEditor {
       return value;
     }
     const edited = { ...this.args };
-    if (this.toolName === "shell_cmd") delete edited.parameters; // the line holds them now
+    if (this.fields.some((f) => f.whole)) delete edited.parameters; // the line holds them now
     for (const f of this.fields) edited[f.key] = f.area.value;
     return edited;
   }
