@@ -13,10 +13,13 @@ from agentworld.documents import (
     audit_doc,
     grant_doc,
     pending_call_doc,
+    question_doc,
+    run_doc,
     tool_doc,
     tool_log_doc,
 )
-from agentworld.models.pending import PendingApproval, PendingClientCall
+from agentworld.models import Message
+from agentworld.models.pending import PendingApproval, PendingClientCall, PendingQuestion
 from agentworld.models.records import AuditEntry, ToolLogEntry
 from agentworld.tools.registry import Tool
 
@@ -130,6 +133,36 @@ def test_a_waiting_client_call_document_carries_its_arguments_decoded() -> None:
         '{"toolCallId": "call_1", "agent": "a1", "chatId": "chat_1", "toolName": "client.pick", '
         '"toolArgs": {"color": "red"}, "createdAt": "2026-01-02T03:04:05Z"}'
     )
+
+
+def test_a_question_document_names_the_question_its_options_and_whether_free_text_is_taken() -> None:
+    asked = PendingQuestion(
+        **waiting("call_1", "ask_user", '{"question": "Which environment?"}'),
+        question="Which environment?",
+        options=["staging", "production"],
+        allow_free_text=False,
+    )
+
+    assert json.dumps(question_doc(asked)) == (
+        '{"questionId": "call_1", "agent": "a1", "chatId": "chat_1", "question": "Which environment?", '
+        '"options": ["staging", "production"], "allowFreeText": false, "createdAt": "2026-01-02T03:04:05Z"}'
+    )
+
+
+def test_a_run_document_lists_the_questions_still_waiting_after_the_approvals() -> None:
+    class Outcome:
+        chat_id = "chat_1"
+        messages: list[Message] = []
+        pending_approvals: list[PendingApproval] = []
+        pending_questions = [
+            PendingQuestion(**waiting("call_1", "ask_user", "{}"), question="Which tag?")
+        ]
+
+    doc = run_doc(Outcome())
+
+    assert list(doc) == ["chatId", "messages", "pendingApprovals", "pendingQuestions"]
+    assert doc["pendingQuestions"] == [question_doc(Outcome.pending_questions[0])]
+    assert doc["pendingQuestions"][0]["options"] == [] and doc["pendingQuestions"][0]["allowFreeText"] is True
 
 
 def test_a_grant_document_lists_its_root_commands_sorted() -> None:

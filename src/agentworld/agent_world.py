@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any
 from agentworld.errors import InvalidInputError, NotFoundError
 from agentworld.models import Message
 from agentworld.models.domain import sender_problem
-from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.models.pending import (
+    PendingApproval,
+    PendingCall,
+    PendingClientCall,
+    PendingQuestion,
+)
 from agentworld.models.records import AuditEntry, ChatActivity, ToolLogEntry
 from agentworld.models.text import text_problem
 from agentworld.routing.messages import why_nobody_answers
@@ -207,14 +212,43 @@ class AgentWorld(WorldCatalog):
         decision: Decision,
         scope: Scope = "once",
         actor: str = "human",
+        arguments: dict[str, Any] | None = None,
         timeout: float | None = None,
     ) -> SendResult:
-        """Answer an approval request, run the world until idle, return what it produced."""
+        """Answer an approval request, run the world until idle, return what it produced.
+
+        ``arguments``: approve the call as corrected to these (SPEC F2): checked against the
+        tool and authorized afresh first -- ``InvalidArgumentsError`` when the tool refuses them,
+        ``PolicyDeniedError`` when the policy denies the call; either way nothing is answered."""
 
         def answer(runtime: WorldRuntime) -> Awaitable[object]:
-            return runtime.answer_approval(approval_id, decision=decision, scope=scope, actor=actor)
+            return runtime.answer_approval(
+                approval_id, decision=decision, scope=scope, actor=actor, arguments=arguments
+            )
 
         return await self._answer_and_run(world, approval_id, answer, timeout=timeout)
+
+    async def questions(self, world: str, *, chat_id: str | None = None) -> list[PendingQuestion]:
+        """Questions agents asked (``ask_user``, SPEC F3) that wait for an answer, overdue ones
+        ended first (an unknown chat is an error)."""
+        await self._require_chat(world, chat_id)
+        runtime = await self.runtime(world)
+        await runtime.questions(chat_id)
+        if not self.long_lived:
+            await runtime.wait_until_idle()  # ending one resumes its loop: let it finish first
+        return await self.storage.pending.find(world, chat_id=chat_id, kind="question")
+
+    async def answer(
+        self, world: str, question_id: str, text: str, *, actor: str = "human", timeout: float | None = None
+    ) -> SendResult:
+        """Answer a question an agent asked, run the world until its chat is idle, return what
+        it produced. Refused for an unknown, foreign, answered or expired id, and for an answer
+        the question does not take (not one of its options when only they are taken, empty)."""
+
+        def answer(runtime: WorldRuntime) -> Awaitable[object]:
+            return runtime.answer_question(question_id, text, actor=actor)
+
+        return await self._answer_and_run(world, question_id, answer, timeout=timeout)
 
     async def grants(self, world: str) -> list[Grant]:
         """Remembered session and always approvals that are still in force."""
@@ -322,8 +356,8 @@ class AgentWorld(WorldCatalog):
         *,
         timeout: float | None,
     ) -> SendResult:
-        """Answer the waiting call ``call_id`` (an approval request or a client-side call) by
-        ``answer``, run the world until its chat is idle and report what that produced."""
+        """Answer the waiting call ``call_id`` (an approval request, a question, a client-side
+        call) by ``answer``, run the world until its chat is idle and report what it produced."""
         runtime = await self.runtime(world)
         pending = await self.storage.pending.get(world, call_id)
         chat = pending.chat_id if pending is not None else ""
@@ -350,13 +384,14 @@ class AgentWorld(WorldCatalog):
 
     async def chat_activity(self, world: str) -> list[ChatActivity]:
         """What each chat of the world is doing now: queued work, the process running it,
-        approvals and client calls it waits for. Read from storage, so it holds whichever
-        process runs the chat (SPEC O4: one runner per chat across processes)."""
+        approvals, questions and client calls it waits for. Read from storage, so it holds
+        whichever process runs the chat (SPEC O4: one runner per chat across processes)."""
         chats = await self.list_chats(world)
         queued = Counter(item.chat_id for item in await self.storage.inbox.items(world))
         waiting = await self.storage.pending.find(world)
         approvals = Counter(p.chat_id for p in waiting if isinstance(p, PendingApproval))
         calls = Counter(p.chat_id for p in waiting if isinstance(p, PendingClientCall))
+        questions = Counter(p.chat_id for p in waiting if isinstance(p, PendingQuestion))
         activity = []
         for chat in chats:
             queued_items = queued[chat.chat_id]
@@ -370,6 +405,7 @@ class AgentWorld(WorldCatalog):
                     runner=runner,
                     pending_approvals=approvals[chat.chat_id],
                     pending_tool_calls=calls[chat.chat_id],
+                    pending_questions=questions[chat.chat_id],
                 )
             )
         return activity

@@ -184,14 +184,17 @@ class RunOutcome(Protocol):
     chat_id: str
     messages: list[Message]
     pending_approvals: list[PendingApproval]
+    pending_questions: list[PendingQuestion]
 
 
 def run_doc(result: RunOutcome) -> dict[str, Any]:
-    """``send`` / ``approve`` / ``respond`` output: ``{"chatId", "messages", "pendingApprovals"}``."""
+    """``send`` / ``approve`` / ``answer`` / ``respond`` output: ``{"chatId", "messages",
+    "pendingApprovals", "pendingQuestions"}``."""
     return {
         "chatId": result.chat_id,
         "messages": [m.to_json() for m in result.messages],
         "pendingApprovals": [approval_doc(p) for p in result.pending_approvals],
+        "pendingQuestions": [question_doc(p) for p in result.pending_questions],
     }
 
 
@@ -251,7 +254,8 @@ def approval_request_sandbox(arguments: str) -> str | None:
 
 def approval_answer(call_id: str, content: str | None) -> str | None:
     """``approved once`` / ``denied`` / ``denied (timed out)`` when ``content`` is the answer to
-    approval request ``call_id``; None for any other tool result."""
+    approval request ``call_id`` (with the arguments a person corrected the call to, SPEC F2);
+    None for any other tool result."""
     if not call_id.startswith("approval_"):
         return None
     try:
@@ -262,9 +266,11 @@ def approval_answer(call_id: str, content: str | None) -> str | None:
         return None
     if answer["decision"] == "approve":
         scope = answer.get("scope") or "once"
-        return {"session": "approved for this session", "always": "approved always"}.get(
+        said = {"session": "approved for this session", "always": "approved always"}.get(
             scope, "approved once"
         )
+        edited = answer.get("arguments")
+        return f"{said}, as corrected to {json.dumps(edited)}" if isinstance(edited, dict) else said
     return "denied (timed out)" if answer.get("reason") == "timeout" else "denied"
 
 

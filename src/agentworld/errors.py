@@ -10,7 +10,9 @@ kind with the component that failed::
     ├── UserError                  bad input; the fix is in the caller's hands
     │   ├── NotFoundError          unknown world / agent / chat / approval
     │   ├── AlreadyExistsError     duplicate name
-    │   └── InvalidInputError      option out of range, unknown provider, bad JSON
+    │   ├── InvalidInputError      option out of range, unknown provider, bad JSON
+    │   │   └── InvalidArgumentsError  a tool call's arguments a person gave that the tool refuses
+    │   └── PolicyDeniedError      what a person asked for is denied by the policy in force
     ├── StorageError               database unreachable, locked, corrupt
     └── ProviderError              an LLM call failed after its retries
         ├── ProviderConfigError    missing API key or endpoint settings
@@ -39,6 +41,16 @@ class AlreadyExistsError(UserError):
 
 class InvalidInputError(UserError):
     """An option or argument is outside what the system accepts."""
+
+
+class InvalidArgumentsError(InvalidInputError):
+    """Arguments a person gave a tool call (correcting it while approving it) that the tool
+    refuses: not a JSON object, outside its schema, or failing its own checks."""
+
+
+class PolicyDeniedError(UserError):
+    """The policy in force denies what a person asked to run (a call corrected while approving
+    it that a DENY rule matches); nothing was done."""
 
 
 class BusyError(AgentWorldError):

@@ -3,7 +3,7 @@
 ``send``, ``approve`` and ``respond`` all do one thing to a chat, wait until that chat is idle
 (or a timeout) — never for the other chats the process runs meanwhile, so a chat that hangs
 cannot hold up a command about another — and report the transcript messages that appeared,
-the errors seen on the way and the approvals still waiting, and the calls refused without
+the errors seen on the way, the approvals and questions still waiting, and the calls refused without
 running: ``run_and_report`` is that shape, once.
 """
 
@@ -19,7 +19,7 @@ from agentworld.approval.decisions import DenialSource
 from agentworld.errors import AgentWorldError
 from agentworld.models import Message
 from agentworld.models.events import SystemEvent, ToolEvent, WorldEvent
-from agentworld.models.pending import PendingApproval
+from agentworld.models.pending import PendingApproval, PendingQuestion
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ class SendResult:
     errors: list[str] = field(default_factory=list)
     pending_approvals: list[PendingApproval] = field(default_factory=list)
     """Approval requests of the chat still waiting for a person after the run."""
+    pending_questions: list[PendingQuestion] = field(default_factory=list)
+    """Questions agents of the chat asked (``ask_user``) still waiting for an answer."""
     notices: list[str] = field(default_factory=list)
     """Things the person should know that are not errors: e.g. that the message reached
     nobody, and why."""
@@ -126,13 +128,15 @@ async def chat_outcome(
     *,
     timed_out: bool = False,
 ) -> SendResult:
-    """The chat's transcript messages after ``start`` and its approvals still waiting."""
-    messages, waiting = await storage.since_with_approvals(world, chat, start)
+    """The chat's transcript messages after ``start``, its approvals and questions still
+    waiting."""
+    messages, approvals, questions = await storage.since_with_waiting(world, chat, start)
     return SendResult(
         chat_id=chat,
         messages=messages,
         errors=errors,
-        pending_approvals=waiting,
+        pending_approvals=approvals,
+        pending_questions=questions,
         timed_out=timed_out,
     )
 

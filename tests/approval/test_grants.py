@@ -75,9 +75,15 @@ def test_every_grant_gets_its_own_id_and_a_utc_creation_time() -> None:
 
 
 def test_a_grant_for_another_tool_keeps_no_command_list() -> None:
-    made = grant("session", "write_file", {"path": "a.txt", "content": "x"})
+    made = grant("session", "deploy", {"target": "a.txt", "content": "x"})
 
-    assert (made.tool_name, made.roots, made.allow_redirection) == ("write_file", None, False)
+    assert (made.tool_name, made.roots, made.allow_redirection) == ("deploy", None, False)
+
+
+def test_a_grant_for_a_file_change_names_the_file() -> None:
+    made = grant("session", "write_file", {"path": "./docs//a.txt", "content": "x"})
+
+    assert (made.tool_name, made.roots, made.allow_redirection) == ("write_file", frozenset({"docs/a.txt"}), False)
 
 
 @pytest.mark.parametrize(
@@ -118,11 +124,11 @@ def test_a_session_grant_does_not_cover_the_same_agent_in_another_chat() -> None
 
 
 def test_a_session_grant_for_another_tool_is_bound_to_its_agent_and_chat_too() -> None:
-    made = grant("session", "write_file", {"path": "a.txt"})
+    made = grant("session", "deploy", {"path": "a.txt"})
 
-    assert covering([made], "write_file", {"path": "b.txt"}, agent="alice") is made
-    assert covering([made], "write_file", {"path": "b.txt"}, agent="Bob") is None
-    assert covering([made], "write_file", {"path": "b.txt"}, chat_id="c2") is None
+    assert covering([made], "deploy", {"path": "b.txt"}, agent="alice") is made
+    assert covering([made], "deploy", {"path": "b.txt"}, agent="Bob") is None
+    assert covering([made], "deploy", {"path": "b.txt"}, chat_id="c2") is None
 
 
 # -- always scope -----------------------------------------------------------------
@@ -147,15 +153,15 @@ def test_an_always_grant_covers_no_more_commands_than_a_session_grant() -> None:
 
 
 def test_a_grant_for_another_tool_covers_any_arguments_of_that_tool() -> None:
-    made = grant("always", "write_file", {"path": "a.txt", "content": "x"})
+    made = grant("always", "deploy", {"path": "a.txt", "content": "x"})
 
-    assert covering([made], "write_file", {"path": "/elsewhere/b.txt", "content": "y"}) is made
-    assert covering([made], "write_file", {}) is made
+    assert covering([made], "deploy", {"path": "/elsewhere/b.txt", "content": "y"}) is made
+    assert covering([made], "deploy", {}) is made
 
 
 @pytest.mark.parametrize(
     ("granted", "called"),
-    [("write_file", "read_file"), ("write_file", SHELL), (SHELL, "write_file"), ("fs__read", "fs__write")],
+    [("deploy", "read_file"), ("deploy", SHELL), (SHELL, "deploy"), ("fs__read", "fs__write")],
 )
 def test_a_grant_never_covers_a_different_tool(granted: str, called: str) -> None:
     made = grant("always", granted, {"command": "ls"})
@@ -164,9 +170,9 @@ def test_a_grant_never_covers_a_different_tool(granted: str, called: str) -> Non
 
 
 def test_a_tool_name_must_match_exactly() -> None:
-    made = grant("always", "write_file", {"path": "a.txt"})
+    made = grant("always", "deploy", {"path": "a.txt"})
 
-    assert covering([made], "Write_File", {"path": "a.txt"}) is None
+    assert covering([made], "Deploy", {"path": "a.txt"}) is None
 
 
 # -- finding among several ----------------------------------------------------------
@@ -177,7 +183,7 @@ def test_no_grants_cover_nothing() -> None:
 
 
 def test_the_first_covering_grant_is_returned() -> None:
-    other_tool = grant("always", "write_file", {"path": "a.txt"})
+    other_tool = grant("always", "deploy", {"path": "a.txt"})
     other_chat = grant("session", chat_id="c2")
     first = grant("session")
     second = grant("always")

@@ -44,7 +44,7 @@ def test_send_prints_the_answer_and_messages_shows_the_transcript(cli: Any, open
 
     sent = cli("send", "w1", "@a1 hello", "--json").json()
 
-    assert set(sent) == {"chatId", "messages", "pendingApprovals"}
+    assert set(sent) == {"chatId", "messages", "pendingApprovals", "pendingQuestions"}
     assert [m["content"] for m in sent["messages"]] == ["@a1 hello", "hello human"]
     assert all(set(m) == MESSAGE_KEYS for m in sent["messages"])
     human, answer = sent["messages"]

@@ -19,7 +19,9 @@ from agentworld.testing.openai_wire import Reply, ToolCallSpec
 TIMESTAMP = "<timestamp>"
 ID = re.compile(r"(chat|msg|approval|call|grant)_[0-9A-Za-z]+")
 TIMESTAMP_KEYS = {"createdAt", "updatedAt", "lastActive"}
-ID_KEYS = {"chatId", "currentChatId", "messageId", "replyToMessageId", "approvalId", "id", "tool_call_id"}
+ID_KEYS = {
+    "chatId", "currentChatId", "messageId", "replyToMessageId", "approvalId", "questionId", "id", "tool_call_id"
+}
 
 
 def shape(value: Any, key: str = "") -> Any:
@@ -139,6 +141,16 @@ APPROVAL: dict[str, Any] = {
     "diff": None,
 }
 
+QUESTION: dict[str, Any] = {
+    "questionId": "<call id>",
+    "agent": str,
+    "chatId": "<chat id>",
+    "question": str,
+    "options": [str, str],
+    "allowFreeText": bool,
+    "createdAt": TIMESTAMP,
+}
+
 RULE: dict[str, Any] = {
     "name": str,
     "decision": str,
@@ -147,6 +159,7 @@ RULE: dict[str, Any] = {
     "argsPattern": None,
     "commandPrefix": None,
     "commandRegex": None,
+    "pathPrefix": None,
     "modes": None,
     "allowRedirection": bool,
     "denyMessage": None,
@@ -191,6 +204,7 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
         "chatId": "<chat id>",
         "messages": [HUMAN, CALLS_SHELL, ASKS_APPROVAL],
         "pendingApprovals": [APPROVAL],
+        "pendingQuestions": [],
     }
     assert sent["chatId"] == chat["chatId"]
     (approval,) = sent["pendingApprovals"]
@@ -215,6 +229,7 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
         "chatId": "<chat id>",
         "messages": [DECISION, RESULT, ANSWER],
         "pendingApprovals": [],
+        "pendingQuestions": [],
     }
     assert done["chatId"] == chat["chatId"]
     assert (tmp_path / "X").exists()
@@ -231,6 +246,40 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
     assert worlds["worlds"] == [world]
     assert world["currentChatId"] == chat["chatId"]
     assert shape(agents) == {"agents": [AGENT]}
+
+
+def test_question_documents_keep_their_shape(cli: Any, script: Any, server: Any) -> None:
+    which = {"question": "Which environment?", "options": ["staging", "production"], "allowFreeText": False}
+
+    def a1(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply.text("done")
+        return Reply.tools(ToolCallSpec(name="ask_user", arguments=json.dumps(which)))
+
+    script.by_agent["a1"] = a1
+    cli("world", "create", "w1")
+    cli("agent", "create", "w1", "a1", "--provider", "openai", "--model", "m",
+        "--base-url", server.base_url, "--system-prompt", "agent:a1")
+
+    sent = cli("send", "w1", "@a1 deploy", "--json").json()
+    listed = cli("questions", "w1", "--json").json()
+    (question,) = listed["questions"]
+    answered = cli("answer", "w1", question["questionId"], "staging", "--json").json()
+
+    assert shape(sent) == {
+        "chatId": "<chat id>",
+        "messages": [HUMAN, message(agentId=str, tool_calls=[tool_call("call")], replyToMessageId="<msg id>")],
+        "pendingApprovals": [],
+        "pendingQuestions": [QUESTION],
+    }
+    assert shape(listed) == {"questions": [QUESTION]}
+    assert sent["pendingQuestions"] == listed["questions"]
+    assert shape(answered) == {
+        "chatId": "<chat id>",
+        "messages": [RESULT, ANSWER],
+        "pendingApprovals": [],
+        "pendingQuestions": [],
+    }
 
 
 def test_policy_test_documents_keep_their_shape(cli: Any) -> None:

@@ -31,7 +31,7 @@ def test_approve_deny_refuses_what_needs_a_person_and_exits_3(
     assert sent.code == 3, sent.stderr
     assert REFUSED.search(sent.stderr), sent.stderr
     document = sent.json()  # the usual document, whole, on stdout
-    assert set(document) == {"chatId", "messages", "pendingApprovals"} and document["pendingApprovals"] == []
+    assert set(document) == {"chatId", "messages", "pendingApprovals", "pendingQuestions"} and document["pendingApprovals"] == []
     assert [m["content"] for m in document["messages"]][-1] == "ops saw: " + (
         "shell_cmd needs a person's approval, and nobody can be asked in this run"
     )

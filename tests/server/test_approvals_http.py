@@ -62,7 +62,7 @@ def test_an_approval_answered_over_http_runs_the_tool_and_is_broadcast(
 
         assert answered.status_code == 200, answered.text
         doc = answered.json()
-        assert set(doc) == {"chatId", "messages", "pendingApprovals"} and doc["pendingApprovals"] == []
+        assert set(doc) == {"chatId", "messages", "pendingApprovals", "pendingQuestions"} and doc["pendingApprovals"] == []
         assert (tmp_path / world_name / "made").exists()
         assert doc["messages"][-1]["content"].startswith("done: ")
         for client in (stream, other):  # every client sees the answer and what followed

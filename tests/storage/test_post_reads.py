@@ -81,7 +81,7 @@ async def test_a_post_into_a_chat_that_is_not_there_stores_nothing(storage: SQLS
     posted = await storage.post_to_chat("lab", kept)
     assert [m.content for m in await storage.transcript("lab", "real")] == ["@a1 hello"]
     assert posted.after_seq == before
-    assert [m.content for m in (await storage.since_with_approvals("lab", "real", before))[0]] == [
+    assert [m.content for m in (await storage.since_with_waiting("lab", "real", before))[0]] == [
         "@a1 hello"
     ]
     assert (await EventLog(storage).after("lab", 0)).events != []

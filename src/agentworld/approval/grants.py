@@ -41,7 +41,7 @@ leads outside the working directory or cannot be resolved."""
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _NOWHERE = "/dev/null"
 
-FILE_TOOLS = frozenset({"read_file", "list_files"})
+FILE_TOOLS = frozenset({"read_file", "list_files", "write_file", "edit_file"})
 """The built-in tools that open the ``path`` they are given; their grants name the paths
 (the same set as ``runtime/path_views.py``)."""
 

@@ -39,6 +39,8 @@ COMMANDS: dict[str, str] = {
     "approvals": "agentworld.cli.approvals:approvals",
     "approve": "agentworld.cli.approvals:approve",
     "audit": "agentworld.cli.approvals:audit",
+    "questions": "agentworld.cli.questions:questions",
+    "answer": "agentworld.cli.questions:answer",
     "demo": "agentworld.cli.app:demo",
     "world": "agentworld.cli.worlds:app",
     "agent": "agentworld.cli.agents:app",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -12,6 +13,7 @@ from agentworld.cli.common import (
     JsonOpt,
     WorldArg,
     check_chat,
+    parse_json_option,
     parse_seconds,
     run,
     warn_if_uncontained,
@@ -84,30 +86,59 @@ def approve(
     ],
     decision: Annotated[str, typer.Option("--decision", help="approve | deny")],
     scope: Annotated[str, typer.Option("--scope", help="once | session | always")] = "once",
+    args: Annotated[
+        str | None,
+        typer.Option(
+            "--args",
+            metavar="JSON",
+            help="Approve the call with these arguments instead (a JSON object; - reads stdin).",
+        ),
+    ] = None,
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", parser=parse_seconds, help="Seconds to wait for the world to go idle."),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Answer an approval request; the world runs until idle; prints the messages produced."""
+    """Answer an approval request; the world runs until idle; prints the messages produced.
+    With --args the call runs as corrected, once the tool and the policy accept it (SPEC F2)."""
     if decision not in ("approve", "deny"):
         output.fail("--decision must be approve or deny", code=2)
     if scope not in ("once", "session", "always"):
         output.fail("--scope must be once, session or always", code=2)
     if decision == "deny" and scope != "once":
         output.fail(f"--scope {scope} remembers an approval; a denial is for this call only", code=2)
+    if decision == "deny" and args is not None:
+        output.fail("--args corrects a call to approve; a denied call does not run", code=2)
+    arguments = _edited_arguments(args) if args is not None else None
     chosen: Literal["approve", "deny"] = "approve" if decision == "approve" else "deny"
     chosen_scope: Literal["once", "session", "always"] = scope  # type: ignore[assignment]
 
     async def go(aw: AgentWorld) -> Any:
         await warn_if_uncontained(aw, world)
-        return await aw.approve(world, approval_id, decision=chosen, scope=chosen_scope, timeout=timeout)
+        return await aw.approve(
+            world, approval_id, decision=chosen, scope=chosen_scope, arguments=arguments, timeout=timeout
+        )
 
     result = run(go)
     if result.timed_out:
         result.errors.append(still_running(world, timeout, result.running))
     report_run(result, json_out)
+
+
+def _edited_arguments(text: str) -> dict[str, Any]:
+    """The arguments given with --args (standard input for ``-``): a JSON object, strictly."""
+    if text == "-":
+        if sys.stdin is None:  # started with ``<&-``
+            output.fail("standard input is closed: there are no arguments to read for --args -", code=2)
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError:
+            output.fail("standard input is not UTF-8 text")
+    arguments = parse_json_option(text, "--args")
+    if not isinstance(arguments, dict):
+        output.fail("--args must be a JSON object")
+    return arguments
 
 
 def audit(world: WorldArg, json_out: JsonOpt = False) -> None:

@@ -260,6 +260,10 @@ def report_run(result: Any, json_out: bool, *, empty: str | None = "no new messa
     else:
         output.print_messages(result.messages, empty=empty)
         output.print_approvals(result.pending_approvals)
+        if result.pending_questions:
+            from agentworld.cli.question_view import print_questions
+
+            print_questions(result.pending_questions)
     for notice in getattr(result, "notices", ()):
         output.note(notice)
     if result.errors:

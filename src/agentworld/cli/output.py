@@ -159,7 +159,7 @@ def print_approvals(
 ) -> None:
     """Each request with its id on its own line and the commands that answer it, ready to
     paste; where the call runs (the sandbox line, SPEC C1); for shell_cmd, its full line,
-    directory and the commands it runs. ``answers``:
+    directory and the commands it runs; for a file tool, the diff of its change. ``answers``:
     the ``agentworld approve`` commands, the ``/approve`` commands of ``talk``, or none
     (``talk`` asks at its prompt right after)."""
     escape = shown_text
@@ -180,6 +180,12 @@ def print_approvals(
                 console.print(f"  runs:         {escape(part)}")
             if shell.note:
                 console.print(f"  [bold red]{escape(shell.note)}[/bold red]")
+        elif call.diff is not None:  # a file tool: the change it makes, in full (SPEC F1)
+            from agentworld.cli.diff_view import print_diff
+
+            console.print(f"  file:         {escape(text(call.tool_args.get('path')))}")
+            console.print("  change:")
+            print_diff(console, call.diff)
         else:
             console.print(f"  arguments:    {escape(_compact(call.tool_args))}")
         if answers == "commands":

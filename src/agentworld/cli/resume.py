@@ -51,6 +51,10 @@ def resume(
             typer.echo(f"chat {chat.chat_id}:")
             output.print_messages(chat.messages)
             output.print_approvals(chat.pending_approvals)
+            if chat.pending_questions:
+                from agentworld.cli.question_view import print_questions
+
+                print_questions(chat.pending_questions)
     if result.timed_out:
         output.fail(
             f"stopped waiting after {timeout:g} s; the rest continues in the next process "

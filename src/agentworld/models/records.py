@@ -124,6 +124,8 @@ class ChatActivity:
     """Approval requests waiting for a person."""
     pending_tool_calls: int
     """Client-side tool calls waiting for their results."""
+    pending_questions: int = 0
+    """Questions agents asked (``ask_user``) waiting for a person's answer."""
 
     @property
     def state(self) -> ChatState:
@@ -134,7 +136,7 @@ class ChatActivity:
             return "running"
         if self.queued_items:
             return "queued"
-        if self.pending_approvals or self.pending_tool_calls:
+        if self.pending_approvals or self.pending_tool_calls or self.pending_questions:
             return "waiting"
         return "idle"
 

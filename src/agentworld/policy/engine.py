@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentworld.policy.command_regex import matches_regex, wary_regex_hit
+from agentworld.policy.path_prefix import path_within
 from agentworld.policy.pattern_set import Matcher, PatternSet
 from agentworld.policy.rules import (
     CompiledPattern,
@@ -160,6 +161,8 @@ class PolicyEngine:
         found: Matcher | None = None
         for rule in self.rules:
             if not rule.matches_tool(tool_name) or rule.has_command_criteria:
+                continue
+            if rule.path_prefixes is not None and not path_within(tool_name, arguments, rule.path_prefixes):
                 continue
             if rule.args_pattern is not None:
                 if not arguments:

@@ -20,6 +20,7 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from agentworld.policy.nested_quantifiers import nested_quantifier
+from agentworld.policy.path_prefix import PATH_TOOLS, normal_prefix
 from agentworld.policy.rules import (
     CompiledPattern,
     PolicyDecision,
@@ -62,6 +63,7 @@ class _RuleSchema(BaseModel):
     argsPattern: str | None = None
     commandPrefix: str | list[str] | None = None
     commandRegex: str | None = None
+    pathPrefix: str | list[str] | None = None
     decision: Literal["allow", "deny", "ask_user"]
     priority: StrictInt = Field(ge=0, le=999)
     modes: list[Literal["default", "auto_edit", "yolo"]] | None = None
@@ -165,6 +167,7 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
                 "rule_validation", f"commandPrefix/commandRegex apply to {SHELL_TOOL} only"
             )
         selectors = [(SHELL_TOOL, None)]
+    path_prefixes = _path_prefixes(rule, selectors)
     try:
         args_pattern = compile_pattern(rule.argsPattern) if rule.argsPattern is not None else None
         command_regex = (
@@ -197,6 +200,7 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
             args_pattern=args_pattern,
             command_prefixes=prefixes,
             command_regex=command_regex,
+            path_prefixes=path_prefixes,
             modes=frozenset(rule.modes) if rule.modes is not None else None,
             allow_redirection=rule.allowRedirection,
             deny_message=rule.denyMessage,
@@ -206,6 +210,22 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
         )
         for tool, tool_prefix in selectors
     ]
+
+
+def _path_prefixes(rule: _RuleSchema, selectors: list[tuple[str | None, str | None]]) -> tuple[str, ...] | None:
+    """A rule's ``pathPrefix`` normalised; refused unless every tool it names is a file tool."""
+    if rule.pathPrefix is None:
+        return None
+    tools = ", ".join(sorted(PATH_TOOLS))
+    if rule.mcpName is not None or any(prefix is not None or name not in PATH_TOOLS for name, prefix in selectors):
+        raise _RuleProblem("rule_validation", f"pathPrefix applies to file tools only: name them in toolName ({tools})")
+    given = [rule.pathPrefix] if isinstance(rule.pathPrefix, str) else rule.pathPrefix
+    if not given:
+        raise _RuleProblem("rule_validation", "pathPrefix must not be an empty list")
+    try:
+        return tuple(normal_prefix(prefix) for prefix in given)
+    except ValueError as exc:
+        raise _RuleProblem("rule_validation", str(exc)) from None
 
 
 class _RuleProblem(Exception):

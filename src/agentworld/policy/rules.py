@@ -68,6 +68,9 @@ class PolicyRule:
     args_pattern: CompiledPattern | None = None
     command_prefixes: tuple[str, ...] | None = None
     command_regex: CompiledPattern | None = None
+    path_prefixes: tuple[str, ...] | None = None
+    """File tools only: the call's ``path`` must lie inside one of these (normalised, relative
+    to the working directory; ``policy/path_prefix.py``)."""
     modes: frozenset[str] | None = None
     allow_redirection: bool = False
     deny_message: str | None = None
@@ -108,6 +111,7 @@ class PolicyRule:
             "argsPattern": self.args_pattern.pattern if self.args_pattern else None,
             "commandPrefix": list(self.command_prefixes) if self.command_prefixes else None,
             "commandRegex": self.command_regex.pattern if self.command_regex else None,
+            "pathPrefix": list(self.path_prefixes) if self.path_prefixes else None,
             "modes": sorted(self.modes) if self.modes else None,
             "allowRedirection": self.allow_redirection,
             "denyMessage": self.deny_message,

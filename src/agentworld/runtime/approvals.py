@@ -39,6 +39,8 @@ from agentworld.models.work import (
     StepResult,
 )
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
+from agentworld.runtime.approval_edits import EditedCall, edit_note, edit_of
+from agentworld.runtime.file_changes import shown_change, with_shown_file
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import redirect_resolver, resolved_views
 from agentworld.runtime.policy_files import kept_from_tools
@@ -78,9 +80,12 @@ async def request_approval(
         arguments,
         working_dir=context.working_dir or os.getcwd(),
     )
-    extra = {"shell": view.to_json()} if view is not None else {}
+    extra: dict[str, Any] = {"shell": view.to_json()} if view is not None else {}
     contained = await context.containment_now(tool)
     extra["sandbox"] = {**contained.to_json(), "summary": contained.describe()}  # SPEC C1
+    change = await shown_change(tool, arguments, context)  # SPEC F1: the diff approved
+    if change is not None:
+        extra["diff"] = change.diff
     approval_id = new_id(APPROVAL_ID_PREFIX)
     request = Message(
         chat_id=context.chat_id,
@@ -121,6 +126,8 @@ async def request_approval(
         tool_args=args_shown,
         shell=ShellDisplay.model_validate(view.to_json()) if view is not None else None,
         sandbox=extra["sandbox"],
+        diff=change.diff if change is not None else None,
+        file=change.file if change is not None else None,
     )
     audited = AuditEntry(
         event="request",
@@ -130,7 +137,7 @@ async def request_approval(
         chat_id=context.chat_id,
         tool_name=tool.name,
         tool_args=args_shown,
-        detail={"message": prompt, **extra},
+        detail={"message": prompt, **extra, **({"file": change.file.model_dump()} if change else {})},
     )
     return StepResult(
         context.chat_id,
@@ -158,28 +165,43 @@ async def answerable(ctx: TurnContext, world: World, approval_id: str) -> Pendin
 
 
 def answer_approval(
-    pending: PendingApproval, *, decision: Decision, scope: Scope = "once", actor: str = "human"
+    pending: PendingApproval,
+    *,
+    decision: Decision,
+    scope: Scope = "once",
+    actor: str = "human",
+    edit: EditedCall | None = None,
 ) -> StepResult:
     """The step that records a person's answer (A2–A5) — exactly once: refused when committed
     if the request was answered meanwhile — with the work it queues: the approved call's run,
     or the loop's resumption with the denial as the call's result. The answer goes into the
-    agent's memory and the transcript, and into the audit log with what the person was shown."""
+    agent's memory and the transcript, and into the audit log with what the person was shown.
+
+    ``edit``: the call as the person corrected it (``approval_edits.checked_edit``, SPEC F2).
+    The stored answer carries it, so it is what runs; the answer in memory carries it masked,
+    so the model's view shows the call as it ran; the audit entry and the event hold both."""
     if decision == "deny":
-        scope = "once"
+        scope, edit = "once", None
     original = pending.original_call_id
-    results = [_answer_message(pending, {"decision": decision, "scope": scope})]
+    said: dict[str, Any] = {"decision": decision, "scope": scope}
+    answer, announced = {**said, "actor": actor}, {**said, "actor": actor}
+    audit = _decision_entry(pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending))
+    if edit is not None:
+        said["arguments"], answer["arguments"] = edit.for_model, edit.arguments
+        announced |= {"edited": True, "toolArgs": edit.shown}
+        audit = replace(audit, tool_args=edit.shown, detail=edit.audit_detail(audit.detail or {}, pending.tool_args))
+    results = [_answer_message(pending, said)]
     if decision == "deny":
         denial = ToolResult.error(original, f"User denied approval for {pending.tool_name}")
         results.append(_result_message(pending, original, denial.content))
     next_work = RunApproved(approval_id=pending.tool_call_id) if decision == "approve" else resume_for(pending)
-    answer = {"decision": decision, "scope": scope, "actor": actor}
     return StepResult(
         pending.chat_id,
         said=tuple(results),
         memory=tuple((pending.agent, m) for m in results),
-        announced=(_approval_event(pending, "answered", {"decision": decision, "scope": scope, "actor": actor}),),
+        announced=(_approval_event(pending, "answered", announced),),
         answers=Answer("approval", pending.tool_call_id, answer),
-        audit=_decision_entry(pending, actor=actor, decision=decision, scope=scope, detail=_shown(pending)),
+        audit=audit,
         inbox=InboxChange(pending.chat_id, append=(next_work,)),
     )
 
@@ -206,9 +228,12 @@ async def run_approved(
     The call is authorized again first, against the policy in force now (SPEC C3): a DENY
     rule added while it waited refuses it as a policy denial the model reads, and nothing
     runs; ASK_USER is what the person has just answered."""
-    call = await ctx.storage.pending.get(world.name, item.approval_id)
-    if not isinstance(call, PendingApproval):
+    asked = await ctx.storage.pending.get(world.name, item.approval_id)
+    if not isinstance(asked, PendingApproval):
         return StepResult(queued.chat_id, inbox=InboxChange(queued.chat_id, current=queued.item_id, becomes=()))
+    # A call a person corrected runs (and is authorized, logged and reported) as corrected.
+    edit = edit_of(asked, world.working_dir)
+    call = asked if edit is None else asked.model_copy(update={"arguments": edit.arguments, "tool_args": edit.shown})
     original = call.original_call_id
     protected, private = kept_from_tools(ctx.storage.url)
     context = ToolContext.for_world(
@@ -223,8 +248,9 @@ async def run_approved(
     else:
         ran = await _run_once(ctx, context, queued, call, registry.get(call.tool_name))
         result, end = ran.result, ran.end
+    content = result.content if edit is None else f"{edit_note(edit)}\n{edit.masked(result.content)}"
     return StepResult.spoken(
-        _result_message(call, original, result.content),
+        _result_message(call, original, content),
         by=call.agent,
         finishes=queued.item_id,
         then=(resume_for(call),),
@@ -277,6 +303,7 @@ async def _run_once(
 ) -> Ran:
     """Run the approved call once: its start is committed with the work item marked started."""
     original = call.original_call_id
+    context = with_shown_file(context, call)  # a file tool writes only what was shown (F1)
 
     async def run() -> ToolResult:
         if tool is None:
@@ -363,8 +390,10 @@ def expire(world: World, pending: PendingCall) -> StepResult | None:
 async def _remember(
     ctx: TurnContext, pending: PendingCall, scope: GrantScope, context: ToolContext, world: World
 ) -> None:
+    # A person's correction is what the grant covers, never the call the model wrote (SPEC F2).
+    approved = pending.arguments_to_run if isinstance(pending, PendingApproval) else pending.arguments
     try:
-        arguments = parse_arguments(pending.arguments)
+        arguments = parse_arguments(approved)
     except ArgumentError:
         return
     # A file tool's grant names the file the call really opened too (``notes.txt -> .env``):

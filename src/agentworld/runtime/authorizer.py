@@ -493,8 +493,9 @@ class PolicyAuthorizer:
         if automatic:
             detail["reason"] = verdict.reason
         if context.approval_id is not None:
-            # A call a person approved, refused by the policy in force when it was to run.
-            detail["when"] = "run"
+            # A call a person approved, refused by the policy in force when it was to run, or
+            # as they answered, when they corrected it (SPEC F2).
+            detail["when"] = "answer" if context.correcting else "run"
         await self._storage.approvals.audit(
             context.world,
             AuditEntry(

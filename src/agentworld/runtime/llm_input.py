@@ -10,6 +10,11 @@ person's answers) never reaches a model (SPEC R5, A8). A ``client.*`` call the m
 itself is not that: the runtime refused it at once with an error result, and the call and its
 result stay in the model's input like any failed call, so the model reads why and does not
 repeat it.
+
+A call a person corrected while approving it (SPEC F2) is shown as it ran: its person's answer
+carries the corrected arguments (secrets masked), and the model's input shows the call with
+them -- the stored message is left as the model wrote it (memory is append-only) -- while the
+result starts with a note that a person changed it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from agentworld.models import Agent, Message
+from agentworld.models import Agent, Message, ToolCall
 from agentworld.providers.base import PromptMessage
 from agentworld.routing.mentions import is_human_sender
 from agentworld.tools.registry import CLIENT_PREFIX as CLIENT_TOOL_PREFIX
@@ -81,6 +86,34 @@ def _calls_awaiting_approval(memory: Iterable[Message], injected: set[str]) -> s
     return ids
 
 
+def _edited_calls(memory: Iterable[Message], injected: set[str]) -> dict[str, str]:
+    """The arguments (JSON text) of each call a person approved as corrected, by call id: the
+    ``arguments`` of the answer to an injected request, for the call it asked about."""
+    answers = {m.tool_call_id: m.content for m in memory if m.role == "tool" and m.tool_call_id in injected}
+    edited: dict[str, str] = {}
+    for message in memory:
+        for call in message.tool_calls or ():
+            if call.id not in injected or call.id not in answers:
+                continue
+            try:
+                asked = json.loads(call.function.arguments or "{}").get("toolCallId")
+                answer = json.loads(answers[call.id] or "")
+            except (ValueError, AttributeError, RecursionError):
+                continue
+            if not isinstance(answer, dict) or answer.get("decision") != "approve":
+                continue
+            if isinstance(asked, str) and isinstance(arguments := answer.get("arguments"), dict):
+                edited[asked] = json.dumps(arguments, ensure_ascii=False)
+    return edited
+
+
+def _as_run(call: ToolCall, edited: dict[str, str]) -> ToolCall:
+    """``call`` with the arguments a person gave it, if they corrected it."""
+    if call.id not in edited:
+        return call
+    return call.model_copy(update={"function": call.function.model_copy(update={"arguments": edited[call.id]})})
+
+
 def _incoming_text(message: Message, agent_name: str) -> str:
     """Messages from other agents are labelled so the model knows who spoke."""
     content = message.content or ""
@@ -94,6 +127,9 @@ AWAITING_APPROVAL = (
     '{"status": "pending", "note": "this call waits for a person\'s approval; it has not run"}'
 )
 AWAITING_CLIENT = '{"status": "pending", "note": "this call waits for the user\'s application"}'
+AWAITING_ANSWER = '{"status": "pending", "note": "this question waits for the user\'s answer"}'
+ASK_USER = "ask_user"
+"""The built-in tool whose call is a question to a person (``tools.builtin.definitions``)."""
 APPROVAL_TOOL = "client.requestApproval"
 APPROVAL_ID_PREFIX = "approval_"
 """Approval ids (the ids of the injected ``client.requestApproval`` calls) start with this."""
@@ -121,8 +157,8 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
     """System prompt, then the memory in order, with every tool result placed right after the
     assistant message that made the call, in call order (providers reject anything else).
 
-    A call whose result is not there yet — it waits for a person's approval or for the
-    user's application, while the agent answers something else — gets a placeholder that says
+    A call whose result is not there yet — it waits for a person's approval or answer, or for
+    the user's application, while the agent answers something else — gets a placeholder that says
     which, so the prompt stays well-formed and truthful. (A call cut short by a process that
     stopped never gets here: the loop gives it its "interrupted" result first.)
     """
@@ -131,6 +167,7 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
         prompt.append(PromptMessage(role="system", content=agent.system_prompt))
     hidden = _injected_requests(memory)
     awaiting_approval = _calls_awaiting_approval(memory, hidden)
+    edited = _edited_calls(memory, hidden)
     results = {
         m.tool_call_id: m.content or ""
         for m in memory
@@ -139,7 +176,7 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
     for message in memory:
         match message.role:
             case "assistant":
-                calls = tuple(c for c in message.tool_calls or () if c.id not in hidden)
+                calls = tuple(_as_run(c, edited) for c in message.tool_calls or () if c.id not in hidden)
                 if not calls and message.tool_calls and not message.content:
                     continue  # an injected approval request
                 prompt.append(
@@ -148,10 +185,7 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
                 prompt.extend(
                     PromptMessage(
                         role="tool",
-                        content=results.get(
-                            c.id,
-                            AWAITING_APPROVAL if c.id in awaiting_approval else AWAITING_CLIENT,
-                        ),
+                        content=results.get(c.id, _awaiting(c, awaiting_approval)),
                         tool_call_id=c.id,
                     )
                     for c in calls
@@ -165,3 +199,10 @@ def build_prompt(agent: Agent, memory: Sequence[Message]) -> list[PromptMessage]
             case "system":
                 prompt.append(PromptMessage(role="system", content=message.content or ""))
     return prompt
+
+
+def _awaiting(call: ToolCall, awaiting_approval: set[str]) -> str:
+    """The placeholder result of a call still waiting: for what, and whom."""
+    if call.id in awaiting_approval:
+        return AWAITING_APPROVAL
+    return AWAITING_ANSWER if call.function.name == ASK_USER else AWAITING_CLIENT

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agentworld.policy.engine import PolicyResult
     from agentworld.tools.registry import Tool
 
-FILE_TOOLS = frozenset({"read_file", "list_files"})
+FILE_TOOLS = frozenset({"read_file", "list_files", "write_file", "edit_file"})
 """The built-in tools that open the ``path`` they are given (``list_files``: ``.`` by default)."""
 
 _SEVERITY = {PolicyDecision.ALLOW: 0, PolicyDecision.ASK_USER: 1, PolicyDecision.DENY: 2}

@@ -1,7 +1,7 @@
 """What stopped processes left in a world, resumed when a runtime starts (SPEC A6, A7).
 
 A tool run whose process died is logged as interrupted; an approval request whose time ran
-out while no process watched it is denied. Both are looked for by every runtime that starts
+out while no process watched it is denied, and a question nobody answered in time ends. Both are looked for by every runtime that starts
 and found rarely, so the machinery that acts on them -- ``runtime.approvals``, the tool
 executor, the policy rules they bring -- is imported only when something is found: a process
 whose turns call no tool never loads it.
@@ -39,10 +39,14 @@ async def recover_interrupted(storage: SQLStorage, world: World) -> int:
 async def expire_overdue(
     storage: SQLStorage, world: World, expire: Callable[[World, PendingCall], Awaitable[bool]]
 ) -> int:
-    """Deny every overdue request of the world with ``expire`` (checked on access and at
-    start; the timers of ``runtime.approval_timers`` make it punctual while a process runs)."""
-    waiting = await storage.pending.find(world.name, kind="approval")
-    due = [p for p in waiting if p.waited_longer_than(world.approval_timeout)]
+    """End every overdue approval request and question of the world with ``expire`` (checked
+    on access and at start; the timers of ``runtime.approval_timers`` make it punctual while a
+    process runs)."""
+    waiting = await storage.pending.find(world.name)
+    due = [
+        p for p in waiting
+        if p.kind in ("approval", "question") and p.waited_longer_than(world.approval_timeout)
+    ]
     expired = 0
     for pending in due:
         if await expire(world, pending):

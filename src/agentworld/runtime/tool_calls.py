@@ -2,7 +2,7 @@
 
 Every call of the batch gets its own outcome, in order, each a step stored against its
 own ``tool_call_id`` as soon as it exists (SPEC O3). A call to a client-side tool or one
-that asks a person produces no result here: its step records it as waiting (``Wait``), and
+that asks a person (an approval, or an ``ask_user`` question) produces no result here: its step records it as waiting (``Wait``), and
 the loop resumes when the answer comes.
 """
 
@@ -19,6 +19,7 @@ from agentworld.models.work import WAIT, StepResult
 from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
+from agentworld.runtime.questions import ask_question
 from agentworld.runtime.tool_run import Ran, result_event, run_logged, tool_event
 from agentworld.runtime.turn_context import Steps, TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
@@ -67,7 +68,7 @@ async def _handle(
     ctx: TurnContext, registry: ToolRegistry, call: ToolCall, context: ToolContext, batch: Batch
 ) -> ToolResult | Ran | StepResult:
     """The call's result (``Ran`` when the tool ran: with how the run ended), or the step that
-    makes it wait (a person's approval, a client)."""
+    makes it wait (a person's approval or answer, a client)."""
     name = call.function.name
     tool = named_tool(registry, name)  # the same checks `policy test WORLD` makes
     if not isinstance(tool, Tool):
@@ -85,6 +86,16 @@ async def _handle(
     match decision:
         case Deny(reason=reason, by=by):
             return ToolResult.denial(call.id, reason, by=by)
+        case AskUser() | Allow() if tool.asks_person:
+            # A question is put to a person whatever the policy asks for: asking is asking.
+            return ask_question(
+                call,
+                arguments,
+                context,
+                batch_id=batch.message_id,
+                trigger_sender=batch.trigger_sender,
+                reply_to=batch.reply_to,
+            )
         case AskUser():
             return await request_approval(
                 tool,

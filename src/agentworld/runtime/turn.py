@@ -148,6 +148,11 @@ async def run_agent_loop(
             from agentworld.runtime.tool_calls import Batch, run_tool_calls  # (module docstring)
 
             batch_id, calls = cut_short
+            if not calls:
+                # Every open call waits for a person or a client: the step that said so was
+                # cut short by a process that stopped. The answer's resume goes on from here.
+                yield waits
+                return
             batch = Batch(message_id=batch_id, trigger_sender=loop.answer_to, reply_to=loop.reply_to)
             waiting = False
             async with aclosing(run_tool_calls(ctx, registry, calls, tool_context, batch, resumed=True)) as steps:
@@ -315,15 +320,15 @@ def unfinished_calls(memory: Sequence[Message]) -> tuple[str, list[ToolCall]] | 
 async def _unfinished_batch(
     ctx: TurnContext, world: str, agent: str, memory: Sequence[Message]
 ) -> tuple[str, list[ToolCall]] | None:
-    """Calls of the latest batch with no result that nobody outside the loop is answering:
-    the loop's process stopped while handling them, so they are handled now."""
+    """The latest batch's calls with no result that nobody outside the loop is answering:
+    the loop's process stopped while handling them, so they are handled now. No calls: every
+    open call of the batch waits for someone (a person, a client), so the loop waits too."""
     found = unfinished_calls(memory)
     if found is None:
         return None
     batch_id, calls = found
     waited = await ctx.storage.pending.waited_for(world, batch_id)
-    calls = [c for c in calls if c.id not in waited]
-    return (batch_id, calls) if calls else None
+    return batch_id, [c for c in calls if c.id not in waited]
 
 
 async def later_batch_waits(

@@ -19,17 +19,22 @@ call no tool does not pay for loading it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
-from agentworld.errors import InvalidInputError
+from agentworld.errors import InvalidArgumentsError, InvalidInputError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
 from agentworld.models.events import MessageEvent
-from agentworld.models.pending import PendingApproval, PendingCall, PendingClientCall
+from agentworld.models.pending import (
+    PendingApproval,
+    PendingCall,
+    PendingClientCall,
+    PendingQuestion,
+)
 from agentworld.models.work import (
     InboxChange,
     Loop,
@@ -284,9 +289,15 @@ class WorldRuntime:
         decision: Decision,
         scope: Scope = "once",
         actor: str = "human",
+        arguments: Mapping[str, Any] | None = None,
     ) -> PendingCall:
         """Answer an approval request of this world; refused for unknown, foreign, answered or
-        expired ids (SPEC A3). The approved call runs, and the loop resumes, in the chat's inbox."""
+        expired ids (SPEC A3). The approved call runs, and the loop resumes, in the chat's inbox.
+
+        ``arguments``: the call as the person corrected it (SPEC F2), checked before anything
+        is stored (``approval_edits.checked_edit``): refused, the request still waits."""
+        if arguments is not None and decision != "approve":
+            raise InvalidArgumentsError("arguments go with an approval only: a denied call does not run")
         pending = await self.storage.pending.get(self.world, approval_id)
         if pending is not None:
             refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
@@ -296,17 +307,46 @@ class WorldRuntime:
             remember_grant,
         )
 
-
         world = await self.storage.get_world(self.world)
         await recover_interrupted(self.storage, world)
         asked = await answerable(self._turns, world, approval_id)
         if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
             await self._expire(world, asked)
             raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
-        step = answer_approval(asked, decision=decision, scope=scope, actor=actor)
+        edit = None
+        if arguments is not None and asked.status == "pending":  # an answered one is refused below
+            from agentworld.runtime.approval_edits import checked_edit
+
+            edit = await checked_edit(self._turns, world, asked, arguments)
+        step = answer_approval(asked, decision=decision, scope=scope, actor=actor, edit=edit)
         await self.apply(step)  # refused if it was answered meanwhile
+        assert step.answers is not None
+        answered = asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
         if decision == "approve" and scope in ("session", "always"):
-            await remember_grant(self._turns, world, asked, scope)
+            await remember_grant(self._turns, world, answered, scope)
+        return answered
+
+    async def questions(self, chat_id: str | None = None) -> list[PendingQuestion]:
+        """Questions agents asked that wait for a person (overdue ones expired first)."""
+        await expire_overdue(self.storage, await self.storage.get_world(self.world), self._expire)
+        return await self.storage.pending.find(self.world, chat_id=chat_id, kind="question")
+
+    async def answer_question(self, question_id: str, text: str, *, actor: str = "human") -> PendingQuestion:
+        """Answer a question an agent asked (SPEC F3); refused for unknown, foreign, answered or
+        expired ids, and for an answer the question does not take (``questions.answer_problem``).
+        The answer is the ``ask_user`` call's result; the loop resumes in the chat's inbox."""
+        from agentworld.runtime.questions import answer_question, answerable  # (module docstring)
+
+        pending = await self.storage.pending.get(self.world, question_id)
+        if pending is not None:
+            refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
+        world = await self.storage.get_world(self.world)
+        asked = await answerable(self._turns, world, question_id)
+        if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
+            await self._expire(world, asked)
+            raise InvalidInputError(f"question {question_id!r} expired after {world.approval_timeout:g} s")
+        step = answer_question(asked, text, actor=actor)
+        await self.apply(step)  # refused if it was answered meanwhile
         assert step.answers is not None
         return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
 

@@ -16,7 +16,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from agentworld.agent_world import AgentWorld
 from agentworld.events.bus import EventBus
-from agentworld.server import routes_catalog, routes_events, routes_work
+from agentworld.server import routes_catalog, routes_events, routes_questions, routes_work
 from agentworld.server.config import ServerConfig
 from agentworld.server.deps import ERRORS
 from agentworld.server.errors import install_error_handlers
@@ -87,6 +87,7 @@ def create_app(
 
     app.include_router(routes_catalog.router)
     app.include_router(routes_work.router)
+    app.include_router(routes_questions.router)
     app.include_router(routes_events.router)
     mount_ui(app)  # the web UI at / (static files; nothing in the OpenAPI schema)
     if settings.cors_origins:

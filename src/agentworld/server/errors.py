@@ -24,7 +24,9 @@ from agentworld.errors import (
     AgentWorldError,
     AlreadyExistsError,
     BusyError,
+    InvalidArgumentsError,
     NotFoundError,
+    PolicyDeniedError,
     ProviderError,
     StorageError,
     UserError,
@@ -40,6 +42,7 @@ ErrorCode = Literal[
     "validation_error",
     "unauthorized",
     "forbidden",
+    "denied_by_policy",
     "not_found",
     "method_not_allowed",
     "already_exists",
@@ -134,6 +137,10 @@ def status_of(exc: AgentWorldError) -> tuple[int, ErrorCode]:
             return 409, "already_exists"
         case BusyError():
             return 409, "conflict"
+        case InvalidArgumentsError():
+            return 422, "invalid_input"  # a tool call's arguments a person gave (SPEC F2)
+        case PolicyDeniedError():
+            return 403, "denied_by_policy"
         case UserError():
             return 400, "invalid_input"
         case ProviderError():

@@ -5,6 +5,7 @@ and resuming what stopped processes left."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import APIRouter, Response
 
@@ -28,6 +29,7 @@ from agentworld.server.schemas import (
     ApprovalAnswer,
     ApprovalList,
     AuditList,
+    ErrorDoc,
     GrantList,
     PendingCallList,
     PolicyTest,
@@ -44,6 +46,17 @@ from agentworld.server.schemas import (
 from agentworld.server.status import world_status
 
 router = APIRouter(prefix="/api/worlds", responses=ERRORS, route_class=OneValuePerKeyRoute)
+EDIT_REFUSALS: dict[int | str, dict[str, Any]] = {
+    403: {
+        "model": ErrorDoc,
+        "description": "The corrected call (args) is denied by the policy in force: denied_by_policy",
+    },
+    422: {
+        "model": ErrorDoc,
+        "description": "The body does not match the schema, or the tool refuses args: invalid_input",
+    },
+}
+"""What answering with ``args`` may be refused with, besides the router's (SPEC F2)."""
 
 
 # -- approvals (SPEC A2–A10) -------------------------------------------------------------------
@@ -59,17 +72,23 @@ async def list_approvals(world: WorldName, aw: AW, chat: ChatFilter = None) -> J
     return JSONResponse({"approvals": [approval_doc(p) for p in pending]})
 
 
-@router.post("/{world}/approvals/{approval_id}", response_model=RunDoc, tags=["approvals"])
+@router.post(
+    "/{world}/approvals/{approval_id}", response_model=RunDoc, tags=["approvals"], responses=EDIT_REFUSALS
+)
 async def answer_approval(
     world: WorldName, approval_id: str, body: ApprovalAnswer, aw: AW, config: Config
 ) -> JSONResponse:
     """Answer a request (404 for an unknown id or one no agent of the world holds, 409 once it
     is answered); the world runs until the chat is idle (at most the server's wait), and the
-    answer is what that produced. Every client sees the answer on the event stream."""
+    answer is what that produced. Every client sees the answer on the event stream.
+
+    With ``args`` the call runs as the person corrected it (SPEC F2), once the tool accepts
+    the arguments (else 422 ``invalid_input``) and the policy in force does not deny the call
+    (else 403 ``denied_by_policy``); refused, nothing is answered and the request still waits."""
 
     async def answer() -> SendResult:
         return await aw.approve(
-            world, approval_id, decision=body.decision, scope=body.scope,
+            world, approval_id, decision=body.decision, scope=body.scope, arguments=body.args,
             timeout=config.run_wait_seconds,
         )
 

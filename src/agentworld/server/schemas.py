@@ -165,6 +165,21 @@ class ApprovalAnswer(_Body):
 
     decision: Literal["approve", "deny"]
     scope: Literal["once", "session", "always"] = "once"
+    args: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "Approve the call with these arguments instead of the model's (SPEC F2): checked "
+            "against the tool (422 invalid_input) and authorized afresh (403 denied_by_policy) "
+            "before anything is answered; only with decision approve."
+        ),
+    )
+
+
+class QuestionAnswer(_Body):
+    """A person's answer to a question an agent asked (SPEC F3): the text that becomes the
+    ``ask_user`` call's result (one of the options, as written, when only they are taken)."""
+
+    answer: str
 
 
 class ToolResultPost(_Body):
@@ -281,10 +296,25 @@ class ApprovalList(_Doc):
     approvals: list[ApprovalDoc]
 
 
+class QuestionDoc(_Doc):
+    question_id: str
+    agent: str
+    chat_id: str
+    question: str
+    options: list[str]
+    allow_free_text: bool
+    created_at: str | None
+
+
+class QuestionList(_Doc):
+    questions: list[QuestionDoc]
+
+
 class RunDoc(_Doc):
     chat_id: str
     messages: list[Message]
     pending_approvals: list[ApprovalDoc]
+    pending_questions: list[QuestionDoc]
 
 
 class PendingCallDoc(_Doc):
@@ -358,13 +388,15 @@ class ChatStatus(_Doc):
     name: str
     state: ChatState = Field(
         description="running: a process holds the chat and works on it; queued: it has work "
-        "that no process runs yet; waiting: only approvals or client tool results are awaited; "
+        "that no process runs yet; waiting: only approvals, answers to questions or client tool "
+        "results are awaited; "
         "idle: nothing to do."
     )
     queued_items: int
     runner: str | None = Field(description="host:pid:start of the process running it")
     pending_approvals: int
     pending_tool_calls: int
+    pending_questions: int
 
 
 class WorldStatus(_Doc):

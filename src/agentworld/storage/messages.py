@@ -10,7 +10,7 @@ from typing import Any
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
-from agentworld.models.pending import PendingApproval
+from agentworld.models.pending import PendingApproval, PendingQuestion
 from agentworld.models.records import ToolLogEnd
 from agentworld.models.work import InboxChange, Posted, StepResult
 from agentworld.routing.mentions import is_human_sender
@@ -304,14 +304,15 @@ class MessageStore(StorageCore):
 
         return await self.in_transaction(read, write=False)
 
-    async def since_with_approvals(
+    async def since_with_waiting(
         self, world: str, chat_id: str, after_seq: int
-    ) -> tuple[list[Message], list[PendingApproval]]:
-        """What a command produced in a chat — its transcript after ``after_seq`` and the
-        approvals still waiting there — in one read, as every ``send`` ends with it."""
+    ) -> tuple[list[Message], list[PendingApproval], list[PendingQuestion]]:
+        """What a command produced in a chat — its transcript after ``after_seq``, the approval
+        requests and the questions still waiting there — in one read, as every ``send`` ends
+        with it."""
 
-        def read(conn: Connection) -> tuple[list[Message], list[PendingApproval]]:
-            return queries.since_with_approvals(conn, world, chat_id, after_seq)
+        def read(conn: Connection) -> tuple[list[Message], list[PendingApproval], list[PendingQuestion]]:
+            return queries.since_with_waiting(conn, world, chat_id, after_seq)
 
         return await self.in_transaction(read, write=False)
 

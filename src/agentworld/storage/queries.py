@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, World, utc_now
-from agentworld.models.pending import PendingApproval
+from agentworld.models.pending import PendingApproval, PendingQuestion
 from agentworld.storage.connection import Connection, Row
 from agentworld.storage.event_log import lock_world_log, message_log_rows
 from agentworld.storage.pending_rows import find_calls
@@ -212,15 +212,16 @@ def untitled(conn: Connection, world: str, chat_id: str) -> tuple[list[Message],
     return transcript, [row_agent(r) for r in conn.execute(AGENTS_OF_WORLD, params).all()]
 
 
-def since_with_approvals(
+def since_with_waiting(
     conn: Connection, world: str, chat_id: str, after_seq: int
-) -> tuple[list[Message], list[PendingApproval]]:
-    """The chat's transcript after ``after_seq`` and the approvals still waiting in it (inside
-    the caller's transaction): what a command produced in the chat."""
+) -> tuple[list[Message], list[PendingApproval], list[PendingQuestion]]:
+    """The chat's transcript after ``after_seq`` and the approval requests and questions still
+    waiting in it (inside the caller's transaction): what a command produced in the chat."""
     params = {"world_key": world, "chat_key": chat_id, "after_seq": after_seq}
     messages = [row_message(r) for r in conn.execute(TRANSCRIPT_SINCE, params)]
-    waiting = find_calls(conn, world, chat_id=chat_id, kind="approval")
-    return messages, [c for c in waiting if isinstance(c, PendingApproval)]
+    waiting = find_calls(conn, world, chat_id=chat_id)
+    approvals = [c for c in waiting if isinstance(c, PendingApproval)]
+    return messages, approvals, [c for c in waiting if isinstance(c, PendingQuestion)]
 
 
 def world_and_agents(conn: Connection, name: str) -> tuple[World, list[Agent]]:

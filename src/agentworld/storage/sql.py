@@ -32,14 +32,14 @@ from agentworld.storage.versions import schema_is_current
 
 LeftBehind = Literal["tool_runs", "approvals", "work"]
 """What a stopped process may have left in a world for the next runtime to take up: tool
-runs still marked running, approval requests waiting (some may be overdue), queued work or
+runs still marked running, approval requests or questions waiting (some may be overdue), queued work or
 a chat lease never released."""
 
 _LEFT_BEHIND = Sql(
     "SELECT"
     " EXISTS (SELECT 1 FROM tool_logs WHERE world = :world_key AND status = 'running'),"
     " EXISTS (SELECT 1 FROM pending_calls"
-    " WHERE world = :world_key AND kind = 'approval' AND status = 'pending'),"
+    " WHERE world = :world_key AND kind IN ('approval', 'question') AND status = 'pending'),"
     " EXISTS (SELECT 1 FROM chat_inbox WHERE world = :world_key)"
     " OR EXISTS (SELECT 1 FROM chat_leases WHERE world = :world_key)"
 )

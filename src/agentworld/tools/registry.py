@@ -21,6 +21,7 @@ from agentworld.providers.base import ToolSpec
 if TYPE_CHECKING:
     from agentworld.approval.grants import PolicyState
     from agentworld.models import World
+    from agentworld.models.pending import ShownFile
     from agentworld.tools.sandbox import SandboxStatus
 
 ToolLocation = Literal["server", "client"]
@@ -50,6 +51,9 @@ class ToolContext:
     approval_id: str | None = None
     """The approval a person gave this very call, when it is authorized again just before it
     runs (SPEC C3): a DENY in force then still refuses it, and ASK_USER needs nobody more."""
+    correcting: bool = False
+    """With ``approval_id``: the call is a person's correction of the call they are approving,
+    authorized as they answer (SPEC F2), not just before it runs."""
     sandbox: SandboxMode = "auto"
     """The world's ``sandbox`` setting (SPEC C1): whether tool processes run in bubblewrap."""
     network: NetworkMode = "deny"
@@ -60,6 +64,10 @@ class ToolContext:
     private: tuple[str, ...] = ()
     """Files a contained process never sees, even inside the working directory: the database
     that records the world (its grants, every chat)."""
+    shown_file: ShownFile | None = None
+    """For an approved ``write_file`` / ``edit_file`` call: the file as the person was shown it
+    (SPEC F1); the tool writes only if it is still exactly that. None: no check (a call the
+    policy allowed without asking)."""
 
     def containment(self, tool: Tool | None = None) -> SandboxStatus:
         """What this call's processes get on this machine (``tools.sandbox.sandbox_status``;
@@ -117,6 +125,15 @@ class ApprovalSettings:
     """A template shown to the person asked, e.g. ``"Run {command}?"``."""
 
 
+@dataclass(frozen=True, slots=True)
+class FilePreview:
+    """The change a file tool's call would make, as a person approves it (SPEC F1): the
+    unified diff, and the file as it is now (its resolved path and the SHA-256 of its bytes)."""
+
+    diff: str
+    file: ShownFile
+
+
 ToolRunner = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 """Runs a server tool: validated arguments in, a JSON-able value (or text) out; raises on failure."""
 
@@ -138,12 +155,18 @@ class Tool:
     """Why valid arguments still cannot run here (``shell_cmd``: a directory outside the
     working directory), checked before the policy so nobody is asked to approve a call
     that would be refused anyway; None when they can."""
+    preview: Callable[[dict[str, Any], ToolContext], FilePreview] | None = None
+    """The change the call would make, shown with its approval request (``write_file``,
+    ``edit_file``); raises when it cannot be made. None: the tool changes no file it can show."""
     trusted: bool = False
     """Its MCP server is marked ``"trust": true`` by the world's owner: it runs without asking
     unless a policy rule says otherwise (other MCP tools ask unless they are read-only)."""
     uncontained: str | None = None
     """Why this tool's calls never run in the world's sandbox (SPEC C1, C2), or None when they
     do where one can be made: shown in every approval of it."""
+    asks_person: bool = False
+    """A call of it is a question to a person (``ask_user``): it never runs; the loop waits,
+    durably, for the answer, which becomes the call's result (``runtime/questions.py``)."""
     run: ToolRunner | None = None
 
     def spec(self) -> ToolSpec:
