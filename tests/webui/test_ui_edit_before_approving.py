@@ -67,6 +67,12 @@ def test_a_changed_command_line_runs_as_changed_and_the_audit_keeps_both(
     expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("The tool said:")
     assert (where / "edited-instead").exists()
     assert not (where / "asked-for").exists()
+    tool = page.get_by_test_id("tool-card")
+    expect(tool.get_by_test_id("tool-status")).to_have_attribute("data-status", "done")
+    tool.locator("summary").click()
+    expect(tool.get_by_test_id("tool-edited-args")).to_contain_text('"command": "touch edited-instead"')
+    expect(tool.get_by_test_id("tool-note")).to_contain_text("a person changed this call's arguments")
+    expect(page.get_by_test_id("approval-line").get_by_test_id("tool-status")).to_have_text("approved once, as edited")
     assert pending(served, world_name) == []
     [decision] = [e for e in served.api.get(f"/api/worlds/{world_name}/audit").json()["audit"]
                   if e["event"] == "decision"]
