@@ -132,9 +132,10 @@ class Served:
 
 
 @contextmanager
-def serving(home: Path) -> Iterator[Served]:
-    """The real server with the UI over a SQLite file in ``home``, behind a TCP proxy."""
-    db_url = f"sqlite:///{home / 'agentworld.db'}"
+def serving(home: Path, db_url: str | None = None) -> Iterator[Served]:
+    """The real server with the UI over ``db_url`` (default: a SQLite file in ``home``), behind
+    a TCP proxy."""
+    db_url = db_url or f"sqlite:///{home / 'agentworld.db'}"
     port = free_port()
     log = home / "serve.log"
     with log.open("w") as stderr:
