@@ -1,7 +1,8 @@
 """Editing a call before approving it, in a real browser over the real server: the command
 line of a ``shell_cmd`` request changed in the card runs as changed (and the audit keeps
 both), an edit a DENY rule matches is refused in the card with nothing run and the request
-still waiting, and keys typed in the edit field never answer the request."""
+still waiting, keys typed in the edit field never answer the request, and arguments the tool
+does not take (edited as JSON) are refused in the card too."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from agentworld.testing.openai_wire import OpenAIWireServer
-from conftest import Script, Served, runs
+from conftest import Script, Served, calls, runs
 
 DENY_RM = """
 [[rule]]
@@ -149,3 +150,37 @@ def test_each_tool_is_edited_in_the_fields_that_make_its_call(served: Served, op
     assert other["read"] == {"url": "https://x.test/two", "key": "[REDACTED:api_key]"}
     broken = page.evaluate(RENDER.replace('.replace("one", "two")', '.replace("{", "[")'), ["fetch", {"url": "one"}, None])
     assert str(broken["read"]).startswith("error: The arguments are not JSON")
+
+
+def test_edited_arguments_the_tool_does_not_take_are_refused_in_the_card(
+    served: Served, llm: OpenAIWireServer, script: Script, open_page: Callable[..., Page], world_name: str
+) -> None:
+    """Any other tool is edited as JSON; arguments its schema refuses come back as 422, shown
+    in the card, and the request still waits (here: ``read_file`` of a credentials file, which
+    the defaults ask about)."""
+    where = served.home / world_name
+    where.mkdir()
+    (where / ".env").write_text("A=1\n")
+    script.by_agent[f"{world_name}/ops"] = calls("read_file", {"path": ".env"}, said="Reading the settings.")
+    chat = served.make_world(world_name, llm, "ops", workingDir=str(where))
+    page = open_page(served.chat_url(world_name, chat))
+    open_editor(page)
+
+    card = page.get_by_test_id("approval-dialog")
+    field = card.get_by_test_id("edit-json")
+    expect(field).to_have_value('{\n  "path": ".env"\n}')
+    field.fill('{"path": ".env", "mode": "everything"}')
+    expect(card.get_by_test_id("approval-edited")).to_be_enabled()
+    card.get_by_test_id("approval-edited").click()
+    error = card.get_by_test_id("approval-edit-error")
+    expect(error).to_contain_text("Not a valid call")
+    assert [a["toolArgs"] for a in pending(served, world_name)] == [{"path": ".env"}]
+
+    field.fill("not json")
+    card.get_by_test_id("approval-edited").click()
+    expect(error).to_contain_text("The arguments are not JSON")
+    field.fill('{"path": "other.txt"}')
+    card.get_by_test_id("approval-edited").click()  # a valid correction runs
+    expect(page.get_by_test_id("approval-dialog")).to_have_count(0)
+    expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("The tool said:")
+    assert pending(served, world_name) == []
