@@ -9,6 +9,7 @@ from typing import Any
 
 from agentworld.approval.grants import Grant
 from agentworld.documents import (
+    approval_answer,
     approval_doc,
     audit_doc,
     grant_doc,
@@ -195,3 +196,15 @@ def test_a_tool_document_shows_where_it_runs_and_its_approval_settings() -> None
         '"server": null, "approval": {"required": false, "scope": "once"}, "annotations": {}, '
         '"parameters": {"type": "object"}}'
     )
+
+
+def test_an_approval_answer_reads_as_words_with_the_arguments_a_person_corrected_it_to() -> None:
+    def said(answer: dict[str, Any]) -> str | None:
+        return approval_answer("approval_1", json.dumps(answer))
+
+    assert said({"decision": "approve", "scope": "once"}) == "approved once"
+    assert said({"decision": "approve", "scope": "session", "arguments": {"command": "git stash"}}) == (
+        'approved for this session, as corrected to {"command": "git stash"}'
+    )
+    assert said({"decision": "deny", "scope": "once"}) == "denied"
+    assert approval_answer("call_1", json.dumps({"decision": "approve"})) is None

@@ -14,6 +14,7 @@ import pytest
 
 from agentworld import AgentWorld, InvalidArgumentsError, PolicyDeniedError
 from agentworld.models.pending import PendingApproval
+from agentworld.runtime.approval_edits import as_meant
 from agentworld.storage.event_log import EventLog
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
@@ -244,3 +245,43 @@ async def test_the_models_own_arguments_given_back_are_no_correction(
     assert not (done.messages[-2].content or "").startswith("Note:")
     (decision,) = [e for e in await aw.audit_log(world) if e.event == "decision"]
     assert decision.detail is not None and "edited" not in decision.detail
+
+
+def test_what_the_person_left_as_shown_runs_as_the_model_wrote_it() -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    written = {"command": f"curl -H 'Authorization: Bearer {key}' https://a.example", "parameters": ["a\tb"]}
+    shown = {"command": "curl -H 'Authorization: Bearer [REDACTED:api_key]' https://a.example",
+             "parameters": ["a\\tb"]}
+
+    # Untouched arguments are the model's, escapes and all; a kept mask is the value it hid.
+    edited = {"command": "curl -H 'Authorization: Bearer [REDACTED:api_key]' https://b.example",
+              "parameters": ["a\\tb"]}
+    assert as_meant(edited, written, shown) == {
+        "command": f"curl -H 'Authorization: Bearer {key}' https://b.example", "parameters": ["a\tb"],
+    }
+    assert as_meant(dict(shown), written, shown) == written
+    # A mask that stands for nothing there is refused: its text would run.
+    for refused in (
+        {"command": "echo [REDACTED:api_key]"},
+        {"command": "curl [REDACTED:api_key] [REDACTED:api_key]"},
+        {"command": "echo [REDACTED:password]", "x": "[REDACTED:api_key]"},
+    ):
+        with pytest.raises(InvalidArgumentsError, match="masked value"):
+            as_meant(refused, {"command": "echo hi"}, {"command": "echo hi"})
+
+
+async def test_a_correction_that_keeps_a_masked_secret_runs_with_the_secret(
+    aw: AgentWorld, world: str, model: Model, llm: OpenAIWireServer, work: Path
+) -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    approval = await ask(aw, model, f"echo {key} > key.txt")
+    assert approval.tool_args == {"command": "echo [REDACTED:api_key] > key.txt"}
+
+    await aw.approve(
+        world, approval.tool_call_id, decision="approve", arguments={"command": "echo [REDACTED:api_key] > kept.txt"},
+        timeout=30,
+    )
+
+    assert (work / "kept.txt").read_text().strip() == key and not (work / "key.txt").exists()
+    (decision,) = [e for e in await aw.audit_log(world) if e.event == "decision"]
+    assert decision.tool_args == {"command": "echo [REDACTED:api_key] > kept.txt"}

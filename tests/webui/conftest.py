@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,19 +60,33 @@ class Script(AgentScript):
         super().__init__(TITLE_INSTRUCTION)
 
 
-def runs(command: str) -> Callable[[dict[str, Any]], Reply]:
-    """An agent that asks to run ``command``, then says what came back."""
+def tool_said(content: str) -> str:
+    """What a tool result says, in short: a shell command's stdout or error, or the text itself
+    (a result that is not JSON, such as one that begins with a note about edited arguments)."""
+    try:
+        result = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(result, dict):
+        return content
+    return str(result.get("stdout", "")).strip() or str(result.get("error", ""))
+
+
+def calls(tool: str, arguments: dict[str, Any], said: str = "I need to run a command for this.") -> Callable[[dict[str, Any]], Reply]:
+    """An agent that calls ``tool`` with ``arguments``, then says what came back."""
 
     def answer(body: dict[str, Any]) -> Reply:
         last = body["messages"][-1]
         if last["role"] == "tool":
-            result = json.loads(last["content"])
-            said = result.get("stdout", "").strip() or result.get("error", "")
-            return Reply.text(f"The tool said: {said}")
-        return Reply.tools(ToolCallSpec("shell_cmd", json.dumps({"command": command})),
-                           content="I need to run a command for this.")
+            return Reply.text(f"The tool said: {tool_said(last['content'])}")
+        return Reply.tools(ToolCallSpec(tool, json.dumps(arguments)), content=said)
 
     return answer
+
+
+def runs(command: str) -> Callable[[dict[str, Any]], Reply]:
+    """An agent that asks to run ``command``, then says what came back."""
+    return calls("shell_cmd", {"command": command})
 
 
 @pytest.fixture(scope="session")
@@ -116,10 +131,11 @@ class Served:
         return f"{self.url}/#/w/{world}/c/{chat}"
 
 
-@pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    home = tmp_path_factory.mktemp("webui")
-    db_url = f"sqlite:///{home / 'agentworld.db'}"
+@contextmanager
+def serving(home: Path, db_url: str | None = None) -> Iterator[Served]:
+    """The real server with the UI over ``db_url`` (default: a SQLite file in ``home``), behind
+    a TCP proxy."""
+    db_url = db_url or f"sqlite:///{home / 'agentworld.db'}"
     port = free_port()
     log = home / "serve.log"
     with log.open("w") as stderr:
@@ -142,10 +158,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             raise AssertionError("the server did not start")
         time.sleep(0.05)
     proxy = TcpProxy(port)
-    with httpx.Client(base_url=direct, timeout=30) as api:
-        yield Served(proxy.base_url, db_url, home, proxy, api)
-    proxy.close()
-    stop_process(process)
+    try:
+        with httpx.Client(base_url=direct, timeout=30) as api:
+            yield Served(proxy.base_url, db_url, home, proxy, api)
+    finally:
+        proxy.close()
+        stop_process(process)
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serving(tmp_path_factory.mktemp("webui")) as server:
+        yield server
 
 
 _worlds = iter(range(1_000_000))

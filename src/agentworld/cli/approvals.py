@@ -101,7 +101,7 @@ def approve(
     json_out: JsonOpt = False,
 ) -> None:
     """Answer an approval request; the world runs until idle; prints the messages produced.
-    With --args the call runs as corrected, once the tool and the policy accept it (SPEC F2)."""
+    With --args the call runs as corrected, once the tool and the policy accept it."""
     if decision not in ("approve", "deny"):
         output.fail("--decision must be approve or deny", code=2)
     if scope not in ("once", "session", "always"):

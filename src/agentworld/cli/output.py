@@ -246,13 +246,20 @@ def print_rules(world: str, rules: Sequence[dict[str, Any]]) -> None:
                 f"{d['priority']:.3f}",
                 d["decision"],
                 d["toolName"] or "*",
-                d["commandPrefix"] or d["commandRegex"] or d["argsPattern"] or "",
+                _rule_match(d),
                 d["name"] or "",
                 d["source"] + (f" #{d['index']}" if d["index"] is not None else ""),
             )
             for d in rules
         ],
     )
+
+
+def _rule_match(rule: dict[str, Any]) -> Any:
+    """What a rule matches beyond the tool: its command, pattern and (file tools) paths."""
+    paths = f"path in {', '.join(rule['pathPrefix'])}" if rule.get("pathPrefix") else ""
+    criteria = rule["commandPrefix"] or rule["commandRegex"] or rule["argsPattern"] or ""
+    return f"{criteria}; {paths}" if criteria and paths else criteria or paths
 
 
 def print_table(

@@ -68,7 +68,13 @@ async def checked_edit(
     the policy in force; None when they are the model's own (nothing was corrected). Raises
     ``InvalidArgumentsError`` for arguments the tool refuses and ``PolicyDeniedError`` for a
     call the policy denies; the caller then stores nothing."""
-    parsed = _parsed(arguments)
+    try:
+        written = parse_arguments(pending.arguments)
+    except ArgumentError:
+        written = {}  # the model's own arguments do not read: anything readable is a correction
+    parsed = as_meant(_parsed(arguments), written, pending.tool_args)
+    if parsed == written:
+        return None  # approved as asked: authorized again when it runs, as every approval
     tool = named_tool(await ctx.tools_for(world), pending.tool_name)
     if not isinstance(tool, Tool):
         raise InvalidArgumentsError(f"the call cannot be edited: {tool}")
@@ -89,11 +95,6 @@ async def checked_edit(
             )
         case Allow() | AskUser():
             pass
-    try:
-        if parsed == parse_arguments(pending.arguments):
-            return None
-    except ArgumentError:
-        pass  # the model's own arguments do not read: anything readable is a correction
     return edited_call(pending.tool_name, json.dumps(parsed, ensure_ascii=False), world.working_dir)
 
 
@@ -152,13 +153,65 @@ def _hidden_values(raw: Any, masked: Any) -> dict[str, str]:
         elif isinstance(value, list) and isinstance(shown, list):
             stack.extend(zip(value, shown, strict=False))
         elif isinstance(shown, str) and value != shown and _MASK.search(shown):
-            text = value if isinstance(value, str) else json.dumps(value)
-            parts = _MASK.split(shown)  # literal, kind, literal, kind, ..., literal
-            pattern = "(.+?)".join(re.escape(literal) for literal in parts[::2])
-            matched = re.fullmatch(pattern, text, re.S)
-            if matched is not None:
-                found.update(zip(matched.groups(), parts[1::2], strict=True))
+            found.update(_hidden_in(value, shown) or ())
     return {value: kind for value, kind in found.items() if len(value) >= KNOWN_MIN_LENGTH}
+
+
+def as_meant(edited: dict[str, Any], written: dict[str, Any], shown: dict[str, Any]) -> dict[str, Any]:
+    """The edit as the person meant it, who corrected what they were shown (masked, escaped):
+    an argument left exactly as shown is the model's, as written; a masked value kept in an
+    edited text (``[REDACTED:kind]``, the same masks in the same order) is the value it hides.
+    A mask that cannot be put back is refused: its text never runs."""
+    meant: dict[str, Any] = {}
+    for key, value in edited.items():
+        if key in written and key in shown and value == shown[key]:
+            meant[key] = written[key]
+        else:
+            meant[key] = _unmasked(value, written.get(key), shown.get(key), key)
+    return meant
+
+
+def _unmasked(value: Any, written: Any, shown: Any, where: str) -> Any:
+    """``value`` with each mask it keeps replaced by the value it hid in ``written``."""
+    if isinstance(value, dict):
+        inner = (written, shown) if isinstance(written, dict) and isinstance(shown, dict) else ({}, {})
+        return {k: _unmasked(v, inner[0].get(k), inner[1].get(k), f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        pairs: list[tuple[Any, Any]] = []
+        if isinstance(written, list) and isinstance(shown, list) and len(written) == len(shown):
+            pairs = list(zip(written, shown, strict=True))
+        pairs += [(None, None)] * (len(value) - len(pairs))
+        return [
+            _unmasked(v, was, seen, f"{where}[{i}]")
+            for i, (v, (was, seen)) in enumerate(zip(value, pairs, strict=False))
+        ]
+    if not isinstance(value, str) or not _MASK.search(value):
+        return value
+    kept = _MASK.findall(value)
+    hidden = _hidden_in(written, shown)
+    if hidden is None or [kind for _, kind in hidden] != kept:
+        raise InvalidArgumentsError(
+            f"the edited arguments keep a masked value ([REDACTED:{kept[0]}]) at {where} that stands "
+            "for no value of the call there: write the value itself, or leave the masked text as shown"
+        )
+    pieces = _MASK.split(value)
+    out = pieces[0]
+    for (secret, _kind), literal in zip(hidden, pieces[2::2], strict=True):
+        out += secret + literal
+    return out
+
+
+def _hidden_in(written: Any, shown: Any) -> list[tuple[str, str]] | None:
+    """The values the masks of ``shown`` hide in ``written`` with their kinds, in order; None
+    when ``shown`` is no masked form of ``written``."""
+    if not isinstance(shown, str) or written is None:
+        return None
+    text = written if isinstance(written, str) else json.dumps(written)
+    parts = _MASK.split(shown)
+    matched = re.fullmatch("(.+?)".join(re.escape(literal) for literal in parts[::2]), text, re.S)
+    if matched is None:
+        return None
+    return list(zip(matched.groups(), parts[1::2], strict=True))
 
 
 def _parsed(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,13 +4,18 @@
 // ARM_MS after it appears, so a click meant for what was there before does nothing; a letter
 // (D, O, S, A) answers only once the card has had the focus for ARM_MS too. Always is never
 // one step: it asks again, showing the exact command and that it holds for the whole world
-// until revoked.
+// until revoked. A file tool's change shows as its diff; Edit turns the call into fields the
+// person can change, and "Approve edited" (armed afresh) sends the changed arguments.
 
+import { CallEditor } from "./call_editor.js";
+import { diffView } from "./diff_view.js";
 import { h, replace, timeEl } from "./dom.js";
 import { inline, renderMarkdown } from "./markdown.js";
 
 export const ARM_MS = 800;
 const LONG_AT = 160;
+const FILE_TOOLS = new Set(["write_file", "edit_file"]);
+const CHANGE_KEYS = new Set(["content", "old", "new"]);
 
 const DECISIONS = [
   { key: "d", label: "Deny", decision: "deny", scope: "once", testid: "approval-deny", cls: "danger" },
@@ -52,11 +57,21 @@ function exactCall(item, shell, args) {
   return `${item.toolName} ${JSON.stringify(args)}`;
 }
 
+/** Why the server refused an edited call, in the words the card shows. */
+function refusal(err) {
+  const why = String(err.message).replace(/\.+$/, "");
+  if (err.code === "denied_by_policy") return `Refused by the policy: ${why}. Nothing ran; the request is still waiting.`;
+  if (err.status === 422) return `Not a valid call: ${why}. Nothing ran; the request is still waiting.`;
+  return `The answer was not taken: ${err.message}`;
+}
+
 export class ApprovalCard {
-  /** `onAnswer(decision, scope)` answers; `onLater()` puts it off; `world` names the world. */
-  constructor(item, { info = {}, world, chatName, position, total, onAnswer, onLater }) {
+  /** `onAnswer(decision, scope)` answers; `onEdited(args, scope)` approves the call as edited
+   * (a promise, rejected with the server's refusal); `onLater()` puts it off. */
+  constructor(item, { info = {}, world, chatName, position, total, onAnswer, onEdited, onLater }) {
     this.item = item;
     this.onAnswer = onAnswer;
+    this.onEdited = onEdited;
     this.onLater = onLater;
     this.world = world;
     this.shownAt = performance.now();
@@ -70,7 +85,20 @@ export class ApprovalCard {
       type: "button", class: d.cls, testid: d.testid, "aria-keyshortcuts": d.key, disabled: true,
       onClick: () => this.choose(d),
     }, d.label, h("kbd", { "aria-hidden": "true" }, d.key.toUpperCase())));
+    this.editButton = h("button", {
+      type: "button", testid: "approval-edit", disabled: true, title: "Change the call before approving it",
+      onClick: () => this.startEdit(),
+    }, "Edit…");
+    this.buttons.push(this.editButton);
     this.decisions = h("div", { class: "decisions", role: "group", "aria-label": "Decision" }, this.buttons);
+    // A file tool's text is what its diff shows: the argument list does not repeat it.
+    const diff = item.diff ?? info.diff;
+    const inDiff = (k) => typeof diff === "string" && diff !== "" && FILE_TOOLS.has(item.toolName) && CHANGE_KEYS.has(k);
+    this.argsView = h("div", { class: "args-view" },
+      h("div", { class: "muted" }, "Arguments"),
+      h("ul", { class: "args", testid: "approval-args" }, Object.entries(this.args).map(([k, v]) => (inDiff(k)
+        ? h("li", {}, h("span", { class: "key" }, `${k}: `), h("span", { class: "muted" }, "shown as the change above"))
+        : argumentRow(k, v)))));
     this.hint = h("p", { class: "muted arm-hint", testid: "approval-hint" }, "Alt+Shift+A or a click moves here; the buttons wait a moment after they appear.");
     this.el = h("section", {
       class: "approval-card", testid: "approval-dialog", tabindex: "-1", role: "region",
@@ -92,8 +120,8 @@ export class ApprovalCard {
       this.shell.understood === false ? h("p", { class: "error-text" }, `Not fully understood: ${this.shell.note || "it can only be asked about"}`) : null,
     ] : null,
     sandboxLine(sandbox),
-    h("div", { class: "muted" }, "Arguments"),
-    h("ul", { class: "args", testid: "approval-args" }, Object.entries(this.args).map(([k, v]) => argumentRow(k, v))),
+    diffView(diff),
+    this.argsView,
     info.reason ? [h("div", { class: "muted" }, `${item.agent} said`), h("blockquote", { class: "md", testid: "approval-reason" }, renderMarkdown(info.reason))] : null,
     item.message ? inline(String(item.message), h("p", { testid: "approval-message" })) : null,
     this.decisions,
@@ -143,10 +171,13 @@ export class ApprovalCard {
     if (e.key === "Escape") {
       e.preventDefault();
       if (this.confirming) this.cancelAlways();
+      else if (this.editor) this.cancelEdit();
       else this.onLater();
       return;
     }
-    if (this.confirming) return; // Always is confirmed with its button only, never a letter
+    // Always is confirmed with its button only, and an edited call approved with its button
+    // only: never a letter.
+    if (this.confirming || this.editor) return;
     const d = DECISIONS.find((x) => x.key === e.key.toLowerCase());
     if (!d) return;
     e.preventDefault(); // a letter here is never typed anywhere else
@@ -188,6 +219,65 @@ export class ApprovalCard {
     this.confirming = false;
     replace(this.decisions, this.buttons);
     this.buttons[3].focus();
+  }
+
+  /** Edit: the call's fields to change, and "Approve edited" armed afresh, so the click that
+   * opened the editor cannot also approve. */
+  startEdit() {
+    if (!this.armed || this.editor) return;
+    this.editor = new CallEditor(this.item.toolName, this.args, this.shell);
+    this.editError = h("p", { class: "error-text", testid: "approval-edit-error", role: "alert", hidden: true });
+    this.scope = h("select", { testid: "approval-edited-scope", "aria-label": "For" },
+      h("option", { value: "once" }, "this call only"), h("option", { value: "session" }, "this session"));
+    this.approveEdited = h("button", {
+      type: "button", class: "primary", testid: "approval-edited", disabled: true, onClick: () => this.sendEdited(),
+    }, "Approve edited");
+    const cancel = h("button", { type: "button", testid: "approval-edit-cancel", onClick: () => this.cancelEdit() }, "Back to the call as asked");
+    this.timers.push(setTimeout(() => { if (this.approveEdited) this.approveEdited.disabled = false; }, ARM_MS));
+    const panel = h("div", { class: "edit-panel", testid: "approval-edit-panel", role: "group", "aria-label": "Edit the call" },
+      h("h3", {}, "Edit the call, then approve it"),
+      h("p", { class: "muted" }, "The server checks the edited call against the policy again; a refused edit runs nothing."),
+      this.editor.el, this.editError,
+      h("div", { class: "actions" }, cancel, h("span", { class: "spacer" }),
+        h("label", { class: "inline-label" }, "For ", this.scope), this.approveEdited));
+    this.argsView.hidden = true;
+    replace(this.decisions, panel);
+    this.editor.focus();
+  }
+
+  cancelEdit() {
+    this.editor = null;
+    this.approveEdited = null;
+    this.argsView.hidden = false;
+    replace(this.decisions, this.buttons);
+    this.editButton.focus();
+  }
+
+  async sendEdited() {
+    const button = this.approveEdited;
+    if (!button || button.disabled || !this.armed) return;
+    this.editError.hidden = true;
+    let args;
+    try {
+      args = this.editor.read();
+    } catch (err) {
+      this.showEditError(err.message);
+      return;
+    }
+    button.disabled = true;
+    try {
+      await this.onEdited(args, this.scope.value);
+    } catch (err) {
+      this.showEditError(refusal(err));
+    } finally {
+      if (this.approveEdited === button) button.disabled = false;
+    }
+  }
+
+  showEditError(text) {
+    this.editError.textContent = text;
+    this.editError.hidden = false;
+    this.editError.scrollIntoView({ block: "nearest" });
   }
 
   destroy() {

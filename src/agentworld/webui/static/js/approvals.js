@@ -2,7 +2,9 @@
 // composer (approval_card.js) without taking the focus from whatever the person is typing in;
 // a live region announces it, and Alt+Shift+A (or a click, or Review) moves to it. A badge
 // counts the requests of every chat of the world and lists them. Requests and answers are
-// events, so an answer given in another tab, or from the CLI, closes the card here too.
+// events, so an answer given in another tab, or from the CLI, closes the card here too. The
+// badge counts the questions agents wait on too (`others()`), and lists them with a jump to
+// their chat, where their cards are.
 
 import { api } from "./api.js";
 import { ApprovalCard } from "./approval_card.js";
@@ -13,8 +15,8 @@ const isReviewKey = (e) => e.altKey && e.shiftKey && !e.ctrlKey && !e.metaKey &&
 
 export class ApprovalDesk {
   /** `host()` is the element the card goes in (beside the composer), or null off the chat. */
-  constructor({ world, badge, count, announcer, host, chatName, currentChat, infoFor, onJump, onAnswered }) {
-    Object.assign(this, { world, badge, count, announcer, host, chatName, currentChat, infoFor, onJump, onAnswered });
+  constructor({ world, badge, count, announcer, host, chatName, currentChat, infoFor, onJump, onAnswered, others = () => [] }) {
+    Object.assign(this, { world, badge, count, announcer, host, chatName, currentChat, infoFor, onJump, onAnswered, others });
     this.pending = new Map();
     this.gone = new Set(); // answered or being answered: never shown again
     this.later = new Set(); // put off with Esc / Later: stays in the badge, no auto-open
@@ -64,7 +66,7 @@ export class ApprovalDesk {
       this.add({
         approvalId: e.approvalId, agent: e.agent, chatId: e.chatId, toolName: e.toolName,
         toolArgs: e.detail?.toolArgs ?? {}, message: e.detail?.message ?? "", shell: e.detail?.shell,
-        sandbox: e.detail?.sandbox, createdAt: e.createdAt,
+        sandbox: e.detail?.sandbox, diff: e.detail?.diff ?? null, createdAt: e.createdAt,
       });
     } else if (e.phase === "answered") {
       this.done(e.approvalId);
@@ -79,10 +81,15 @@ export class ApprovalDesk {
   }
 
   refresh() {
-    const n = this.pending.size;
+    const approvals = this.pending.size;
+    const questions = this.others().length;
+    const n = approvals + questions;
     this.count.textContent = String(n);
     this.badge.hidden = n === 0;
-    this.badge.setAttribute("aria-label", `${n} approval${n === 1 ? "" : "s"} waiting`);
+    const label = this.badge.querySelector(".badge-label");
+    if (label) label.textContent = !questions ? "Approvals" : approvals ? "Waiting" : "Questions";
+    const said = [approvals ? `${approvals} approval${approvals === 1 ? "" : "s"}` : "", questions ? `${questions} question${questions === 1 ? "" : "s"}` : ""];
+    this.badge.setAttribute("aria-label", `${said.filter(Boolean).join(" and ") || "nothing"} waiting`);
     const chat = this.currentChat();
     if (this.dialog && this.card.item.chatId !== chat) this.closeDialog();
     if (!this.dialog) {
@@ -107,6 +114,7 @@ export class ApprovalDesk {
         position: [...this.pending.keys()].indexOf(approvalId) + 1,
         total: this.pending.size,
         onAnswer: (decision, scope) => this.answer(item, decision, scope),
+        onEdited: (args, scope) => this.approveEdited(item, args, scope),
         onLater: () => this.putOff(),
       });
       slot.append(this.card.el);
@@ -168,8 +176,30 @@ export class ApprovalDesk {
     }
   }
 
+  /** Approve the call as the person edited it. Unlike a plain answer the card stays until the
+   * server takes it: a refused edit (403 by the policy, 422 invalid) is shown in the card, and
+   * the request stays pending for another edit, an approval as asked, or a denial. */
+  async approveEdited(item, args, scope) {
+    const id = item.approvalId;
+    try {
+      await api.answer(this.world, id, "approve", scope, args);
+    } catch (err) {
+      if (err.status === 409 || err.status === 404) {
+        toast(`That request was answered already (${err.message}).`);
+        this.done(id);
+        this.refresh();
+        return;
+      }
+      throw err;
+    }
+    this.done(id);
+    this.refresh();
+    this.onAnswered?.(id, { decision: "approve", scope, edited: true });
+  }
+
   showList() {
     const items = [...this.pending.values()];
+    const questions = this.others();
     modal((close) => [
       h("h2", {}, "Waiting for your approval"),
       items.length ? h("ul", { class: "approval-list", testid: "approvals-list" }, items.map((a) => h("li", {},
@@ -178,7 +208,14 @@ export class ApprovalDesk {
         h("button", {
           type: "button", class: "primary", testid: "approvals-list-open",
           onClick: () => { close(); this.onJump(a.chatId).then(() => this.open(a.approvalId, { focus: true })); },
-        }, "Review")))) : h("p", { class: "muted" }, "Nothing is waiting."),
+        }, "Review")))) : h("p", { class: "muted" }, questions.length ? "No approval is waiting." : "Nothing is waiting."),
+      questions.length ? [h("h2", {}, "Questions for you"), h("ul", { class: "approval-list", testid: "questions-list" }, questions.map((q) => h("li", {},
+        h("strong", {}, q.agent), ` asks: ${q.question} `, h("span", { class: "muted" }, `in ${this.chatName(q.chatId)}`),
+        h("span", { class: "spacer" }),
+        h("button", {
+          type: "button", class: "primary", testid: "questions-list-open",
+          onClick: () => { close(); this.onJump(q.chatId); },
+        }, "Open"))))] : null,
       h("div", { class: "actions" }, h("button", { type: "button", onClick: () => close() }, "Close")),
     ], { testid: "approvals-panel", label: "Pending approvals" });
   }

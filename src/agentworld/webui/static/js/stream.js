@@ -6,7 +6,7 @@
 
 import { api } from "./api.js";
 
-const KINDS = ["message", "sse", "tool", "system", "crud", "approval"];
+const KINDS = ["message", "sse", "tool", "system", "crud", "approval", "question"];
 
 export class WorldStream {
   /** `after`: the log position the page was read at (null: from now on). */

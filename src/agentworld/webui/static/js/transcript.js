@@ -40,6 +40,17 @@ export function resultStatus(content) {
   return "done";
 }
 
+/** A result the runtime begins with a one-line note (a person edited the call before it ran):
+ * the note, and the result after it. */
+export function splitNote(content) {
+  const text = String(content ?? "");
+  const at = text.indexOf("\n");
+  if (parseJson(text) === undefined && at > 0 && parseJson(text.slice(at + 1)) !== undefined) {
+    return { note: text.slice(0, at), rest: text.slice(at + 1) };
+  }
+  return { note: null, rest: text };
+}
+
 function statusTag(status, label) {
   return h("span", { class: "status-tag", testid: "tool-status", dataset: { status } }, label ?? status);
 }
@@ -64,7 +75,8 @@ function resultBody(content) {
 function answerText(answer) {
   if (!answer || typeof answer !== "object") return "answered";
   if (answer.decision === "approve") {
-    return { session: "approved for this session", always: "approved always" }[answer.scope] ?? "approved once";
+    const how = { session: "approved for this session", always: "approved always" }[answer.scope] ?? "approved once";
+    return answer.edited === true || answer.arguments != null ? `${how}, as edited` : how;
   }
   return answer.reason === "timeout" ? "denied (timed out)" : "denied";
 }
@@ -188,9 +200,11 @@ export class ChatView {
     const entry = this.cards.get(toolCallId);
     if (!entry || entry.done) return;
     entry.done = true;
-    const status = resultStatus(m.content);
+    const { note, rest } = splitNote(m.content);
+    const status = resultStatus(rest);
     this.setCardStatus(toolCallId, status);
-    append(entry.body, [h("div", { class: "muted" }, "result"), resultBody(m.content)]);
+    append(entry.body, [h("div", { class: "muted" }, "result"),
+      note ? h("p", { class: "tool-note", testid: "tool-note" }, note) : null, resultBody(rest)]);
     if (status !== "done") entry.card.open = true;
   }
 
@@ -223,6 +237,14 @@ export class ChatView {
     entry.status = tag;
     entry.review.remove();
     const callId = entry.info.toolCallId;
+    // A call a person corrected before approving it ran with these arguments, not the asked ones.
+    const edited = answer?.decision === "approve" ? answer.arguments ?? (answer.edited ? answer.toolArgs : null) : null;
+    const card = callId ? this.cards.get(callId) : null;
+    if (edited && card && !card.edited) {
+      card.edited = true;
+      card.body.children[1]?.after(h("div", { class: "tool-note" }, "edited by a person before approving, to"),
+        h("pre", { testid: "tool-edited-args" }, JSON.stringify(edited, null, 2)));
+    }
     if (callId && !this.cards.get(callId)?.done) {
       this.setCardStatus(callId, answer?.decision === "approve" ? "running" : "denied", answer?.decision === "approve" ? "running" : "denied");
     }

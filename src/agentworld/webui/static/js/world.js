@@ -8,6 +8,7 @@ import { ApprovalDesk } from "./approvals.js";
 import { Composer } from "./composer.js";
 import { confirmDialog, formatTokens, h, modal, replace, timeEl, toast } from "./dom.js";
 import { agentDialog } from "./forms.js";
+import { QuestionDesk } from "./questions.js";
 import { WorldStream } from "./stream.js";
 import { ChatView } from "./transcript.js";
 
@@ -58,9 +59,18 @@ export class WorldSession {
       currentChat: () => (this.view === "chat" ? this.chatId : null),
       infoFor: (chat, id) => (chat === this.chatId && this.chatView ? this.chatView.approvalInfo(id) : null),
       onJump: (chat) => this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chat)}`),
+      others: () => (this.questions ? [...this.questions.pending.values()] : []),
+    });
+    this.questions = new QuestionDesk({
+      world: this.name,
+      host: () => (this.view === "chat" ? this.approvalSlot ?? null : null),
+      currentChat: () => (this.view === "chat" ? this.chatId : null),
+      onAsked: (q) => { if (q.chatId === this.chatId) this.chatView?.setCardStatus(q.questionId, "waiting", "waiting for your answer"); },
+      onChange: () => this.desk.refresh(),
     });
     this.firstTranscript = transcript;
     api.approvals(this.name).then((r) => this.desk.load(r.approvals)).catch((err) => toast(err.message, { error: true }));
+    this.questions.load(); // every chat's: the badge counts them
     this.loadUsage();
   }
 
@@ -74,6 +84,7 @@ export class WorldSession {
   destroy() {
     this.stream?.close();
     this.desk?.destroy();
+    this.questions?.destroy();
     this.connection("idle");
   }
 
@@ -112,6 +123,9 @@ export class WorldSession {
         if (data.phase === "answered" && this.chatView && chat === this.chatId && !this.pendingChat) {
           this.chatView.answerLine(data.approvalId, data.detail);
         }
+        break;
+      case "question":
+        this.questions.event(data);
         break;
       case "crud":
         this.crud(data);
@@ -245,6 +259,8 @@ export class WorldSession {
     }
     this.chatView.setFilter(this.filterAgent);
     this.desk.refresh();
+    this.questions.refresh();
+    this.questions.load(chatId);
   }
 
   closeDrawer() {
