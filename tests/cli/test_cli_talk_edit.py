@@ -189,3 +189,25 @@ def test_without_an_editor_json_arguments_are_edited_in_place_and_bad_json_asks_
 
     assert term.exit_status() == 0
     assert not (work / "NEVER").exists()
+
+
+def test_a_call_holding_a_secret_is_edited_with_the_secret_masked_and_runs_with_it(
+    talk: Any, talk_env: dict[str, str], script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path  # noqa: F811
+) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    talk_env.pop("VISUAL", None)
+    talk_env["EDITOR"] = "sed -i s/shown.txt/kept.txt/"
+    term, work = asked(talk, script, server, db_url, tmp_path, f"printf %s {token} > shown.txt")
+
+    term.type("e")
+    term.expect(r"edited arguments:")
+    term.expect(r"\+\s+\"command\": \"printf %s \[REDACTED:[\w-]+\] > kept\.txt\"")
+    armed(term, rf"run the edited call: {SCOPE}")
+    term.type("o")
+    term.expect(r"ops saw: exit 0 \(edited\)")
+    term.expect(PROMPT)
+    term.child.sendcontrol("d")
+
+    assert term.exit_status() == 0
+    assert token not in term.text  # never on the screen
+    assert (work / "kept.txt").read_text() == token and not (work / "shown.txt").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from agentworld.approval.display import shown
 from agentworld.cli.talk_edit import (
     CannotEdit,
     Edited,
@@ -18,7 +19,7 @@ from agentworld.cli.talk_edit import (
 
 
 def plan(tool: str, arguments: dict[str, object]) -> EditPlan:
-    made = edit_plan(tool, json.dumps(arguments))
+    made = edit_plan(tool, json.dumps(arguments), shown(arguments))
     assert isinstance(made, EditPlan), made
     return made
 
@@ -70,12 +71,27 @@ def test_characters_that_could_disguise_text_are_written_as_escapes_of_the_same_
     assert plan("shell_cmd", {"command": "ls \u202e"}).form == "json"
 
 
-def test_a_call_holding_a_secret_or_arguments_that_are_no_object_is_not_offered() -> None:
-    secret = edit_plan("shell_cmd", json.dumps({"command": "curl -H 'Authorization: Bearer abcdefghijklmnop1234' x"}))
+def test_an_argument_holding_a_secret_is_edited_masked_as_shown_and_never_holds_the_secret() -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    arguments = {"command": f"curl -H 'Authorization: Bearer {token}' https://x", "directory": "app"}
 
-    assert isinstance(secret, CannotEdit) and "secret" in secret.reason
-    assert isinstance(edit_plan("shell_cmd", "[1, 2]"), CannotEdit)
-    assert isinstance(edit_plan("shell_cmd", "{bad"), CannotEdit)
+    made = plan("shell_cmd", arguments)
+
+    assert made.form == "json" and token not in made.text and "[REDACTED:" in made.text
+    assert made.original["directory"] == "app"  # the arguments without a secret: as written
+    edited = made.text.replace("https://x", "https://y")
+    found = edited_call(made, edited)
+    assert isinstance(found, Edited) and found.arguments is not None
+    assert "[REDACTED:" in found.arguments["command"] and token not in found.arguments["command"]
+    assert edited_call(made, made.text) == Edited(None)  # unchanged: approved as it is
+
+
+def test_a_value_under_a_secret_name_is_masked_too_and_arguments_that_are_no_object_are_not_offered() -> None:
+    made = plan("deploy", {"target": "prod", "password": "hunter2hunter2"})
+
+    assert "hunter2" not in made.text and json.loads(made.text)["target"] == "prod"
+    assert isinstance(edit_plan("shell_cmd", "[1, 2]", {}), CannotEdit)
+    assert isinstance(edit_plan("shell_cmd", "{bad", {}), CannotEdit)
 
 
 def test_the_editor_is_visual_then_editor_and_none_without_either() -> None:

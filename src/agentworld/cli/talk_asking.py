@@ -66,7 +66,7 @@ async def ask_approval(session: TalkSession, request: PendingApproval) -> Outcom
     from agentworld.cli.talk_edit import CannotEdit, EditPlan, edit_plan
 
     output.print_approvals([request], answers="none")  # with a file tool's diff, whole
-    plan = edit_plan(request.tool_name, request.arguments)
+    plan = edit_plan(request.tool_name, request.arguments, request.tool_args)
     choices = CHOICES
     if isinstance(plan, CannotEdit):
         choices = tuple(choice for choice in CHOICES if choice != "edit")

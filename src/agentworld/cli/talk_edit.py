@@ -7,9 +7,11 @@ arguments in JSON (in ``$VISUAL``/``$EDITOR``, else in place). ``edited_call`` r
 back: the arguments to run, or None when nothing changed (the call is approved as it is), or
 the reason the text is not a call.
 
-Only what the person was shown can be edited: a call holding a value masked as a secret is not
-offered for editing (the masked text would run in place of the value, or the value be shown),
-and characters that could disguise text on a terminal are written as JSON ``\\u`` escapes.
+Secrets stay masked: an argument holding a value masked as a secret is edited as the person
+was shown it (``[REDACTED:kind]``), which the runtime reads back as the value it hides where the
+mask is kept (and refuses where a mask stands for nothing), so a secret never reaches the screen
+or the editor's file. Every other argument is edited as the model wrote it, with characters
+that could disguise text on a terminal written as JSON ``\\u`` escapes (the same value).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class EditPlan:
     text: str
     """What the edit starts from."""
     original: dict[str, Any]
-    """The call's arguments as the model wrote them."""
+    """The call's arguments as the edit starts from them: as the model wrote them, but for
+    those holding a secret, which are as the person was shown them (masked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +60,21 @@ class NotACall:
     reason: str
 
 
-def edit_plan(tool_name: str, arguments: str, *, inline_limit: int = INLINE_LIMIT) -> EditPlan | CannotEdit:
-    """How the call ``tool_name(arguments)`` (its JSON text) is edited, or why it cannot be."""
+def edit_plan(
+    tool_name: str, arguments: str, shown: Mapping[str, Any], *, inline_limit: int = INLINE_LIMIT
+) -> EditPlan | CannotEdit:
+    """How the call ``tool_name(arguments)`` (its JSON text; ``shown``: its arguments as the
+    person was shown them, secrets masked) is edited, or why it cannot be."""
     try:
-        original = json.loads(arguments)
+        written = json.loads(arguments)
     except ValueError:
-        original = None
-    if not isinstance(original, dict):
+        written = None
+    if not isinstance(written, dict):
         return CannotEdit("its arguments are not a JSON object: deny it, or approve it as it is")
-    if redact(original) != original:
-        return CannotEdit("it holds a value masked as a secret, which cannot be shown to edit: "
-                          "deny it, or approve it as it is")  # fmt: skip
-    line = _shell_line(tool_name, original)
+    masked = {key for key, value in written.items() if redact({key: value}) != {key: value}}
+    original = {key: (shown[key] if key in shown else redact({key: value})[key]) if key in masked else value
+                for key, value in written.items()}  # fmt: skip
+    line = None if masked & {"command", "parameters"} else _shell_line(tool_name, original)
     if line is not None and len(line) <= inline_limit and first_control(line) is None:
         return EditPlan("line", line, original)
     return EditPlan("json", arguments_json(original), original)
