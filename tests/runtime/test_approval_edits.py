@@ -285,3 +285,33 @@ async def test_a_correction_that_keeps_a_masked_secret_runs_with_the_secret(
     assert (work / "kept.txt").read_text().strip() == key and not (work / "key.txt").exists()
     (decision,) = [e for e in await aw.audit_log(world) if e.event == "decision"]
     assert decision.tool_args == {"command": "echo [REDACTED:api_key] > kept.txt"}
+
+
+async def test_a_corrected_file_content_is_written_with_its_lines_and_the_approval_shows_them(
+    aw: AgentWorld, world: str, model: Model, work: Path
+) -> None:
+    approval = await ask(aw, model, ("write_file", {"path": "plan.md", "content": "# Plan\n\tfirst\n"}))
+    # A file's text is shown with its lines (the person edits lines, not escapes); its path
+    # and every other value keep control characters escaped.
+    assert approval.tool_args == {"path": "plan.md", "content": "# Plan\n\tfirst\n"}
+
+    corrected = {"path": "plan.md", "content": "# Plan\n\tfirst\n\tsecond\n"}
+    await aw.approve(world, approval.tool_call_id, decision="approve", arguments=corrected, timeout=30)
+
+    assert (work / "plan.md").read_text() == "# Plan\n\tfirst\n\tsecond\n"
+
+
+async def test_the_file_of_a_change_cannot_be_corrected_to_another_file(
+    aw: AgentWorld, world: str, model: Model, work: Path
+) -> None:
+    approval = await ask(aw, model, ("edit_file", {"path": "notes.txt", "old": "keep", "new": "kept"}))
+    assert approval.diff is not None and "-keep me" in approval.diff
+
+    with pytest.raises(InvalidArgumentsError, match="the file of a change cannot be corrected"):
+        await aw.approve(
+            world, approval.tool_call_id, decision="approve",
+            arguments={"path": "other.txt", "old": "keep", "new": "kept"},
+        )  # fmt: skip
+
+    assert not (work / "other.txt").exists()
+    assert [p.tool_call_id for p in await aw.approvals(world)] == [approval.tool_call_id]

@@ -38,19 +38,41 @@ _MASKED_NOTE = (
 )
 
 
-def shown(value: Any) -> Any:
-    """JSON-like data as a person may see it: secrets masked, control characters escaped."""
+TEXT_ARGUMENTS = {"write_file": ("content",), "edit_file": ("old", "new")}
+"""The arguments of file tools that carry a file's text: their line breaks and tabs are shown as
+they are, so a person who corrects the text edits lines, not escapes (the diff shows the
+change). Every other value, the path included, has them escaped."""
+
+
+def shown(value: Any, *, keep: str = "") -> Any:
+    """JSON-like data as a person may see it: secrets masked, control characters escaped (but
+    those of ``keep``)."""
     masked = redact(value)
-    return _escape_all(masked)
+    return _escape_all(masked, keep)
 
 
-def _escape_all(value: Any) -> Any:
+def shown_arguments(tool_name: str, arguments: Any) -> Any:
+    """A call's arguments as its approval shows them (``shown``); a file's text keeps its lines,
+    and has this process's secret values masked too, as the diff of it is."""
+    view = shown(arguments)
+    texts = TEXT_ARGUMENTS.get(tool_name, ())
+    if not texts or not isinstance(arguments, dict) or not isinstance(view, dict):
+        return view
+    from agentworld.process_secrets import redact_process_text  # as the diff beside it is masked
+
+    for key in texts:
+        if isinstance(arguments.get(key), str) and key in view:
+            view[key] = escape_controls(redact_process_text(arguments[key]), keep="\n\t")
+    return view
+
+
+def _escape_all(value: Any, keep: str) -> Any:
     if isinstance(value, str):
-        return escape_controls(value)
+        return escape_controls(value, keep=keep)
     if isinstance(value, dict):
-        return {escape_controls(str(k)): _escape_all(v) for k, v in value.items()}
+        return {escape_controls(str(k)): _escape_all(v, keep) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_escape_all(v) for v in value]
+        return [_escape_all(v, keep) for v in value]
     return value
 
 

@@ -80,6 +80,12 @@ async def checked_edit(
         raise InvalidArgumentsError(f"the call cannot be edited: {tool}")
     if (problem := schema_problem(tool, parsed)) is not None:
         raise InvalidArgumentsError(f"the edited arguments do not fit the tool: {problem}")
+    if tool.preview is not None and parsed.get("path") != written.get("path"):
+        # The diff shown, and the file check the call runs under, are of the file first named.
+        raise InvalidArgumentsError(
+            "the file of a change cannot be corrected (the diff shown is of "
+            f"{written.get('path')!r}): deny the call and tell the agent which file to change"
+        )
     protected, private = kept_from_tools(ctx.storage.url)
     context = ToolContext.for_world(
         world, chat_id=pending.chat_id, agent=pending.agent, protected=protected, private=private
@@ -100,7 +106,10 @@ async def checked_edit(
 
 def edited_call(tool_name: str, arguments: str, working_dir: str | None) -> EditedCall:
     """The views of edited ``arguments`` (JSON text of an object, as ``checked_edit`` made it)."""
-    from agentworld.approval.display import shell_view, shown  # the approval views (see tool_calls)
+    from agentworld.approval.display import (  # the approval views (see tool_calls)
+        shell_view,
+        shown_arguments,
+    )
 
     parsed = parse_arguments(arguments)
     view = None
@@ -108,7 +117,7 @@ def edited_call(tool_name: str, arguments: str, working_dir: str | None) -> Edit
         view = shell_view(parsed, working_dir=working_dir or os.getcwd()).to_json()
     for_model = redact(parsed)
     return EditedCall(
-        arguments=arguments, shown=shown(parsed), for_model=for_model, shell=view,
+        arguments=arguments, shown=shown_arguments(tool_name, parsed), for_model=for_model, shell=view,
         hidden=_hidden_values(parsed, for_model),
     )
 

@@ -70,9 +70,9 @@ async def request_approval(
     The request shows exactly what will run (``approval.display``); the same view goes to
     the pending row and the audit log, so what was approved can be reconstructed."""
     # Imported on first use, like the policy engine (see ``runtime.authorizer``).
-    from agentworld.approval.display import approval_message, shown
+    from agentworld.approval.display import approval_message, shown_arguments
 
-    args_shown = shown(arguments)
+    args_shown = shown_arguments(tool.name, arguments)
     prompt, view = approval_message(
         tool.name,
         tool.approval.message,

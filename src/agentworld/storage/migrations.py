@@ -145,6 +145,16 @@ def _v12_message_log_by_insert(conn: sa.Connection) -> None:
         conn.exec_driver_sql("DROP TRIGGER IF EXISTS messages_logged")
 
 
+def _v13_chat_branches_and_cuts(conn: sa.Connection) -> None:
+    """Chats know the chat and message they were branched from, and how often messages were
+    removed from them (``schema.chats``)."""
+    columns = {c["name"] for c in sa.inspect(conn).get_columns("chats")}
+    if "branch_of" not in columns:  # a database made at v1 with this code has them
+        conn.execute(sa.text("ALTER TABLE chats ADD COLUMN branch_of VARCHAR(64)"))
+        conn.execute(sa.text("ALTER TABLE chats ADD COLUMN branch_message VARCHAR(64)"))
+        conn.execute(sa.text("ALTER TABLE chats ADD COLUMN cuts INTEGER NOT NULL DEFAULT 0"))
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
@@ -158,6 +168,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v10_leases_in_their_key,
     _v11_grant_redirect_targets,
     _v12_message_log_by_insert,
+    _v13_chat_branches_and_cuts,
 )
 
 

@@ -102,7 +102,14 @@ chats = sa.Table(
     sa.Column("titled", sa.Boolean, nullable=False, server_default=sa.false()),
     _time("created_at"),
     _time("updated_at"),
+    _name("branch_of", nullable=True),
+    _name("branch_message", nullable=True),
+    sa.Column("cuts", sa.Integer, nullable=False, server_default="0"),
 )
+"""``branch_of`` / ``branch_message``: the chat and message a branch was made from (SPEC K1),
+NULL for a chat that is no branch. ``cuts`` counts the times messages were removed from the
+chat (an edit or delete onward, SPEC K2): a process that keeps a memory read earlier reads it
+afresh when the count has changed."""
 
 _HAS_CALL_ID = sa.text("tool_call_id IS NOT NULL")
 """Only tool results carry a call id: indexing the other messages (most of them) under NULL
