@@ -188,7 +188,7 @@ def _source_row(world: str, row: Row) -> dict[str, Any]:
     """A stored message as the row to copy (``rows.message_row``'s shape, calls decoded)."""
     (message_id, chat_id, role, sender, agent_id, content, tool_calls, tool_call_id,
      reply_to, created_at, _input, _output, _seq, owner) = row  # fmt: skip
-    if isinstance(tool_calls, str):  # asyncpg hands JSON over decoded already
+    if isinstance(tool_calls, str):  # SQLite's stored text (asyncpg hands it over decoded)
         tool_calls = json.loads(tool_calls)
     return {
         "world": world,
