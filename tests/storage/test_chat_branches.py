@@ -313,3 +313,16 @@ async def test_a_branch_is_announced_and_its_messages_are_in_the_event_log(
     page = await aw.transcript_page("w", branch.chat_id)
     assert [m.content for m in page.messages] == [m.content for m in sent.messages]
     assert again.name == f"{TITLE} (branch) (branch)"
+
+
+async def test_a_branch_of_a_chat_with_the_longest_name_keeps_its_start_and_says_it_is_a_branch(
+    aw: AgentWorld, make_world: Any
+) -> None:
+    await make_world("a1")
+    sent = await aw.send("w", "@a1 one", timeout=30)
+    await aw.rename_chat("w", sent.chat_id, "n" * 200)
+
+    branch = await aw.branch_chat("w", sent.messages[0].message_id)
+
+    stored = await aw.get_chat("w", branch.chat_id)
+    assert stored.name == branch.name == "n" * 191 + " (branch)"
