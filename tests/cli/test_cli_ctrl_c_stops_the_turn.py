@@ -158,13 +158,16 @@ def test_ctrl_c_at_any_moment_of_start_up_leaves_nothing_to_run(
     """Early, the message is not stored yet and the command just ends; later, what was stored
     is stopped. Either way the status is 130 and nothing of that turn runs afterwards."""
     team(cli, server, script)
-    for after in (0.1, 0.25, 0.4, 0.6, 0.9, 1.3):
+    database = Path(db_url.removeprefix("sqlite:///")).resolve()
+    for after in (0.0, 0.05, 0.1, 0.2, 0.35, 0.6, 1.0):
         before = asked(server, "slow")
         proc = start(db_url, tmp_path, "send", "w", f"@slow question {after}")
+        until(lambda pid=proc.pid: opened(pid, database))  # its start-up has begun to read the world
         time.sleep(after)
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=SLOW / 2)
         assert proc.returncode == 130, err
+        assert err.splitlines()[-1].startswith("error: interrupted"), err
         said = contents(cli)
         if f"@slow question {after}" in said:  # stored: its turn was stopped
             assert said[-2:] == [f"@slow question {after}", STOP_NOTE]
@@ -177,6 +180,14 @@ def test_ctrl_c_at_any_moment_of_start_up_leaves_nothing_to_run(
     assert cli("resume", "w", "--json").json()["chats"] == []
     assert "too late" not in contents(cli)
     assert asked(server, "slow") == requests
+
+
+def opened(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open."""
+    try:
+        return any(os.path.realpath(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
 
 
 def test_a_second_ctrl_c_exits_at_once_while_the_stop_waits_for_the_database(
