@@ -26,11 +26,11 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 
-SLOW = 10.0
+SLOW = 12.0
 """Seconds the slow agent takes to answer: far longer than a quick question takes."""
-QUICK = 6.0
+QUICK = 8.0
 """A quick question must be answered within this (a command's start-up included, on a busy
-machine): behind the stopped question it would take more than ``SLOW``."""
+machine, on PostgreSQL): behind the stopped question it would take more than ``SLOW``."""
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
 STOP_NOTE = "human stopped the agents' work in this chat."
 

@@ -35,7 +35,12 @@ def _command_tree() -> Callable[[Sequence[str]], None]:
     an import cut short can fail in ways other than ``KeyboardInterrupt`` (a class half made),
     which would be reported as an unexpected error."""
     import signal
+    import threading
 
+    if threading.current_thread() is not threading.main_thread():  # signals are the main thread's
+        from agentworld.cli.app import run_command_line
+
+        return run_command_line
     pressed: list[int] = []
     before = signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
     try:

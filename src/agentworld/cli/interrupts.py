@@ -77,6 +77,9 @@ def handling_ctrl_c(stop: StopRequest) -> Iterator[CtrlC]:
     stop was asked, Ctrl-C keeps exiting at once until the process ends (while the command
     prints what was produced); otherwise the handler before is put back."""
     handler = CtrlC(stop, asyncio.get_running_loop(), _current_task())
+    if threading.current_thread() is not threading.main_thread():
+        yield handler  # only the main thread may handle signals (a command run in a thread)
+        return
     before = signal.signal(signal.SIGINT, handler)
     try:
         yield handler
