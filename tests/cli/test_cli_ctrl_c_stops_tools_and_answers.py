@@ -1,4 +1,4 @@
-"""Ctrl-C while a shell command runs, during ``approve`` and during ``answer`` (SPEC K3): the
+"""Ctrl-C while a shell command runs, during ``approve``, ``answer`` and ``respond`` (SPEC K3): the
 command's whole process tree is killed and its log says interrupted, the agent's turn goes no
 further, and the command prints what was produced and exits 130.
 
@@ -141,3 +141,36 @@ def test_ctrl_c_during_answer_stops_the_slow_turn_the_answer_started(
     assert cli("resume", "w", "--json").json()["chats"] == []
     assert not [c for c in contents(cli) if "deploying" in (c or "")]
     assert asked(server, "slow") == 2
+
+
+def test_ctrl_c_during_respond_stops_the_slow_turn_the_result_started(
+    cli: Any, db_url: str, tmp_path: Path, server: OpenAIWireServer, script: Any
+) -> None:
+    declared = tmp_path / "client-tools.json"
+    declared.write_text(json.dumps([{
+        "name": "user_location", "description": "The user's location, from their browser.",
+        "parameters": {"type": "object", "properties": {}},
+    }]))  # fmt: skip
+
+    def locator(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply.text("you are in Lisbon", delay=SLOW)
+        return Reply.tools(ToolCallSpec(name="user_location", arguments="{}", id="call_loc"))
+
+    script.by_agent["slow"] = locator
+    cli("world", "create", "w", "--client-tools", str(declared))
+    cli("agent", "create", "w", "slow", "--provider", "openai", "--model", "m",
+        "--base-url", server.base_url, "--system-prompt", "agent:slow")  # fmt: skip
+    cli("send", "w", "@slow where am I?")
+
+    proc = start(db_url, tmp_path, "respond", "w", "call_loc", "--result", '{"city": "Lisbon"}')
+    until(lambda: asked(server, "slow") == 2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=SLOW / 2)
+
+    assert proc.returncode == 130, err
+    assert STOP_NOTE in out
+    assert err.splitlines()[-1] == "error: interrupted: the chat's turn was stopped (1 queued step dropped)"
+    assert cli("resume", "w", "--json").json()["chats"] == []
+    assert "you are in Lisbon" not in contents(cli)
+    assert cli("pending", "w", "--json").json() == {"pendingToolCalls": []}
