@@ -231,3 +231,14 @@ def release_or_next(conn: Connection, world: str, chat_id: str, owner: str) -> Q
     if item is None:
         conn.execute(_RELEASE, {**key, "owner_key": owner})
     return item
+
+
+def other_runner(conn: Connection, world: str, chat_id: str, owner: str) -> str | None:
+    """Inside the caller's transaction: the process other than ``owner`` that runs the chat
+    now (a claim neither lapsed nor left by a process that is provably gone), or None."""
+    row = conn.execute(_READ, {"world_key": world, "chat_key": chat_id}).first()
+    if row is None or row.owner == owner:
+        return None
+    if row.expires_at <= time.time() or owner_gone(row.owner):
+        return None
+    return str(row.owner)
