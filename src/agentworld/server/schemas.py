@@ -144,9 +144,10 @@ class ChatChange(_Changes):
     current: Literal[True] | None = None
 
 
-class MessagePost(_Body):
+class MessageEdit(_Body):
+    """A person's message replaced by ``text`` (SPEC K2)."""
+
     text: str
-    sender: str = "human"
 
     @field_validator("text")
     @classmethod
@@ -158,6 +159,10 @@ class MessagePost(_Body):
                 "invalid_text", "holds a NUL character (\\u0000), which a message cannot hold"
             )
         return value
+
+
+class MessagePost(MessageEdit):
+    sender: str = "human"
 
 
 class ApprovalAnswer(_Body):
