@@ -204,9 +204,9 @@ async def test_a_chat_another_process_runs_is_refused_until_it_is_done(
     sent = await aw.send("w", "@a1 quick")
     chat = sent.chat_id
     script.by_agent["a1"] = lambda body: Reply.text("slow answer", delay=4.0)
-    other = subprocess.Popen(
-        [sys.executable, "-m", "agentworld", "--db", db_url, "send", "w", "@a1 slow", "--chat", chat],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    other = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentworld", "--db", db_url, "send", "w", "@a1 slow", "--chat", chat,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "AGENTWORLD_LLM_RETRIES": "1"},
     )
     try:
@@ -221,9 +221,9 @@ async def test_a_chat_another_process_runs_is_refused_until_it_is_done(
             await aw.edit_message("w", sent.messages[0].message_id, "@a1 changed", chat_id=chat)
         assert said(await aw.transcript("w", chat))[:2] == said(sent.messages)  # nothing removed
     finally:
-        out, err = other.communicate(timeout=60)
-    assert other.returncode == 0, err
-    assert "slow answer" in out
+        out, err = await asyncio.wait_for(other.communicate(), 60)
+    assert other.returncode == 0, err.decode()
+    assert "slow answer" in out.decode()
     assert await aw.delete_messages("w", sent.messages[0].message_id, chat_id=chat) == 4
     assert await aw.transcript("w", chat) == []
 
