@@ -1,6 +1,8 @@
 """Messages, memories, usage and events: the conversation part of the SQL store (mixed into
 ``SQLStorage``). Rows are only appended: a hook's rewrite of a message joins the agents'
-memories beside the transcript's original, never in its place (``runtime.hooks``)."""
+memories beside the transcript's original, never in its place (``runtime.hooks``). Only a
+person's edit or delete onward removes rows (``storage.cuts``), and counts it in ``chats.cuts``,
+which the reads of a kept memory return (``agent_and_memory_since``)."""
 
 from __future__ import annotations
 
