@@ -248,3 +248,27 @@ async def test_a_long_lived_process_never_shows_the_model_a_turn_another_process
     assert said(again.messages) == [("human", "@a1 three"), ("a1", "a1 heard: @a1 three")]
     prompt = requests_of(server, "a1")[-1]
     assert [m["content"] for m in prompt[1:]] == ["@a1 one", "a1 heard: @a1 one", "@a1 three"]
+
+
+async def test_a_cut_stops_this_processs_own_running_turn_first(
+    aw: AgentWorld, make_world: Any, script: Any, server: OpenAIWireServer
+) -> None:
+    await make_world("a1")
+    first = await aw.send("w", "@a1 one")
+    chat = first.chat_id
+    script.by_agent["a1"] = lambda body: Reply.text("too late", delay=3.0)
+    running = asyncio.create_task(aw.send("w", "@a1 slow", chat_id=chat))
+    deadline = time.monotonic() + 20
+    while len(requests_of(server, "a1")) < 2:  # the slow turn's model call is in flight
+        assert time.monotonic() < deadline, "the slow turn never started"
+        await asyncio.sleep(0.02)
+    slow = (await aw.transcript("w", chat))[-1]
+    assert slow.content == "@a1 slow"
+
+    script.by_agent["a1"] = lambda body: Reply.text(f"a1 heard: {body['messages'][-1]['content']}")
+    edited = await aw.edit_message("w", slow.message_id, "@a1 quick", chat_id=chat)
+    await asyncio.wait_for(running, 10)
+
+    assert said(edited.messages) == [("human", "@a1 quick"), ("a1", "a1 heard: @a1 quick")]
+    await asyncio.sleep(3.2)  # the cancelled call's answer never lands
+    assert said(await aw.transcript("w", chat)) == [*said(first.messages), *said(edited.messages)]
