@@ -272,3 +272,33 @@ async def test_a_cut_stops_this_processs_own_running_turn_first(
     assert said(edited.messages) == [("human", "@a1 quick"), ("a1", "a1 heard: @a1 quick")]
     await asyncio.sleep(3.2)  # the cancelled call's answer never lands
     assert said(await aw.transcript("w", chat)) == [*said(first.messages), *said(edited.messages)]
+
+
+async def test_an_approval_asked_after_the_edited_message_goes_with_it(
+    aw: AgentWorld, make_world: Any, script: Any, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        '[[rule]]\ntoolName = "shell_cmd"\ncommandPrefix = ["sleep"]\ndecision = "allow"\npriority = 100\n'
+    )
+    await make_world("a1", working_dir=str(tmp_path), policy_files=[str(policy)])
+    slow = ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": "sleep 1"}))
+    script.by_agent["a1"] = lambda body: (
+        Reply.tools(slow, SHELL) if "work" in str(body["messages"][-1].get("content"))
+        else Reply.text("ok")
+    )
+    running = asyncio.create_task(aw.send("w", "@a1 work"))
+    deadline = time.monotonic() + 20
+    while not [log for log in await aw.tool_logs("w") if log.status == "running"]:
+        assert time.monotonic() < deadline, "the first call never started"
+        await asyncio.sleep(0.02)
+    meanwhile = await aw.post("w", "just a note")  # said while the batch runs
+    sent = await asyncio.wait_for(running, 20)
+    (approval,) = sent.pending_approvals  # asked after the note
+
+    await aw.edit_message("w", meanwhile.message_id, "another note", chat_id=sent.chat_id)
+
+    with pytest.raises(NotFoundError):
+        await aw.approve("w", approval.tool_call_id, decision="approve")
+    assert await aw.approvals("w") == []
+    assert said(await aw.transcript("w", sent.chat_id))[-2:] == [("human", "another note"), ("a1", "ok")]

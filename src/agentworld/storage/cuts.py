@@ -60,12 +60,15 @@ _FIRST_ROW: Final = Sql(
 agent's message in its memory just before it says it in the transcript."""
 _WAITING_OF_REMOVED: Final = (
     "FROM pending_calls WHERE pending_calls.world = :world_key"
-    f" AND pending_calls.chat_id = :chat_key AND pending_calls.batch_id IN ({_REMOVED_IDS})"
+    f" AND pending_calls.chat_id = :chat_key AND (pending_calls.batch_id IN ({_REMOVED_IDS})"
+    " OR pending_calls.created_at >= :start_at)"
 )
 _WAITING_IDS: Final = Sql(f"SELECT pending_calls.tool_call_id {_WAITING_OF_REMOVED}")
 _DELETE_WAITING: Final = Sql(f"DELETE {_WAITING_OF_REMOVED}")
 """The calls of the batches removed (an approval request, a question and a client call all
-name the agent's message that made the call as their batch), whatever their state."""
+name the agent's message that made the call as their batch), and those asked since the first
+removed message was said (of a batch made before a person's message, whose request came after
+it), whatever their state."""
 _DELETE_LOGGED: Final = Sql(
     "DELETE FROM events WHERE events.world = :world_key AND events.chat_id = :chat_key"
     f" AND events.kind = 'message' AND events.message_id IN ({_REMOVED_IDS})"
@@ -192,6 +195,7 @@ class CutStore:
                 if found is not None and found.seq < start_seq:
                     start, start_seq = row_message(found), int(found.seq)
             params["start_seq"] = start_seq
+            params["start_at"] = ts(start.created_at)
             removed = [row_message(r) for r in conn.execute(_FROM, params).all()]
             first = conn.execute(_FIRST_ROW, params).scalar()
             calls = tuple(str(r[0]) for r in conn.execute(_WAITING_IDS, params).all())
