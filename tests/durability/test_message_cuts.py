@@ -302,3 +302,9 @@ async def test_an_approval_asked_after_the_edited_message_goes_with_it(
         await aw.approve("w", approval.tool_call_id, decision="approve")
     assert await aw.approvals("w") == []
     assert said(await aw.transcript("w", sent.chat_id))[-2:] == [("human", "another note"), ("a1", "ok")]
+    memory = await aw.agent_memory("w", "a1", chat_id=sent.chat_id)
+    (batch,) = [m for m in memory if m.tool_calls]
+    results = {m.tool_call_id: m.content or "" for m in memory if m.role == "tool"}
+    assert set(results) == {c.id for c in batch.tool_calls or ()}  # the memory stays whole
+    assert all("human took the conversation back" in text for text in results.values())
+    assert [log.status for log in await aw.tool_logs("w")] == ["ok"]  # the call that ran stays logged

@@ -5,13 +5,17 @@ The cut runs under the chat's lease, as a stop does (``ChatRunners.stopped``): t
 runner for the chat is cancelled first (a running tool killed), and a chat another process
 runs is refused (``BusyError``). Then one transaction (``storage.cuts``) removes the message
 and everything after it — and, for an edit, posts the new text from the same sender in its
-place with its route queued; once the lease is let go, the chat's runner answers it. This
-process forgets its cached memories of the chat; other processes see the chat's count of cuts
-change and read their memories afresh (``runtime.memory_cache``).
+place with its route queued; once the lease is let go, the chat's runner answers it. A batch
+of tool calls an agent made before the message keeps its calls, but their results said after it
+went: each such call gets a result that says so (its tool log, if it still ran, is closed as
+interrupted), so the agent's memory stays whole. This process forgets its cached memories of the
+chat; other processes see the chat's count of cuts change and read their memories afresh
+(``runtime.memory_cache``).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from agentworld.errors import BusyError
@@ -20,8 +24,16 @@ from agentworld.models.events import MessageEvent
 from agentworld.models.work import InboxChange, Route
 from agentworld.routing.messages import is_routable
 from agentworld.runtime.runners import ChatRunners
+from agentworld.runtime.turn import unfinished_calls
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.storage.cuts import Cut, refuse_unless_editable
+
+RESULT_REMOVED = (
+    "removed: {by} took the conversation back to before this call's result; it may or may not "
+    "have run. Check its effects before relying on it."
+)
+"""The result of a call whose result a cut removed while the call stays (see the module
+docstring)."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +81,36 @@ async def cut_chat(
             world, chat_id, message_id, owner=runners.owner, actor=actor, replacement=new, inbox=inbox
         )
         ctx.memory.forget(world, chat_id=chat_id)
+        await _close_open_calls(ctx, world, chat_id, by=actor)
         # Stored with the cut (``events.persistence``); here for this process's subscribers.
         await ctx.bus.publish(cut.event)
         if new is not None:
             await ctx.bus.publish(MessageEvent(world=world, message=new))
     return CutOutcome(cut, new)
+
+
+async def _close_open_calls(ctx: TurnContext, world: str, chat_id: str, *, by: str) -> None:
+    """Give every call of an agent's latest batch that the cut left without a result (and that
+    nobody outside the loop answers) a result saying so, in the agent's memory only."""
+    _, everyone = await ctx.storage.world_and_agents(world)
+    entries: list[tuple[str | None, Message]] = []
+    for agent in (a.name for a in everyone):
+        found = unfinished_calls(await ctx.storage.memory(world, agent, chat_id))
+        if found is None:
+            continue
+        batch_id, calls = found
+        waited = await ctx.storage.pending.waited_for(world, batch_id, unanswered_only=True)
+        for call in calls:
+            if call.id in waited:
+                continue
+            await ctx.storage.tool_logs.interrupt(world, call.id, reason=f"removed by {by}")
+            text = json.dumps({"error": RESULT_REMOVED.format(by=by)})
+            entries.append(
+                (
+                    agent,
+                    Message.tool_result(
+                        chat_id=chat_id, agent=agent, tool_call_id=call.id, content=text, batch_id=batch_id
+                    ),
+                )
+            )
+    await ctx.storage.append_messages(world, entries)
