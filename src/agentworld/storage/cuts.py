@@ -14,8 +14,9 @@ in the removed message's place, with its route queued. Tool logs and the audit l
 their history.
 
 Refused (``BusyError``) while another process runs the chat: its lease is held by a live
-owner. The check is made in the same transaction, the chat's row locked first on PostgreSQL
-(as a post locks it), so no process claims the chat or posts into it half way.
+owner. The check is a claim of the lease in the same transaction (let go again before it
+commits unless the caller held it), the chat's row locked first on PostgreSQL (as a post locks
+it), so no process claims the chat or posts into it half way.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from agentworld.storage.approvals import INSERT_AUDIT, audit_row
 from agentworld.storage.connection import Connection
 from agentworld.storage.event_log import event_row, insert_log_rows
 from agentworld.storage.inbox import apply_change
-from agentworld.storage.leases import other_runner
+from agentworld.storage.leases import hold_while, release_lease
 from agentworld.storage.rows import CHAT_MESSAGES, message_row, row_message, ts
 from agentworld.storage.statement import Sql
 
@@ -183,7 +184,8 @@ class CutStore:
             asked = row_message(row)
             if replacement is not None:
                 refuse_unless_editable(asked)
-            if (runner := other_runner(conn, world, chat_id, owner)) is not None:
+            runner, held = hold_while(conn, world, chat_id, owner)
+            if runner is not None:
                 raise BusyError(
                     f"chat {chat_id!r} is being run by another process ({runner}): stop its work"
                     " there, or retry when it has finished"
@@ -243,6 +245,8 @@ class CutStore:
                 assert seq is not None  # the chat's row is locked: it is there
                 after_seq = seq - 1
                 apply_change(conn, world, inbox)
+            if not held:
+                release_lease(conn, world, chat_id, owner)
             return Cut(start, ids, int(memory_rows or 0), calls, int(dropped or 0), event, after_seq)
 
         return await self._storage.in_transaction(write, write=True)
