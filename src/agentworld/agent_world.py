@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentworld.errors import InvalidInputError, NotFoundError
+from agentworld.message_edits import MessageEdits
 from agentworld.models import Message
 from agentworld.models.domain import sender_problem
 from agentworld.models.pending import (
@@ -49,11 +50,12 @@ if TYPE_CHECKING:
     from agentworld.tools.registry import Tool
 
 
-class AgentWorld(WorldCatalog):
+class AgentWorld(MessageEdits, WorldCatalog):
     """Worlds of agents over one database. ``async with AgentWorld(db) as aw: ...``
 
-    The catalog (worlds, agents, chats) comes from ``WorldCatalog``; this adds running them:
-    one ``WorldRuntime`` per world in use, sending, approving, policy and tool inspection."""
+    The catalog (worlds, agents, chats) comes from ``WorldCatalog``, editing and deleting
+    messages from ``MessageEdits``; this adds running them: one ``WorldRuntime`` per world in
+    use, sending, approving, policy and tool inspection."""
 
     def __init__(
         self,

@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "world": "agentworld.cli.worlds:app",
     "agent": "agentworld.cli.agents:app",
     "chat": "agentworld.cli.chats:app",
+    "message": "agentworld.cli.messages_edit:app",
     "policy": "agentworld.cli.policy:app",
 }
 """Every top-level command, in the order ``agentworld --help`` lists them: its name, and the
