@@ -5,6 +5,7 @@ event log). ``AgentWorld`` adds running the worlds on top."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -309,6 +310,24 @@ class WorldCatalog:
         """Where the transcripts stand now: a page read ``after`` it holds only what was said
         since (the position is the database's, across worlds and chats)."""
         return await self.storage.last_seq()
+
+    async def changes_since(self, world: str, after: int | None) -> tuple[list[CrudEvent], int]:
+        """The ``crud`` events of the world logged after position ``after`` (whichever process
+        made them: chats branched, messages removed …) and the position to go on from; with
+        ``after`` None, none and the position now. One this version cannot read is skipped."""
+        log = EventLog(self.storage)
+        if after is None:
+            return [], await log.head(world)
+        found: list[CrudEvent] = []
+        while True:
+            batch = await log.after(world, after)
+            for event in batch.events:
+                if event.kind == "crud":
+                    with contextlib.suppress(ValueError):  # pydantic's ValidationError
+                        found.append(CrudEvent.model_validate(event.document))
+            after = batch.last_seq
+            if not batch.full:
+                return found, after
 
     async def agent_memory(
         self, world: str, agent: str, *, chat_id: str | None = None

@@ -10,7 +10,8 @@ terminal, ``agentworld approve`` or ``answer``, the web UI), and they are stored
 in-process futures (SPEC A6) — so one answered elsewhere leaves the prompt, one in this chat is
 asked, and one in another chat is announced. The same look shows what was said
 in the chat by other processes (the one that ran an approved call, a person in another
-terminal or the web UI), and keeps the status line and completion current.
+terminal or the web UI), says when they removed messages from it or branched it (their
+``crud`` events in the world's event log), and keeps the status line and completion current.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from agentworld.cli.talk_asking import (
     ask_question,
 )
 from agentworld.cli.talk_prompt import Answer
+from agentworld.cli.talk_rewind import cut_note
 
 if TYPE_CHECKING:
     from agentworld.cli.talk_session import TalkSession
@@ -65,6 +67,8 @@ class ApprovalDesk:
         """The request on the screen that was answered elsewhere, once said."""
         self._following: tuple[str, int] | None = None
         """The chat whose transcript is followed, and the position read up to."""
+        self._changes_at: int | None = None
+        """The position in the world's event log read up to for other processes' changes."""
 
     async def ask(self) -> None:
         """Ask each request and question of the chat, oldest first, until none is left."""
@@ -199,12 +203,25 @@ class ApprovalDesk:
             message = output.shown_text(" ".join(said.split()))  # a model's text, escaped
             session.screen.line(f"[yellow]⏸ {request.kind} waiting in {where}: {message}[/yellow]")
         self._announced &= ids
+        await self._changed_elsewhere()
         await self._follow()
         aw, world = session.aw, session.world
         session.title = (await aw.get_chat(world, session.chat)).name
         session.known.agents = [a.name for a in await aw.list_agents(world)]
         session.known.chats = [c.chat_id for c in await aw.list_chats(world)]
         session.prompts.redraw()
+
+    async def _changed_elsewhere(self) -> None:
+        """Say what another process did to the chat since the last look (messages removed by an
+        edit or a delete, a branch made from it), before the messages it stored are shown: the
+        history on the screen is not what the chat holds any more."""
+        session = self.session
+        changes, self._changes_at = await session.aw.changes_since(session.world, self._changes_at)
+        for change in changes:
+            if change.event_id not in session.view.changes:
+                said = cut_note(change, session.chat, here=False)
+                if said is not None:
+                    session.screen.note(said)
 
     async def _follow(self) -> None:
         """Show the messages stored in the chat since the last look that this process did not
