@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentworld.cli import output
+from agentworld.errors import BusyError
 from agentworld.cli.talk_rewind import (
     Refused,
     edit_question,
@@ -96,7 +97,11 @@ async def edit(session: TalkSession, args: list[str]) -> None:
         session.screen.note("not edited: nothing changed")
         return
     work = session.aw.edit_message(session.world, found.message.message_id, text, chat_id=session.chat)
-    result = await session.turn(work)
+    try:
+        result = await session.turn(work)
+    except BusyError as exc:
+        session.screen.error(f"{exc}; nothing changed")
+        return
     if result is not None:
         for notice in result.notices:
             session.screen.note(notice)
@@ -116,7 +121,11 @@ async def undo(session: TalkSession, args: list[str]) -> None:
     if not await confirm(session, undo_question(found, len(messages))):
         session.screen.note("nothing removed")
         return
-    removed = await session.aw.delete_messages(session.world, found.message.message_id, chat_id=session.chat)
+    try:
+        removed = await session.aw.delete_messages(session.world, found.message.message_id, chat_id=session.chat)
+    except BusyError as exc:
+        session.screen.error(f"{exc}; nothing changed")
+        return
     session.screen.note(removed_note(found.number, removed))
 
 
