@@ -49,6 +49,7 @@ def test_branch_3_of_ten_messages_goes_on_in_a_chat_holding_those_three_and_the_
 ) -> None:
     ten_messages(cli, server, db_url, tmp_path)
     source = contents(cli)
+    (chat,) = {m["chatId"] for m in cli("messages", "team", "--json").json()["messages"]}
     term = talk("team")
     term.ready()
     term.line("/messages")
@@ -63,7 +64,7 @@ def test_branch_3_of_ten_messages_goes_on_in_a_chat_holding_those_three_and_the_
     assert contents(cli, "--chat", branch) == source[:3] == [
         "@planner alpha", "planner heard: @planner alpha", "@planner bravo",
     ]  # fmt: skip
-    assert contents(cli) == source  # the source chat is untouched
+    assert contents(cli, "--chat", chat) == source  # the source chat is untouched
 
     asked = len(server.requests)
     term.line("@planner what next?")
@@ -192,7 +193,9 @@ def test_a_removal_while_another_process_runs_the_chat_is_refused_in_one_line_an
         term.type("y")
         shown = term.expect(r"✖ [^\n]+\n")
         term.expect(PROMPT)
-        assert "removed" not in shown.split("✖")[0]
+        (refusal,) = [line.split("✖", 1)[1] for line in shown.splitlines() if "✖" in line]
+        assert re.fullmatch(r" chat 'chat_\w+' is being run by another process\b.*; nothing changed", refusal)
+        assert "✂" not in shown
         assert [m["content"] for m in stored(db_url)][:1] == ["@planner take your time"]
     finally:
         sending.wait(timeout=30)
@@ -209,11 +212,12 @@ def test_a_removal_or_a_branch_made_by_another_process_is_said_in_one_line(
     term = talk("team")
     term.ready()
 
-    made = cli("chat", "branch", "team", messages[1]["messageId"], "--json").json()["chatId"]
+    chat = messages[0]["chatId"]
+    made = cli("chat", "branch", "team", messages[1]["messageId"], "--chat", chat, "--json").json()["chatId"]
     term.expect(rf"⑂ chat {made} was branched from this chat elsewhere \(/switch {made} goes there\)")
-    cli("message", "delete", "team", messages[6]["messageId"])
+    cli("message", "delete", "team", messages[6]["messageId"], "--chat", chat)
     term.expect(r"✂ 4 messages of this chat removed by another process \(deleted from a message on\)")
-    cli("message", "edit", "team", messages[4]["messageId"], "@planner foxtrot")
+    cli("message", "edit", "team", messages[4]["messageId"], "@planner foxtrot", "--chat", chat)
     term.expect(r"✂ 2 messages of this chat removed by another process \(a message was edited there")
     term.expect(r"human: @planner foxtrot")  # what the other process said next is shown as usual
     term.expect(r"planner: planner heard: @planner foxtrot")

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentworld.cli import output
-from agentworld.errors import BusyError
 from agentworld.cli.talk_rewind import (
     Refused,
     edit_question,
@@ -30,6 +29,7 @@ from agentworld.cli.talk_rewind import (
     removed_note,
     undo_question,
 )
+from agentworld.errors import BusyError
 
 if TYPE_CHECKING:
     from agentworld.cli.talk_session import TalkSession
