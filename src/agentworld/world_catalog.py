@@ -16,7 +16,7 @@ from agentworld.documents import agent_doc, world_doc
 from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
 from agentworld.models import Agent, Chat, Message, Usage, World, new_id
 from agentworld.models.domain import agent_name_problem
-from agentworld.models.events import CrudEvent
+from agentworld.models.events import CrudEvent, MessageEvent
 from agentworld.process_secrets import note_key_variable
 from agentworld.settings_checks import (
     build_settings,
@@ -311,20 +311,25 @@ class WorldCatalog:
         since (the position is the database's, across worlds and chats)."""
         return await self.storage.last_seq()
 
-    async def changes_since(self, world: str, after: int | None) -> tuple[list[CrudEvent], int]:
-        """The ``crud`` events of the world logged after position ``after`` (whichever process
-        made them: chats branched, messages removed …) and the position to go on from; with
-        ``after`` None, none and the position now. One this version cannot read is skipped."""
+    async def logged_since(
+        self, world: str, after: int | None
+    ) -> tuple[list[MessageEvent | CrudEvent], int]:
+        """What the world's event log holds after position ``after``, whichever process did it:
+        transcript messages stored and ``crud`` events (chats branched, messages removed …),
+        in order; and the position to go on from (with ``after`` None, nothing and the position
+        now). Log positions are never reused, so a reader misses nothing, also after messages
+        were removed. An event this version cannot read is skipped."""
         log = EventLog(self.storage)
         if after is None:
             return [], await log.head(world)
-        found: list[CrudEvent] = []
+        found: list[MessageEvent | CrudEvent] = []
         while True:
             batch = await log.after(world, after)
             for event in batch.events:
-                if event.kind == "crud":
+                kind = MessageEvent if event.kind == "message" else CrudEvent if event.kind == "crud" else None
+                if kind is not None:
                     with contextlib.suppress(ValueError):  # pydantic's ValidationError
-                        found.append(CrudEvent.model_validate(event.document))
+                        found.append(kind.model_validate(event.document))
             after = batch.last_seq
             if not batch.full:
                 return found, after

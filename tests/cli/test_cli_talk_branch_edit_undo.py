@@ -223,3 +223,32 @@ def test_a_removal_or_a_branch_made_by_another_process_is_said_in_one_line(
     term.expect(r"planner: planner heard: @planner foxtrot")
     term.child.sendcontrol("d")
     assert term.exit_status() == 0
+
+
+def test_an_approval_asked_here_that_another_process_removes_by_an_edit_leaves_the_prompt(
+    talk: Any, cli: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path  # noqa: F811
+) -> None:
+    def ops(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "user" and "mark" in last["content"]:
+            return Reply.tools(ToolCallSpec("shell_cmd", json.dumps({"command": "touch MARK"})))
+        return Reply.text(f"ops heard: {last['content']}")
+
+    script.by_agent["ops"] = ops
+    work = make_team(db_url, server, tmp_path, "ops")
+    term = talk("team")
+    term.ready()
+    term.line("@ops mark it")
+    term.question()
+    (first, *_) = stored(db_url)
+
+    cli("message", "edit", "team", first["messageId"], "@ops just say hi")
+    term.expect(r"✂ \d+ messages of this chat removed by another process \(a message was edited there")
+    term.expect(r"approval approval_\w+ was answered elsewhere")
+    term.expect(r"ops: ops heard: @ops just say hi")
+    term.expect(PROMPT)
+    term.type("o")  # the question is gone: this is the next message's first letter
+    term.child.sendcontrol("c")
+    term.child.sendcontrol("d")
+    assert term.exit_status() == 0
+    assert not (work / "MARK").exists()
