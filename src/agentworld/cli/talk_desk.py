@@ -203,8 +203,8 @@ class ApprovalDesk:
             message = output.shown_text(" ".join(said.split()))  # a model's text, escaped
             session.screen.line(f"[yellow]⏸ {request.kind} waiting in {where}: {message}[/yellow]")
         self._announced &= ids
-        for message in stored:
-            session.view.stored(message)
+        for found in stored:
+            session.view.stored(found)
         aw, world = session.aw, session.world
         session.title = (await aw.get_chat(world, session.chat)).name
         session.known.agents = [a.name for a in await aw.list_agents(world)]
