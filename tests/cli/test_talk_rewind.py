@@ -95,9 +95,8 @@ def test_numbers_line_up_to_the_widest_one() -> None:
 
 
 def removal(*, chat_id: str = "c", ids: int = 3, edited: bool) -> CrudEvent:
-    return CrudEvent(world="w", operation="delete", entity="chat", name="msg_1", chat_id=chat_id,
-                     data={"messageIds": [f"msg_{i}" for i in range(ids)], "edited": edited}
-                     ).model_copy(update={"entity": "message"})  # fmt: skip
+    return CrudEvent(world="w", operation="delete", entity="message", name="msg_0", chat_id=chat_id,
+                     data={"messageIds": [f"msg_{i}" for i in range(ids)], "edited": edited})  # fmt: skip
 
 
 def test_a_removal_elsewhere_is_said_with_how_many_went_and_why() -> None:
