@@ -3,7 +3,8 @@ pseudo-terminal against agents on the loopback OpenAI wire server, with other ``
 processes reading what is stored: ``/branch N`` goes on in a chat holding messages #1–#N (and
 the model is sent exactly that history), ``/edit N`` removes what followed (a pending approval
 too) and the agent answers the new text, ``/undo`` removes the last exchange, type-ahead never
-confirms a removal (C4), and changes other processes make to the chat are said."""
+confirms a removal (C4), and changes other processes make to the chat are said. On SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_cli_talk import PROMPT, QUESTION, Terminal, make_team, stored, talk, talk_env  # noqa: F401 (fixtures)
 
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_backends  # on SQLite and on PostgreSQL (tests/conftest.py)
 
 CONFIRM = r"\[n\]o \[y\]es"
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo")
