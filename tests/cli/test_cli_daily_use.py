@@ -130,7 +130,7 @@ def test_a_wide_terminal_still_gets_a_table(cli: Any, tmp_path: Path) -> None:
     wide = cli("chat", "list", "w", env={"COLUMNS": "200"}).stdout.splitlines()
     narrow = cli("chat", "list", "w", env=NARROW).stdout.splitlines()
 
-    assert wide[1].split() == ["chat", "id", "name", "messages", "tokens", "created", "current"]
+    assert wide[1].split() == ["chat", "id", "name", "messages", "tokens", "created", "branch", "of", "current"]
     assert narrow[1] == chat  # a record: the id on a line of its own
     assert "  name: New chat" in narrow
 

@@ -210,7 +210,7 @@ def print_chats(
     """A world's chats with their titles, sizes and token usage (``chat list``, ``/chats``)."""
     print_table(
         f"Chats of {world}",
-        ["chat id", "name", "messages", "tokens", "created", "current"],
+        ["chat id", "name", "messages", "tokens", "created", "branch of", "current"],
         [
             (
                 c.chat_id,
@@ -218,6 +218,7 @@ def print_chats(
                 c.message_count,
                 usage_text(usage_doc(usage.get(c.chat_id))),
                 c.created_at,
+                f"{c.branch_of.chat_id} at {c.branch_of.message_id}" if c.branch_of else "",
                 "yes" if c.chat_id == current else "",
             )
             for c in chats
