@@ -30,7 +30,7 @@ def say(served: Served, world: str, chat: str, *texts: str) -> list[dict[str, An
     for text in texts:
         count = len(served.transcript(world, chat))
         assert served.api.post(f"/api/worlds/{world}/chats/{chat}/messages", json={"text": text}).status_code == 202
-        wait_for(lambda: len(served.transcript(world, chat)) >= count + 2, f"no answer to {text!r}")
+        wait_for(lambda n=count + 2: len(served.transcript(world, chat)) >= n, f"no answer to {text!r}")
     return served.transcript(world, chat)
 
 

@@ -37,10 +37,10 @@ function refusal(err, what) {
 }
 
 export class MessageActions {
-  /** `view`: the ChatView; `world()`, `chat()`: where the view is; `onBranched(chatId)`: open
+  /** `view`: the ChatView; `world()`: the world it shows; `onBranched(chatId)`: open
    * the new chat. */
-  constructor({ view, world, chat, onBranched }) {
-    Object.assign(this, { view, world, chat, onBranched });
+  constructor({ view, world, onBranched }) {
+    Object.assign(this, { view, world, onBranched });
   }
 
   /** The tools of message `m`: "⋯" (touch, phones) and the actions it reveals. */

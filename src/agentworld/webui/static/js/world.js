@@ -231,7 +231,7 @@ export class WorldSession {
     this.transcript = h("div", { class: "transcript", testid: "transcript", role: "log", "aria-label": "Transcript", tabindex: "0" });
     this.chatView = new ChatView(this.transcript, { onReview: (id) => this.desk.open(id, { focus: true }), onBusy: () => {} });
     const actions = new MessageActions({
-      view: this.chatView, world: () => this.name, chat: () => this.chatId,
+      view: this.chatView, world: () => this.name,
       onBranched: (chatId) => this.openBranch(chatId),
     });
     this.chatView.tools = (m) => actions.tools(m);
