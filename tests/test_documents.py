@@ -12,6 +12,7 @@ from agentworld.documents import (
     approval_answer,
     approval_doc,
     audit_doc,
+    chat_doc,
     grant_doc,
     pending_call_doc,
     question_doc,
@@ -19,7 +20,8 @@ from agentworld.documents import (
     tool_doc,
     tool_log_doc,
 )
-from agentworld.models import Message
+from agentworld.models import Chat, Message, Usage
+from agentworld.models.domain import BranchOf
 from agentworld.models.pending import PendingApproval, PendingClientCall, PendingQuestion
 from agentworld.models.records import AuditEntry, ToolLogEntry
 from agentworld.tools.registry import Tool
@@ -46,6 +48,31 @@ def test_an_audit_entry_document_keeps_its_keys_in_order_and_its_time_in_utc_end
         '"approvalId": "approval_1", "agent": "a1", "chatId": "chat_1", "toolName": "shell_cmd", '
         '"toolArgs": {"command": "ls"}, "decision": "approve", "scope": "session", '
         '"latencyMs": 12.5, "detail": {"message": "run ls?"}}'
+    )
+
+
+def test_a_chat_document_says_which_chat_and_message_a_branch_was_made_from() -> None:
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    source = Chat(world="w", chat_id="chat_1", name="Plans", created_at=at, updated_at=at, message_count=4)
+    branch = source.model_copy(
+        update={
+            "chat_id": "chat_2",
+            "name": "Plans (branch)",
+            "message_count": 3,
+            "branch_of": BranchOf(chat_id="chat_1", message_id="msg_3"),
+        }
+    )
+
+    assert json.dumps(chat_doc(source, Usage(input_tokens=5, output_tokens=2))) == (
+        '{"world": "w", "chatId": "chat_1", "name": "Plans", "createdAt": "2026-01-02T03:04:05Z", '
+        '"updatedAt": "2026-01-02T03:04:05Z", "messageCount": 4, "branchOf": null, '
+        '"usage": {"inputTokens": 5, "outputTokens": 2}}'
+    )
+    assert json.dumps(chat_doc(branch)) == (
+        '{"world": "w", "chatId": "chat_2", "name": "Plans (branch)", '
+        '"createdAt": "2026-01-02T03:04:05Z", "updatedAt": "2026-01-02T03:04:05Z", '
+        '"messageCount": 3, "branchOf": {"chatId": "chat_1", "messageId": "msg_3"}, '
+        '"usage": {"inputTokens": 0, "outputTokens": 0}}'
     )
 
 

@@ -221,6 +221,26 @@ class WorldCatalog:
         )
         return chat
 
+    async def branch_chat(self, world: str, message_id: str, *, chat_id: str | None = None) -> Chat:
+        """A new chat whose transcript and every agent's memory are those of the chat of
+        ``message_id`` up to and including that message (SPEC K1); it becomes the world's
+        current chat. The source is left as it is, with whatever waits in it. ``chat_id``
+        names the source (a message of another chat is unknown); without it, the chat whose
+        transcript holds the message."""
+        await self.storage.get_world(world)
+        source = chat_id if chat_id is not None else await self.storage.chat_of_message(world, message_id)
+        chat = await self.storage.branch_chat(world, source, message_id, new_chat_id=new_id("chat_"))
+        current = await self.storage.get_world(world)
+        await self.storage.update_world(current.model_copy(update={"current_chat_id": chat.chat_id}))
+        branch_of = {"chatId": source, "messageId": message_id}
+        await self._announce(
+            CrudEvent(
+                world=world, operation="create", entity="chat", name=chat.chat_id,
+                chat_id=chat.chat_id, data={"branchOf": branch_of},
+            )
+        )
+        return chat
+
     async def list_chats(self, world: str) -> list[Chat]:
         await self.storage.get_world(world)
         return await self.storage.list_chats(world)

@@ -96,7 +96,9 @@ CHAT: dict[str, Any] = {
     "createdAt": TIMESTAMP,
     "updatedAt": TIMESTAMP,
     "messageCount": int,
+    "branchOf": None,
 }
+BRANCH_OF: dict[str, Any] = {"chatId": "<chat id>", "messageId": "<msg id>"}
 
 USAGE: dict[str, Any] = {"inputTokens": int, "outputTokens": int}
 
@@ -246,6 +248,17 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
     assert worlds["worlds"] == [world]
     assert world["currentChatId"] == chat["chatId"]
     assert shape(agents) == {"agents": [AGENT]}
+
+    branched = cli("chat", "branch", "w1", done["messages"][0]["messageId"], "--json").json()
+    with_branch = cli("chat", "list", "w1", "--json").json()
+
+    assert shape(branched) == {"chatId": "<chat id>"}
+    assert shape(with_branch) == {
+        "chats": [{**CHAT, "usage": USAGE}, {**CHAT, "branchOf": BRANCH_OF, "usage": USAGE}]
+    }
+    assert with_branch["chats"][1]["branchOf"] == {
+        "chatId": chat["chatId"], "messageId": done["messages"][0]["messageId"]
+    }
 
 
 def test_question_documents_keep_their_shape(cli: Any, script: Any, server: Any) -> None:

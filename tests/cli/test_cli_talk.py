@@ -26,7 +26,7 @@ from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
 PROMPT = "team ›"
-QUESTION = r"\[d\]eny \[o\]nce \[s\]ession \[a\]lways \[l\]ater"
+QUESTION = r"\[d\]eny \[o\]nce \[s\]ession \[a\]lways \[e\]dit \[l\]ater"
 
 
 class Terminal:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from agentworld.cli.talk_desk import always_means
-from agentworld.cli.talk_question import ARM_SECONDS, ApprovalQuestion
+from agentworld.cli.talk_asking import always_means
+from agentworld.cli.talk_question import ARM_SECONDS, CHOICES, SCOPE_CHOICES, ApprovalQuestion
 from agentworld.models.pending import PendingApproval
 
 SHOWN = 100.0
@@ -15,7 +15,7 @@ ARMED = SHOWN + ARM_SECONDS
 
 
 def question() -> ApprovalQuestion:
-    asked = ApprovalQuestion("every `touch` command")
+    asked = ApprovalQuestion(always_means="every `touch` command")
     asked.shown(SHOWN)
     return asked
 
@@ -25,7 +25,7 @@ def text(fragments: list[tuple[str, str]]) -> str:
 
 
 def test_type_ahead_before_the_question_is_shown_answers_nothing_and_is_kept() -> None:
-    asked = ApprovalQuestion("every `touch` command")
+    asked = ApprovalQuestion(always_means="every `touch` command")
     answers = [asked.press(key, SHOWN - 0.5) for key in "also say yes"]
     asked.press("enter", SHOWN - 0.4)
     asked.shown(SHOWN)
@@ -56,12 +56,12 @@ def test_while_not_armed_the_line_says_keys_are_ignored_and_then_what_enter_answ
 
     assert "(keys ignored for a moment: read the command)" in text(asked.line(SHOWN))
     armed = text(asked.line(ARMED))
-    assert armed.startswith("[d]eny [o]nce [s]ession [a]lways [l]ater") and "(Enter: deny) ›" in armed
+    assert armed.startswith("[d]eny [o]nce [s]ession [a]lways [e]dit [l]ater") and "(Enter: deny) ›" in armed
     assert ("reverse", "[d]eny") in asked.line(ARMED)
 
 
-def test_once_armed_each_letter_answers_and_l_leaves_it_for_later() -> None:
-    for key, answer in {"d": "deny", "o": "once", "S": "session", "l": "later"}.items():
+def test_once_armed_each_letter_answers_e_edits_and_l_leaves_it_for_later() -> None:
+    for key, answer in {"d": "deny", "o": "once", "S": "session", "e": "edit", "l": "later"}.items():
         assert question().press(key, ARMED) == answer
     assert question().press("x", ARMED) is None
 
@@ -99,6 +99,37 @@ def test_any_key_but_y_goes_back_to_the_first_question_with_deny_highlighted() -
     assert not asked.confirming and asked.highlight == 0
     assert asked.press("o", ARMED + ARM_SECONDS + 0.1) is None  # the question arms afresh
     assert asked.press("enter", ARMED + 3 * ARM_SECONDS) == "deny"
+
+
+def test_e_before_the_question_armed_edits_nothing_and_is_kept() -> None:
+    asked = question()
+
+    assert asked.press("e", SHOWN + 0.1) is None
+    assert asked.press("e", SHOWN + 0.1 + ARM_SECONDS - 0.01) is None  # typing held it back
+    assert asked.kept_text() == "ee"
+    assert asked.press("e", SHOWN + 0.1 + 2 * ARM_SECONDS) == "edit"
+
+
+def test_a_call_that_cannot_be_edited_is_asked_without_e() -> None:
+    asked = ApprovalQuestion(always_means="x", choices=tuple(c for c in CHOICES if c != "edit"))
+    asked.shown(SHOWN)
+
+    assert "[e]dit" not in text(asked.line(ARMED))
+    assert asked.press("e", ARMED) is None
+
+
+def test_the_scope_of_an_edited_call_is_asked_with_cancel_first_and_always_confirmed() -> None:
+    asked = ApprovalQuestion(always_means="every `ls` command", choices=SCOPE_CHOICES, title="run it as edited:")
+    asked.shown(SHOWN)
+
+    assert text(asked.line(ARMED)).startswith("run it as edited: [c]ancel [o]nce [s]ession [a]lways")
+    assert "(Enter: cancel)" in text(asked.line(ARMED))
+    assert asked.press("d", ARMED) is None  # deny is not one of its answers
+    assert asked.press("enter", ARMED) == "cancel"
+    assert asked.press("s", ARMED) == "session"
+    assert asked.press("a", ARMED) is None and asked.confirming
+    assert "every `ls` command" in text(asked.line(ARMED))
+    assert asked.press("y", ARMED + ARM_SECONDS) == "always"
 
 
 def test_keys_after_the_question_armed_once_are_not_kept() -> None:

@@ -109,6 +109,7 @@ def _state_changing(world: str, first: str, second: str) -> list[tuple[str, str,
     return [
         ("POST", "/api/worlds", {"name": f"{world}-made-elsewhere"}),
         ("POST", f"/api/worlds/{world}/chats", None),
+        ("POST", f"/api/worlds/{world}/chats/{first}/branch", {"messageId": "msg_1"}),
         ("PATCH", f"/api/worlds/{world}/chats/{first}", {"current": True}),
         ("POST", f"/api/worlds/{world}/chats/{second}/stop", None),
         ("POST", f"/api/worlds/{world}/resume", None),

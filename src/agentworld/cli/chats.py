@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agentworld.cli.live import LiveView
 
 app = typer.Typer(
-    help="Start, list, switch, rename, delete and export chats.", no_args_is_help=True
+    help="Start, branch, list, switch, rename, delete and export chats.", no_args_is_help=True
 )
 
 ChatId = Annotated[str, typer.Argument(metavar="CHAT_ID", help="A chat id, as `chat list` shows it.")]
@@ -92,6 +92,26 @@ def chat_delete(world: WorldArg, chat_id: ChatId, json_out: JsonOpt = False) -> 
         output.print_json({"deleted": chat_id})
     else:
         output.say(f"deleted chat {chat_id}")
+
+
+@app.command("branch")
+def chat_branch(
+    world: WorldArg,
+    message_id: Annotated[
+        str, typer.Argument(metavar="MESSAGE_ID", help="The message to branch from (`messages --json` shows ids).")
+    ],
+    chat: Annotated[
+        str | None, typer.Option("--chat", help="The chat of the message (default: the chat that holds it).")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Start a chat that goes on from a message: its transcript and every agent's memory are
+    the chat's up to and including MESSAGE_ID. It becomes the current chat; prints its id."""
+    branch = run(lambda aw: aw.branch_chat(world, message_id, chat_id=chat))
+    if json_out:
+        output.print_json({"chatId": branch.chat_id})
+    else:
+        typer.echo(branch.chat_id)
 
 
 @app.command("export")

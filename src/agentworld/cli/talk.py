@@ -22,7 +22,8 @@ def talk(
     chat: Annotated[str | None, typer.Option("--chat", help="Talk in this chat (default: the world's current chat).")] = None,
     new: Annotated[bool, typer.Option("--new", help="Start a new chat and talk there.")] = False,
 ) -> None:
-    """Talk with a world's agents: answers stream in, approvals are asked at the prompt.
+    """Talk with a world's agents: answers stream in; approvals and agents' questions are
+    asked at the prompt.
 
     Enter sends, Esc-Enter starts a new line, Tab completes @agent names and /commands
     (/help lists them). Ctrl-C stops a turn; Ctrl-D leaves.

@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "/approvals": "the approval requests waiting in this world",
     "/approve ID once|session|always": "approve a request",
     "/deny ID": "deny a request",
+    "/questions": "the agents' questions waiting in this world",
+    "/answer ID TEXT": "answer an agent's question (an option's number or text, or your words)",
     "/policy": "the policy rules in force",
     "/export [FILE]": "write this chat as Markdown (default: CHAT_ID.md)",
     "/show N": "tool result N in full",
@@ -158,6 +160,42 @@ async def _deny(session: TalkSession, args: list[str]) -> None:
     if len(args) != 1:
         return _usage(session, "/deny")
     await session.desk.answer(args[0], "deny")
+
+
+@_command("/questions")
+async def _questions(session: TalkSession, args: list[str]) -> None:
+    from agentworld.cli.talk_answer import AskedQuestion
+
+    waiting = await session.aw.questions(session.world)
+    if not waiting:
+        session.screen.line("no questions waiting")
+    for question in waiting:
+        asked = AskedQuestion(agent=question.agent, question=question.question, options=tuple(question.options),
+                              allow_free_text=question.allow_free_text)  # fmt: skip
+        for line in asked.lines():
+            session.screen.line(escape(line))
+        session.screen.line(f"  question id:  {escape(question.tool_call_id)} (chat {escape(question.chat_id)})")
+        session.screen.line(f"  answer:       /answer {escape(question.tool_call_id)} TEXT")
+
+
+@_command("/answer")
+async def _answer(session: TalkSession, args: list[str]) -> None:
+    """The text is checked as at the question: a number picks that option."""
+    from agentworld.cli.talk_answer import AskedQuestion, Refused
+
+    if len(args) < 2:
+        return _usage(session, "/answer")
+    question = await session.aw.pending_call(session.world, args[0])
+    text = " ".join(args[1:])
+    if question is not None and question.kind == "question":
+        asked = AskedQuestion(agent=question.agent, question=question.question, options=tuple(question.options),
+                              allow_free_text=question.allow_free_text)  # fmt: skip
+        found = asked.resolve(text)
+        if isinstance(found, Refused):
+            session.screen.error(found.hint)
+            return
+        text = found.answer
+    await session.desk.reply(args[0], text)
 
 
 @_command("/policy")

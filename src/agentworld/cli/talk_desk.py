@@ -1,12 +1,14 @@
-"""Approvals at the prompt of ``agentworld talk``, and what other processes do meanwhile.
+"""Approvals and agents' questions at the prompt of ``agentworld talk``, and what other
+processes do meanwhile.
 
-After each turn the desk asks every request of the chat in turn, each question with its own
-arming (SPEC A2: a structured decision, never JSON typed into the chat; C4: no key answers
-before the question was read, see ``talk_question``). While a prompt waits it looks at the
-stored requests every ``POLL_SECONDS``: the process that runs a chat may be another one (a
-second terminal, ``agentworld approve``, later the web UI), and approvals are stored, not
-in-process futures (SPEC A6) — so a request answered elsewhere leaves the question, a request
-in this chat is asked, and one in another chat is announced. The same look shows what was said
+After each turn the desk asks every approval request and question of the chat in turn, oldest
+first, each with its own arming (SPEC A2: a structured decision, never JSON typed into the
+chat; C4: no key answers before the question was read, see ``talk_question``; how each is
+shown and asked is ``talk_asking``). While a prompt waits it looks at the stored requests and
+questions every ``POLL_SECONDS``: the process that runs a chat may be another one (a second
+terminal, ``agentworld approve`` or ``answer``, the web UI), and they are stored, not
+in-process futures (SPEC A6) — so one answered elsewhere leaves the prompt, one in this chat is
+asked, and one in another chat is announced. The same look shows what was said
 in the chat by other processes (the one that ran an approved call, a person in another
 terminal or the web UI), and keeps the status line and completion current.
 """
@@ -15,16 +17,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
 from agentworld.cli import output
+from agentworld.cli.talk_asking import (
+    LEFT_WAITING,
+    Decided,
+    Later,
+    Reply,
+    ask_approval,
+    ask_question,
+)
 from agentworld.cli.talk_prompt import Answer
 
 if TYPE_CHECKING:
     from agentworld.cli.talk_session import TalkSession
-    from agentworld.models.pending import PendingApproval
+    from agentworld.models.pending import PendingApproval, PendingQuestion
 
 POLL_SECONDS = 0.5
 """How often a waiting prompt looks for approvals asked or answered by other processes."""
@@ -33,41 +43,46 @@ logger = logging.getLogger("agentworld.cli")
 
 
 class ApprovalsWaiting(Exception):
-    """A request of this chat arrived while the prompt was empty: ask it now."""
+    """A request or question of this chat arrived while the prompt was empty: ask it now."""
 
 
 class AnsweredElsewhere(Exception):
-    """The request being asked was answered by another process."""
+    """The request or question being asked was answered by another process."""
 
 
 class ApprovalDesk:
     def __init__(self, session: TalkSession) -> None:
         self.session = session
         self.later: set[str] = set()
-        """Requests the person left pending in this chat: not asked again on their own."""
+        """Requests and questions the person left waiting in this chat: not asked again on
+        their own."""
         self._announced: set[str] = set()
         self._waiting: list[PendingApproval] = []
+        self._questions: list[PendingQuestion] = []
         self._asking: str | None = None
+        self._asking_kind = "approval"
         self._gone: str | None = None
         """The request on the screen that was answered elsewhere, once said."""
         self._following: tuple[str, int] | None = None
         """The chat whose transcript is followed, and the position read up to."""
 
     async def ask(self) -> None:
-        """Ask each request of the chat, oldest first, until none is left to ask."""
+        """Ask each request and question of the chat, oldest first, until none is left."""
         session = self.session
         while True:
-            waiting = await session.aw.approvals(session.world, chat_id=session.chat)
-            waiting = [p for p in waiting if p.tool_call_id not in self.later]
+            waiting = await self._waiting_here()
             if not waiting:
                 return
             request = waiting[0]
             self._announced.add(request.tool_call_id)
-            output.print_approvals([request], answers="none")
-            self._asking = request.tool_call_id
+            self._asking, self._asking_kind = request.tool_call_id, request.kind
             session.screen.prompting = True
+            session.prompts.kept = ""
             try:
-                answer = await session.prompts.approval(always_means=always_means(request))
+                if request.kind == "question":
+                    outcome = await ask_question(session, request)
+                else:
+                    outcome = await ask_approval(session, request)
             except AnsweredElsewhere:
                 continue  # ``refresh`` said so, before what the answer caused
             finally:
@@ -76,18 +91,34 @@ class ApprovalDesk:
                 if session.prompts.kept:
                     session.screen.note("what you typed before the question was read answered "
                                         "nothing: it waits at the prompt")  # fmt: skip
-            if answer is None:
-                self.later.add(request.tool_call_id)
-                session.screen.note("left pending: /approvals lists it; /approve or /deny answers it")
-                continue
-            await self.answer(request.tool_call_id, answer, ask_next=False)
+            match outcome:
+                case Later():
+                    self.later.add(request.tool_call_id)
+                    session.screen.note(LEFT_WAITING[request.kind])
+                case Reply(text=text):
+                    await self.reply(request.tool_call_id, text, ask_next=False)
+                case Decided(answer=answer, arguments=arguments):
+                    await self.answer(request.tool_call_id, answer, ask_next=False, arguments=arguments)
 
-    async def answer(self, approval_id: str, answer: Answer, *, ask_next: bool = True) -> None:
-        """Deny, or approve with a scope; the chat runs on, and its next requests are asked.
+    async def _waiting_here(self) -> list[PendingApproval | PendingQuestion]:
+        """The requests and questions of this chat that wait to be asked, oldest first."""
+        session = self.session
+        approvals = await session.aw.approvals(session.world, chat_id=session.chat)
+        questions = await session.aw.questions(session.world, chat_id=session.chat)
+        waiting: list[PendingApproval | PendingQuestion] = [*approvals, *questions]
+        waiting.sort(key=lambda p: p.created_at)
+        return [p for p in waiting if p.tool_call_id not in self.later]
+
+    async def answer(
+        self, approval_id: str, answer: Answer, *, ask_next: bool = True, arguments: dict[str, Any] | None = None
+    ) -> None:
+        """Deny, or approve with a scope (with ``arguments``: the call as the person edited
+        it); the chat runs on, and its next requests are asked.
 
         The answer is announced before the turn it starts (whose output follows it) — but only
         for a request that is waiting: an unknown or answered id is refused by the facade, and
-        that one line is all the person should see (docs/cli.md)."""
+        that one line is all the person should see (docs/cli.md). An edited call the runtime
+        refuses (invalid, or denied by the policy) is that one line too; the request waits."""
         session = self.session
         try:
             request = await session.aw.pending_call(session.world, approval_id)
@@ -101,10 +132,29 @@ class ApprovalDesk:
             work = session.aw.approve(session.world, approval_id, decision="deny")
         else:
             if waiting:
-                session.screen.note(f"approved {approval_id} ({answer})")
-            work = session.aw.approve(session.world, approval_id, decision="approve", scope=answer)
+                session.screen.note(f"approved {approval_id} ({answer})" + (" as edited" if arguments else ""))
+            work = session.aw.approve(session.world, approval_id, decision="approve", scope=answer,
+                                      arguments=arguments)  # fmt: skip
         try:
             await session.turn(work)
+        except Exception as exc:
+            session.report(exc)
+        if ask_next:
+            await self.ask()
+
+    async def reply(self, question_id: str, text: str, *, ask_next: bool = True) -> None:
+        """Answer an agent's question with ``text``; the chat runs on, and what waits next is
+        asked. Announced, as an approval's answer is, only for a question that waits."""
+        session = self.session
+        try:
+            question = await session.aw.pending_call(session.world, question_id)
+        except Exception as exc:
+            session.report(exc)
+            return
+        if question is not None and question.kind == "question" and question.status == "pending":
+            session.screen.note(f"answered {question_id}: {' '.join(text.split())}")
+        try:
+            await session.turn(session.aw.answer(session.world, question_id, text))
         except Exception as exc:
             session.report(exc)
         if ask_next:
@@ -122,15 +172,18 @@ class ApprovalDesk:
 
     async def refresh(self) -> None:
         session = self.session
-        waiting = await session.aw.approvals(session.world)
+        approvals = await session.aw.approvals(session.world)
+        questions = await session.aw.questions(session.world)
+        self._waiting, self._questions = approvals, questions
+        waiting: list[PendingApproval | PendingQuestion] = [*approvals, *questions]
         ids = {p.tool_call_id for p in waiting}
-        self._waiting = waiting
-        session.known.approvals = sorted(ids)
+        session.known.approvals = sorted(p.tool_call_id for p in approvals)
+        session.known.questions = sorted(p.tool_call_id for p in questions)
         if self._asking is not None and self._asking not in ids and self._gone != self._asking:
             # Said here, in this look, so it comes before the call's result and the answer
             # that ``_follow`` shows next, whenever the prompt's task gets to run.
             self._gone = self._asking
-            session.screen.note(f"approval {self._asking} was answered elsewhere")
+            session.screen.note(f"{self._asking_kind} {self._asking} was answered elsewhere")
             session.prompts.interrupt(AnsweredElsewhere())
         for request in waiting:
             known = request.tool_call_id in self._announced or request.tool_call_id in self.later
@@ -142,8 +195,9 @@ class ApprovalDesk:
                 continue
             self._announced.add(request.tool_call_id)
             where = "this chat" if request.chat_id == session.chat else f"chat {escape(request.chat_id)}"
-            message = output.shown_text(" ".join(request.message.split()))  # a model's text, escaped
-            session.screen.line(f"[yellow]⏸ approval waiting in {where}: {message}[/yellow]")
+            said = request.question if request.kind == "question" else request.message
+            message = output.shown_text(" ".join(said.split()))  # a model's text, escaped
+            session.screen.line(f"[yellow]⏸ {request.kind} waiting in {where}: {message}[/yellow]")
         self._announced &= ids
         await self._follow()
         aw, world = session.aw, session.world
@@ -165,50 +219,13 @@ class ApprovalDesk:
             session.view.stored(message)
 
     def status(self) -> str:
-        """The status line: world, chat title, who is busy, how many approvals wait."""
+        """The status line: world, chat title, who is busy, how many approvals and questions
+        wait."""
         session = self.session
         busy = ", ".join(session.view.busy) or ("idle" if session.idle() else "working")
         count = len(self._waiting)
         waiting = f"{count} approval{'s' if count != 1 else ''} waiting" if count else "no approvals waiting"
+        if asked := len(self._questions):
+            waiting += f" · {asked} question{'s' if asked != 1 else ''} waiting"
         return f" {session.world} · {session.title or 'opening…'} · {busy} · {waiting}"
 
-
-def always_means(request: PendingApproval) -> str:
-    """What an ALWAYS answer to ``request`` would allow, in words (the grant's rule: the same
-    commands or paths with any arguments, for every agent and chat of the world)."""
-    import json
-
-    from agentworld.approval.grants import (
-        FILE_TOOLS,
-        SHELL_TOOL,
-        file_path,
-        shell_shape,
-        written_targets,
-    )
-    from agentworld.approval.shell_view import escape_controls
-
-    tool = escape_controls(request.tool_name)
-    everyone = "by any agent in any chat"
-    try:
-        arguments = json.loads(request.arguments)
-    except ValueError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        return f"this {tool} call only (it cannot be remembered)"
-    if request.tool_name == SHELL_TOOL:
-        shape = shell_shape(arguments)
-        if shape is None or not shape.roots:
-            return "this command line only (it cannot be remembered as a rule)"
-        names = ", ".join(f"`{escape_controls(root)}`" for root in sorted(shape.roots))
-        writes = ""
-        if shape.redirects:
-            targets = written_targets(arguments)
-            named = ", ".join(f"`{escape_controls(t)}`" for t in sorted(set(targets or ())))
-            writes = f", writing only to {named}" if named else ", writing no file"
-        return f"every {names} command (any arguments{writes}) {everyone}"
-    if request.tool_name in FILE_TOOLS:
-        path = file_path(request.tool_name, arguments)
-        if path is None:
-            return f"this {tool} call only (it cannot be remembered)"
-        return f"{tool} of `{escape_controls(path)}` {everyone}"
-    return f"every {tool} call, whatever its arguments, {everyone}"

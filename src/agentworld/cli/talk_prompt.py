@@ -1,4 +1,5 @@
-"""The prompts of ``agentworld talk``: the message prompt and the approval question.
+"""The prompts of ``agentworld talk``: the message prompt, the approval question, the line that
+answers an agent's question (``talk_answer``) and the in-place edit of a call (``talk_edit``).
 
 The message prompt keeps a history per world (``~/.agentworld/history/WORLD``), takes several
 lines (Esc-Enter or Alt-Enter starts a new one; Enter sends), completes ``@agent`` names, slash
@@ -6,8 +7,9 @@ commands and their arguments, and shows a status line. Ctrl-C clears what is typ
 empty prompt — is reported to the caller, which leaves on the second one; Ctrl-D leaves.
 
 The approval question (``talk_question``: what keys mean there, and when) answers with ``d``,
-``o``, ``s``, ``a`` then ``y``, or ``l`` (later: left pending), or Enter on the highlighted
-choice — only once it has been read; Ctrl-C or Ctrl-D leave the request pending at any time.
+``o``, ``s``, ``a`` then ``y``, ``e`` (edit first), or ``l`` (later: left pending), or Enter on
+the highlighted choice — only once it has been read; Ctrl-C or Ctrl-D leave the request pending
+at any time. An agent's question takes a line typed once it has been read (``talk_inputs``).
 What was typed into it before it armed is the next message's starting text, as is a message
 being written when a prompt is ended from outside (``interrupt``), e.g. when an approval was
 answered in another process or a request arrived while the prompt waited: nothing typed is lost.
@@ -34,7 +36,9 @@ from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 
-from agentworld.cli.talk_question import ApprovalQuestion, Key
+from agentworld.cli.talk_answer import AskedQuestion
+from agentworld.cli.talk_inputs import NAMED_KEYS, AnswerCheck, answer_keys, edit_keys, key_name
+from agentworld.cli.talk_question import CHOICES, ApprovalQuestion, Arming, Choice
 
 Answer = Literal["deny", "once", "session", "always"]
 """An answer to an approval request: deny, or approve with that scope."""
@@ -44,18 +48,20 @@ SCOPES = ("once", "session", "always")
 @dataclass
 class Known:
     """What completion offers, kept current by the session: the world's agents and chats, and
-    the approvals waiting."""
+    the approvals and questions waiting."""
 
     commands: Mapping[str, str]
     """Slash commands (with their argument hint) and what each does."""
     agents: list[str] = field(default_factory=list)
     chats: list[str] = field(default_factory=list)
     approvals: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
 
 
 class TalkCompleter(Completer):
     """``@name`` anywhere, ``/command`` at the start, and the argument of ``/switch`` (chat
-    ids), ``/agent`` (agent names), ``/approve`` (approval ids, then a scope), ``/deny``."""
+    ids), ``/agent`` (agent names), ``/approve`` (approval ids, then a scope), ``/deny``,
+    ``/answer`` (question ids)."""
 
     def __init__(self, known: Known) -> None:
         self.known = known
@@ -86,6 +92,8 @@ class TalkCompleter(Completer):
             return self.known.agents
         if position == 1 and command in ("/approve", "/deny"):
             return self.known.approvals
+        if position == 1 and command == "/answer":
+            return self.known.questions
         if position == 2 and command == "/approve":
             return SCOPES
         return None
@@ -116,12 +124,6 @@ def _message_keys() -> KeyBindings:
     return keys
 
 
-_NAMED_KEYS: dict[str, Key] = {
-    Keys.Enter: "enter", Keys.ControlJ: "enter", Keys.Backspace: "backspace", Keys.Left: "left",
-    Keys.Right: "right", Keys.Up: "up", Keys.Down: "down", Keys.Tab: "tab", Keys.BackTab: "s-tab",
-}  # fmt: skip
-
-
 def _approval_keys(prompts: Prompts) -> KeyBindings:
     """Every key goes to the question on the screen (``Prompts.question``), none into a line;
     Ctrl-C and Ctrl-D leave the request pending, armed or not (nothing runs)."""
@@ -137,16 +139,13 @@ def _approval_keys(prompts: Prompts) -> KeyBindings:
         if key.key == Keys.BracketedPaste:
             question.paste(key.data, now)
         else:
-            named = _NAMED_KEYS.get(key.key)
-            answer = question.press(named or (key.key if len(key.key) == 1 else "other"), now)
+            answer = question.press(key_name(key), now)
             if answer is not None:
                 event.app.exit(result=answer)
                 return
         prompts.redraw_when_armed()
 
-    # The named keys are bound one by one: the prompt's own bindings for them (Enter accepts
-    # a line, Tab completes) would otherwise win over ``<any>``.
-    for name in (*_NAMED_KEYS, Keys.BracketedPaste, "<any>"):
+    for name in (*NAMED_KEYS, Keys.BracketedPaste, "<any>"):
         keys.add(name, eager=True)(press)
     return keys
 
@@ -158,7 +157,7 @@ def _exit_with(answer: str | None) -> Callable[[KeyPressEvent], None]:
     return handler
 
 
-async def _written() -> None:
+async def written_out() -> None:
     """Wait until what was printed is on the terminal, so a question arms only once the request
     it asks about is there to read: under ``patch_stdout`` a thread writes the lines, later.
     Where that thread's queue cannot be seen, a wait longer than its pauses between writes."""
@@ -217,6 +216,12 @@ class Prompts:
         )
         self._approvals: PromptSession[Any] = PromptSession(input=keys, key_bindings=_approval_keys(self))
         self._approvals.app.after_render += self._drawn
+        self._answers: PromptSession[Any] = PromptSession(
+            input=keys, key_bindings=answer_keys(lambda: self.asked, after=self.redraw_when_armed), validator=AnswerCheck(lambda: self.asked),
+            validate_while_typing=False,
+        )  # fmt: skip
+        self._answers.app.after_render += self._drawn
+        self._edits: PromptSession[Any] = PromptSession(input=keys, key_bindings=edit_keys())
         self._active: PromptSession[Any] | None = None
         self._held: BaseException | None = None
         self._carry = ""
@@ -224,8 +229,11 @@ class Prompts:
         self._arming: asyncio.TimerHandle | None = None
         self.question: ApprovalQuestion | None = None
         """The approval question on the screen."""
+        self.asked: AskedQuestion | None = None
+        """The agent's question on the screen."""
         self.kept = ""
-        """What was typed into the last approval question before it armed (now carried)."""
+        """What was typed into questions before they armed (now carried), since the asker last
+        emptied it."""
         self.on_shown: Callable[[], None] | None = None
         """Called once, just after the first prompt is drawn."""
 
@@ -241,39 +249,65 @@ class Prompts:
             raise
         return str(text)
 
-    async def approval(self, *, always_means: str) -> Answer | None:
-        """``deny``, ``once``, ``session`` or ``always``; None to leave it pending.
-        ``always_means``: what an ALWAYS answer allows, said in its second step."""
-        await _written()
-        question = self.question = ApprovalQuestion(always_means)
+    async def approval(
+        self, *, always_means: str, choices: tuple[Choice, ...] = CHOICES, title: str = ""
+    ) -> Answer | Literal["edit"] | None:
+        """``deny``, ``once``, ``session``, ``always`` or ``edit``; None to leave it pending (or,
+        asking an edited call's scope, to go back). ``always_means``: what an ALWAYS answer
+        allows, said in its second step."""
+        await written_out()
+        question = self.question = ApprovalQuestion(always_means=always_means, choices=choices, title=title)
         try:
             answer = await self._ask(self._approvals, lambda: question.line(time.monotonic()))
         finally:
             self.question = None
-            if self._arming is not None:
-                self._arming.cancel()
-            self.kept = question.kept_text()
-            self._carry += self.kept
-        return answer if answer == "deny" or answer in SCOPES else None
+            self._kept(question)
+        return answer if answer in ("deny", "edit", *SCOPES) else None
+
+    async def answer(self, asked: AskedQuestion) -> str | None:
+        """The line typed (after the question armed) that answers ``asked``, checked by its
+        ``resolve``; None to leave it waiting (Ctrl-C, Ctrl-D)."""
+        await written_out()
+        self.asked = asked
+        try:
+            typed = await self._ask(self._answers, lambda: asked.prompt(time.monotonic()))
+        finally:
+            self.asked = None
+            self._kept(asked)
+        return typed if isinstance(typed, str) else None
+
+    async def edit(self, text: str, *, label: str) -> str | None:
+        """``text`` as the person edited it in place (Enter accepts; Esc-Enter a new line);
+        None when they cancelled (Ctrl-C, Ctrl-D)."""
+        edited = await self._ask(self._edits, HTML("<b>{}</b> › ").format(label), default=text)
+        return edited if isinstance(edited, str) else None
+
+    def _kept(self, arming: Arming) -> None:
+        """A question left the screen: what was typed into it before it armed is carried."""
+        if self._arming is not None:
+            self._arming.cancel()
+        kept = arming.kept_text()
+        self.kept += kept
+        self._carry += kept
 
     def _drawn(self, app: Any) -> None:
-        """After each drawing of the approval prompt: the first one puts the question on the
+        """After each drawing of a question's prompt: the first one puts the question on the
         screen, from when it arms."""
-        question = self.question
-        if question is not None and question.arms_at() is None:
-            question.shown(time.monotonic())
+        arming = self.question or self.asked
+        if arming is not None and arming.arms_at() is None:
+            arming.shown(time.monotonic())
             self.redraw_when_armed()
 
     def redraw_when_armed(self) -> None:
         """Draw the question again when it arms (the line then says so)."""
-        question, app = self.question, self._approvals.app
-        at = question.arms_at() if question is not None else None
-        if at is None:
+        arming, session = self.question or self.asked, self._active
+        at = arming.arms_at() if arming is not None else None
+        if at is None or session is None:
             return
         if self._arming is not None:
             self._arming.cancel()
         delay = max(0.0, at - time.monotonic()) + 0.01
-        self._arming = asyncio.get_running_loop().call_later(delay, app.invalidate)
+        self._arming = asyncio.get_running_loop().call_later(delay, session.app.invalidate)
 
     async def _ask(self, session: PromptSession[Any], message: Any, *, default: str = "") -> Any:
         self._active = session

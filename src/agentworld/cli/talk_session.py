@@ -3,7 +3,8 @@
 A prompt (``talk_prompt``) where each line is a message to the world's chat or a slash command
 (``talk_commands``); answers stream in as the agents give them (``talk_view``, a subscriber of
 the world's event bus); an approval request is asked at the prompt with one key, once read
-(``talk_question``).
+(``talk_question``), and an agent's question with a line typed once it was read
+(``talk_answer``); ``talk_desk`` asks them.
 
 Start-up shows the prompt at once and opens the database behind it: the runtime's imports
 (SQLAlchemy, pydantic models, the SDKs) take longer than people wait for a prompt, and nothing

@@ -224,9 +224,14 @@ class EventView:
             self._call(message.sender, call.id, call.function.name, call.function.arguments)
 
     def _call(self, agent: str, call_id: str, name: str, arguments: str) -> None:
+        """One line for a tool call: its arguments with secrets masked, as every approval view
+        shows them (redaction is imported with the first call, off the way to the prompt)."""
+        from agentworld.redaction import redact_json_text
+
         number = len(self._numbers) + 1
         self._numbers[call_id] = (number, name)
-        shown = _cut(" ".join(arguments.split()), self.width - len(agent) - len(name) - 14)
+        masked = redact_json_text(arguments)
+        shown = _cut(" ".join(masked.split()), self.width - len(agent) - len(name) - 14)
         self.screen.line(f"[yellow]  [{number}] {escape(agent)} → {escape(name)} {escape(shown)}[/yellow]")
 
     def _result(self, message: Message) -> None:

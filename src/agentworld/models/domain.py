@@ -203,6 +203,15 @@ class Agent(BaseModel):
         return value
 
 
+class BranchOf(BaseModel):
+    """Where a branch was made from (SPEC K1): the chat, and the message it was copied up to."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    chat_id: str = Field(alias="chatId")
+    message_id: str = Field(alias="messageId")
+
+
 class Chat(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
@@ -212,3 +221,5 @@ class Chat(BaseModel):
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     updated_at: datetime = Field(default_factory=utc_now, alias="updatedAt")
     message_count: int = Field(default=0, alias="messageCount")
+    branch_of: BranchOf | None = Field(default=None, alias="branchOf")
+    """The chat and message this chat was branched from; None for a chat that is no branch."""

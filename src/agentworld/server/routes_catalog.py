@@ -29,6 +29,7 @@ from agentworld.server.schemas import (
     AgentDoc,
     AgentList,
     AgentSettings,
+    ChatBranch,
     ChatChange,
     ChatCreated,
     ChatDoc,
@@ -178,6 +179,17 @@ async def change_chat(world: WorldName, chat: ChatId, body: ChatChange, aw: AW) 
 async def delete_chat(world: WorldName, chat: ChatId, aw: AW) -> None:
     """Delete a chat with its messages (refused while it still has work)."""
     await aw.delete_chat(world, chat)
+
+
+@router.post(
+    "/{world}/chats/{chat}/branch", status_code=201, response_model=ChatCreated, tags=["chats"]
+)
+async def branch_chat(world: WorldName, chat: ChatId, body: ChatBranch, aw: AW) -> JSONResponse:
+    """Start a chat whose transcript and every agent's memory are this chat's up to and
+    including message ``messageId`` (404 for a message this chat's transcript does not hold);
+    it becomes the world's current chat."""
+    branch = await aw.branch_chat(world, body.message_id, chat_id=chat)
+    return JSONResponse({"chatId": branch.chat_id}, status_code=201)
 
 
 @router.get("/{world}/chats/{chat}/messages", response_model=MessagePage, tags=["chats"])

@@ -160,6 +160,12 @@ class MessagePost(_Body):
         return value
 
 
+class ChatBranch(_Body):
+    """Branch a chat from one of its messages (SPEC K1)."""
+
+    message_id: str
+
+
 class ApprovalAnswer(_Body):
     """A person's structured decision (SPEC A2), never text typed into the chat."""
 

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from agentworld.errors import AlreadyExistsError, BusyError, NotFoundError
 from agentworld.models import Agent, Chat, Message, World, utc_now
+from agentworld.models.domain import BranchOf
 from agentworld.models.records import AuditEntry
 from agentworld.storage import queries
 from agentworld.storage.approvals import INSERT_AUDIT, audit_row, revoke_session_grants
@@ -344,6 +345,11 @@ class CatalogStore(StorageCore):
                     created_at=datetime.fromisoformat(r.created_at),
                     updated_at=datetime.fromisoformat(r.updated_at),
                     message_count=r.message_count,
+                    branch_of=(
+                        BranchOf(chat_id=r.branch_of, message_id=r.branch_message)
+                        if r.branch_of is not None
+                        else None
+                    ),
                 )
                 for r in conn.execute(query, params)
             ]

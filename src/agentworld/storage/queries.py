@@ -81,7 +81,7 @@ LOCK_CHATS_OF_WORLD = Sql(_LOCK_CHATS, postgresql=f"{_LOCK_CHATS} FOR UPDATE")
 message posted into a chat locks its row first, so it waits for a world's deletion."""
 _CHATS_WITH_COUNTS = (
     "SELECT chats.world, chats.chat_id, chats.name, chats.titled, chats.created_at,"
-    " chats.updated_at, (SELECT count(*) FROM messages WHERE messages.world = chats.world"
+    " chats.updated_at, chats.branch_of, chats.branch_message, (SELECT count(*) FROM messages WHERE messages.world = chats.world"
     " AND messages.chat_id = chats.chat_id AND messages.memory_owner IS NULL) AS message_count"
     " FROM chats WHERE chats.world = :world_key"
 )

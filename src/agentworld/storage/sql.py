@@ -1,9 +1,10 @@
 """The SQL store: one class, portable SQL, append-only message writes.
 
 ``SQLStorage`` is assembled from its parts: ``core`` (the runner and ``in_transaction``),
-``catalog`` (worlds, agents, chats) and ``messages`` (memories, transcripts, usage,
-events), plus the sub-stores ``pending``, ``approvals``, ``tool_logs``, ``inbox`` (each chat's
-queued work) and ``leases`` (which process runs a chat).
+``catalog`` (worlds, agents, chats), ``messages`` (memories, transcripts, usage,
+events) and ``branches`` (a chat copied up to a message), plus the sub-stores ``pending``,
+``approvals``, ``tool_logs``, ``inbox`` (each chat's queued work) and ``leases`` (which
+process runs a chat).
 
 Each public method does its whole job as one synchronous function of a
 ``sqlalchemy.Connection``, run in one transaction by ``in_transaction`` (see ``engine``:
@@ -18,6 +19,7 @@ from typing import Literal
 
 from agentworld.errors import StorageError
 from agentworld.storage.approvals import ApprovalStore
+from agentworld.storage.branches import BranchStore
 from agentworld.storage.catalog import CatalogStore
 from agentworld.storage.connection import Connection
 from agentworld.storage.engine import Runner, open_runner
@@ -47,7 +49,7 @@ _LEFT_BEHIND = Sql(
 the same for both backends."""
 
 
-class SQLStorage(CatalogStore, MessageStore):
+class SQLStorage(CatalogStore, MessageStore, BranchStore):
     """All persistent state of Agent World, behind plain async methods."""
 
     def __init__(self, url: str | None = None, *, echo: bool = False) -> None:
