@@ -23,7 +23,8 @@ LAYERS: list[set[str]] = [
     {"runtime"},
     # the facade and the interfaces; `server` (the HTTP API) is started only by `cli/serve.py`
     {
-        "agent_world", "world_catalog", "run_results", "settings_checks", "documents",
+        "agent_world", "world_catalog", "message_edits", "run_results", "settings_checks",
+        "documents",
         "cli", "server", "webui", "__init__", "__main__",
     },
 ]

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentworld.errors import InvalidInputError, NotFoundError
+from agentworld.message_edits import MessageEdits
 from agentworld.models import Message
 from agentworld.models.domain import sender_problem
 from agentworld.models.pending import (
@@ -24,7 +25,14 @@ from agentworld.models.pending import (
 from agentworld.models.records import AuditEntry, ChatActivity, ToolLogEntry
 from agentworld.models.text import text_problem
 from agentworld.routing.messages import why_nobody_answers
-from agentworld.run_results import Posting, ResumeResult, SendResult, chat_outcome, run_and_report
+from agentworld.run_results import (
+    Posting,
+    ResumeResult,
+    SendResult,
+    StopRequest,
+    chat_outcome,
+    run_and_report,
+)
 from agentworld.storage.sql import SQLStorage
 from agentworld.world_catalog import WorldCatalog
 
@@ -42,11 +50,12 @@ if TYPE_CHECKING:
     from agentworld.tools.registry import Tool
 
 
-class AgentWorld(WorldCatalog):
+class AgentWorld(MessageEdits, WorldCatalog):
     """Worlds of agents over one database. ``async with AgentWorld(db) as aw: ...``
 
-    The catalog (worlds, agents, chats) comes from ``WorldCatalog``; this adds running them:
-    one ``WorldRuntime`` per world in use, sending, approving, policy and tool inspection."""
+    The catalog (worlds, agents, chats) comes from ``WorldCatalog``, editing and deleting
+    messages from ``MessageEdits``; this adds running them: one ``WorldRuntime`` per world in
+    use, sending, approving, policy and tool inspection."""
 
     def __init__(
         self,
@@ -59,6 +68,7 @@ class AgentWorld(WorldCatalog):
         on_event: OnEvent | Sequence[OnEvent] = (),
         streaming: StreamCallbacks | None = None,
         long_lived: bool = False,
+        stop_request: StopRequest | None = None,
     ) -> None:
         super().__init__(SQLStorage(db), tools=tools, provider_factory=provider_factory)
         self.long_lived = long_lived
@@ -70,6 +80,10 @@ class AgentWorld(WorldCatalog):
         self.interactive = interactive
         """False when nobody will answer approval requests: calls that need one are denied."""
         self._authorizer = authorizer
+        self.stop_request = stop_request
+        """A person's Ctrl-C (the CLI's): requested while ``send``, ``approve``, ``answer`` or
+        ``respond`` runs its chat, it stops that chat's turn as ``stop`` does, and the call
+        returns what was produced, ``interrupted`` set (SPEC K3)."""
         self._starting = asyncio.Lock()
         """Held while a runtime starts, so two first uses of a world never start two."""
 
@@ -131,8 +145,11 @@ class AgentWorld(WorldCatalog):
             _message, posted = await runtime.post(chat, text, sender=sender)
             return posted.after_seq
 
-        result = await run_and_report(self.storage, runtime, world, chat, Posting(post), timeout=timeout)
-        if not result.timed_out and not result.errors and len(result.messages) <= 1:  # nobody answered: why?
+        result = await run_and_report(
+            self.storage, runtime, world, chat, Posting(post), timeout=timeout, stop=self.stop_request
+        )
+        quiet = not (result.timed_out or result.interrupted or result.errors)
+        if quiet and len(result.messages) <= 1:  # nobody answered: why?
             settings, agents = await self.storage.world_and_agents(world)
             active = [a.name for a in agents if a.status == "active"]
             reason = why_nobody_answers(
@@ -362,7 +379,8 @@ class AgentWorld(WorldCatalog):
         pending = await self.storage.pending.get(world, call_id)
         chat = pending.chat_id if pending is not None else ""
         return await run_and_report(
-            self.storage, runtime, world, chat, lambda: answer(runtime), timeout=timeout
+            self.storage, runtime, world, chat, lambda: answer(runtime), timeout=timeout,
+            stop=self.stop_request,
         )
 
     async def tools(self, world: str) -> list[Tool]:

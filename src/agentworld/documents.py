@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agentworld.models.message import ToolCall
     from agentworld.models.pending import PendingApproval, PendingClientCall, PendingQuestion
     from agentworld.models.records import AuditEntry, ToolLogEntry
+    from agentworld.runtime.stopping import StopOutcome
     from agentworld.tools.registry import Tool
 
 APPROVAL_CALL = "client.requestApproval"
@@ -195,6 +196,22 @@ def run_doc(result: RunOutcome) -> dict[str, Any]:
         "messages": [m.to_json() for m in result.messages],
         "pendingApprovals": [approval_doc(p) for p in result.pending_approvals],
         "pendingQuestions": [question_doc(p) for p in result.pending_questions],
+    }
+
+
+def stop_doc(outcome: StopOutcome | None) -> dict[str, Any]:
+    """What Ctrl-C stopped in a command's run (SPEC K3), under ``"interrupted"`` in its run
+    document: ``{"stopped", "droppedSteps", "interruptedCalls", "killedCalls", "callsNotRun"}``;
+    ``stopped`` is false when nothing was stopped here (the chat had no work left, another
+    process runs it, or the stop could not be recorded in time)."""
+    if outcome is None or not outcome.stopped:
+        return {"stopped": False, "droppedSteps": 0, "interruptedCalls": [], "killedCalls": [], "callsNotRun": []}
+    return {
+        "stopped": True,
+        "droppedSteps": outcome.dropped,
+        "interruptedCalls": list(outcome.interrupted),
+        "killedCalls": list(outcome.killed),
+        "callsNotRun": list(outcome.skipped),
     }
 
 

@@ -11,7 +11,8 @@ kind with the component that failed::
     │   ├── NotFoundError          unknown world / agent / chat / approval
     │   ├── AlreadyExistsError     duplicate name
     │   ├── InvalidInputError      option out of range, unknown provider, bad JSON
-    │   │   └── InvalidArgumentsError  a tool call's arguments a person gave that the tool refuses
+    │   │   ├── InvalidArgumentsError  a tool call's arguments a person gave that the tool refuses
+    │   │   └── NotEditableError   an edit of a message that is not a person's
     │   └── PolicyDeniedError      what a person asked for is denied by the policy in force
     ├── StorageError               database unreachable, locked, corrupt
     └── ProviderError              an LLM call failed after its retries
@@ -46,6 +47,11 @@ class InvalidInputError(UserError):
 class InvalidArgumentsError(InvalidInputError):
     """Arguments a person gave a tool call (correcting it while approving it) that the tool
     refuses: not a JSON object, outside its schema, or failing its own checks."""
+
+
+class NotEditableError(InvalidInputError):
+    """An edit of a message that is not a person's: only what a person said can be replaced
+    (an agent's message can be deleted onward, not rewritten)."""
 
 
 class PolicyDeniedError(UserError):

@@ -5,6 +5,10 @@
 cannot hold up a command about another — and report the transcript messages that appeared,
 the errors seen on the way, the approvals and questions still waiting, and the calls refused without
 running: ``run_and_report`` is that shape, once.
+
+A person may stop the run they wait for (Ctrl-C, SPEC K3): a ``StopRequest`` handed to
+``run_and_report`` stops the chat's turn as ``/stop`` does (``WorldRuntime.stop``) once the run
+has begun, and the run reports what was produced up to there.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from agentworld.approval.decisions import DenialSource
 from agentworld.errors import AgentWorldError
@@ -23,7 +27,13 @@ from agentworld.models.pending import PendingApproval, PendingQuestion
 from agentworld.storage.sql import SQLStorage
 
 if TYPE_CHECKING:
+    from agentworld.runtime.stopping import StopOutcome
     from agentworld.runtime.world import WorldRuntime
+
+STOP_SECONDS = 10.0
+"""How long a stop may take to be recorded (its runner cancelled, its tool killed, the stop
+committed) before the command reports that it could not be and ends anyway: a database that
+does not answer must not hold a person's Ctrl-C forever."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,12 @@ class SendResult:
     """With ``timed_out``: the tools of the chat still running in this process when the wait
     ended (their names, in start order). A command that exits then stops them with it; each
     is recorded as interrupted and never run again, since it may have had effects."""
+    interrupted: bool = False
+    """A person stopped the run while it was under way (``StopRequest``): the chat's turn was
+    stopped, if ``stop`` says so; ``messages`` is what was produced up to there."""
+    stop: StopOutcome | None = None
+    """With ``interrupted``: what the stop did; None when it could not be made in time (the
+    reason is in ``errors``)."""
 
 
 @dataclass
@@ -70,6 +86,35 @@ class ResumeResult:
     world: str
     chats: list[SendResult]
     timed_out: bool = False
+
+
+class StopRequest:
+    """A person's request to stop the run a command waits for (Ctrl-C, SPEC K3).
+
+    ``run_and_report`` marks the request's run as under way just before it acts on the chat;
+    from then on a request stops that chat's turn and the run returns what was produced.
+    Before that nothing was stored that a stop would have to undo, so ``request`` says no and
+    the caller simply ends what it was doing. Made and requested on the event loop's thread."""
+
+    def __init__(self, *, by: str = "human") -> None:
+        self.by = by
+        """Who the transcript says stopped the work."""
+        self.under_way = False
+        self._asked = asyncio.Event()
+
+    @property
+    def asked(self) -> bool:
+        return self._asked.is_set()
+
+    def request(self) -> bool:
+        """Ask the run under way to stop; False when no run is under way."""
+        if not self.under_way:
+            return False
+        self._asked.set()
+        return True
+
+    async def wait(self) -> None:
+        await self._asked.wait()
 
 
 async def run_until_idle(runtime: WorldRuntime, chat: str, timeout: float | None) -> bool:
@@ -158,10 +203,16 @@ async def run_and_report(
     act: Callable[[], Awaitable[object]] | Posting,
     *,
     timeout: float | None,
+    stop: StopRequest | None = None,
 ) -> SendResult:
     """Do ``act`` to the chat, wait until it is idle, and report what appeared — errors
-    included, collected as they happen — read once, after the wait."""
+    included, collected as they happen — read once, after the wait. ``stop``: a request made
+    once ``act`` has begun stops the chat's turn (the act itself, one short write, is let
+    finish first, so what it stored is what the stop closes)."""
     watch = RunWatch(runtime, chat)
+    stopped: StopOutcome | None = None
+    if stop is not None:
+        stop.under_way = True
     try:
         if isinstance(act, Posting):
             start = await act.post()
@@ -172,13 +223,59 @@ async def run_and_report(
             except AgentWorldError:
                 # Refused (answered already, expired): what the runtime found on starting —
                 # an expired approval's denial, whose continuation tells the model — still runs.
-                await run_until_idle(runtime, chat, timeout)
+                if await _wait(runtime, chat, timeout, stop) == "stop":
+                    await _stop(runtime, chat, stop, watch.errors)
                 raise
-        finished = await run_until_idle(runtime, chat, timeout)
+        ended = await _wait(runtime, chat, timeout, stop)
+        if ended == "stop":
+            stopped = await _stop(runtime, chat, stop, watch.errors)
     finally:
+        if stop is not None:
+            stop.under_way = False
         watch.unsubscribe()
+    finished = ended != "timeout"
     result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
     result.denied = watch.denied
+    result.interrupted, result.stop = ended == "stop", stopped
     if not finished:
         result.running = list(watch.running.values())
     return result
+
+
+async def _wait(
+    runtime: WorldRuntime, chat: str, timeout: float | None, stop: StopRequest | None
+) -> Literal["idle", "timeout", "stop"]:
+    """Until the chat is idle, ``timeout`` seconds pass, or a person asks to stop, whichever
+    comes first (a stop asked before the wait began wins at once)."""
+    if stop is None:
+        return "idle" if await run_until_idle(runtime, chat, timeout) else "timeout"
+    if stop.asked:
+        return "stop"
+    idle = asyncio.ensure_future(run_until_idle(runtime, chat, timeout))
+    asked = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({idle, asked}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in (idle, asked):
+            waiter.cancel()
+        await asyncio.gather(idle, asked, return_exceptions=True)
+    if stop.asked:
+        return "stop"
+    return "idle" if idle.result() else "timeout"
+
+
+async def _stop(
+    runtime: WorldRuntime, chat: str, stop: StopRequest | None, errors: list[str]
+) -> StopOutcome | None:
+    """Stop the chat's turn as ``/stop`` does, within ``STOP_SECONDS``; None (and why, in
+    ``errors``) when the stop could not be recorded in that time."""
+    assert stop is not None
+    try:
+        async with asyncio.timeout(STOP_SECONDS):
+            return await runtime.stop(chat, by=stop.by)
+    except TimeoutError:
+        errors.append(
+            f"the stop could not be recorded within {STOP_SECONDS:g} s (the database did not "
+            "answer); the chat's work may go on in the next process that runs the world"
+        )
+        return None

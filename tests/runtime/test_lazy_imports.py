@@ -211,8 +211,10 @@ def _loaded(args: list[str], env: dict[str, str]) -> set[str]:
 
 
 EVERY_COMMAND_LINE = frozenset(
-    f"agentworld.cli{name}" for name in ("", ".entry", ".app", ".state", ".output", ".common")
+    f"agentworld.cli{name}"
+    for name in ("", ".entry", ".app", ".state", ".output", ".common", ".interrupts")
 )
+"""What any command line may import (``interrupts``: Ctrl-C while a command uses the database)."""
 
 
 def _commands(loaded: set[str]) -> set[str]:

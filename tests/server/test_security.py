@@ -114,6 +114,8 @@ def _state_changing(world: str, first: str, second: str) -> list[tuple[str, str,
         ("POST", f"/api/worlds/{world}/chats/{second}/stop", None),
         ("POST", f"/api/worlds/{world}/resume", None),
         ("POST", f"/api/worlds/{world}/chats/{second}/messages", {"text": "hi"}),
+        ("PATCH", f"/api/worlds/{world}/chats/{second}/messages/msg_x", {"text": "hi"}),
+        ("DELETE", f"/api/worlds/{world}/chats/{second}/messages/msg_x", None),
         ("DELETE", f"/api/worlds/{world}/chats/{first}", None),
         ("DELETE", f"/api/worlds/{world}", None),
     ]

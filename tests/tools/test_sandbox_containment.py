@@ -240,6 +240,27 @@ async def test_a_contained_process_that_leaves_the_group_dies_too(work: Path) ->
     assert left_after(1, marker) == []
 
 
+async def test_a_contained_call_cancelled_while_its_sandbox_starts_leaves_nothing_running(work: Path) -> None:
+    """A stop that lands within milliseconds of the call's start, before bubblewrap has made
+    its sandbox's first process die with it: the guard's group kill still ends the sandbox."""
+    random = __import__("random").Random(48)
+    markers = []
+    for _ in range(60):
+        marker = f"job-{uuid.uuid4().hex}"
+        markers.append(marker)
+        call = asyncio.create_task(run_shell({"command": f"exec -a {marker} sleep 100"}, context(work)))
+        await asyncio.sleep(random.uniform(0, 0.015))
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+    try:
+        assert [m for m in markers if left_after(1, m)] == []
+    finally:
+        for marker in markers:
+            for pid in processes_named(marker):
+                os.kill(pid, 9)
+
+
 async def test_an_uncontained_process_that_leaves_the_group_cannot_hold_the_call(work: Path) -> None:
     """Without a sandbox a ``setsid`` escapes the group kill (documented); the call still ends
     within its output bound instead of waiting for the process to close its output."""

@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "world": "agentworld.cli.worlds:app",
     "agent": "agentworld.cli.agents:app",
     "chat": "agentworld.cli.chats:app",
+    "message": "agentworld.cli.messages_edit:app",
     "policy": "agentworld.cli.policy:app",
 }
 """Every top-level command, in the order ``agentworld --help`` lists them: its name, and the
@@ -222,6 +223,8 @@ def run_command_line(args: Sequence[str]) -> None:
         raise  # writing the output failed: ``entry`` says so
     except Exception as exc:  # a failure nobody foresaw is still one line, never a traceback
         _unexpected(exc)
+    if code == 130:  # typer's silent exit for a Ctrl-C outside a command's run: said as ours
+        output.fail("interrupted", code=130)
     raise SystemExit(code if isinstance(code, int) else 0)
 
 

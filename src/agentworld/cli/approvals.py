@@ -159,7 +159,11 @@ def audit(world: WorldArg, json_out: JsonOpt = False) -> None:
 
 
 def _subject(entry: AuditEntry) -> str | None:
-    """What an entry is about: the tool of an approval, the message a hook rewrote."""
+    """What an entry is about: the tool of an approval, the message a hook rewrote, the
+    message an edit or delete removed from (and how many went)."""
+    detail = entry.detail or {}
     if entry.event == "rewrite":
-        return f"message {(entry.detail or {}).get('messageId')}"
+        return f"message {detail.get('messageId')}"
+    if entry.event in ("message_edited", "messages_deleted"):
+        return f"message {detail.get('messageId')} ({detail.get('removed')} removed)"
     return entry.tool_name

@@ -274,9 +274,16 @@ def message_text(text: str | None, file: Path | None) -> str:
 
 
 def report_run(result: Any, json_out: bool, *, empty: str | None = "no new messages") -> None:
-    """Print what a command that ran the world produced; exit 1 with the last error, if any."""
+    """Print what a command that ran the world produced; exit 1 with the last error, if any,
+    or 130 when Ctrl-C stopped the run (with what the stop did)."""
+    interrupted = getattr(result, "interrupted", False)
     if json_out:
-        output.print_json(output.run_doc(result))
+        doc = output.run_doc(result)
+        if interrupted:
+            from agentworld.documents import stop_doc
+
+            doc["interrupted"] = stop_doc(result.stop)
+        output.print_json(doc)
     else:
         output.print_messages(result.messages, empty=empty)
         output.print_approvals(result.pending_approvals)
@@ -286,8 +293,26 @@ def report_run(result: Any, json_out: bool, *, empty: str | None = "no new messa
             print_questions(result.pending_questions)
     for notice in getattr(result, "notices", ()):
         output.note(notice)
+    if interrupted:
+        from agentworld.cli.interrupts import INTERRUPTED_EXIT
+
+        output.fail(interrupted_line(result.stop, result.errors), code=INTERRUPTED_EXIT)
     if result.errors:
         output.fail(result.errors[-1])
+
+
+def interrupted_line(stop: Any, errors: Sequence[str]) -> str:
+    """What Ctrl-C did to a command's run, in one line (``runtime.stopping.StopOutcome``)."""
+    if stop is None:
+        return f"interrupted; {errors[-1]}" if errors else "interrupted"
+    if not stop.stopped:
+        return "interrupted; nothing was left to stop here (a chat another process runs is stopped there)"
+    killed, cancelled = len(stop.killed), len(stop.interrupted) - len(stop.killed)
+    done = [f"{killed} running command{'s' if killed != 1 else ''} killed"] if killed else []
+    done += [f"{cancelled} running tool call{'s' if cancelled != 1 else ''} cancelled"] if cancelled else []
+    done += [f"{len(stop.skipped)} call{'s' if len(stop.skipped) != 1 else ''} not run"] if stop.skipped else []
+    done += [f"{stop.dropped} queued step{'s' if stop.dropped != 1 else ''} dropped"] if stop.dropped else []
+    return "interrupted: the chat's turn was stopped" + (f" ({', '.join(done)})" if done else "")
 
 
 def messages(

@@ -83,13 +83,20 @@ def tune_collector() -> None:
 
 
 def run(action: Callable[[AgentWorld], Awaitable[T]]) -> T:
-    """Open the database, run ``action``, close; our errors become a one-line exit."""
+    """Open the database, run ``action``, close; our errors become a one-line exit. Ctrl-C
+    while ``action`` runs a chat stops that chat's turn and ``action`` returns what was
+    produced (its result ``interrupted``); any other Ctrl-C ends the command with 130
+    (``cli/interrupts.py``)."""
     from agentworld.agent_world import AgentWorld
+    from agentworld.cli.interrupts import INTERRUPTED_EXIT, handling_ctrl_c
     from agentworld.errors import AgentWorldError, InvalidInputError
+    from agentworld.run_results import StopRequest
 
     async def main() -> T:
-        async with AgentWorld(state["db"], interactive=state["interactive"]) as aw:
-            return await action(aw)
+        stop = StopRequest()
+        with handling_ctrl_c(stop):
+            async with AgentWorld(state["db"], interactive=state["interactive"], stop_request=stop) as aw:
+                return await action(aw)
 
     try:
         check_database(state["db"])
@@ -99,8 +106,9 @@ def run(action: Callable[[AgentWorld], Awaitable[T]]) -> T:
         output.fail(name_flags(str(exc)))
     except AgentWorldError as exc:
         output.fail(str(exc))
-    except KeyboardInterrupt:
-        output.fail("interrupted", code=130)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C before anything was run (start-up): nothing was stored that needs stopping.
+        output.fail("interrupted", code=INTERRUPTED_EXIT)
     raise AssertionError("unreachable")
 
 

@@ -2,29 +2,54 @@
 
 It sets up logging, checks that standard output is open, puts the global options where the
 command tree expects them, and runs the command line (``cli.app``); an error of writing the
-output ends as one line.
+output ends as one line. The command tree is imported here, inside ``main``, so a Ctrl-C while
+it loads ends the command like any other Ctrl-C before work began: ``error: interrupted``,
+exit 130 (nothing was stored), never a traceback.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
-
-from agentworld.cli.app import run_command_line
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``agentworld`` command: exit 0, or one ``error: …`` line on stderr with exit 1 (2 for
-    a malformed command line)."""
-    _configure_logging()
-    if sys.stdout is None:  # started with ``1>&-``: whatever it printed would be lost unseen
-        _fail("standard output is closed; to discard the output, send it to /dev/null")
-    args = place_global_options(sys.argv[1:] if argv is None else argv)
+    a malformed command line, 130 for Ctrl-C)."""
     try:
+        _configure_logging()
+        if sys.stdout is None:  # started with ``1>&-``: whatever it printed would be lost unseen
+            _fail("standard output is closed; to discard the output, send it to /dev/null")
+        args = place_global_options(sys.argv[1:] if argv is None else argv)
+        run_command_line = _command_tree()
         run_command_line(args)
     except OSError as exc:  # only errors of writing the output come this far
         output_failed(exc)
+    except KeyboardInterrupt:
+        _fail("interrupted", code=130)
+
+
+def _command_tree() -> Callable[[Sequence[str]], None]:
+    """``cli.app.run_command_line``, imported with Ctrl-C held back until the import is done:
+    an import cut short can fail in ways other than ``KeyboardInterrupt`` (a class half made),
+    which would be reported as an unexpected error."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # signals are the main thread's
+        from agentworld.cli.app import run_command_line
+
+        return run_command_line
+    pressed: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda number, _frame: pressed.append(number))
+    try:
+        from agentworld.cli.app import run_command_line
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if pressed:
+        raise KeyboardInterrupt
+    return run_command_line
 
 
 def output_failed(exc: OSError) -> NoReturn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from agentworld.events.bus import EventBus
 from agentworld.models.events import (
     ApprovalEvent,
+    CrudEvent,
     MessageEvent,
     QuestionEvent,
     SSEEvent,
@@ -22,8 +23,9 @@ def stored_with_its_step(event: WorldEvent) -> bool:
     """Whether ``event`` is not this subscriber's to store: stream chunks are live only; an
     ``sse`` end is stored with the answer it ends, a ``tool`` start with the tool log's start,
     a ``tool`` result or error with the result message, a client call's ``tool`` pending and
-    every ``approval`` and ``question`` event with the step that asks or answers — each in that
-    step's transaction."""
+    every ``approval`` and ``question`` event with the step that asks or answers, a message
+    ``crud`` event with the cut it announces (``storage.cuts``) — each in that step's
+    transaction."""
     match event:
         case SSEEvent():
             return event.phase in ("chunk", "end")
@@ -31,6 +33,8 @@ def stored_with_its_step(event: WorldEvent) -> bool:
             return event.phase in ("start", "result", "error", "pending")
         case ApprovalEvent() | QuestionEvent():
             return True
+        case CrudEvent():
+            return event.entity == "message"
         case _:
             return False
 

@@ -102,11 +102,12 @@ class SystemEvent(_Event):
 
 class CrudEvent(_Event):
     """A world, agent, chat or policy rule was created, updated or deleted. An "approve always"
-    answer is a policy create (the UPDATE_POLICY of SPEC P6)."""
+    answer is a policy create (the UPDATE_POLICY of SPEC P6). A message delete is an edit or a
+    delete onward (SPEC K2): ``data`` names every transcript message removed."""
 
     kind: Literal["crud"] = "crud"
     operation: Literal["create", "update", "delete"]
-    entity: Literal["world", "agent", "chat", "policy"]
+    entity: Literal["world", "agent", "chat", "policy", "message"]
     name: str
     chat_id: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)

@@ -21,12 +21,23 @@ from typing import Any, Literal
 from agentworld.models.message import utc_now
 
 AuditEvent = Literal[
-    "request", "decision", "policy", "rewrite", "cancelled", "agent_deleted", "chat_deleted"
+    "request",
+    "decision",
+    "policy",
+    "rewrite",
+    "cancelled",
+    "agent_deleted",
+    "chat_deleted",
+    "message_edited",
+    "messages_deleted",
 ]
 """``request``/``decision``: an approval asked and answered (by a person or the timeout);
 ``policy``: a call a rule denied, or denied because nobody could be asked; ``rewrite``: an
 ``on_event`` hook changed a message; ``cancelled``: a waiting call whose agent was deleted;
-``agent_deleted``/``chat_deleted``: the deletions themselves, which outlive what they removed."""
+``agent_deleted``/``chat_deleted``: the deletions themselves, which outlive what they removed;
+``message_edited``/``messages_deleted``: a person's message replaced, or messages deleted, with
+everything after them in the chat (SPEC K2): the removed transcript messages are in its
+``detail``."""
 
 AuditDecision = Literal["approve", "deny"]
 """The answer an entry records (``runtime.approvals.Decision``)."""

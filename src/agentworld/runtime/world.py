@@ -24,7 +24,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
-from agentworld.errors import InvalidArgumentsError, InvalidInputError
+from agentworld.errors import InvalidArgumentsError, InvalidInputError, NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
@@ -68,6 +68,7 @@ from agentworld.tools.world_tools import WorldTools
 if TYPE_CHECKING:
     from agentworld.runtime.approvals import Decision, Scope
     from agentworld.runtime.authorizer import Authorizer
+    from agentworld.runtime.cutting import CutOutcome
     from agentworld.runtime.stopping import StopOutcome
     from agentworld.runtime.streaming import StreamCallbacks
 
@@ -233,6 +234,23 @@ class WorldRuntime:
                 return StopOutcome(stopped=False)
             return await stop_chat(self._turns, self.world, chat_id, by=by)
 
+    async def cut(
+        self,
+        chat_id: str,
+        message_id: str,
+        *,
+        text: str | None = None,
+        sender: str | None = None,
+        actor: str = "human",
+    ) -> CutOutcome:
+        """Remove a message of the chat and everything after it, and with ``text`` put a new
+        message from the same person in its place (SPEC K2; ``runtime.cutting``)."""
+        from agentworld.runtime.cutting import cut_chat  # (module docstring)
+
+        return await cut_chat(
+            self._turns, self._runners, self.world, chat_id, message_id, text=text, sender=sender, actor=actor
+        )
+
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""
         return not self._runners.is_running(chat_id)
@@ -359,8 +377,8 @@ class WorldRuntime:
             return False
         try:
             await self.apply(step)
-        except InvalidInputError:
-            return False  # answered (or expired) by someone else meanwhile
+        except (InvalidInputError, NotFoundError):
+            return False  # answered (or expired) by someone else meanwhile, or removed by a cut
         return True
 
     def forget_agent(self, agent: str) -> None:

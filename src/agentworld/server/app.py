@@ -16,7 +16,13 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from agentworld.agent_world import AgentWorld
 from agentworld.events.bus import EventBus
-from agentworld.server import routes_catalog, routes_events, routes_questions, routes_work
+from agentworld.server import (
+    routes_catalog,
+    routes_events,
+    routes_messages,
+    routes_questions,
+    routes_work,
+)
 from agentworld.server.config import ServerConfig
 from agentworld.server.deps import ERRORS
 from agentworld.server.errors import install_error_handlers
@@ -86,6 +92,7 @@ def create_app(
     app.add_api_route("/health", health, methods=["HEAD"], include_in_schema=False)
 
     app.include_router(routes_catalog.router)
+    app.include_router(routes_messages.router)
     app.include_router(routes_work.router)
     app.include_router(routes_questions.router)
     app.include_router(routes_events.router)

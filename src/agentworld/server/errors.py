@@ -25,6 +25,7 @@ from agentworld.errors import (
     AlreadyExistsError,
     BusyError,
     InvalidArgumentsError,
+    NotEditableError,
     NotFoundError,
     PolicyDeniedError,
     ProviderError,
@@ -139,6 +140,8 @@ def status_of(exc: AgentWorldError) -> tuple[int, ErrorCode]:
             return 409, "conflict"
         case InvalidArgumentsError():
             return 422, "invalid_input"  # a tool call's arguments a person gave (SPEC F2)
+        case NotEditableError():
+            return 422, "invalid_input"  # an edit of a message that is not a person's (K2)
         case PolicyDeniedError():
             return 403, "denied_by_policy"
         case UserError():

@@ -144,9 +144,10 @@ class ChatChange(_Changes):
     current: Literal[True] | None = None
 
 
-class MessagePost(_Body):
+class MessageEdit(_Body):
+    """A person's message replaced by ``text`` (SPEC K2)."""
+
     text: str
-    sender: str = "human"
 
     @field_validator("text")
     @classmethod
@@ -164,6 +165,10 @@ class ChatBranch(_Body):
     """Branch a chat from one of its messages (SPEC K1)."""
 
     message_id: str
+
+
+class MessagePost(MessageEdit):
+    sender: str = "human"
 
 
 class ApprovalAnswer(_Body):

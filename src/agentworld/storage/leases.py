@@ -231,3 +231,27 @@ def release_or_next(conn: Connection, world: str, chat_id: str, owner: str) -> Q
     if item is None:
         conn.execute(_RELEASE, {**key, "owner_key": owner})
     return item
+
+
+def hold_while(conn: Connection, world: str, chat_id: str, owner: str) -> tuple[str | None, bool]:
+    """Inside the caller's transaction: keep every other process from running the chat until
+    it ends. Claims the lease for ``owner`` (a write, so a process claiming it at the same time
+    waits for this transaction, then finds what it left); returns the live holder that is not
+    ``owner`` when there is one (nothing claimed), and whether ``owner`` held the lease before
+    (else the caller lets go of it with ``release_lease`` before it commits)."""
+    row = conn.execute(_READ, {"world_key": world, "chat_key": chat_id}).first()
+    if row is not None and row.owner == owner:
+        return None, True
+    if not claim_lease(conn, world, chat_id, owner, _MOMENT):
+        holder = conn.execute(_HOLDER, {"world_key": world, "chat_key": chat_id}).scalar()
+        return str(holder or "another process"), False
+    return None, False
+
+
+_MOMENT = 60.0
+"""How long a claim made for one transaction would hold if it were never let go."""
+
+
+def release_lease(conn: Connection, world: str, chat_id: str, owner: str) -> None:
+    """Inside the caller's transaction: let go of ``owner``'s lease of the chat."""
+    conn.execute(_RELEASE, {"world_key": world, "chat_key": chat_id, "owner_key": owner})

@@ -1,6 +1,8 @@
 """Messages, memories, usage and events: the conversation part of the SQL store (mixed into
 ``SQLStorage``). Rows are only appended: a hook's rewrite of a message joins the agents'
-memories beside the transcript's original, never in its place (``runtime.hooks``)."""
+memories beside the transcript's original, never in its place (``runtime.hooks``). Only a
+person's edit or delete onward removes rows (``storage.cuts``), and counts it in ``chats.cuts``,
+which the reads of a kept memory return (``agent_and_memory_since``)."""
 
 from __future__ import annotations
 
@@ -77,19 +79,21 @@ class MessageStore(StorageCore):
         """Fresh agent settings and its memory for one chat, from one consistent read (R5)."""
 
         def read(conn: Connection) -> tuple[Agent, list[Message]]:
-            settings, memory, _ = _agent_and_memory_after(conn, world, agent, chat_id, 0)
+            settings, memory, _, _ = _agent_and_memory_after(conn, world, agent, chat_id, 0, None)
             return settings, memory
 
         return await self.in_transaction(read, write=False)
 
     async def agent_and_memory_since(
-        self, world: str, agent: str, chat_id: str, after_seq: int
-    ) -> tuple[Agent, list[Message], int]:
+        self, world: str, agent: str, chat_id: str, after_seq: int, cuts_seen: int | None
+    ) -> tuple[Agent, list[Message], int, int]:
         """Fresh agent settings plus its memory of the chat after ``after_seq``, in one read,
-        and the position to ask from next time (for callers that keep the earlier part)."""
+        the position to ask from next time and the chat's count of cuts (for callers that keep
+        the earlier part). When the count is not ``cuts_seen`` — messages were removed since
+        the caller read — the memory is read from the start instead."""
 
-        def read(conn: Connection) -> tuple[Agent, list[Message], int]:
-            return _agent_and_memory_after(conn, world, agent, chat_id, after_seq)
+        def read(conn: Connection) -> tuple[Agent, list[Message], int, int]:
+            return _agent_and_memory_after(conn, world, agent, chat_id, after_seq, cuts_seen)
 
         return await self.in_transaction(read, write=False)
 
@@ -218,17 +222,18 @@ class MessageStore(StorageCore):
         messages: Sequence[Message],
         after_seq: int,
         *,
+        cuts_seen: int | None = None,
         inbox: InboxChange | None = None,
-    ) -> tuple[Agent, list[Message], int]:
-        """Append ``messages`` to the agent's memory, then read its settings and its memory of
-        the chat after ``after_seq`` — one transaction: the incoming message is stored before
-        the model is asked (SPEC O3) without a second trip to the database."""
+    ) -> tuple[Agent, list[Message], int, int]:
+        """Append ``messages`` to the agent's memory, then read as ``agent_and_memory_since``
+        does — one transaction: the incoming message is stored before the model is asked
+        (SPEC O3) without a second trip to the database."""
         rows = [message_row(world, agent, m) for m in messages]
 
-        def write(conn: Connection) -> tuple[Agent, list[Message], int]:
+        def write(conn: Connection) -> tuple[Agent, list[Message], int, int]:
             queries.insert_messages(conn, rows)
             apply_change(conn, world, inbox)
-            return _agent_and_memory_after(conn, world, agent, chat_id, after_seq)
+            return _agent_and_memory_after(conn, world, agent, chat_id, after_seq, cuts_seen)
 
         return await self.in_transaction(write, write=True)
 
@@ -374,17 +379,23 @@ class MessageStore(StorageCore):
 
 
 def _agent_and_memory_after(
-    conn: Connection, world: str, agent: str, chat_id: str, after_seq: int
-) -> tuple[Agent, list[Message], int]:
+    conn: Connection, world: str, agent: str, chat_id: str, after_seq: int, cuts_seen: int | None
+) -> tuple[Agent, list[Message], int, int]:
     """Inside the caller's transaction: the agent's settings, its memory of the chat after
-    ``after_seq``, and the position to read from next time. A first read (``after_seq`` 0)
-    of an agent with a memory window reads only the window: a fresh process answering in a
-    long chat does not load what the agent will not be shown."""
+    ``after_seq`` — from the start when the chat's count of cuts is not ``cuts_seen`` (given:
+    messages the caller read may have been removed since) — the position to read from next
+    time and that count. A first read (``after_seq`` 0) of an agent with a memory window
+    reads only the window: a fresh process answering in a long chat does not load what the
+    agent will not be shown."""
     params = {"world_key": world, "chat_key": chat_id, "agent_key": agent, "after_seq": after_seq}
-    row = conn.execute(queries.AGENT, params).first()
+    row = conn.execute(queries.AGENT_AND_CUTS, params).first()
     if row is None:
         raise NotFoundError(f"agent {agent!r} not found in world {world!r}")
-    return _memory_after(conn, params, row_agent(row))
+    cuts = int(row.chat_cuts or 0)
+    if cuts_seen is not None and cuts != cuts_seen:
+        params["after_seq"] = 0
+    settings, memory, last = _memory_after(conn, params, row_agent(row))
+    return settings, memory, last, cuts
 
 
 def _memory_after(

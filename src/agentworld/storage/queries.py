@@ -56,6 +56,13 @@ AGENT = Sql(
     f"SELECT {AGENT_COLUMNS} FROM agents"
     " WHERE agents.world = :world_key AND agents.name = :agent_key"
 )
+AGENT_AND_CUTS = Sql(
+    f"SELECT {AGENT_COLUMNS}, (SELECT chats.cuts FROM chats WHERE chats.world = :world_key"
+    " AND chats.chat_id = :chat_key) AS chat_cuts FROM agents"
+    " WHERE agents.world = :world_key AND agents.name = :agent_key"
+)
+"""``AGENT`` with the number of cuts made in the chat (``storage.cuts``): a memory kept from
+an earlier read is still whole only while that number is the same."""
 AGENT_NAMED = Sql(
     f"SELECT {AGENT_COLUMNS} FROM agents"
     " WHERE agents.world = :world_key AND lower(agents.name) = :agent_key"

@@ -4,7 +4,8 @@ Worlds and agents keep their settings as one JSON document next to the few
 columns that are queried or updated on their own (names, the LLM call count),
 so adding a setting does not need a migration. Messages are one row per
 message: the chat transcript has ``memory_owner`` NULL, each agent's memory has
-its name there. Rows are only ever appended (SPEC §6: never rewrite a memory).
+its name there. Rows are only ever appended (SPEC §6: never rewrite a memory), but for a
+person's edit or delete onward, which removes a chat's rows from a message on (``cuts``).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 ``SQLStorage`` is assembled from its parts: ``core`` (the runner and ``in_transaction``),
 ``catalog`` (worlds, agents, chats), ``messages`` (memories, transcripts, usage,
 events) and ``branches`` (a chat copied up to a message), plus the sub-stores ``pending``,
-``approvals``, ``tool_logs``, ``inbox`` (each chat's queued work) and ``leases`` (which
-process runs a chat).
+``approvals``, ``tool_logs``, ``inbox`` (each chat's queued work), ``leases`` (which process
+runs a chat) and ``cuts`` (a chat's messages removed from one onward).
 
 Each public method does its whole job as one synchronous function of a
 ``sqlalchemy.Connection``, run in one transaction by ``in_transaction`` (see ``engine``:
@@ -22,6 +22,7 @@ from agentworld.storage.approvals import ApprovalStore
 from agentworld.storage.branches import BranchStore
 from agentworld.storage.catalog import CatalogStore
 from agentworld.storage.connection import Connection
+from agentworld.storage.cuts import CutStore
 from agentworld.storage.engine import Runner, open_runner
 from agentworld.storage.inbox import InboxStore
 from agentworld.storage.leases import LeaseStore
@@ -61,6 +62,7 @@ class SQLStorage(CatalogStore, MessageStore, BranchStore):
         self.tool_logs = ToolLogStore(self)
         self.inbox = InboxStore(self)
         self.leases = LeaseStore(self)
+        self.cuts = CutStore(self)
 
     async def open(self) -> SQLStorage:
         """Connect and bring the schema up to date (SPEC: older databases are upgraded)."""

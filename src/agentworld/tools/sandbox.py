@@ -142,7 +142,7 @@ def sandbox_status(
     return SandboxStatus(mode, problem is None, writable, network, problem)
 
 
-def _namespace_options(bwrap: str, *, network: NetworkMode) -> list[str]:
+def _namespace_options(bwrap: str, *, network: NetworkMode, new_session: bool = True) -> list[str]:
     options = [
         bwrap,
         "--unshare-pid",
@@ -150,10 +150,11 @@ def _namespace_options(bwrap: str, *, network: NetworkMode) -> list[str]:
         "--unshare-uts",
         "--unshare-cgroup-try",
         "--die-with-parent",
-        "--new-session",  # no TIOCSTI into a terminal we might share
         "--cap-drop",
         "ALL",
     ]
+    if new_session:
+        options.append("--new-session")  # no TIOCSTI into a terminal we might share
     if network == "deny":
         options.append("--unshare-net")
     return options
@@ -175,16 +176,23 @@ def sandboxed_argv(
     readable: Sequence[str] = (),
     protected: Sequence[str] = (),
     private: Sequence[str] = (),
+    new_session: bool = True,
 ) -> list[str]:
     """``argv`` run inside bubblewrap: the system read-only, ``writable`` the only writable
     places, private ``/tmp``, ``home`` (and every home) hidden but for ``readable`` (shown
     read-only: where an MCP server's program is installed), its own PID namespace.
     ``protected`` files stay read-only and ``private`` files empty inside a writable place:
-    a command must not rewrite the policy that judges it or the database that records it."""
+    a command must not rewrite the policy that judges it or the database that records it.
+
+    ``new_session``: the sandbox's processes get a session of their own, away from any terminal
+    the caller has. A caller that already starts bubblewrap in a new session without a terminal
+    (the shell's guard) passes False: the sandbox then stays in bubblewrap's process group, so
+    killing that group ends it even while bubblewrap is still starting (before its
+    ``--die-with-parent`` is in force)."""
     bwrap = find_bwrap()
     if bwrap is None:
         raise RuntimeError("bubblewrap is not installed")
-    options = [*_namespace_options(bwrap, network=network), "--ro-bind", "/", "/"]
+    options = [*_namespace_options(bwrap, network=network, new_session=new_session), "--ro-bind", "/", "/"]
     options += ["--dev", "/dev", "--proc", "/proc"]
     hidden = [*HIDDEN_DIRECTORIES]
     if home and home not in hidden and home != "/":

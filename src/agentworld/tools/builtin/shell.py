@@ -244,6 +244,9 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
             home=env.get("HOME"),
             protected=context.protected,
             private=context.private,
+            # The guard starts bubblewrap in a session of its own, with no terminal: kept in
+            # that session, the sandbox dies with the group the guard kills, even mid-start.
+            new_session=False,
         )
     keep_process_private()  # the command must not read this process's keys in /proc/<pid>/
     started = time.monotonic()
