@@ -26,11 +26,12 @@ def wait_for(check: Callable[[], bool], what: str, seconds: float = 30) -> None:
 
 
 def say(served: Served, world: str, chat: str, *texts: str) -> list[dict[str, Any]]:
-    """Each text sent as a person and answered before the next; the transcript after."""
-    for text in texts:
-        count = len(served.transcript(world, chat))
+    """Each text sent as a person to a new chat and answered before the next; the transcript
+    after."""
+    for count, text in enumerate(texts):
         assert served.api.post(f"/api/worlds/{world}/chats/{chat}/messages", json={"text": text}).status_code == 202
-        wait_for(lambda n=count + 2: len(served.transcript(world, chat)) >= n, f"no answer to {text!r}")
+        answered = 2 * (count + 1)
+        wait_for(lambda: len(served.transcript(world, chat)) >= answered, f"no answer to {text!r}")  # noqa: B023
     return served.transcript(world, chat)
 
 
@@ -159,6 +160,36 @@ def test_delete_from_here_takes_the_messages_and_their_waiting_approval_off_ever
     assert served.transcript(world_name, chat) == []
     assert served.api.get(f"/api/worlds/{world_name}/approvals").json()["approvals"] == []
     expect(page.locator(f"[data-testid=chat-item][data-chat-id={chat}] .meta").last).to_contain_text("0 messages")
+
+
+def test_an_edit_while_the_answer_streams_stops_it_and_answers_the_edit(
+    served: Served, llm: OpenAIWireServer, script: Script, open_page: Callable[..., Page], world_name: str
+) -> None:
+    def answer(body: dict[str, Any]) -> Reply:
+        asked = body["messages"][-1]["content"]
+        if asked == "tell me a long story":
+            return Reply.text(" ".join(f"part{i}" for i in range(300)), chunk_delay=0.05)
+        return Reply.text(f"briefly: {asked}")
+
+    script.by_agent[f"{world_name}/a1"] = answer
+    chat = served.make_world(world_name, llm, "a1")
+    page = open_page(served.chat_url(world_name, chat))
+    page.get_by_test_id("composer-input").fill("tell me a long story")
+    page.get_by_test_id("composer-input").press("Enter")
+    expect(page.get_by_test_id("stream-text")).to_contain_text("part3")
+    human = page.locator("[data-testid=message][data-sender=human]")
+    human.hover()
+    human.get_by_test_id("message-edit").click()
+    human.get_by_test_id("edit-input").fill("just the gist")
+    human.get_by_test_id("edit-save").click()
+    expect(page.get_by_test_id("cut-detail")).to_contain_text("No message comes after this one")
+    expect(page.get_by_test_id("cut-detail")).to_contain_text("The answer being written now is stopped")
+    page.get_by_test_id("cut-confirm").click()
+
+    expect(bodies(page)).to_have_text(["just the gist", "briefly: just the gist"])
+    expect(page.get_by_test_id("streaming-message")).to_have_count(0)
+    expect(page.locator("[data-testid=agent-chip][data-agent=a1]")).to_have_attribute("data-busy", "false")
+    assert [m["content"] for m in served.transcript(world_name, chat)] == ["just the gist", "briefly: just the gist"]
 
 
 def test_a_chat_another_process_runs_refuses_an_edit_or_a_deletion_in_place(

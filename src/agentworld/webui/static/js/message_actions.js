@@ -31,7 +31,7 @@ export function confirmRemoval(question, detail, action) {
 
 /** Why the server refused, in the words the person needs. */
 function refusal(err, what) {
-  if (err.status === 409) return `Another process is running this chat, so nothing was ${what}: ${err.message}. Try again when it has finished.`;
+  if (err.status === 409) return `Another process is running this chat, so nothing was ${what}. Stop its work there, or try again when it has finished.`;
   if (err.status === 404) return `Nothing was ${what}: this message is no longer in the chat (${err.message}).`;
   return `Nothing was ${what}: ${err.message}`;
 }
@@ -60,6 +60,11 @@ export class MessageActions {
     }, "⋯");
     const wrap = h("div", { class: "msg-tools" }, more, actions);
     return wrap;
+  }
+
+  /** A sentence for the question before a removal when an answer is being written now. */
+  writing() {
+    return this.view.streams.size ? "The answer being written now is stopped. " : "";
   }
 
   /** Show why an action on message `id` did nothing, under it (null clears it). */
@@ -98,7 +103,7 @@ export class MessageActions {
       "Delete from here?",
       `This message and ${after ? `the ${plural(after, "message", "messages")} after it` : "nothing after it (it is the last)"} are removed `
         + `from the chat: ${plural(n, "message", "messages")} in all, with the agents' memory of them and any request waiting in them. `
-        + "The audit log keeps a record.",
+        + `${this.writing()}The audit log keeps a record.`,
       `Delete ${plural(n, "message", "messages")}`);
     if (!yes) return;
     try {
@@ -150,7 +155,7 @@ export class MessageActions {
       const yes = await confirmRemoval(
         "Save the edit and run again from it?",
         `${after ? `The ${plural(after, "message", "messages")} after this one ${after === 1 ? "is" : "are"} removed` : "No message comes after this one"}; `
-          + "the message is replaced by the edited text and the agents answer it again. The audit log keeps a record.",
+          + `the message is replaced by the edited text and the agents answer it again. ${this.writing()}The audit log keeps a record.`,
         after ? `Remove ${plural(after, "message", "messages")} and re-run` : "Save and re-run");
       if (!yes) {
         input.focus();

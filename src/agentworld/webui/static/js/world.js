@@ -230,10 +230,7 @@ export class WorldSession {
     this.head = h("div", { class: "chat-head" });
     this.transcript = h("div", { class: "transcript", testid: "transcript", role: "log", "aria-label": "Transcript", tabindex: "0" });
     this.chatView = new ChatView(this.transcript, { onReview: (id) => this.desk.open(id, { focus: true }), onBusy: () => {} });
-    const actions = new MessageActions({
-      view: this.chatView, world: () => this.name,
-      onBranched: (chatId) => this.openBranch(chatId),
-    });
+    const actions = new MessageActions({ view: this.chatView, world: () => this.name, onBranched: (chatId) => this.openNew(chatId) });
     this.chatView.tools = (m) => actions.tools(m);
     // Approval cards go here, between the transcript and the composer; they never take the focus.
     this.approvalSlot = h("div", { class: "approval-slot", testid: "approval-slot" });
@@ -320,17 +317,15 @@ export class WorldSession {
     }
   }
 
-  /** Open a branch just made from a message here. */
-  async openBranch(chatId) {
+  /** Open a chat just made (new, or a branch of a message here). */
+  async openNew(chatId) {
     await this.loadChats();
     await this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chatId)}`);
   }
 
   async newChat() {
     try {
-      const { chatId } = await api.newChat(this.name);
-      await this.loadChats();
-      await this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chatId)}`);
+      await this.openNew((await api.newChat(this.name)).chatId);
     } catch (err) {
       toast(err.message, { error: true });
     }
