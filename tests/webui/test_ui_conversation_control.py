@@ -1,11 +1,12 @@
 """Conversation control in a real browser (SPEC §7.3 K1, K2): a person's message edited in place
 runs the world again from it, in this tab and another; a chat branched from its third message
 opens with those three and is listed under its source; delete from here takes the messages and
-the approval waiting in them off every tab; a chat another process is running refuses the change
+the approval or question waiting in them off every tab; a chat another process is running refuses the change
 in place; on a phone the actions open from "⋯"; no Enter confirms a removal (C4)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 from conftest import Script, Served, quiet_env, runs, shot
 
 
@@ -190,6 +191,37 @@ def test_an_edit_while_the_answer_streams_stops_it_and_answers_the_edit(
     expect(page.get_by_test_id("streaming-message")).to_have_count(0)
     expect(page.locator("[data-testid=agent-chip][data-agent=a1]")).to_have_attribute("data-busy", "false")
     assert [m["content"] for m in served.transcript(world_name, chat)] == ["just the gist", "briefly: just the gist"]
+
+
+def test_a_question_waiting_in_the_removed_part_leaves_every_tab(
+    served: Served, llm: OpenAIWireServer, script: Script, open_page: Callable[..., Page], world_name: str
+) -> None:
+    def answer(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["content"] == "which one?":
+            question = {"question": "Staging or production?", "options": ["staging", "production"]}
+            return Reply.tools(ToolCallSpec("ask_user", json.dumps(question)))
+        return Reply.text("noted")
+
+    script.by_agent[f"{world_name}/ops"] = answer
+    chat = served.make_world(world_name, llm, "ops", workingDir=str(served.home))
+    stored = say(served, world_name, chat, "hello")
+    page = open_page(served.chat_url(world_name, chat))
+    other = open_page(served.chat_url(world_name, chat))
+    expect(other.get_by_test_id("connection")).to_have_attribute("data-state", "live")
+    page.get_by_test_id("composer-input").fill("which one?")
+    page.get_by_test_id("composer-input").press("Enter")
+    for tab in (page, other):
+        expect(tab.get_by_test_id("question-card")).to_be_visible()
+    asked = page.locator("[data-testid=message][data-sender=human]").last
+    asked.hover()
+    asked.get_by_test_id("message-delete").click()
+    page.get_by_test_id("cut-confirm").click()
+    for tab in (page, other):
+        expect(tab.get_by_test_id("question-card")).to_have_count(0)
+        expect(tab.get_by_test_id("approvals-badge")).to_be_hidden()
+        expect(bodies(tab)).to_have_text(["hello", "noted"])
+    assert served.api.get(f"/api/worlds/{world_name}/questions").json() == {"questions": []}
+    assert [m["messageId"] for m in served.transcript(world_name, chat)] == [m["messageId"] for m in stored]
 
 
 def test_a_chat_another_process_runs_refuses_an_edit_or_a_deletion_in_place(
