@@ -12,6 +12,7 @@ import pytest
 from agentworld.agent_world import AgentWorld
 from agentworld.errors import NotFoundError
 from agentworld.models import Usage
+from agentworld.models.events import CrudEvent, MessageEvent
 from agentworld.models.pending import PendingApproval
 from agentworld.testing.openai_wire import Reply, ToolCallSpec
 
@@ -59,3 +60,25 @@ async def test_pending_call_and_chat_activity_follow_an_approval_from_asked_to_a
     assert await aw.pending_call("w", "call_unknown") is None
     with pytest.raises(NotFoundError):
         await aw.pending_call("nowhere", request.tool_call_id)
+
+
+async def test_logged_since_gives_messages_and_crud_events_of_every_process_in_order_once(
+    aw: AgentWorld, make_world: Any, db_url: str
+) -> None:
+    await make_world("a1")
+    chat = await aw.current_chat("w")
+    nothing, start = await aw.logged_since("w", None)
+
+    await aw.send("w", "@a1 hello", chat_id=chat)
+    async with AgentWorld(db_url) as other:  # another process renames the chat
+        await other.rename_chat("w", chat, "Renamed elsewhere")
+    logged, position = await aw.logged_since("w", start)
+
+    assert nothing == [] and position > start
+    assert [(e.kind, getattr(e, "operation", None)) for e in logged] == [
+        ("message", None), ("message", None), ("crud", "update"),
+    ]  # fmt: skip
+    assert [e.message.content for e in logged if isinstance(e, MessageEvent)] == ["@a1 hello", "a1 heard: @a1 hello"]
+    (renamed,) = [e for e in logged if isinstance(e, CrudEvent)]
+    assert (renamed.operation, renamed.chat_id) == ("update", chat)
+    assert await aw.logged_since("w", position) == ([], position)  # read once

@@ -5,6 +5,7 @@ event log). ``AgentWorld`` adds running the worlds on top."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -15,7 +16,7 @@ from agentworld.documents import agent_doc, world_doc
 from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundError
 from agentworld.models import Agent, Chat, Message, Usage, World, new_id
 from agentworld.models.domain import agent_name_problem
-from agentworld.models.events import CrudEvent
+from agentworld.models.events import CrudEvent, MessageEvent
 from agentworld.process_secrets import note_key_variable
 from agentworld.settings_checks import (
     build_settings,
@@ -329,6 +330,29 @@ class WorldCatalog:
         """Where the transcripts stand now: a page read ``after`` it holds only what was said
         since (the position is the database's, across worlds and chats)."""
         return await self.storage.last_seq()
+
+    async def logged_since(
+        self, world: str, after: int | None
+    ) -> tuple[list[MessageEvent | CrudEvent], int]:
+        """What the world's event log holds after position ``after``, whichever process did it:
+        transcript messages stored and ``crud`` events (chats branched, messages removed …),
+        in order; and the position to go on from (with ``after`` None, nothing and the position
+        now). Log positions are never reused, so a reader misses nothing, also after messages
+        were removed. An event this version cannot read is skipped."""
+        log = EventLog(self.storage)
+        if after is None:
+            return [], await log.head(world)
+        found: list[MessageEvent | CrudEvent] = []
+        while True:
+            batch = await log.after(world, after)
+            for event in batch.events:
+                kind = MessageEvent if event.kind == "message" else CrudEvent if event.kind == "crud" else None
+                if kind is not None:
+                    with contextlib.suppress(ValueError):  # pydantic's ValidationError
+                        found.append(kind.model_validate(event.document))
+            after = batch.last_seq
+            if not batch.full:
+                return found, after
 
     async def agent_memory(
         self, world: str, agent: str, *, chat_id: str | None = None

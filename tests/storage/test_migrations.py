@@ -448,3 +448,46 @@ async def test_version_12_drops_the_sqlite_log_trigger_and_each_message_is_logge
 
 def said(text: str) -> Message:
     return Message(chat_id="c", sender="human", role="user", content=text)
+
+
+async def test_version_14_numbers_sqlite_messages_without_reuse_and_keeps_them(tmp_path: Path) -> None:
+    """A file left by version 13 numbers messages by rowid, which gives the number of the newest
+    removed message again; upgraded, its messages keep their numbers and indexes, and a number
+    once given is never given again."""
+    url = f"sqlite:///{tmp_path / 'v13.db'}"
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            assert migrations.upgrade(conn, migrations.MIGRATIONS[:13]) == 13
+            made = str(conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'messages'").scalar())
+            conn.exec_driver_sql("DROP TABLE messages")  # as versions 1 to 13 made it
+            conn.exec_driver_sql(made.replace("AUTOINCREMENT", ""))
+            for index in schema.messages.indexes:
+                index.create(conn)
+            insert_world(conn, "w", World(name="w").model_dump(mode="json"))
+            for n in (1, 2):
+                conn.exec_driver_sql(
+                    "INSERT INTO messages (world, message_id, chat_id, role, sender, content, created_at)"
+                    f" VALUES ('w', 'msg_{n}', 'c', 'user', 'human', 'm{n}', '{CREATED}')"
+                )
+    finally:
+        engine.dispose()
+
+    async with SQLStorage(url):
+        pass
+
+    with closing(sqlite3.connect(tmp_path / "v13.db")) as conn:
+        assert conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] == LATEST
+        assert conn.execute("SELECT seq, message_id FROM messages ORDER BY seq").fetchall() == [
+            (1, "msg_1"), (2, "msg_2"),
+        ]  # fmt: skip
+        indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert {index.name for index in schema.messages.indexes} <= indexes
+        conn.execute("DELETE FROM messages WHERE seq = 2")
+        conn.execute(
+            "INSERT INTO messages (world, message_id, chat_id, role, sender, content, created_at)"
+            f" VALUES ('w', 'msg_3', 'c', 'user', 'human', 'm3', '{CREATED}')"
+        )
+        assert conn.execute("SELECT seq FROM messages WHERE message_id = 'msg_3'").fetchone() == (3,)
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "messages_before_v14" not in tables

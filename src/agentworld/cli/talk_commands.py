@@ -2,7 +2,9 @@
 
 Each goes through the ``AgentWorld`` facade and prints with the same functions as the
 matching ``agentworld`` command (``output.print_chats``, ``print_approvals``,
-``markdown_transcript`` …), so a chat list or an export looks the same in both.
+``markdown_transcript`` …), so a chat list or an export looks the same in both. Those that go
+back in a chat (``/branch``, ``/edit``, ``/undo``) and the numbered ``/messages`` they read
+their numbers from are ``talk_control``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from agentworld.cli import output
+from agentworld.cli import output, talk_control
+from agentworld.cli.talk_control import COMMANDS as CONTROL_COMMANDS
 
 if TYPE_CHECKING:
     from agentworld.cli.talk_prompt import Answer
@@ -27,7 +30,8 @@ COMMANDS: dict[str, str] = {
     "/rename NAME": "rename this chat",
     "/agents": "list the world's agents",
     "/agent NAME": "show one agent",
-    "/messages [N]": "the last N messages of this chat (default 20)",
+    "/messages [N]": "the last N messages of this chat (default 20), numbered",
+    **CONTROL_COMMANDS,
     "/approvals": "the approval requests waiting in this world",
     "/approve ID once|session|always": "approve a request",
     "/deny ID": "deny a request",
@@ -132,13 +136,10 @@ async def _agent(session: TalkSession, args: list[str]) -> None:
     output.print_fields(f"agent {agent.name}", output.agent_doc(agent))
 
 
-@_command("/messages")
-async def _messages(session: TalkSession, args: list[str]) -> None:
-    if len(args) > 1 or (args and not args[0].isdigit()):
-        return _usage(session, "/messages")
-    count = int(args[0]) if args else 20
-    found = await session.aw.transcript(session.world, session.chat)
-    output.print_messages(found[-count:] if count else [])
+_command("/messages")(talk_control.show_messages)
+_command("/branch")(talk_control.branch)
+_command("/edit")(talk_control.edit)
+_command("/undo")(talk_control.undo)
 
 
 @_command("/approvals")

@@ -10,7 +10,8 @@ terminal, ``agentworld approve`` or ``answer``, the web UI), and they are stored
 in-process futures (SPEC A6) — so one answered elsewhere leaves the prompt, one in this chat is
 asked, and one in another chat is announced. The same look shows what was said
 in the chat by other processes (the one that ran an approved call, a person in another
-terminal or the web UI), and keeps the status line and completion current.
+terminal or the web UI), says when they removed messages from it or branched it (their
+``crud`` events in the world's event log), and keeps the status line and completion current.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from agentworld.cli.talk_asking import (
     ask_question,
 )
 from agentworld.cli.talk_prompt import Answer
+from agentworld.cli.talk_rewind import cut_note
 
 if TYPE_CHECKING:
     from agentworld.cli.talk_session import TalkSession
+    from agentworld.models import Message
     from agentworld.models.pending import PendingApproval, PendingQuestion
 
 POLL_SECONDS = 0.5
@@ -64,7 +67,7 @@ class ApprovalDesk:
         self._gone: str | None = None
         """The request on the screen that was answered elsewhere, once said."""
         self._following: tuple[str, int] | None = None
-        """The chat whose transcript is followed, and the position read up to."""
+        """The chat followed, and the position in the world's event log read up to."""
 
     async def ask(self) -> None:
         """Ask each request and question of the chat, oldest first, until none is left."""
@@ -172,6 +175,7 @@ class ApprovalDesk:
 
     async def refresh(self) -> None:
         session = self.session
+        stored = await self._logged()  # first: a request removed with messages is gone next
         approvals = await session.aw.approvals(session.world)
         questions = await session.aw.questions(session.world)
         self._waiting, self._questions = approvals, questions
@@ -181,7 +185,7 @@ class ApprovalDesk:
         session.known.questions = sorted(p.tool_call_id for p in questions)
         if self._asking is not None and self._asking not in ids and self._gone != self._asking:
             # Said here, in this look, so it comes before the call's result and the answer
-            # that ``_follow`` shows next, whenever the prompt's task gets to run.
+            # shown next, whenever the prompt's task gets to run.
             self._gone = self._asking
             session.screen.note(f"{self._asking_kind} {self._asking} was answered elsewhere")
             session.prompts.interrupt(AnsweredElsewhere())
@@ -199,24 +203,35 @@ class ApprovalDesk:
             message = output.shown_text(" ".join(said.split()))  # a model's text, escaped
             session.screen.line(f"[yellow]⏸ {request.kind} waiting in {where}: {message}[/yellow]")
         self._announced &= ids
-        await self._follow()
+        for found in stored:
+            session.view.stored(found)
         aw, world = session.aw, session.world
         session.title = (await aw.get_chat(world, session.chat)).name
         session.known.agents = [a.name for a in await aw.list_agents(world)]
         session.known.chats = [c.chat_id for c in await aw.list_chats(world)]
         session.prompts.redraw()
 
-    async def _follow(self) -> None:
-        """Show the messages stored in the chat since the last look that this process did not
-        show (from the position the chat was opened at: its past is not repeated)."""
+    async def _logged(self) -> list[Message]:
+        """What other processes did in the chat since the last look, from the world's event log
+        (from the position the chat was opened at: its past is not repeated): their changes to
+        it (messages removed by an edit or a delete, a branch made from it) said now — the
+        history on the screen is not what the chat holds any more — and the messages they
+        stored, returned to be shown (``EventView.stored`` passes over those shown already)."""
+        from agentworld.models.events import CrudEvent
+
         session = self.session
-        if self._following is None or self._following[0] != session.chat:
-            self._following = (session.chat, await session.aw.transcript_position())
-            return
-        page = await session.aw.transcript_page(session.world, session.chat, after=self._following[1])
-        self._following = (session.chat, page.next_after)
-        for message in page.messages:
-            session.view.stored(message)
+        after = self._following[1] if self._following is not None and self._following[0] == session.chat else None
+        logged, position = await session.aw.logged_since(session.world, after)
+        self._following = (session.chat, position)
+        stored: list[Message] = []
+        for event in logged:
+            if isinstance(event, CrudEvent):
+                said = None if event.event_id in session.view.changes else cut_note(event, session.chat, here=False)
+                if said is not None:
+                    session.screen.note(said)
+            elif event.message.chat_id == session.chat:
+                stored.append(event.message)
+        return stored
 
     def status(self) -> str:
         """The status line: world, chat title, who is busy, how many approvals and questions

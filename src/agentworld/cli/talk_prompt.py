@@ -9,7 +9,7 @@ empty prompt — is reported to the caller, which leaves on the second one; Ctrl
 The approval question (``talk_question``: what keys mean there, and when) answers with ``d``,
 ``o``, ``s``, ``a`` then ``y``, ``e`` (edit first), or ``l`` (later: left pending), or Enter on
 the highlighted choice — only once it has been read; Ctrl-C or Ctrl-D leave the request pending
-at any time. An agent's question takes a line typed once it has been read (``talk_inputs``).
+at any time. The same question, with ``[n]o [y]es``, asks before messages are removed. An agent's question takes a line typed once it has been read (``talk_inputs``).
 What was typed into it before it armed is the next message's starting text, as is a message
 being written when a prompt is ended from outside (``interrupt``), e.g. when an approval was
 answered in another process or a request arrived while the prompt waited: nothing typed is lost.
@@ -38,7 +38,7 @@ from prompt_toolkit.keys import Keys
 
 from agentworld.cli.talk_answer import AskedQuestion
 from agentworld.cli.talk_inputs import NAMED_KEYS, AnswerCheck, answer_keys, edit_keys, key_name
-from agentworld.cli.talk_question import CHOICES, ApprovalQuestion, Arming, Choice
+from agentworld.cli.talk_question import CHOICES, CONFIRM_CHOICES, ApprovalQuestion, Arming, Choice
 
 Answer = Literal["deny", "once", "session", "always"]
 """An answer to an approval request: deny, or approve with that scope."""
@@ -263,6 +263,20 @@ class Prompts:
             self.question = None
             self._kept(question)
         return answer if answer in ("deny", "edit", *SCOPES) else None
+
+    async def confirm(self, title: str) -> bool:
+        """Whether the person says yes to ``title`` (a removal): ``y``, or Enter on the
+        highlighted yes, once the question armed; ``n``, Enter alone, Ctrl-C or Ctrl-D say no.
+        Asked as an approval is: keys typed before it armed answer nothing (SPEC C4)."""
+        await written_out()
+        question = ApprovalQuestion(choices=CONFIRM_CHOICES, title=title, reading="the question")
+        self.question = question
+        try:
+            answer = await self._ask(self._approvals, lambda: question.line(time.monotonic()))
+        finally:
+            self.question = None
+            self._kept(question)
+        return answer == "yes"
 
     async def answer(self, asked: AskedQuestion) -> str | None:
         """The line typed (after the question armed) that answers ``asked``, checked by its

@@ -8,7 +8,8 @@ however long the typing lasts. What they wrote is kept (``kept``) for the next m
 Once armed, a letter answers, or the arrows and Tab move a highlight (the first choice at first:
 deny) that Enter answers. ALWAYS is a permanent world-wide rule, so it takes a second step: the
 question "approve ALWAYS …? type y" arms afresh, and any key but ``y`` goes back to the first
-question. The same machine asks the scope of an edited call (``SCOPE_CHOICES``: cancel first).
+question. The same machine asks the scope of an edited call (``SCOPE_CHOICES``: cancel first)
+and whether to remove messages (``CONFIRM_CHOICES``: no first).
 The arming itself (``Arming``) also guards the answer to an agent's question (``talk_answer``).
 """
 
@@ -17,13 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Choice = Literal["deny", "once", "session", "always", "edit", "later", "cancel"]
+Choice = Literal["deny", "once", "session", "always", "edit", "later", "cancel", "no", "yes"]
 """An answer to the question: deny, approve with a scope, edit the call first, leave the
-request pending, or (asking the scope of an edited call) go back to the first question."""
+request pending, (asking the scope of an edited call) go back to the first question, or (asking
+whether to remove messages) no or yes."""
 CHOICES: tuple[Choice, ...] = ("deny", "once", "session", "always", "edit", "later")
 """In the order they are shown (and the highlight moves)."""
 SCOPE_CHOICES: tuple[Choice, ...] = ("cancel", "once", "session", "always")
 """The question asked once a call was edited: with which scope it runs, or back."""
+CONFIRM_CHOICES: tuple[Choice, ...] = ("no", "yes")
+"""The question asked before messages are removed (``/undo``, ``/edit``): Enter alone says no."""
 ARM_SECONDS = 0.7
 """How long the question is on the screen, with no key pressed, before a key answers it."""
 
@@ -113,6 +117,8 @@ class ApprovalQuestion(Arming):
     choices: tuple[Choice, ...] = CHOICES
     title: str = ""
     """Said before the choices (what is being asked, when it is not the request above)."""
+    reading: str = "the command"
+    """What the person is given the moment to read (said while the question is not armed)."""
     highlight: int = 0
     confirming: bool = False
     """Whether the second step of ALWAYS is being asked."""
@@ -151,16 +157,16 @@ class ApprovalQuestion(Arming):
         if self.confirming:
             text = (f"approve ALWAYS in this world for {self.always_means}? "
                     "type y to confirm (any other key: back)")  # fmt: skip
-            return [("bold", text), *_wait_or_answer(armed, "")]
+            return [("bold", text), *_wait_or_answer(armed, "", self.reading)]
         fragments: Fragments = [("bold", f"{self.title} ")] if self.title else []
         for index, choice in enumerate(self.choices):
             style = "reverse" if index == self.highlight and armed else ""
             fragments += [("", " ")] if index else []
             fragments += [(style, f"[{choice[0]}]{choice[1:]}")]
-        return fragments + _wait_or_answer(armed, f"Enter: {self.choices[self.highlight]}")
+        return fragments + _wait_or_answer(armed, f"Enter: {self.choices[self.highlight]}", self.reading)
 
 
-def _wait_or_answer(armed: bool, hint: str) -> Fragments:
+def _wait_or_answer(armed: bool, hint: str, reading: str) -> Fragments:
     if not armed:
-        return [("italic", "  (keys ignored for a moment: read the command) ")]
+        return [("italic", f"  (keys ignored for a moment: read {reading}) ")]
     return [("", f"  ({hint}) › " if hint else " › ")]

@@ -1,7 +1,7 @@
 """The session of ``agentworld talk`` (``cli/talk.py``): the REPL, its turns and approvals.
 
 A prompt (``talk_prompt``) where each line is a message to the world's chat or a slash command
-(``talk_commands``); answers stream in as the agents give them (``talk_view``, a subscriber of
+(``talk_commands``; those that branch, edit or undo: ``talk_control``); answers stream in as the agents give them (``talk_view``, a subscriber of
 the world's event bus); an approval request is asked at the prompt with one key, once read
 (``talk_question``), and an agent's question with a line typed once it was read
 (``talk_answer``); ``talk_desk`` asks them.

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agentworld.approval.shell_view import escape_controls
 from agentworld.cli import output
 from agentworld.cli.output import shown_text as escape
+from agentworld.cli.talk_rewind import cut_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,6 +114,9 @@ class EventView:
     """Tool results by their number: the tool's name and the full result (``/show N``)."""
     shown: set[str] = field(default_factory=set)
     """The stored messages of the chat that came by (the person's own are not echoed)."""
+    changes: set[str] = field(default_factory=set)
+    """The ``crud`` events that came by on this process's bus: changes made here, which the
+    look at the event log for other processes' changes (``talk_desk``) passes over."""
     _numbers: dict[str, tuple[int, str]] = field(default_factory=dict)
     _stream: _Stream | None = None
     _streamed: dict[str, str] = field(default_factory=dict)
@@ -120,8 +124,14 @@ class EventView:
 
     def on_event(self, event: WorldEvent) -> None:
         """The bus subscriber: show what concerns this chat."""
-        from agentworld.models.events import MessageEvent, SSEEvent, SystemEvent
+        from agentworld.models.events import CrudEvent, MessageEvent, SSEEvent, SystemEvent
 
+        if isinstance(event, CrudEvent):
+            self.changes.add(event.event_id)
+            if (said := cut_note(event, self.chat_id, here=True)) is not None:
+                self.close_stream()
+                self.screen.note(said)
+            return
         if event.chat not in (self.chat_id, None):
             return
         match event:

@@ -155,6 +155,28 @@ def _v13_chat_branches_and_cuts(conn: sa.Connection) -> None:
         conn.execute(sa.text("ALTER TABLE chats ADD COLUMN cuts INTEGER NOT NULL DEFAULT 0"))
 
 
+def _v14_message_numbers_never_reused(conn: sa.Connection) -> None:
+    """On SQLite, ``messages`` is rebuilt with ``AUTOINCREMENT`` (``schema.messages``): once the
+    newest messages of a chat can be removed, their numbers must not be given again. The rows
+    are copied over with their numbers."""
+    if conn.dialect.name != "sqlite":
+        return  # a PostgreSQL sequence never goes back
+    found = conn.exec_driver_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'"
+    ).scalar()
+    if found is None or "AUTOINCREMENT" in str(found).upper():
+        return
+    for index in schema.messages.indexes:  # index names are the database's, not the table's
+        conn.exec_driver_sql(f"DROP INDEX IF EXISTS {index.name}")
+    conn.exec_driver_sql("ALTER TABLE messages RENAME TO messages_before_v14")
+    schema.messages.create(conn)
+    columns = ", ".join(column.name for column in schema.messages.columns)
+    conn.exec_driver_sql(
+        f"INSERT INTO messages ({columns}) SELECT {columns} FROM messages_before_v14 ORDER BY seq"
+    )
+    conn.exec_driver_sql("DROP TABLE messages_before_v14")
+
+
 MIGRATIONS: Sequence[Migration] = (
     _v1_core_tables,
     _v2_event_and_tool_logs,
@@ -169,6 +191,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v11_grant_redirect_targets,
     _v12_message_log_by_insert,
     _v13_chat_branches_and_cuts,
+    _v14_message_numbers_never_reused,
 )
 
 

@@ -137,7 +137,12 @@ messages = _numbered(
         sqlite_where=_HAS_CALL_ID, postgresql_where=_HAS_CALL_ID,
     ),  # fmt: skip
     sa.Index("ix_messages_id", "world", "message_id"),
+    sqlite_autoincrement=True,
 )
+"""Memories and transcripts: one row per message per holder (``memory_owner`` NULL for the
+transcript). ``seq`` is never reused, even after the newest rows are removed (a cut, SPEC K2;
+SQLite ``AUTOINCREMENT``): a reader that resumes after seq N must not miss a later message
+that got N again."""
 
 events = _numbered(
     "events",
