@@ -1,7 +1,8 @@
-"""The file change, the edit before approving and the question, through the web UI in
-Chromium with the server on PostgreSQL (the other browser tests use SQLite): an
-``edit_file`` request's diff, its new text corrected in the card and written as corrected,
-and a question answered by a click resuming the agent."""
+"""The file change, the edit before approving, the question and conversation control, through
+the web UI in Chromium with the server on PostgreSQL (the other browser tests use SQLite): an
+``edit_file`` request's diff, its new text corrected in the card and written as corrected; a
+question answered by a click resuming the agent; a message edited with an approval waiting
+after it, then a branch."""
 
 from __future__ import annotations
 
@@ -79,3 +80,43 @@ def test_a_question_answered_by_a_click_resumes_the_agent(
     expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("Going with")
     expect(page.locator("[data-testid=message][data-sender=ops]").last).to_contain_text("staging")
     assert served.api.get(f"/api/worlds/{world_name}/questions").json() == {"questions": []}
+
+
+def test_an_edit_takes_the_waiting_approval_away_and_a_branch_keeps_the_edit(
+    served: Served, llm: OpenAIWireServer, script: Script, open_page: Callable[..., Page], world_name: str
+) -> None:
+    def answer(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "user" and last["content"] == "deploy":
+            return Reply.tools(ToolCallSpec("shell_cmd", json.dumps({"command": "echo deployed"})), content="Deploying.")
+        return Reply.text(f"ops read: {last['content']}")
+
+    script.by_agent[f"{world_name}/ops"] = answer
+    chat = served.make_world(world_name, llm, "ops", workingDir=str(served.home))
+    page = open_page(served.chat_url(world_name, chat))
+    say(page, "deploy")
+    expect(page.get_by_test_id("approval-dialog")).to_be_visible()
+    (waiting,) = served.api.get(f"/api/worlds/{world_name}/approvals").json()["approvals"]
+
+    human = page.locator("[data-testid=message][data-sender=human]")
+    human.hover()
+    human.get_by_test_id("message-edit").click()
+    human.get_by_test_id("edit-input").fill("only check the status")
+    human.get_by_test_id("edit-save").click()
+    page.get_by_test_id("cut-confirm").click()
+    replies = page.locator("[data-testid=message][data-sender=ops]")
+    expect(replies).to_have_count(1)
+    expect(replies.get_by_test_id("message-body")).to_have_text("ops read: only check the status")
+    expect(page.get_by_test_id("approval-dialog")).to_have_count(0)
+    expect(page.get_by_test_id("approvals-badge")).to_be_hidden()
+    refused = served.api.post(f"/api/worlds/{world_name}/approvals/{waiting['approvalId']}", json={"decision": "approve"})
+    assert refused.status_code == 404
+
+    replies.hover()
+    replies.get_by_test_id("message-branch").click()
+    expect(page.get_by_test_id("chat-branch-source")).to_be_visible()
+    branch = page.url.rsplit("/", 1)[1]
+    assert branch != chat
+    expect(page.locator("[data-testid=transcript] article [data-testid=message-body]")).to_have_text(
+        ["only check the status", "ops read: only check the status"])
+    expect(page.locator(f"[data-testid=chat-item][data-chat-id={branch}]")).to_have_attribute("data-branch-of", chat)

@@ -54,6 +54,22 @@ export class ApprovalDesk {
     this.refresh();
   }
 
+  /** Read `chat`'s requests afresh (messages were removed from it): those the server no
+   * longer has leave the page; one asked meanwhile stays. */
+  async reread(chat) {
+    const before = [...this.pending.values()].filter((a) => a.chatId === chat).map((a) => a.approvalId);
+    let found;
+    try {
+      found = (await api.approvals(this.world, chat)).approvals;
+    } catch (err) {
+      if (err.status !== 404) toast(err.message, { error: true });
+      return;
+    }
+    const still = new Set(found.map((a) => a.approvalId));
+    for (const id of before) if (!still.has(id)) this.done(id);
+    this.load(found);
+  }
+
   add(item) {
     if (this.gone.has(item.approvalId)) return;
     const known = this.pending.get(item.approvalId) ?? {};

@@ -120,6 +120,23 @@ export class QuestionDesk {
     this.refresh();
   }
 
+  /** Read `chat`'s questions afresh (messages were removed from it): those the server no
+   * longer has leave the page; one asked meanwhile stays. */
+  async reread(chat) {
+    const before = [...this.pending.values()].filter((q) => q.chatId === chat).map((q) => q.questionId);
+    let found;
+    try {
+      found = (await api.questions(this.world, chat)).questions;
+    } catch (err) {
+      if (err.status !== 404) toast(err.message, { error: true });
+      return;
+    }
+    const still = new Set(found.map((q) => q.questionId));
+    for (const id of before) if (!still.has(id)) this.done(id);
+    for (const q of found) this.add(q);
+    this.refresh();
+  }
+
   add(q) {
     if (this.gone.has(q.questionId)) return;
     this.pending.set(q.questionId, { ...(this.pending.get(q.questionId) ?? {}), ...q });

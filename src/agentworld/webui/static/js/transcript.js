@@ -82,10 +82,12 @@ function answerText(answer) {
 }
 
 export class ChatView {
-  constructor(container, { onReview, onBusy }) {
+  /** `tools(m)`: the actions of a stored message (message_actions.js), put in its head. */
+  constructor(container, { onReview, onBusy, tools = () => null }) {
     this.el = container;
     this.onReview = onReview;
     this.onBusy = onBusy;
+    this.tools = tools;
     this.reset();
   }
 
@@ -93,6 +95,8 @@ export class ChatView {
     this.nodes = new Map(); // messageId -> element (stored or streaming)
     this.stored = new Set(); // messageIds shown as stored messages
     this.messages = new Map(); // messageId -> message
+    this.order = []; // messageIds of the stored messages, tool results included, in chat order
+    this.removed = new Set(); // messageIds removed from the chat: never shown again
     this.cards = new Map(); // toolCallId -> {card, status, body}
     this.results = new Map(); // toolCallId -> tool message (a result may be read first)
     this.approvals = new Map(); // approvalId -> {line, info}
@@ -121,9 +125,10 @@ export class ChatView {
 
   /** A stored message (from the transcript or the stream); shown once. */
   message(m, into = null) {
-    if (this.stored.has(m.messageId)) return;
+    if (this.stored.has(m.messageId) || this.removed.has(m.messageId)) return;
     this.stored.add(m.messageId);
     this.messages.set(m.messageId, m);
+    this.order.push(m.messageId);
     this.el.querySelector(".empty")?.remove();
     if (m.role === "tool") {
       this.toolResult(m);
@@ -155,6 +160,8 @@ export class ChatView {
         onClick: (e) => { e.preventDefault(); this.reveal(m.replyToMessageId); },
       }, "reply to ", this.messages.get(m.replyToMessageId)?.sender ?? "a message"));
     }
+    const tools = this.tools(m);
+    if (tools) head.append(tools);
     const node = h("article", {
       class: `msg ${kind}`, id: `msg-${m.messageId}`, testid: system ? "system-message" : "message",
       dataset: { messageId: m.messageId, sender: m.sender ?? "", role: m.role },
@@ -288,6 +295,61 @@ export class ChatView {
       entry.text.data = event.content ?? entry.text.data; // whole text: mends chunks missed
       entry.writing.textContent = "";
     }
+  }
+
+  /** How many stored messages (tool results included, as the chat counts them) go when
+   * the chat is cut at `messageId`: that one and all after it. */
+  countFrom(messageId) {
+    const at = this.order.indexOf(messageId);
+    return at < 0 ? 0 : this.order.length - at;
+  }
+
+  /** The messages from `messageId` on are being removed: shown faded until the event says so. */
+  markGoing(messageId) {
+    const at = this.order.indexOf(messageId);
+    if (at < 0) return;
+    for (const id of this.order.slice(at)) this.nodes.get(id)?.classList.add("going");
+  }
+
+  /** Messages removed from the chat (a `crud` delete event): their elements go, with any answer
+   * still streaming after them. False when the view cannot follow by itself (a tool result
+   * removed while the call that asked for it stays): the caller reads the chat afresh. */
+  remove(ids) {
+    const gone = new Set(ids);
+    const after = (a, b) => Boolean(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const first = ids.map((id) => this.nodes.get(id)).filter(Boolean)
+      .reduce((earliest, node) => (!earliest || after(node, earliest) ? node : earliest), null);
+    for (const [id, entry] of this.streams) {
+      if (gone.has(id) || (first && after(first, entry.node))) {
+        entry.node.remove();
+        this.streams.delete(id);
+        this.onBusy(entry.agent, false);
+      }
+    }
+    let clean = true;
+    for (const id of ids) {
+      this.removed.add(id);
+      const m = this.messages.get(id);
+      if (!m) continue;
+      if (m.role === "tool") {
+        const call = [...this.messages.values()].find((c) => (c.tool_calls ?? []).some((t) => t.id === m.tool_call_id));
+        if (call && !gone.has(call.messageId)) clean = false;
+        this.results.delete(m.tool_call_id);
+      }
+      for (const call of m.tool_calls ?? []) {
+        this.cards.delete(call.id);
+        this.approvals.delete(call.id);
+      }
+      this.nodes.get(id)?.remove();
+      this.nodes.delete(id);
+      this.stored.delete(id);
+      this.messages.delete(id);
+    }
+    this.order = this.order.filter((id) => !gone.has(id));
+    if (!this.order.length && !this.streams.size && !this.el.querySelector(".empty")) {
+      this.el.append(h("p", { class: "muted empty", testid: "transcript-empty" }, "No messages yet. Say hello below."));
+    }
+    return clean;
   }
 
   reveal(messageId) {

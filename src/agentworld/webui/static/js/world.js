@@ -5,9 +5,11 @@
 
 import { api, wholeTranscript } from "./api.js";
 import { ApprovalDesk } from "./approvals.js";
+import { askChatName, renderChatHead, renderChatList } from "./chat_list.js";
 import { Composer } from "./composer.js";
-import { confirmDialog, formatTokens, h, modal, replace, timeEl, toast } from "./dom.js";
+import { confirmDialog, formatTokens, h, replace, toast } from "./dom.js";
 import { agentDialog } from "./forms.js";
+import { MessageActions } from "./message_actions.js";
 import { QuestionDesk } from "./questions.js";
 import { WorldStream } from "./stream.js";
 import { ChatView } from "./transcript.js";
@@ -100,7 +102,8 @@ export class WorldSession {
   event(kind, data) {
     if (this.stream?.lastSeq != null) this.shell.connection.dataset.lastEventId = String(this.stream.lastSeq);
     const chat = data.chatId ?? data.message?.chatId ?? null;
-    if (this.pendingChat && chat === this.pendingChat.chatId && (kind === "message" || kind === "sse" || kind === "approval")) {
+    const cut = kind === "crud" && data.entity === "message" && data.operation === "delete";
+    if (this.pendingChat && chat === this.pendingChat.chatId && (kind === "message" || kind === "sse" || kind === "approval" || cut)) {
       this.pendingChat.events.push([kind, data]);
     }
     switch (kind) {
@@ -149,6 +152,8 @@ export class WorldSession {
       } else api.world(this.name).then((w) => { this.world = w; }).catch(() => {});
     } else if (e.entity === "agent") {
       this.loadAgents();
+    } else if (e.entity === "message" && e.operation === "delete") {
+      this.cut(e);
     } else if (e.entity === "chat") {
       if (e.operation === "delete" && e.chatId === this.chatId) {
         this.chatId = null;
@@ -157,6 +162,19 @@ export class WorldSession {
     } else if (e.entity === "policy") {
       this.onView?.();
     }
+  }
+
+  /** Messages were removed from a chat (deleted from there, or an edit re-running it), here or
+   * anywhere else: they leave the view, and the approvals and questions that waited in them
+   * leave the page (read afresh: the server has dropped them). */
+  cut(e) {
+    const ids = Array.isArray(e.data?.messageIds) ? e.data.messageIds : [];
+    if (this.chatView && e.chatId === this.chatId && !this.pendingChat && !this.chatView.remove(ids)) {
+      this.openChat(this.chatId);
+    }
+    this.refreshChats();
+    this.desk.reread(e.chatId);
+    this.questions.reread(e.chatId);
   }
 
   markBusy(agent, id) {
@@ -212,6 +230,8 @@ export class WorldSession {
     this.head = h("div", { class: "chat-head" });
     this.transcript = h("div", { class: "transcript", testid: "transcript", role: "log", "aria-label": "Transcript", tabindex: "0" });
     this.chatView = new ChatView(this.transcript, { onReview: (id) => this.desk.open(id, { focus: true }), onBusy: () => {} });
+    const actions = new MessageActions({ view: this.chatView, world: () => this.name, onBranched: (chatId) => this.openNew(chatId) });
+    this.chatView.tools = (m) => actions.tools(m);
     // Approval cards go here, between the transcript and the composer; they never take the focus.
     this.approvalSlot = h("div", { class: "approval-slot", testid: "approval-slot" });
     this.composer = new Composer({
@@ -256,6 +276,10 @@ export class WorldSession {
       if (kind === "message") this.chatView.message(data.message);
       else if (kind === "sse") this.chatView.sse(data);
       else if (kind === "approval" && data.phase === "answered") this.chatView.answerLine(data.approvalId, data.detail);
+      else if (kind === "crud" && !this.chatView.remove(data.data?.messageIds ?? [])) {
+        this.openChat(chatId);
+        return;
+      }
     }
     this.chatView.setFilter(this.filterAgent);
     this.desk.refresh();
@@ -293,11 +317,15 @@ export class WorldSession {
     }
   }
 
+  /** Open a chat just made (new, or a branch of a message here). */
+  async openNew(chatId) {
+    await this.loadChats();
+    await this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chatId)}`);
+  }
+
   async newChat() {
     try {
-      const { chatId } = await api.newChat(this.name);
-      await this.loadChats();
-      await this.shell.navigate(`#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(chatId)}`);
+      await this.openNew((await api.newChat(this.name)).chatId);
     } catch (err) {
       toast(err.message, { error: true });
     }
@@ -305,29 +333,18 @@ export class WorldSession {
 
   renderChats() {
     if (!this.chatList) return;
-    const query = this.search?.value.trim().toLowerCase() ?? "";
-    const shown = this.chats.slice().reverse().filter((c) => !query || c.name.toLowerCase().includes(query));
-    replace(this.chatList, shown.map((c) => h("li", { testid: "chat-item", dataset: { chatId: c.chatId } },
-      h("a", {
-        href: `#/w/${encodeURIComponent(this.name)}/c/${encodeURIComponent(c.chatId)}`,
-        "aria-current": c.chatId === this.chatId ? "page" : null,
-      }, c.name, h("div", { class: "meta" }, `${c.messageCount} messages · `, timeEl(c.updatedAt ?? c.createdAt))))));
-    if (!shown.length) this.chatList.append(h("li", { class: "muted" }, query ? "No chat matches." : "No chats yet."));
+    renderChatList(this.chatList, {
+      world: this.name, chats: this.chats, current: this.chatId, query: this.search?.value.trim().toLowerCase() ?? "",
+    });
     this.renderHead();
   }
 
   renderHead() {
     if (!this.head) return;
-    const chat = this.chats.find((c) => c.chatId === this.chatId);
-    const actions = chat ? [
-      h("button", { type: "button", testid: "chat-rename", onClick: () => this.rename(chat) }, "Rename"),
-      h("a", { class: "btn", testid: "chat-export", href: api.exportUrl(this.name, chat.chatId), download: `${chat.name.replace(/[^\w.-]+/g, "_")}.md` }, "Export"),
-      h("button", { type: "button", class: "danger", testid: "chat-delete", onClick: () => this.deleteChat(chat) }, "Delete"),
-    ] : [];
-    const filter = this.filterAgent
-      ? h("button", { type: "button", class: "filter-chip", testid: "filter-clear", onClick: () => this.setFilter(null) }, `Only ${this.filterAgent} ✕`)
-      : null;
-    replace(this.head, h("h2", { testid: "chat-title" }, chat ? chat.name : "No chat yet"), filter, actions);
+    renderChatHead(this.head, {
+      world: this.name, chats: this.chats, chat: this.chats.find((c) => c.chatId === this.chatId), filterAgent: this.filterAgent,
+      onRename: (chat) => this.rename(chat), onDelete: (chat) => this.deleteChat(chat), onClearFilter: () => this.setFilter(null),
+    });
   }
 
   setFilter(agent) {
@@ -338,13 +355,7 @@ export class WorldSession {
   }
 
   async rename(chat) {
-    const name = await modal((close) => {
-      const input = h("input", { testid: "rename-input", value: chat.name, "aria-label": "Chat name", autofocus: true });
-      return h("form", { onSubmit: (e) => { e.preventDefault(); close(input.value.trim()); } },
-        h("h2", {}, "Rename chat"), input,
-        h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", testid: "rename-save" }, "Rename"),
-          h("button", { type: "button", onClick: () => close(null) }, "Cancel")));
-    }, { testid: "rename-dialog", label: "Rename chat" });
+    const name = await askChatName(chat);
     if (!name) return;
     try {
       await api.changeChat(this.name, chat.chatId, { name });
