@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -140,3 +142,41 @@ def test_init_release_team_hands_work_over_and_waits_for_an_approval(cli: Any, t
     cli("approve", "release-team", approval["approvalId"], "--decision", "approve", timeout=120)
     assert (tmp_path / "RELEASED").read_text() == "tagged v1.2\n"
     assert "Done: the release is tagged" in cli("messages", "release-team").stdout
+
+
+def test_init_code_review_shows_each_file_change_as_a_diff_before_it_is_made(cli: Any, tmp_path: Path) -> None:
+    listed = cli("init", "--list").stdout.splitlines()
+    assert [line.split("\t")[0] for line in listed] == ["code-review", "release-team"]
+    cli("init", "code-review", "--dir", str(tmp_path))
+    cli("apply", str(tmp_path / "code-review.toml"))
+    cli("send", "code-review", "@writer add a changelog", timeout=120)
+    written = cli("approvals", "code-review", "--json").json()["approvals"][0]
+    assert written["toolName"] == "write_file" and "+- Faster startup for teh command line." in written["diff"]
+    cli("approve", "code-review", written["approvalId"], "--decision", "approve", timeout=120)
+    edit = cli("approvals", "code-review", "--json").json()["approvals"][0]
+    assert edit["agent"] == "reviewer" and edit["toolName"] == "edit_file"
+    assert "-- Faster startup for teh command line.\n+- Faster startup for the command line." in edit["diff"]
+    cli("approve", "code-review", edit["approvalId"], "--decision", "approve", timeout=120)
+    assert "the command line" in (tmp_path / "CHANGELOG.md").read_text()
+
+
+def test_mcp_servers_and_client_tools_survive_export_and_apply(cli: Any, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": {"command": sys.executable, "args": ["-m", "notes"],
+                                                             "env": {"NOTES_DIR": "/srv/notes"}}}}))
+    tools = tmp_path / "client.json"
+    tools.write_text(json.dumps([{"name": "pick_colour", "description": "Ask the page for a colour",
+                                  "parameters": {"type": "object", "properties": {"hint": {"type": "string"}}}}]))
+    cli("world", "create", "lab", "--working-dir", str(tmp_path), "--mcp-config", str(config),
+        "--client-tools", str(tools), "--sandbox", "off", "--network", "allow")
+    text = cli("export", "lab").stdout
+    assert "[mcp.servers.notes]" in text and 'sandbox = "off"' in text
+    file = tmp_path / "lab.toml"
+    file.write_text(text)
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    cli("apply", str(file), db=other)
+    assert cli("export", "lab", db=other).stdout == text
+    shown = cli("world", "show", "lab", "--json", db=other).json()
+    assert shown["mcpConfig"] == json.loads(config.read_text())
+    assert shown["clientTools"] == json.loads(tools.read_text())
+    assert cli("apply", str(file), db=other).stdout.strip() == "no changes"
