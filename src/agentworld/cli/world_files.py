@@ -180,18 +180,14 @@ def apply(
     """Make the world the file describes exist exactly as described; print the changes."""
     from agentworld.world_file import read_world_file
 
-    async def act(aw: AgentWorld) -> tuple[list[Change], list[str]]:
+    async def act(aw: AgentWorld) -> tuple[str, list[Change], list[str]]:
         wanted = read_world_file(file)
         changes, kept = await plan(aw, wanted, prune=prune)
         if changes and not dry_run:
             await carry_out(aw, wanted, changes)
-        return changes, kept
+        return wanted.name, changes, kept
 
-    try:
-        changes, kept = run(act)
-    except FileNotFoundError:
-        output.fail(f"{file}: does not exist")
-    name = _file_world_name(file)
+    name, changes, kept = run(act)
     if json_out:
         shown = [{**c.__dict__, "fields": [_file_key(k) for k in c.fields]} for c in changes]
         doc: dict[str, Any] = {"world": name, "changes": shown, "kept": kept, "dryRun": dry_run}
@@ -216,12 +212,6 @@ def _file_key(setting: str) -> str:
         return "mcp.servers"
     names = {v: k for k, v in {**WORLD_KEYS, **AGENT_KEYS}.items()}
     return names.get(setting, setting)
-
-
-def _file_world_name(file: Path) -> str:
-    from agentworld.world_file import read_world_file
-
-    return read_world_file(file).name
 
 
 def export(
