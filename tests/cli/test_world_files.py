@@ -13,22 +13,25 @@ import pytest
 from agentworld.world_file import render_world_file
 
 
-def _team(cli: Any, tmp_path: Path) -> None:
+def _team(cli: Any, tmp_path: Path, db: str | None = None) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_text('[[rule]]\ntoolName = "shell_cmd"\ndecision = "deny"\npriority = 1\n')
     cli("world", "create", "team", "--description", "a team", "--turn-limit", "7",
-        "--working-dir", str(tmp_path), "--policy", str(policy), "--tool-env", "LANG")
+        "--working-dir", str(tmp_path), "--policy", str(policy), "--tool-env", "LANG", db=db)
     cli("agent", "create", "team", "planner", "--provider", "scripted", "--model", "echo",
-        "--system-prompt", 'Plan "well"\n\tthen hand over to @critic')
+        "--system-prompt", 'Plan "well"\n\tthen hand over to @critic', db=db)
     cli("agent", "create", "team", "critic", "--provider", "openai", "--model", "gpt-4o",
-        "--api-key-env", "TEAM_KEY", "--temperature", "0.5", "--max-tokens", "900")
-    cli("world", "update", "team", "--main-agent", "planner")
+        "--api-key-env", "TEAM_KEY", "--temperature", "0.5", "--max-tokens", "900", db=db)
+    cli("world", "update", "team", "--main-agent", "planner", db=db)
 
 
-def test_export_then_apply_to_an_empty_database_exports_the_same_bytes(cli: Any, tmp_path: Path) -> None:
-    _team(cli, tmp_path)
+def test_export_then_apply_to_an_empty_database_exports_the_same_bytes(
+    cli: Any, tmp_path: Path, both_backends_url: str
+) -> None:
+    """Exported from SQLite or PostgreSQL, applied to an empty SQLite database."""
+    _team(cli, tmp_path, db=both_backends_url)
     first = tmp_path / "team.toml"
-    assert cli("export", "team", "--out", str(first)).code == 0
+    assert cli("export", "team", "--out", str(first), db=both_backends_url).code == 0
     text = first.read_text()
     assert 'apiKeyEnv = "TEAM_KEY"' in text and "mainAgent = \"planner\"" in text
     other = f"sqlite:///{tmp_path / 'other.db'}"
