@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"runtime"},
     # the facade and the interfaces; `server` (the HTTP API) is started only by `cli/serve.py`
     {
-        "agent_world", "world_catalog", "message_edits", "run_results", "settings_checks",
+        "agent_world", "world_catalog", "message_edits", "run_results", "settings_checks", "world_file",
         "documents",
         "cli", "server", "webui", "__init__", "__main__",
     },

@@ -47,6 +47,9 @@ COMMANDS: dict[str, str] = {
     "chat": "agentworld.cli.chats:app",
     "message": "agentworld.cli.messages_edit:app",
     "policy": "agentworld.cli.policy:app",
+    "apply": "agentworld.cli.world_files:apply",
+    "export": "agentworld.cli.world_files:export",
+    "init": "agentworld.cli.world_templates:init",
 }
 """Every top-level command, in the order ``agentworld --help`` lists them: its name, and the
 command function or sub-app (``module:attribute``) that runs it."""
