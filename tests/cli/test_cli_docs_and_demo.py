@@ -46,6 +46,22 @@ def test_the_demo_fits_80_columns_shows_the_policy_and_suggests_three_commands(
     assert "helper: echo: @helper hello" in result.stdout
 
 
+def test_creating_a_world_that_exists_says_how_to_use_it_or_start_over(cli: Any) -> None:
+    cli("world", "create", "Team")
+
+    refused = cli("world", "create", "team", check=False)
+
+    assert refused.code == 1 and refused.stdout == ""
+    (line,) = refused.stderr.splitlines()
+    assert line.startswith("error: world 'Team' already exists")
+    assert " world show Team), or start over with: agentworld --db " in line
+    start_over = shlex.split(line.split("start over with: ")[1])
+    assert start_over[-3:] == ["world", "delete", "Team"]
+    subprocess.run([sys.executable, "-m", "agentworld", *start_over[1:]], check=True,
+                   capture_output=True)  # fmt: skip
+    assert cli("world", "create", "team", "--json").json()["name"] == "team"
+
+
 def _commands() -> list[tuple[str, list[str]]]:
     """Every command of the app (``world create`` …) with its options."""
 
@@ -115,7 +131,7 @@ def test_the_walkthrough_runs_top_to_bottom_as_written(
     tmp_path: Path, doc: Path, heading: str
 ) -> None:
     """With bash, as a reader would paste it: `agentworld` on PATH, the default database in a
-    fresh home directory."""
+    home directory where the demo's suggested commands were tried first."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "agentworld"
@@ -124,7 +140,7 @@ def test_the_walkthrough_runs_top_to_bottom_as_written(
     env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     for name in ("AGENTWORLD_DB", "OPENAI_API_KEY"):
         env.pop(name, None)
-    script = "set -euo pipefail\n" + _bash_block(doc.read_text(), heading)
+    script = "set -euo pipefail\n" + "\n".join(TRY_NEXT) + "\n" + _bash_block(doc.read_text(), heading)
 
     ran = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=600)  # fmt: skip
