@@ -167,6 +167,7 @@ RULE: dict[str, Any] = {
     "denyMessage": None,
     "source": str,
     "index": int,
+    "number": int,
 }
 
 
