@@ -126,9 +126,13 @@ def agent_doc(agent: Agent, usage: Usage | None = None) -> dict[str, Any]:
     return doc
 
 
-def chat_doc(chat: Chat, usage: Usage | None = None) -> dict[str, Any]:
-    """A chat with its token usage (zero for a chat nobody answered yet)."""
-    return {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage)}
+def chat_doc(chat: Chat, usage: Usage | None = None, *, current: bool | None = None) -> dict[str, Any]:
+    """A chat with its token usage (zero for a chat nobody answered yet) and, when ``current``
+    is given, whether it is the world's current chat (as `chat list` marks it in text)."""
+    doc = {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage)}
+    if current is not None:
+        doc["current"] = current
+    return doc
 
 
 def approval_doc(pending: PendingApproval) -> dict[str, Any]:

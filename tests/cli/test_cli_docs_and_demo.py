@@ -46,6 +46,22 @@ def test_the_demo_fits_80_columns_shows_the_policy_and_suggests_three_commands(
     assert "helper: echo: @helper hello" in result.stdout
 
 
+def test_creating_a_world_that_exists_says_how_to_use_it_or_start_over(cli: Any) -> None:
+    cli("world", "create", "Team")
+
+    refused = cli("world", "create", "team", check=False)
+
+    assert refused.code == 1 and refused.stdout == ""
+    (line,) = refused.stderr.splitlines()
+    assert line.startswith("error: world 'Team' already exists")
+    assert " world show Team), or start over with: agentworld --db " in line
+    start_over = shlex.split(line.split("start over with: ")[1])
+    assert start_over[-3:] == ["world", "delete", "Team"]
+    subprocess.run([sys.executable, "-m", "agentworld", *start_over[1:]], check=True,
+                   capture_output=True)  # fmt: skip
+    assert cli("world", "create", "team", "--json").json()["name"] == "team"
+
+
 def _commands() -> list[tuple[str, list[str]]]:
     """Every command of the app (``world create`` …) with its options."""
 
@@ -107,6 +123,21 @@ def _bash_block(text: str, heading: str) -> str:
     return found[1]
 
 
+def _as_a_reader(home: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run with bash, as a reader would paste it: `agentworld` on PATH, the default
+    database in ``home``, which is also the current directory."""
+    bin_dir = home / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "agentworld"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m agentworld "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    for name in ("AGENTWORLD_DB", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    return subprocess.run(["bash", "-c", "set -euo pipefail\n" + script], cwd=home, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("doc", "heading"), [(README, "## Use it\n"), (CLI_DOC, "## A first session\n")],
     ids=["README", "docs/cli.md"],
@@ -114,21 +145,35 @@ def _bash_block(text: str, heading: str) -> str:
 def test_the_walkthrough_runs_top_to_bottom_as_written(
     tmp_path: Path, doc: Path, heading: str
 ) -> None:
-    """With bash, as a reader would paste it: `agentworld` on PATH, the default database in a
-    fresh home directory."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / "agentworld"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m agentworld "$@"\n')
-    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
-    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    for name in ("AGENTWORLD_DB", "OPENAI_API_KEY"):
-        env.pop(name, None)
-    script = "set -euo pipefail\n" + _bash_block(doc.read_text(), heading)
+    """In a home directory where the demo's suggested commands were tried first."""
+    script = "\n".join(TRY_NEXT) + "\n" + _bash_block(doc.read_text(), heading)
 
-    ran = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=600)  # fmt: skip
+    ran = _as_a_reader(tmp_path, script)
 
     assert ran.returncode == 0, f"{ran.stdout}\n{ran.stderr}"
     assert "error:" not in ran.stderr
     assert (tmp_path / ".agentworld" / "agentworld.db").exists()
+
+
+def test_the_readme_policy_examples_print_what_they_say_on_the_walkthrough_world(
+    tmp_path: Path,
+) -> None:
+    """The walkthrough, then the Policies section's commands with its rules saved as team.toml:
+    each `policy test` prints the decision and rule its comment promises."""
+    readme = README.read_text()
+    policies = readme[readme.index("### Policies\n") :]
+    rules = re.search(r"```toml\n(.*?)```", policies, re.S)
+    assert rules is not None
+    (tmp_path / "team.toml").write_text(rules[1])
+    commands = _bash_block(readme, "### Policies\n")
+
+    ran = _as_a_reader(tmp_path, _bash_block(readme, "## Use it\n") + commands)
+
+    assert ran.returncode == 0, f"{ran.stdout}\n{ran.stderr}"
+    promised = re.findall(r"^#\s+((?:ALLOW|DENY|ASK_USER)\s+by .+)$", commands, re.M)
+    printed = re.findall(r"^((?:ALLOW|DENY|ASK_USER)\n\s+by .+)$", ran.stdout, re.M)
+    assert len(promised) == len(printed) == commands.count("policy test") == 2
+    for said, shown in zip(promised, printed, strict=True):
+        pattern = r"\s+".join(re.escape(word).replace("…", ".*") for word in said.split())
+        assert re.fullmatch(pattern, shown), (said, shown)
+    assert "unknown tool" not in ran.stdout

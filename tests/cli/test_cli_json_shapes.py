@@ -167,6 +167,7 @@ RULE: dict[str, Any] = {
     "denyMessage": None,
     "source": str,
     "index": int,
+    "number": int,
 }
 
 
@@ -197,8 +198,9 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
 
     assert shape(chat) == {"chatId": "<chat id>"}
     # Every chat has its usage, zero until an agent answers.
-    assert shape(unused) == {"chats": [{**CHAT, "usage": USAGE}]}
+    assert shape(unused) == {"chats": [{**CHAT, "usage": USAGE, "current": bool}]}
     assert unused["chats"][0]["usage"] == {"inputTokens": 0, "outputTokens": 0}
+    assert unused["chats"][0]["current"] is True  # `chat new` made it the current chat
 
     sent = cli("send", "w1", "@a1 please", "--chat", chat["chatId"], "--json", env=key).json()
 
@@ -241,7 +243,7 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
     world = cli("world", "show", "w1", "--json").json()
     agents = cli("agent", "list", "w1", "--json").json()
 
-    assert shape(chats) == {"chats": [{**CHAT, "usage": USAGE}]}
+    assert shape(chats) == {"chats": [{**CHAT, "usage": USAGE, "current": bool}]}
     assert chats["chats"][0]["chatId"] == chat["chatId"]
     assert shape(worlds) == {"worlds": [WORLD]}
     assert shape(world) == WORLD
@@ -254,8 +256,13 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
 
     assert shape(branched) == {"chatId": "<chat id>"}
     assert shape(with_branch) == {
-        "chats": [{**CHAT, "usage": USAGE}, {**CHAT, "branchOf": BRANCH_OF, "usage": USAGE}]
+        "chats": [
+            {**CHAT, "usage": USAGE, "current": bool},
+            {**CHAT, "branchOf": BRANCH_OF, "usage": USAGE, "current": bool},
+        ]
     }
+    # As the text marks it: the branch is now the current chat, its source is not.
+    assert [c["current"] for c in with_branch["chats"]] == [False, True]
     assert with_branch["chats"][1]["branchOf"] == {
         "chatId": chat["chatId"], "messageId": done["messages"][0]["messageId"]
     }

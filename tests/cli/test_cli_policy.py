@@ -54,7 +54,22 @@ def test_policy_test_decides_compound_commands(cli: Any, policy_file: Path, comm
     assert result["decision"] == decision
     if decision == "DENY":
         assert (result["rule"]["source"], result["rule"]["index"]) == (str(policy_file), 1)
+        assert result["rule"]["number"] == 2  # JSON keeps the 0-based index, adds the number
         assert result["rule"]["priority"] == 2.2
+
+
+def test_rule_numbers_a_person_reads_count_from_1(cli: Any, policy_file: Path) -> None:
+    tested = cli("policy", "test", "--tool", "shell_cmd", "--args", '{"command": "rm x"}',
+                 "--policy", str(policy_file)).stdout  # fmt: skip
+    assert f"by no deleting ({policy_file}, rule 2, priority 2.200)" in tested  # the second rule
+
+    cli("world", "create", "w", "--policy", str(policy_file))
+    listed = cli("policy", "list", "w", "--json").json()["rules"]
+    ours = {r["name"]: (r["index"], r["number"]) for r in listed if r["source"] == str(policy_file)}
+    assert ours == {"harmless commands": (0, 1), "no deleting": (1, 2)}
+    table = cli("policy", "list", "w", env={"COLUMNS": "400"}).stdout
+    assert f"{policy_file} #1" in table and f"{policy_file} #2" in table
+    assert f"{policy_file} #0" not in table
 
 
 def test_policy_test_without_a_matching_rule_and_non_interactive(cli: Any) -> None:
@@ -135,9 +150,10 @@ def test_bad_rules_are_refused_naming_file_and_rule(cli: Any, tmp_path: Path, ru
     path = tmp_path / "bad.toml"
     path.write_text('[[rule]]\ntoolName = "ok"\ndecision = "allow"\npriority = 1\n\n[[rule]]\n' + rule + "\n")
     tested = cli("policy", "test", "--tool", "x", "--policy", str(path), check=False)
-    assert tested.code == 1 and str(path) in tested.stderr and "rule 1" in tested.stderr and expected in tested.stderr
+    # The second rule is "rule 2": a person counts a file's rules from 1.
+    assert tested.code == 1 and f"{path}, rule 2: {expected}" in tested.stderr
     created = cli("world", "create", "w1", "--policy", str(path), check=False)
-    assert created.code == 1 and "rule 1" in created.stderr
+    assert created.code == 1 and f"{path}, rule 2: {expected}" in created.stderr
     assert cli("world", "list", "--json").json() == {"worlds": []}
 
 

@@ -201,7 +201,7 @@ def test_policy_file_with_nested_quantifier_reports_regex_compilation_for_the_ru
     (error,) = loaded.errors
     assert (error.type, error.file, error.rule) == ("regex_compilation", str(path), 1)
     assert "nests quantifiers" in error.message
-    assert str(error).startswith(f"{path}, rule 1: regex_compilation: ")
+    assert str(error).startswith(f"{path}, rule 2: regex_compilation: ")  # numbered from 1
     assert [r.index for r in loaded.rules] == [0, 2]  # the other rules still load
 
 
@@ -232,5 +232,5 @@ def test_policy_test_cli_reports_a_nested_quantifier_with_file_and_rule(
     assert result.code == 1
     assert result.stdout == ""
     (line,) = result.stderr.strip().splitlines()
-    assert f"{policy}, rule 1: regex_compilation: " in line
+    assert f"{policy}, rule 2: regex_compilation: " in line  # the second rule
     assert "nests quantifiers in '(a+)+'" in line

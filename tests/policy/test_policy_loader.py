@@ -146,7 +146,7 @@ def test_bad_rule_is_reported_with_type_file_and_index_while_good_rules_load(
     error = only_error(loaded.errors)
     assert (error.type, error.file, error.rule) == (error_type, str(path), 1)
     assert message_part in error.message
-    assert f"{path}, rule 1: {error_type}: " in str(error)
+    assert f"{path}, rule 2: {error_type}: " in str(error)  # numbered from 1
     assert [r.index for r in loaded.rules] == [0, 2]
     assert all(r.source == str(path) for r in loaded.rules)
 

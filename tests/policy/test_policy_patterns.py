@@ -128,7 +128,7 @@ def test_policy_test_cli_refuses_a_backreference_in_one_line(cli: Any, tmp_path:
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert f"{policy}, rule 0: regex_compilation: " in lines[0]
+    assert f"{policy}, rule 1: regex_compilation: " in lines[0]
     assert "invalid escape sequence" in lines[0]
 
 

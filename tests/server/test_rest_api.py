@@ -45,6 +45,9 @@ def test_worlds_agents_and_chats_round_trip_as_the_cli_prints_them(
     chat = api.post(f"/api/worlds/{world_name}/chats").json()["chatId"]
     renamed = api.patch(f"/api/worlds/{world_name}/chats/{chat}", json={"name": "Plans", "current": True})
     assert renamed.json()["name"] == "Plans"
+    assert renamed.json()["current"] is True  # each chat document says whether it is current
+    assert api.get(f"/api/worlds/{world_name}/chats/{chat}").json()["current"] is True
+    assert [c["current"] for c in api.get(f"/api/worlds/{world_name}/chats").json()["chats"]] == [True]
 
     assert api.get(f"/api/worlds/{world_name}").json() == cli_json(served, "world", "show", world_name)
     assert api.get(f"/api/worlds/{world_name}/agents").json() == cli_json(served, "agent", "list", world_name)

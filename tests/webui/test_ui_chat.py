@@ -157,6 +157,9 @@ def test_settings_and_policy_pages_edit_the_world_and_decide_a_call(
 
     page.get_by_test_id("tab-policy").click()
     expect(page.get_by_test_id("policy-rules")).to_be_visible()
+    # A file's rules are numbered as a person counts them, from 1.
+    expect(page.get_by_test_id("policy-rules")).to_contain_text("built-in defaults #1")
+    expect(page.get_by_test_id("policy-rules")).not_to_contain_text("#0")
     page.get_by_test_id("policy-test-args").fill('{"command": "rm -rf /"}')
     page.get_by_test_id("policy-test-submit").click()
     expect(page.get_by_test_id("policy-verdict").locator("strong")).to_have_text("ASK_USER")

@@ -52,7 +52,8 @@ def chat_list(world: WorldArg, json_out: JsonOpt = False) -> None:
 
     chats, usage, current = run(load)
     if json_out:
-        output.print_json({"chats": [output.chat_doc(c, usage.get(c.chat_id)) for c in chats]})
+        docs = [output.chat_doc(c, usage.get(c.chat_id), current=c.chat_id == current) for c in chats]
+        output.print_json({"chats": docs})
         return
     output.print_chats(world, chats, usage, current)
 

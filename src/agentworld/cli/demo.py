@@ -37,11 +37,12 @@ WIDTH = 80
 """The demo never prints a line wider than this, whatever the terminal's width."""
 
 TRY_NEXT = (
-    "agentworld world create team",
-    "agentworld agent create team helper --provider scripted --model echo",
-    'agentworld send team "@helper hello"',
+    "agentworld world create playground",
+    "agentworld agent create playground helper --provider scripted --model echo",
+    'agentworld send playground "@helper hello"',
 )
-"""Three commands that work right after the demo, with no API key (the default database)."""
+"""Three commands that work right after the demo, with no API key (the default database).
+Their world is not the README walkthrough's ``team``, so a reader can do both, in any order."""
 
 
 def _planner(request: LLMRequest) -> LLMResponse:

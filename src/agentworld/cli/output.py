@@ -249,7 +249,7 @@ def print_rules(world: str, rules: Sequence[dict[str, Any]]) -> None:
                 d["toolName"] or "*",
                 _rule_match(d),
                 d["name"] or "",
-                d["source"] + (f" #{d['index']}" if d["index"] is not None else ""),
+                d["source"] + (f" #{d['number']}" if d["number"] is not None else ""),
             )
             for d in rules
         ],

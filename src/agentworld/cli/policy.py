@@ -87,7 +87,7 @@ def policy_test(
     # comes from a file: shown with every control character escaped, so neither can overwrite
     # or hide a part of the answer on the terminal.
     if rule is not None:
-        where = rule.source + (f", rule {rule.index}" if rule.index is not None else "")
+        where = rule.source + (f", rule {rule.index + 1}" if rule.index is not None else "")
         name = escape_controls(rule.name or "rule")
         typer.echo(f"  by {name} ({escape_controls(where)}, priority {rule.priority:.3f})")
     if verdict.reason:

@@ -19,6 +19,7 @@ from agentworld.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from agentworld.agent_world import AgentWorld
     from agentworld.models.domain import World
 
 SANDBOX_MODES = ("auto", "on", "off")
@@ -179,10 +180,24 @@ def world_create_or_update(
                 f"--main-agent: a new world has no agents yet; create {main_agent!r} first, then "
                 f"run: {output.command('world', 'update', name, '--main-agent', main_agent)}"
             )
-        world = run(lambda aw: aw.create_world(name, **settings))
+        world = run(lambda aw: _create_world(aw, name, settings))
     else:
         world = run(lambda aw: aw.update_world(name, **settings))
     _show_world(world, json_out)
+
+
+async def _create_world(aw: AgentWorld, name: str, settings: dict[str, Any]) -> World:
+    """Create the world; a name that is taken says how to use that world or start over."""
+    from agentworld.errors import AlreadyExistsError
+
+    try:
+        return await aw.create_world(name, **settings)
+    except AlreadyExistsError as exc:
+        stored = await aw.world_name(name)
+        raise AlreadyExistsError(
+            f"{exc}; use it as it is ({output.command('world', 'show', stored)}), "
+            f"or start over with: {output.command('world', 'delete', stored)}"
+        ) from exc
 
 
 app.command("create", help="Create a world.")(world_create_or_update)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 from pydantic.alias_generators import to_camel
 
-from agentworld.models.llm import Usage
+from agentworld.models.llm import Usage, usage_json
 from agentworld.models.message import Message, ToolCall, new_id, utc_now
 
 
@@ -56,6 +56,10 @@ class SSEEvent(_Event):
     content: str = ""
     usage: Usage | None = None
     error: str | None = None
+
+    @field_serializer("usage")
+    def _usage_json(self, usage: Usage | None) -> dict[str, Any] | None:
+        return None if usage is None else usage_json(usage.model_dump())
 
 
 ToolPhase = Literal["start", "result", "error", "pending"]

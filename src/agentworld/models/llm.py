@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -18,6 +18,13 @@ class Usage(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
         )
+
+
+def usage_json(usage: dict[str, Any]) -> dict[str, Any]:
+    """An event's usage as JSON: its ``input_tokens``/``output_tokens`` kept, with the
+    ``inputTokens``/``outputTokens`` the chat and agent documents use added beside them."""
+    camel = {"inputTokens": usage.get("input_tokens"), "outputTokens": usage.get("output_tokens")}
+    return {**usage, **{k: v for k, v in camel.items() if v is not None}}
 
 
 class LLMResponse(BaseModel):

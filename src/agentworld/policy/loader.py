@@ -45,7 +45,8 @@ class PolicyLoadError:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}" + (f", rule {self.rule}" if self.rule is not None else "")
+        """The problem as a person reads it: rules are numbered from 1, as a file lists them."""
+        where = f"{self.file}" + (f", rule {self.rule + 1}" if self.rule is not None else "")
         return f"{where}: {self.type}: {self.message}"
 
 

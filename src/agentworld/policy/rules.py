@@ -78,7 +78,8 @@ class PolicyRule:
     source: str = "built-in"
     """Where the rule comes from: a file path, ``built-in``, ``yolo``, ``always:<grant id>``."""
     index: int | None = None
-    """The rule's position in its file (0-based), for messages and `policy test`."""
+    """The rule's position in its file (0-based, as JSON's ``index`` gives it); people read it
+    numbered from 1 (``number``, "rule 1" is a file's first rule)."""
     from_approval: bool = False
     """An "approve always" answer's rule (``policy/grant_rules.py``): it widens what is asked,
     never what a DENY rule forbids, whatever the DENY rule's priority (SPEC P6)."""
@@ -117,6 +118,7 @@ class PolicyRule:
             "denyMessage": self.deny_message,
             "source": self.source,
             "index": self.index,
+            "number": None if self.index is None else self.index + 1,
         }
 
 

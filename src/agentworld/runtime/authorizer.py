@@ -536,5 +536,5 @@ def _explain(result: PolicyResult) -> str:
     rule = result.rule
     if rule is None:
         return result.reason or "the default decision"
-    where = rule.source + (f" rule {rule.index}" if rule.index is not None else "")
+    where = rule.source + (f" rule {rule.index + 1}" if rule.index is not None else "")
     return f"{rule.name or 'rule'} from {where}" + (f": {result.reason}" if result.reason else "")

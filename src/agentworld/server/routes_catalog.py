@@ -8,8 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import PlainTextResponse
 
+from agentworld.agent_world import AgentWorld
 from agentworld.documents import agent_doc, chat_doc, markdown_transcript
-from agentworld.models import World
+from agentworld.models import Chat, World
 from agentworld.server.deps import (
     AW,
     ERRORS,
@@ -148,7 +149,9 @@ async def agent_memory(
 async def list_chats(world: WorldName, aw: AW) -> JSONResponse:
     chats = await aw.list_chats(world)
     usage = await aw.chat_usage(world)
-    return JSONResponse({"chats": [chat_doc(c, usage.get(c.chat_id)) for c in chats]})
+    current = (await aw.get_world(world)).current_chat_id
+    docs = [chat_doc(c, usage.get(c.chat_id), current=c.chat_id == current) for c in chats]
+    return JSONResponse({"chats": docs})
 
 
 @router.post("/{world}/chats", status_code=201, response_model=ChatCreated, tags=["chats"])
@@ -161,7 +164,7 @@ async def new_chat(world: WorldName, aw: AW) -> JSONResponse:
 @router.get("/{world}/chats/{chat}", response_model=ChatDoc, tags=["chats"])
 async def get_chat(world: WorldName, chat: ChatId, aw: AW) -> JSONResponse:
     found = await aw.get_chat(world, chat)
-    return JSONResponse(chat_doc(found, (await aw.chat_usage(world, chat_id=chat)).get(chat)))
+    return await _chat_response(aw, world, found)
 
 
 @router.patch("/{world}/chats/{chat}", response_model=ChatDoc, tags=["chats"])
@@ -172,7 +175,14 @@ async def change_chat(world: WorldName, chat: ChatId, body: ChatChange, aw: AW) 
         found = await aw.rename_chat(world, chat, body.name)
     if body.current:
         found = await aw.use_chat(world, chat)
-    return JSONResponse(chat_doc(found, (await aw.chat_usage(world, chat_id=chat)).get(chat)))
+    return await _chat_response(aw, world, found)
+
+
+async def _chat_response(aw: AgentWorld, world: str, found: Chat) -> JSONResponse:
+    """One chat's document: its usage, and whether it is the world's current chat."""
+    usage = (await aw.chat_usage(world, chat_id=found.chat_id)).get(found.chat_id)
+    current = (await aw.get_world(world)).current_chat_id == found.chat_id
+    return JSONResponse(chat_doc(found, usage, current=current))
 
 
 @router.delete("/{world}/chats/{chat}", status_code=204, response_class=Response, tags=["chats"])

@@ -243,6 +243,7 @@ class AgentDoc(Agent):
 
 class ChatDoc(Chat):
     usage: UsageDoc
+    current: bool = Field(description="Whether this is the world's current chat.")
 
 
 class WorldList(_Doc):

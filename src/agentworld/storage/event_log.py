@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentworld.models.events import EventKind, MessageEvent, WorldEvent
+from agentworld.models.llm import usage_json
 from agentworld.models.message import Message
 from agentworld.storage.connection import Connection
 from agentworld.storage.rows import MESSAGE_COLUMNS_SQL, row_message, ts
@@ -280,7 +281,10 @@ def _logged(world: str, rows: Sequence[Sequence[Any]]) -> list[LoggedEvent]:
             continue  # a transcript holding one message id twice: the first is the event
         last = seq
         if kind != "message":
-            found.append(LoggedEvent(int(seq), kind, chat_id, dict(payload)))
+            document = dict(payload)
+            if kind == "sse" and isinstance(document.get("usage"), dict):
+                document["usage"] = usage_json(document["usage"])  # one stored before both names
+            found.append(LoggedEvent(int(seq), kind, chat_id, document))
             continue
         if row[5] is None:  # the message is gone
             continue

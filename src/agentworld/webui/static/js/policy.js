@@ -53,7 +53,7 @@ export async function policyPage(world, root) {
     replace(rulesBox, rules.status === "fulfilled"
       ? table("policy-rules", ["Priority", "Decision", "Tool", "Match", "Source"], rules.value.rules.map((r) => [
         String(r.priority), r.decision, short(r.toolName) || "*",
-        short(r.commandPrefix ?? r.commandRegex ?? r.argsPattern), `${r.source ?? ""}${r.index != null ? ` #${r.index}` : ""}`]))
+        short(r.commandPrefix ?? r.commandRegex ?? r.argsPattern), `${r.source ?? ""}${r.number != null ? ` #${r.number}` : ""}`]))
       : h("p", { class: "error-text" }, rules.reason.message));
     replace(grantsBox, grants.status === "fulfilled"
       ? table("policy-grants", ["Scope", "Tool", "Agent", "Commands", "Writes", "Since", ""], grants.value.grants.map((g) => [
