@@ -4,6 +4,7 @@ every other button stay visible and clickable while a notice is shown."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -19,7 +20,8 @@ CONTROLS = """() => [...document.querySelectorAll("button, input, textarea, sele
   .filter((r) => r.width > 0 && r.height > 0)"""
 
 
-def intersect(a: dict[str, float], b: dict[str, float]) -> bool:
+def intersect(a: Any, b: Any) -> bool:
+    """Whether two boxes (x, y, width, height) overlap."""
     return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
             and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
 

@@ -7,6 +7,7 @@ import { api } from "./api.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
 import { installDrawer } from "./drawer.js";
 import { agentDialog, changes, formOf, WORLD_CREATE_FIELDS, worldSettingsFields } from "./forms.js";
+import { installOffline } from "./offline.js";
 import { policyPage } from "./policy.js";
 import { WorldSession } from "./world.js";
 
@@ -173,6 +174,7 @@ async function settingsPage(s) {
 // -- start -----------------------------------------------------------------------------------
 
 installDrawer(shell.menu);
+installOffline(document.querySelector("[data-testid=offline-banner]"), shell.connection);
 window.addEventListener("popstate", route);
 window.addEventListener("hashchange", route);
 route();
