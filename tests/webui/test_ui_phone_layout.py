@@ -9,44 +9,60 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from agentworld.testing.openai_wire import OpenAIWireServer
-from conftest import Served, shot
+from conftest import Script, Served, runs, shot
 
 PHONE = {"width": 390, "height": 844}
 SIZES = [PHONE, {"width": 1280, "height": 800}]
 
 
+# The controls that stick out of the screen sideways, where a scrolling box of theirs does not
+# lead to them (a strip that scrolls sideways, such as the agents', is fine).
+CUT_OFF = """() => [...document.querySelectorAll("button, a[href], input, select, textarea")]
+  .filter((el) => el.offsetParent !== null && !el.closest(".sidebar:not(.open), .agents-strip"))
+  .filter((el) => { const r = el.getBoundingClientRect(); return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1); })
+  .map((el) => el.dataset.testid || el.textContent.trim().slice(0, 20))"""
+
+
 def overflow(page: Page) -> int:
-    """How far the document is wider than the viewport (0: nothing overflows)."""
+    """How far the document is wider than the viewport (0: nothing overflows), failing when a
+    control is cut off at the screen's edge."""
+    assert page.evaluate(CUT_OFF) == []
     return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
 
 
-def crowded_world(served: Served, llm: OpenAIWireServer, name: str) -> str:
-    """A world with a long name, a long chat name and many agents with long names."""
+def crowded_world(served: Served, llm: OpenAIWireServer, script: Script, name: str) -> str:
+    """A world with a long name, a long chat name, many agents with long names, a long word in
+    a message and an approval waiting (the badge in the top bar, the card over the composer)."""
     agents = [f"agent-with-a-long-name-{i}" for i in range(6)]
-    chat = served.make_world(name, llm, *agents, description="A world " * 20)
+    script.by_agent[f"{name}/{agents[0]}"] = runs("echo " + "a-long-argument-" * 6)
+    chat = served.make_world(name, llm, *agents, description="A world " * 20, workingDir=str(served.home))
     served.api.patch(f"/api/worlds/{name}/chats/{chat}", json={"name": "A chat with a rather long name " * 3})
     served.api.post(f"/api/worlds/{name}/chats/{chat}/messages",
                     json={"text": "@nobody " + "averyveryverylongwordwithoutspaces" * 4})
+    served.api.post(f"/api/worlds/{name}/chats/{chat}/messages", json={"text": f"@{agents[0]} run it"})
     return chat
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["phone", "desktop"])
 def test_no_page_is_wider_than_the_screen(
-    served: Served, llm: OpenAIWireServer, open_page: Callable[..., Page], world_name: str, size: dict[str, int]
+    served: Served, llm: OpenAIWireServer, script: Script, open_page: Callable[..., Page], world_name: str,
+    size: dict[str, int],
 ) -> None:
     name = world_name + "-with-a-rather-long-world-name-indeed"
-    chat = crowded_world(served, llm, name)
+    chat = crowded_world(served, llm, script, name)
     page = open_page(served.url, **size)
     expect(page.get_by_test_id("worlds-page")).to_be_visible()
     assert overflow(page) <= 0, "worlds page"
     page.goto(served.chat_url(name, chat))
     expect(page.get_by_test_id("agent-chip")).to_have_count(6)
-    expect(page.get_by_test_id("message")).to_have_count(1)
+    expect(page.get_by_test_id("approval-dialog")).to_be_visible()
+    expect(page.get_by_test_id("approvals-badge")).to_be_visible()
     shot(page, f"layout-chat-{size['width']}")
     assert overflow(page) <= 0, "chat page"
     if size is PHONE:
         page.get_by_test_id("menu-toggle").click()
         expect(page.get_by_test_id("chat-sidebar")).to_have_class("sidebar open")
+        wait_until(page, "document.querySelector('.sidebar').getBoundingClientRect().left >= 0")
         assert overflow(page) <= 0, "chat page with the drawer open"
         page.keyboard.press("Escape")
     for tab, testid in (("settings", "settings-page"), ("policy", "policy-rules")):
