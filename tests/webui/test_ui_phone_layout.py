@@ -116,6 +116,16 @@ def test_the_phone_drawer_closes_with_its_button_esc_and_a_tap_outside(
     open_drawer()
     page.mouse.click(370, 600)  # the transcript, beside the drawer
     closed()
+    # A tap outside only closes the drawer: landing on Stop, it does not press it.
+    open_drawer()
+    stop = page.get_by_test_id("composer-stop").bounding_box()
+    assert stop is not None and stop["x"] + stop["width"] / 2 > 310
+    page.mouse.click(stop["x"] + stop["width"] / 2, stop["y"] + stop["height"] / 2)
+    closed()
+    page.wait_for_timeout(500)
+    expect(page.get_by_test_id("toast")).to_have_count(0)
+    page.get_by_test_id("composer-stop").click()  # a tap of its own still presses it
+    expect(page.get_by_test_id("toast")).to_have_text("Nothing was running here.")
     # The ☰ button stays reachable: the drawer never covers it once closed.
     open_drawer()
     page.get_by_test_id("drawer-close").click()

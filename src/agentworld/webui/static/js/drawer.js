@@ -1,5 +1,6 @@
 // The chat list as a drawer on narrow screens: ☰ opens it; its own close button, Esc and a
-// tap outside it close it, and the focus goes back to ☰ so the person is never stranded.
+// tap outside it close it (that tap presses nothing else), and the close button and Esc put
+// the focus back on ☰ so the person is never stranded.
 
 import { h } from "./dom.js";
 
@@ -38,9 +39,20 @@ export function installDrawer(menu) {
       closeDrawer(menu, { refocus: true });
     }
   });
+  // A tap outside only closes the drawer: the click it makes is swallowed, so it never presses
+  // what happened to be under it (an approval's button, Send, Stop).
+  let swallowUntil = 0;
   document.addEventListener("pointerdown", (e) => {
     const el = sidebar();
     if (!el?.classList.contains("open") || el.contains(e.target) || menu.contains(e.target)) return;
+    e.preventDefault();
+    swallowUntil = performance.now() + 1000;
     closeDrawer(menu);
+  }, true);
+  document.addEventListener("click", (e) => {
+    if (performance.now() > swallowUntil) return;
+    swallowUntil = 0;
+    e.preventDefault();
+    e.stopPropagation();
   }, true);
 }
