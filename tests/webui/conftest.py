@@ -131,32 +131,37 @@ class Served:
         return f"{self.url}/#/w/{world}/c/{chat}"
 
 
-@contextmanager
-def serving(home: Path, db_url: str | None = None) -> Iterator[Served]:
-    """The real server with the UI over ``db_url`` (default: a SQLite file in ``home``), behind
-    a TCP proxy."""
-    db_url = db_url or f"sqlite:///{home / 'agentworld.db'}"
-    port = free_port()
+def start_server(home: Path, db_url: str, port: int) -> subprocess.Popen[bytes]:
+    """The real server with the UI over ``db_url`` on ``port``, once it answers ``/health``."""
     log = home / "serve.log"
-    with log.open("w") as stderr:
+    with log.open("a") as stderr:
         process = subprocess.Popen(
             [sys.executable, str(SERVE_UI), db_url, str(port)],
             env=quiet_env(home), stdout=subprocess.DEVNULL, stderr=stderr,
         )
-    direct = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
         if process.poll() is not None:
             raise AssertionError(f"the server exited: {log.read_text()}")
         try:
-            if httpx.get(f"{direct}/health", timeout=1).status_code == 200:
-                break
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
             process.kill()
             raise AssertionError("the server did not start")
         time.sleep(0.05)
+
+
+@contextmanager
+def serving(home: Path, db_url: str | None = None) -> Iterator[Served]:
+    """The real server with the UI over ``db_url`` (default: a SQLite file in ``home``), behind
+    a TCP proxy."""
+    db_url = db_url or f"sqlite:///{home / 'agentworld.db'}"
+    port = free_port()
+    process = start_server(home, db_url, port)
+    direct = f"http://127.0.0.1:{port}"
     proxy = TcpProxy(port)
     try:
         with httpx.Client(base_url=direct, timeout=30) as api:

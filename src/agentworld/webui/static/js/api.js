@@ -1,6 +1,8 @@
 // The HTTP API of SPEC §3.1 (docs/api.md), same origin: the login cookie, when the server
 // has a token, rides along with every request and with the event stream.
 
+import { reportFetch } from "./offline.js";
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -19,8 +21,10 @@ export async function request(method, path, body) {
   try {
     response = await fetch(path, init);
   } catch (err) {
+    reportFetch(false);
     throw new ApiError(0, "network", `the server cannot be reached (${err.message})`);
   }
+  reportFetch(![502, 503, 504].includes(response.status)); // a gateway answering for a server that is away
   if (response.status === 204) return null;
   const type = response.headers.get("content-type") || "";
   const data = type.includes("json") ? await response.json().catch(() => null) : await response.text();

@@ -5,7 +5,9 @@
 
 import { api } from "./api.js";
 import { confirmDialog, h, replace, toast } from "./dom.js";
+import { installDrawer } from "./drawer.js";
 import { agentDialog, changes, formOf, WORLD_CREATE_FIELDS, worldSettingsFields } from "./forms.js";
+import { installOffline } from "./offline.js";
 import { policyPage } from "./policy.js";
 import { WorldSession } from "./world.js";
 
@@ -171,13 +173,8 @@ async function settingsPage(s) {
 
 // -- start -----------------------------------------------------------------------------------
 
-shell.menu.addEventListener("click", () => {
-  const sidebar = document.querySelector(".sidebar");
-  if (!sidebar) return;
-  const open = sidebar.classList.toggle("open");
-  shell.menu.setAttribute("aria-expanded", String(open));
-  if (open) sidebar.querySelector("button, input, a")?.focus();
-});
+installDrawer(shell.menu);
+installOffline(document.querySelector("[data-testid=offline-banner]"), shell.connection);
 window.addEventListener("popstate", route);
 window.addEventListener("hashchange", route);
 route();

@@ -59,7 +59,7 @@ export function formatTokens(usage) {
 
 let toastRoot = null;
 
-/** A short notice in the corner; errors stay longer. */
+/** A short notice under the top bar, covering nothing; errors stay longer. */
 export function toast(text, { error = false, ms } = {}) {
   toastRoot ??= document.querySelector("[data-testid=toasts]");
   const el = h("div", { class: error ? "toast error" : "toast", role: error ? "alert" : "status", testid: "toast" }, text);

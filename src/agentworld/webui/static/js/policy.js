@@ -5,11 +5,15 @@
 import { api } from "./api.js";
 import { confirmDialog, h, replace, timeEl, toast } from "./dom.js";
 
-function table(testid, headers, rows) {
+/** A table that stays readable: words are never split, only the cells of the columns in `long`
+ * (patterns, arguments) wrap anywhere; on a phone each row becomes a card, each value under
+ * its column's name (the cell's `data-label`). */
+function table(testid, headers, rows, long = []) {
   if (!rows.length) return h("p", { class: "muted", testid }, "None.");
-  return h("div", { class: "table-wrap" }, h("table", { testid },
-    h("thead", {}, h("tr", {}, headers.map((t) => h("th", {}, t)))),
-    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((c) => h("td", {}, c)))))));
+  const cls = (i) => (long.includes(i) ? "long" : null);
+  return h("div", { class: "table-wrap" }, h("table", { testid, class: "data-table" },
+    h("thead", {}, h("tr", {}, headers.map((t, i) => h("th", { class: cls(i), scope: "col" }, t)))),
+    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((c, i) => h("td", { class: cls(i), dataset: { label: headers[i] } }, c)))))));
 }
 
 const short = (value) => (value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value));
@@ -53,7 +57,7 @@ export async function policyPage(world, root) {
     replace(rulesBox, rules.status === "fulfilled"
       ? table("policy-rules", ["Priority", "Decision", "Tool", "Match", "Source"], rules.value.rules.map((r) => [
         String(r.priority), r.decision, short(r.toolName) || "*",
-        short(r.commandPrefix ?? r.commandRegex ?? r.argsPattern), `${r.source ?? ""}${r.number != null ? ` #${r.number}` : ""}`]))
+        short(r.commandPrefix ?? r.commandRegex ?? r.argsPattern), `${r.source ?? ""}${r.number != null ? ` #${r.number}` : ""}`]), [3])
       : h("p", { class: "error-text" }, rules.reason.message));
     replace(grantsBox, grants.status === "fulfilled"
       ? table("policy-grants", ["Scope", "Tool", "Agent", "Commands", "Writes", "Since", ""], grants.value.grants.map((g) => [
@@ -68,12 +72,12 @@ export async function policyPage(world, root) {
           } catch (err) {
             toast(err.message, { error: true });
           }
-        } }, "Revoke")]))
+        } }, "Revoke")]), [3, 4])
       : h("p", { class: "error-text" }, grants.reason.message));
     replace(auditBox, audit.status === "fulfilled"
       ? table("policy-audit", ["When", "Event", "Agent", "Tool", "Arguments", "Decision", "By"], audit.value.audit.slice().reverse().map((a) => [
         timeEl(a.at) ?? "", a.event, a.agent ?? "", a.toolName ?? "", short(a.toolArgs),
-        [a.decision, a.scope].filter(Boolean).join(" "), a.actor ?? ""]))
+        [a.decision, a.scope].filter(Boolean).join(" "), a.actor ?? ""]), [4])
       : h("p", { class: "error-text" }, audit.reason.message));
   };
   await load();

@@ -2,7 +2,7 @@
 // message is shown once (keyed by its id, whatever path it came by); answers stream in token
 // by token as plain text and are replaced in place by the stored, Markdown-rendered message.
 // Tool calls and their results form one card with a status; approval requests and answers
-// show as a line under the call that asked.
+// show as a line, and the card of a call that asked follows it (the run after the answer).
 
 import { append, h, replace, timeEl } from "./dom.js";
 import { inline, renderMarkdown } from "./markdown.js";
@@ -168,10 +168,22 @@ export class ChatView {
     }, head);
     if (m.content) node.append(h("div", { class: "md", testid: "message-body" }, renderMarkdown(m.content)));
     for (const call of m.tool_calls ?? []) {
-      if (isApprovalRequest(m, call)) node.append(this.approvalLine(m, call));
+      if (isApprovalRequest(m, call)) node.append(this.approvalLine(m, call), ...this.cardAfterApproval(call.id));
       else node.append(this.toolCard(call));
     }
     return node;
+  }
+
+  /** The card of a call that asked for approval: it moves under the approval, so the run (and
+   * its result, which comes later) reads after the answer that allowed it. The message that
+   * made the call keeps a line saying where it went. */
+  cardAfterApproval(approvalId) {
+    const entry = this.cards.get(this.approvals.get(approvalId)?.info.toolCallId);
+    if (!entry || entry.moved) return [];
+    entry.moved = true;
+    entry.card.replaceWith(h("p", { class: "muted tool-moved", testid: "tool-moved" },
+      "calls ", h("code", {}, entry.card.dataset.tool), ", which asks for approval below"));
+    return [entry.card];
   }
 
   toolCard(call) {
