@@ -120,11 +120,18 @@ def read_world_file(path: Path) -> WorldFile:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_world_text(text, path, path.parent.absolute())
+
+
+def parse_world_text(text: str, path: Path, base: Path | None) -> WorldFile:
+    """Check the shape of a world file's ``text`` (``path`` names it in errors). ``base`` is the
+    directory relative paths resolve against; None when the file has no location (it came
+    over HTTP): then ``promptFile`` and relative paths are refused rather than read from
+    wherever the server happens to run."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInputError(f"{path}: {exc}") from None
-    base = path.parent.absolute()
     for top in data:
         if top not in ("world", "agents", "mcp"):
             raise file_error(path, text, top, "", "unknown table (use world, agents, mcp)")
@@ -138,11 +145,12 @@ def read_world_file(path: Path) -> WorldFile:
         _refuse_secrets(path, text, "world", key, value)
         setting = WORLD_KEYS[key]
         if setting == "working_dir" and isinstance(value, str):
-            value = str((base / Path(value).expanduser()).resolve())
+            value = _resolve(path, text, "world", key, base, value)
         if setting == "policy_files" and isinstance(value, list):
-            value = [str((base / Path(v).expanduser()).resolve()) if isinstance(v, str) else v for v in value]
+            value = [_resolve(path, text, "world", key, base, v) if isinstance(v, str) else v for v in value]
         world[setting] = value
-    world.setdefault("working_dir", str(base))
+    if base is not None:
+        world.setdefault("working_dir", str(base))
     servers = (data.get("mcp") or {}).get("servers") if isinstance(data.get("mcp"), dict) else None
     if "mcp" in data:
         if not isinstance(servers, dict) or set(data["mcp"]) != {"servers"}:
@@ -161,6 +169,8 @@ def read_world_file(path: Path) -> WorldFile:
             if key == "promptFile":
                 if "systemPrompt" in entry:
                     raise file_error(path, text, where, key, "give systemPrompt or promptFile, not both")
+                if base is None:
+                    raise file_error(path, text, where, key, "a file sent over HTTP has no directory to read it from; give systemPrompt")
                 prompt = base / str(value)
                 try:
                     value = prompt.read_text(encoding="utf-8")
@@ -171,13 +181,24 @@ def read_world_file(path: Path) -> WorldFile:
                 raise file_error(path, text, where, key, f"unknown key (known: {', '.join(AGENT_KEYS)}, promptFile)")
             _refuse_secrets(path, text, where, key, value)
             if key == "model" and isinstance(value, str) and value.startswith("file:"):
-                value = "file:" + str((base / Path(value[5:]).expanduser()).resolve())
+                value = "file:" + _resolve(path, text, where, key, base, value[5:])
             agent[AGENT_KEYS[key]] = value
         for required in ("name", "provider", "model"):
             if required not in agent:
                 raise file_error(path, text, where, "", f"{required} is required")
         agents.append(agent)
     return WorldFile(name=str(world["name"]), world=world, agents=agents, path=path, text=text)
+
+
+def _resolve(path: Path, text: str, where: str, key: str, base: Path | None, value: str) -> str:
+    """``value`` as an absolute path, relative to ``base``; a relative path with no base is
+    refused (it would name a file relative to the server's working directory)."""
+    given = Path(value).expanduser()
+    if base is None:
+        if not given.is_absolute():
+            raise file_error(path, text, where, key, f"{value!r} is relative and a file sent over HTTP has no directory; give an absolute path")
+        return str(given.resolve())
+    return str((base / given).resolve())
 
 
 def _refuse_secrets(path: Path, text: str, where: str, key: str, value: Any) -> None:

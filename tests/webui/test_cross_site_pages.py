@@ -50,6 +50,9 @@ post(`/api/worlds/${{w}}/chats/${{chat}}/messages`, {{method: "POST", mode: "no-
                       body: JSON.stringify({{text: "sent by another page"}})}});
 post(`/api/worlds/${{w}}/approvals/{approval}`, {{method: "POST", mode: "no-cors",
                       body: JSON.stringify({{decision: "approve", scope: "always"}})}});
+post("/api/worlds/apply", {{method: "POST", mode: "no-cors", body: '[world]\\nname = "made-by-toml"\\n'}});
+post("/api/worlds/apply", {{method: "POST", headers: {{"Content-Type": "application/toml"}},
+                      body: '[world]\\nname = "made-by-toml-preflighted"\\n'}});
 post(`/api/worlds/${{w}}/chats/${{other}}`, {{method: "PATCH", headers: {{"Content-Type": "application/json"}},
                       body: JSON.stringify({{current: true}})}});
 post(`/api/worlds/${{w}}`, {{method: "DELETE"}});
@@ -139,7 +142,7 @@ def test_a_page_on_another_port_changes_nothing_through_the_state_changing_route
         results = page.evaluate("window.attackResults")
     finally:
         context.close()
-    assert results[:8] == ["sent"] * 8, results  # the no-cors requests left the browser
+    assert results[:9] == ["sent"] * 9, results  # the no-cors requests left the browser
 
     deadline = time.monotonic() + 30
     while len(served.transcript(world_name, other)) < 2:  # the story, or a notice it was stopped

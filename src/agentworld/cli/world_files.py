@@ -1,18 +1,13 @@
 """`agentworld apply`, `export` and `init` (SPEC §7.4): a world as a TOML file.
 
-``apply`` computes a plan (what to create, update or delete) from the file and the stored
-world, then carries it out through the same create/update methods the ``world``/``agent``
-commands use, so the file is checked exactly as their options are. Those methods each commit
-on their own, so the plan is applied in an order that leaves a valid world at every step:
-the world's settings (without its main agent), the agents, the deletions ``--prune`` asks
-for, and last the main agent, which must name an agent that exists.
+The plan and its application live in :mod:`agentworld.world_apply`, which the HTTP API uses
+too; this module reads the file and prints.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,151 +16,7 @@ from agentworld.cli.common import JsonOpt, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
-    from agentworld.models import Agent, World
-    from agentworld.world_file import WorldFile
-
-_NOT_EXPORTED = ("name", "current_chat_id", "created_at", "updated_at", "mcp_config")
-_AGENT_STATE = ("world", "status", "llm_call_count", "last_active", "created_at")
-
-
-@dataclass(frozen=True)
-class Change:
-    action: str
-    kind: str
-    name: str
-    fields: list[str] = field(default_factory=list)
-
-
-def _defaults(model: Any) -> dict[str, Any]:
-    return {
-        name: info.get_default(call_default_factory=True)
-        for name, info in model.model_fields.items()
-        if not info.is_required()
-    }
-
-
-def world_settings(world: World) -> dict[str, Any]:
-    """The world's settings as the file holds them: defaults and state left out."""
-    from agentworld.models import World
-
-    defaults = _defaults(World)
-    dump = world.model_dump()
-    settings: dict[str, Any] = {"name": world.name}
-    settings.update({k: v for k, v in dump.items() if k not in _NOT_EXPORTED and v != defaults.get(k)})
-    if world.mcp_config:
-        settings["mcp_config"] = world.mcp_config
-    return settings
-
-
-def agent_settings(agent: Agent) -> dict[str, Any]:
-    from agentworld.models import Agent
-
-    defaults = _defaults(Agent)
-    dump = agent.model_dump()
-    return {k: v for k, v in dump.items() if k not in _AGENT_STATE and (k in ("name", "provider", "model") or v != defaults.get(k))}
-
-
-async def plan(aw: AgentWorld, wanted: WorldFile, *, prune: bool) -> tuple[list[Change], list[str]]:
-    """The changes that make the stored world match ``wanted``, and the agents kept because
-    they are not in the file and ``prune`` was not asked for. The file's settings are checked
-    here as ``world create``/``agent create`` check them, so ``--dry-run`` refuses what
-    ``apply`` would."""
-    from agentworld.errors import InvalidInputError, NotFoundError
-    from agentworld.models import Agent, World
-    from agentworld.settings_checks import (
-        build_settings,
-        check_agent_settings,
-        check_world_settings,
-    )
-
-    try:
-        desired = build_settings(World, wanted.world)
-        check_world_settings(desired)
-    except InvalidInputError as exc:
-        raise wanted.settings_error("world", exc) from None
-    changes: list[Change] = []
-    try:
-        current: World | None = await aw.get_world(wanted.name)
-    except NotFoundError:
-        current = None
-    desired_doc = world_settings(desired)
-    if current is None:
-        changes.append(Change("create", "world", wanted.name, sorted(k for k in desired_doc if k != "name")))
-        stored: list[Agent] = []
-    else:
-        now = world_settings(current)
-        differ = sorted(k for k in set(now) | set(desired_doc) if k != "name" and now.get(k) != desired_doc.get(k))
-        if differ:
-            changes.append(Change("update", "world", current.name, differ))
-        stored = await aw.list_agents(current.name)
-    by_name = {agent.name.lower(): agent for agent in stored}
-    seen: set[str] = set()
-    for index, entry in enumerate(wanted.agents):
-        try:
-            agent = build_settings(Agent, {"world": wanted.name, **entry})
-            check_agent_settings(agent, builtin_providers=True)
-        except InvalidInputError as exc:
-            raise wanted.settings_error(f"agents[{index}]", exc) from None
-        key = agent.name.lower()
-        if key in seen:
-            raise _invalid(f"agent {agent.name!r} appears twice in the file")
-        seen.add(key)
-        want = agent_settings(agent)
-        have = by_name.get(key)
-        if have is None:
-            changes.append(Change("create", "agent", agent.name, sorted(k for k in want if k != "name")))
-            continue
-        now = agent_settings(have)
-        differ = sorted(k for k in set(now) | set(want) if k != "name" and now.get(k) != want.get(k))
-        if differ:
-            changes.append(Change("update", "agent", have.name, differ))
-    extra = [agent.name for agent in stored if agent.name.lower() not in seen]
-    if prune:
-        changes += [Change("delete", "agent", name) for name in extra]
-    return changes, ([] if prune else extra)
-
-
-def _invalid(message: str) -> Exception:
-    from agentworld.errors import InvalidInputError
-
-    return InvalidInputError(message)
-
-
-async def carry_out(aw: AgentWorld, wanted: WorldFile, changes: list[Change]) -> None:
-    """Apply ``changes`` in the order the module's docstring gives."""
-    from agentworld.models import World
-
-    settings = dict(wanted.world)
-    main = settings.pop("main_agent", None)
-    settings.pop("name", None)
-    world_change = next((c for c in changes if c.kind == "world"), None)
-    name = wanted.name
-    if world_change is not None and world_change.action == "create":
-        await aw.create_world(name, **settings)
-    elif world_change is not None:
-        defaults = _defaults(World)
-        name = world_change.name
-        await aw.update_world(name, **{k: settings.get(k, defaults.get(k)) for k in world_change.fields if k != "main_agent"})
-    for change in changes:
-        if change.kind != "agent":
-            continue
-        if change.action == "delete":
-            await aw.delete_agent(name, change.name)
-            continue
-        entry = next(a for a in wanted.agents if a["name"].lower() == change.name.lower())
-        if change.action == "create":
-            await aw.create_agent(name, entry["name"], **{k: v for k, v in entry.items() if k != "name"})
-        else:
-            await aw.update_agent(name, change.name, **_agent_values(entry, change.fields))
-    if world_change is not None and "main_agent" in world_change.fields:
-        await aw.update_world(name, main_agent=main)
-
-
-def _agent_values(entry: dict[str, Any], fields: list[str]) -> dict[str, Any]:
-    from agentworld.models import Agent
-
-    defaults = _defaults(Agent)
-    return {k: entry.get(k, defaults.get(k)) for k in fields}
+    from agentworld.world_apply import Change
 
 
 FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="The world file (TOML).")]
@@ -178,25 +29,22 @@ def apply(
     json_out: JsonOpt = False,
 ) -> None:
     """Make the world the file describes exist exactly as described; print the changes."""
+    from agentworld.world_apply import apply_file, file_key, plan_doc
     from agentworld.world_file import read_world_file
 
     async def act(aw: AgentWorld) -> tuple[str, list[Change], list[str]]:
         wanted = read_world_file(file)
-        changes, kept = await plan(aw, wanted, prune=prune)
-        if changes and not dry_run:
-            await carry_out(aw, wanted, changes)
+        changes, kept = await apply_file(aw, wanted, dry_run=dry_run, prune=prune)
         return wanted.name, changes, kept
 
     name, changes, kept = run(act)
     if json_out:
-        shown = [{**c.__dict__, "fields": [_file_key(k) for k in c.fields]} for c in changes]
-        doc: dict[str, Any] = {"world": name, "changes": shown, "kept": kept, "dryRun": dry_run}
-        output.print_json(doc)
+        output.print_json(plan_doc(name, changes, kept, dry_run))
         return
     if not changes:
         typer.echo("no changes")
     for change in changes:
-        fields = f" ({', '.join(_file_key(k) for k in change.fields)})" if change.fields else ""
+        fields = f" ({', '.join(file_key(k) for k in change.fields)})" if change.fields else ""
         typer.echo(f"{change.action} {change.kind} {change.name}{fields}")
     for agent in kept:
         typer.echo(f"kept agent {agent} (not in the file; --prune deletes it)")
@@ -204,27 +52,15 @@ def apply(
         typer.echo("dry run: nothing changed")
 
 
-def _file_key(setting: str) -> str:
-    """The file's name of a setting (``turnLimit`` for ``turn_limit``)."""
-    from agentworld.world_file import AGENT_KEYS, WORLD_KEYS
-
-    if setting == "mcp_config":
-        return "mcp.servers"
-    names = {v: k for k, v in {**WORLD_KEYS, **AGENT_KEYS}.items()}
-    return names.get(setting, setting)
-
-
 def export(
     world: Annotated[str, typer.Argument(metavar="WORLD", help="The world to write as a file.")],
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file (default: standard output).")] = None,
 ) -> None:
     """Write the world file `apply` reads: settings and agents, no secrets."""
-    from agentworld.world_file import render_world_file
+    from agentworld.world_apply import export_text
 
     async def load(aw: AgentWorld) -> str:
-        stored = await aw.get_world(world)
-        agents = await aw.list_agents(stored.name)
-        return render_world_file(world_settings(stored), [agent_settings(a) for a in agents])
+        return await export_text(aw, world)
 
     text = run(load)
     if out is None:

@@ -22,6 +22,7 @@ from agentworld.server import (
     routes_messages,
     routes_questions,
     routes_work,
+    routes_world_files,
 )
 from agentworld.server.config import ServerConfig
 from agentworld.server.deps import ERRORS
@@ -91,6 +92,7 @@ def create_app(
     # Uptime checkers send HEAD; kept out of the schema, which documents GET.
     app.add_api_route("/health", health, methods=["HEAD"], include_in_schema=False)
 
+    app.include_router(routes_world_files.router)
     app.include_router(routes_catalog.router)
     app.include_router(routes_messages.router)
     app.include_router(routes_work.router)

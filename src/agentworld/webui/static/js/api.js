@@ -11,11 +11,11 @@ export class ApiError extends Error {
   }
 }
 
-export async function request(method, path, body) {
+export async function request(method, path, body, bodyType = "application/json") {
   const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
   if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
+    init.headers["Content-Type"] = bodyType;
+    init.body = bodyType === "application/json" ? JSON.stringify(body) : body;
   }
   let response;
   try {
@@ -71,6 +71,8 @@ export const api = {
   grants: (w) => request("GET", `${worldPath(w)}/grants`),
   revokeGrant: (w, id) => request("DELETE", `${worldPath(w)}/grants/${enc(id)}`),
   audit: (w) => request("GET", `${worldPath(w)}/audit`),
+  worldExportUrl: (w) => `${worldPath(w)}/export`,
+  applyWorldFile: (text, dryRun) => request("POST", `/api/worlds/apply?dryRun=${dryRun}`, text, "application/toml"),
   eventsUrl: (w, after) => `${worldPath(w)}/events${after == null ? "" : `?after=${after}`}`,
 };
 

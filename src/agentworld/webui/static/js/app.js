@@ -10,6 +10,7 @@ import { agentDialog, changes, formOf, WORLD_CREATE_FIELDS, worldSettingsFields 
 import { installOffline } from "./offline.js";
 import { policyPage } from "./policy.js";
 import { WorldSession } from "./world.js";
+import { worldFileSection } from "./world_file.js";
 
 const main = document.getElementById("main");
 const shell = {
@@ -157,6 +158,7 @@ async function settingsPage(s) {
         h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Model"), h("th", {}, "Key variable"), h("th", {}, ""))),
         h("tbody", {}, agentRows))) : h("p", { class: "muted" }, "No agents yet."),
       h("div", { class: "actions" }, h("button", { type: "button", class: "primary", testid: "settings-agent-add", onClick: async () => { if (await agentDialog(s.name, null)) refresh(); } }, "+ Agent"))),
+    worldFileSection(s.name, refresh),
     h("section", { class: "card" }, h("h2", {}, "Delete this world"),
       h("p", { class: "muted" }, "Deletes its agents, chats, messages and settings."),
       h("button", { type: "button", class: "danger", testid: "world-delete", onClick: async () => {
