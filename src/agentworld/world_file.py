@@ -54,9 +54,6 @@ AGENT_KEYS: dict[str, str] = {
 }
 """The keys of an ``[[agents]]`` entry (besides ``promptFile``), in the order written."""
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
 @dataclass(frozen=True)
 class WorldFile:
     """What a world file describes: the world's settings (setting names, defaults left out)
@@ -216,46 +213,35 @@ def _refuse_secrets(path: Path, text: str, where: str, key: str, value: Any) -> 
 
 
 def render_world_file(world: dict[str, Any], agents: list[dict[str, Any]]) -> str:
-    """The TOML text of a world (its settings, defaults left out) and its agents."""
-    lines = ["[world]"]
-    mcp = world.get("mcp_config")
-    for key, setting in WORLD_KEYS.items():
-        if setting in world:
-            lines.append(f"{key} = {toml_value(world[setting])}")
-    for agent in agents:
-        lines += ["", "[[agents]]"]
-        for key, setting in AGENT_KEYS.items():
-            if setting in agent:
-                lines.append(f"{key} = {toml_value(agent[setting])}")
-    for name, server in ((mcp or {}).get("mcpServers") or {}).items():
-        lines += ["", f"[mcp.servers.{toml_key(name)}]"]
-        lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in server.items()]
-    return "\n".join(lines) + "\n"
+    """The TOML text of a world (its settings, defaults left out), its agents and MCP servers,
+    written by tomli-w. Text with line breaks (prompts) is written as multi-line strings, which
+    read best -- unless some text holds a carriage return: TOML reads a multi-line string's
+    CR LF as LF, so then every string is written on one line, keeping the round trip exact."""
+    import tomli_w
+
+    document: dict[str, Any] = {
+        "world": {key: world[setting] for key, setting in WORLD_KEYS.items() if setting in world},
+    }
+    if agents:
+        document["agents"] = [
+            {key: agent[setting] for key, setting in AGENT_KEYS.items() if setting in agent}
+            for agent in agents
+        ]
+    servers = (world.get("mcp_config") or {}).get("mcpServers") or {}
+    if servers:
+        document["mcp"] = {"servers": servers}
+    multiline = not _holds_carriage_return(document)
+    try:
+        return tomli_w.dumps(document, multiline_strings=multiline)
+    except TypeError as exc:
+        raise InvalidInputError(f"cannot write a world file: {exc}") from None
 
 
-def toml_key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
-
-
-def toml_string(text: str) -> str:
-    """A basic TOML string: JSON's escapes are TOML's, except that TOML has no ``\\/`` (JSON
-    never writes it) and needs every control character escaped (JSON does that)."""
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def toml_value(value: Any) -> str:
-    """A TOML value for the shapes a world holds: strings, booleans, numbers, lists and
-    tables (inline)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
+def _holds_carriage_return(value: Any) -> bool:
     if isinstance(value, str):
-        return toml_string(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+        return "\r" in value
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
-    raise InvalidInputError(f"cannot write {type(value).__name__} {value!r} to a world file")
+        return any(_holds_carriage_return(k) or _holds_carriage_return(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_carriage_return(v) for v in value)
+    return False

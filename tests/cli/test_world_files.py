@@ -126,6 +126,17 @@ def test_the_writer_gives_what_tomllib_reads() -> None:
     assert data["agents"][0]["systemPrompt"] == "line\r\nnext"
 
 
+def test_a_prompt_of_several_lines_is_written_as_a_multi_line_string() -> None:
+    prompt = 'Plan the release.\nHand it to @critic with """ quotes """ and a \\ backslash.\n'
+    agents = [{"name": "a", "provider": "scripted", "model": "echo", "system_prompt": prompt}]
+    text = render_world_file({"name": "w"}, agents)
+    assert 'systemPrompt = """\nPlan the release.\n' in text
+    assert tomllib.loads(text)["agents"][0]["systemPrompt"] == prompt
+    crlf = [{**agents[0], "system_prompt": "one\r\ntwo\n"}, agents[0]]
+    written = render_world_file({"name": "w"}, crlf)
+    assert [a["systemPrompt"] for a in tomllib.loads(written)["agents"]] == ["one\r\ntwo\n", prompt]
+
+
 def test_init_release_team_hands_work_over_and_waits_for_an_approval(cli: Any, tmp_path: Path) -> None:
     listed = cli("init", "--list").stdout
     assert "release-team" in listed
