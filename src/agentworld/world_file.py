@@ -1,5 +1,5 @@
-"""The world file (SPEC §7.4 D1): one TOML file holding a world's settings and its agents,
-read by ``agentworld apply`` and written by ``agentworld export``.
+"""The world file (SPEC §7.4 D1): one TOML file holding a world's settings, its agents, its
+own policy rules (``[[rules]]``) and its MCP servers, read by ``agentworld apply`` and written by ``agentworld export``.
 
 Keys are the camelCase names of the world and agent documents. A key left out means the
 default, so a file describes the whole world; ``export`` leaves defaults out, so export,
@@ -130,8 +130,8 @@ def parse_world_text(text: str, path: Path, base: Path | None) -> WorldFile:
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInputError(f"{path}: {exc}") from None
     for top in data:
-        if top not in ("world", "agents", "mcp"):
-            raise file_error(path, text, top, "", "unknown table (use world, agents, mcp)")
+        if top not in ("world", "agents", "rules", "mcp"):
+            raise file_error(path, text, top, "", "unknown table (use world, agents, rules, mcp)")
     world_table = data.get("world")
     if not isinstance(world_table, dict) or "name" not in world_table:
         raise InvalidInputError(f"{path}: a [world] table with a name is required")
@@ -155,6 +155,8 @@ def parse_world_text(text: str, path: Path, base: Path | None) -> WorldFile:
         for name, server in servers.items():
             _refuse_secrets(path, text, f"mcp.servers.{name}", "", server)
         world["mcp_config"] = {"mcpServers": servers}
+    if "rules" in data:
+        world["policy_rules"] = _rules(path, text, data["rules"])
     agents: list[dict[str, Any]] = []
     entries = data.get("agents", [])
     if not isinstance(entries, list):
@@ -185,6 +187,23 @@ def parse_world_text(text: str, path: Path, base: Path | None) -> WorldFile:
                 raise file_error(path, text, where, "", f"{required} is required")
         agents.append(agent)
     return WorldFile(name=str(world["name"]), world=world, agents=agents, path=path, text=text)
+
+
+def _rules(path: Path, text: str, tables: Any) -> list[dict[str, Any]]:
+    """The ``[[rules]]`` tables, checked by the policy file reader (the same keys as a policy
+    file's ``[[rule]]``); the first problem is named by its rule's line and key."""
+    from agentworld.policy.loader import load_policy_tables
+    from agentworld.runtime.policy_files import WORLD_RULES_SOURCE
+
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise file_error(path, text, "rules", "", "must be [[rules]] tables")
+    for index, table in enumerate(tables):
+        _refuse_secrets(path, text, f"rules[{index}]", "", table)
+    for error in load_policy_tables(tables, source=WORLD_RULES_SOURCE).errors:
+        where = "rules" if error.rule is None else f"rules[{error.rule}]"
+        message = error.message.removeprefix(f"{error.key}: ") if error.key else error.message
+        raise file_error(path, text, where, error.key or "", message)
+    return tables
 
 
 def _resolve(path: Path, text: str, where: str, key: str, base: Path | None, value: str) -> str:
@@ -227,6 +246,8 @@ def render_world_file(world: dict[str, Any], agents: list[dict[str, Any]]) -> st
             {key: agent[setting] for key, setting in AGENT_KEYS.items() if setting in agent}
             for agent in agents
         ]
+    if world.get("policy_rules"):
+        document["rules"] = world["policy_rules"]
     servers = (world.get("mcp_config") or {}).get("mcpServers") or {}
     if servers:
         document["mcp"] = {"servers": servers}

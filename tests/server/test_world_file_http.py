@@ -38,7 +38,7 @@ def test_an_exported_world_applied_under_another_name_exports_the_same_file(api:
     planned = _apply(api, renamed, dry_run=True)
     assert planned.status_code == 200, planned.text
     doc = planned.json()
-    assert set(doc) == {"world", "changes", "kept", "dryRun"}
+    assert set(doc) == {"world", "changes", "kept", "keptRules", "dryRun"}
     assert doc["world"] == copy and doc["dryRun"] is True and doc["kept"] == []
     assert [(c["action"], c["kind"], c["name"]) for c in doc["changes"]] == [
         ("create", "world", copy), ("create", "agent", "writer"), ("create", "agent", "critic"),
