@@ -1,12 +1,11 @@
 """A world file's plan and its application (SPEC §7.4 D1), shared by ``agentworld apply``
 and ``POST /api/worlds/apply``.
 
-The plan says what to create, update or delete so the stored world matches the file. It is
-carried out through the same create/update methods the ``world``/``agent`` commands use, so the
-file is checked exactly as their options are. Those methods each commit on their own, so the
-plan is applied in an order that leaves a valid world at every step: the world's settings
-(without its main agent), the agents, the deletions ``--prune`` asks for, and last the main
-agent, which must name an agent that exists.
+The plan says what to create, update or delete so the stored world matches the file: the
+world's settings, its agents, its own policy rules. The file is checked when planned as the
+``world``/``agent`` commands check their options, so ``--dry-run`` refuses what ``apply``
+would; the plan is then stored in one transaction (``AgentWorld.apply_world``), checked
+again there as the one-by-one methods check: refused anywhere, nothing changes.
 """
 
 from __future__ import annotations
@@ -145,36 +144,35 @@ def _invalid(message: str) -> Exception:
 
 
 async def carry_out(aw: AgentWorld, wanted: WorldFile, planned: Plan) -> None:
-    """Apply the plan in the order the module's docstring gives."""
-    from agentworld.models import World
+    """Store the plan in one transaction (``AgentWorld.apply_world``): the world's settings as
+    the file gives them, with the rules the plan keeps, and the agents to create, change and
+    delete."""
+    import os
+
+    from agentworld.models import Agent, World
+    from agentworld.settings_checks import build_settings
 
     changes = planned.changes
-    settings = {**wanted.world, "policy_rules": planned.rules}
-    main = settings.pop("main_agent", None)
-    settings.pop("name", None)
-    world_change = next((c for c in changes if c.kind == "world"), None)
-    rules_change = any(c.kind == "rule" for c in changes)
-    name = wanted.name
-    if world_change is not None and world_change.action == "create":
-        await aw.create_world(name, **settings)
-    elif world_change is not None or rules_change:
-        defaults = _defaults(World)
-        name = world_change.name if world_change is not None else await aw.world_name(name)
-        fields = [*(world_change.fields if world_change is not None else []), *(["policy_rules"] if rules_change else [])]
-        await aw.update_world(name, **{k: settings.get(k, defaults.get(k)) for k in fields if k != "main_agent"})
+    create = any(c.kind == "world" and c.action == "create" for c in changes)
+    settings: dict[str, Any] = {**wanted.world, "name": wanted.name, "policy_rules": planned.rules}
+    if create:
+        settings.setdefault("working_dir", os.getcwd())  # as ``create_world`` does
+    world = build_settings(World, settings)
+    stored = {a.name.lower(): a for a in ([] if create else await aw.list_agents(wanted.name))}
+    created: list[Agent] = []
+    updated: list[Agent] = []
     for change in changes:
-        if change.kind != "agent":
-            continue
-        if change.action == "delete":
-            await aw.delete_agent(name, change.name)
+        if change.kind != "agent" or change.action == "delete":
             continue
         entry = next(a for a in wanted.agents if a["name"].lower() == change.name.lower())
         if change.action == "create":
-            await aw.create_agent(name, entry["name"], **{k: v for k, v in entry.items() if k != "name"})
+            created.append(build_settings(Agent, {"world": wanted.name, **entry}))
         else:
-            await aw.update_agent(name, change.name, **_agent_values(entry, change.fields))
-    if world_change is not None and "main_agent" in world_change.fields:
-        await aw.update_world(name, main_agent=main)
+            have = stored[change.name.lower()]
+            values = _agent_values(entry, change.fields)
+            updated.append(build_settings(Agent, {**have.model_dump(), **values, "world": wanted.name, "name": have.name}))
+    deleted = [c.name for c in changes if c.kind == "agent" and c.action == "delete"]
+    await aw.apply_world(world, create=create, created=created, updated=updated, deleted=deleted)
 
 
 def _agent_values(entry: dict[str, Any], fields: list[str]) -> dict[str, Any]:
