@@ -232,28 +232,32 @@ def _refuse_secrets(path: Path, text: str, where: str, key: str, value: Any) -> 
 
 
 def render_world_file(world: dict[str, Any], agents: list[dict[str, Any]]) -> str:
-    """The TOML text of a world (its settings, defaults left out), its agents and MCP servers,
-    written by tomli-w. Text with line breaks (prompts) is written as multi-line strings, which
-    read best -- unless some text holds a carriage return: TOML reads a multi-line string's
-    CR LF as LF, so then every string is written on one line, keeping the round trip exact."""
+    """The TOML text of a world (its settings, defaults left out), its agents, its own rules
+    and its MCP servers, written by tomli-w: ``[world]``, one ``[[agents]]`` and ``[[rules]]``
+    table each (written one by one: tomli-w would fold a short one into a one-line inline
+    table), then ``[mcp.servers.NAME]``. Text with line breaks (prompts) is written as
+    multi-line strings, which read best -- unless some text holds a carriage return: TOML reads
+    a multi-line string's CR LF as LF, so then every string is written on one line, keeping
+    the round trip exact."""
     import tomli_w
 
-    document: dict[str, Any] = {
-        "world": {key: world[setting] for key, setting in WORLD_KEYS.items() if setting in world},
-    }
-    if agents:
-        document["agents"] = [
-            {key: agent[setting] for key, setting in AGENT_KEYS.items() if setting in agent}
-            for agent in agents
-        ]
-    if world.get("policy_rules"):
-        document["rules"] = world["policy_rules"]
+    from agentworld.policy.loader import RULE_KEYS
+
+    order = {key: place for place, key in enumerate(RULE_KEYS)}
+    sections: list[tuple[str, dict[str, Any]]] = [
+        ("", {"world": {key: world[setting] for key, setting in WORLD_KEYS.items() if setting in world}}),
+        *(("[[agents]]\n", {key: agent[setting] for key, setting in AGENT_KEYS.items() if setting in agent}) for agent in agents),
+        *(
+            ("[[rules]]\n", dict(sorted(rule.items(), key=lambda item: order.get(item[0], len(order)))))
+            for rule in world.get("policy_rules") or []
+        ),
+    ]
     servers = (world.get("mcp_config") or {}).get("mcpServers") or {}
     if servers:
-        document["mcp"] = {"servers": servers}
-    multiline = not _holds_carriage_return(document)
+        sections.append(("", {"mcp": {"servers": servers}}))
+    multiline = not _holds_carriage_return([table for _, table in sections])
     try:
-        return tomli_w.dumps(document, multiline_strings=multiline)
+        return "\n".join(header + tomli_w.dumps(table, multiline_strings=multiline) for header, table in sections)
     except TypeError as exc:
         raise InvalidInputError(f"cannot write a world file: {exc}") from None
 

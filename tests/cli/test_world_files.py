@@ -129,8 +129,10 @@ def test_the_writer_gives_what_tomllib_reads() -> None:
 def test_a_prompt_of_several_lines_is_written_as_a_multi_line_string() -> None:
     prompt = 'Plan the release.\nHand it to @critic with """ quotes """ and a \\ backslash.\n'
     agents = [{"name": "a", "provider": "scripted", "model": "echo", "system_prompt": prompt}]
-    text = render_world_file({"name": "w"}, agents)
+    short = {"name": "b", "provider": "scripted", "model": "echo"}
+    text = render_world_file({"name": "w"}, [*agents, short])
     assert 'systemPrompt = """\nPlan the release.\n' in text
+    assert text.startswith("[world]\n") and '[[agents]]\nname = "b"\n' in text  # a short agent is a table too
     assert tomllib.loads(text)["agents"][0]["systemPrompt"] == prompt
     crlf = [{**agents[0], "system_prompt": "one\r\ntwo\n"}, agents[0]]
     written = render_world_file({"name": "w"}, crlf)

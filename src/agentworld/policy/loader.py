@@ -76,6 +76,10 @@ class _RuleSchema(BaseModel):
     name: str | None = None
 
 
+RULE_KEYS: tuple[str, ...] = ("name", *(key for key in _RuleSchema.model_fields if key != "name"))
+"""A rule's keys, in the order a rule is written (``agentworld export``): its name first."""
+
+
 def _re2_options() -> re2.Options:
     options = re2.Options()
     # RE2 would also log every refused pattern to stderr; the error we raise says it once.
