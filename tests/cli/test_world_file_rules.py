@@ -141,3 +141,14 @@ def test_a_bad_rule_is_refused_naming_its_line_and_key(cli: Any, tmp_path: Path,
     assert result.code == 1
     assert f"{file}{expected}" in result.stderr, result.stderr
     assert cli("world", "list", "--json").json()["worlds"] == []
+
+
+def test_at_equal_priority_the_worlds_own_rule_wins_over_its_policy_file(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "shared.toml").write_text('[[rule]]\ntoolName = "list_files"\ndecision = "allow"\npriority = 100\n')
+    file = _world_file(tmp_path)
+    file.write_text(file.read_text().replace('workingDir = "."\n', 'workingDir = "."\npolicyFiles = ["shared.toml"]\n'))
+    cli("apply", str(file))
+    verdict = _decide(cli, "list_files", {"path": "."})
+    assert verdict["decision"] == "ASK_USER" and verdict["rule"]["source"] == "policyRules"
+    listed = [r["source"] for r in cli("policy", "list", "guarded", "--json").json()["rules"] if r["toolName"] == "list_files"]
+    assert listed.index("policyRules") < listed.index(str(tmp_path / "shared.toml"))
