@@ -147,6 +147,8 @@ def test_init_release_team_hands_work_over_and_waits_for_an_approval(cli: Any, t
     again = cli("init", "release-team", "--dir", str(tmp_path), check=False)
     assert again.code == 1 and "never overwrites" in again.stderr
     cli("apply", str(file))
+    force = cli("policy", "test", "release-team", "--tool", "shell_cmd", "--args", '{"command": "git push --force"}', "--json")
+    assert force.json()["decision"] == "DENY" and force.json()["rule"]["source"] == "policyRules"
     sent = cli("send", "release-team", "@planner plan the 1.2 release", timeout=120)
     assert "planner:" in sent.stdout and "\n@critic please review" in sent.stdout
     assert "critic:" in sent.stdout and "\n@ops please tag" in sent.stdout
