@@ -203,6 +203,12 @@ def _rules(path: Path, text: str, tables: Any) -> list[dict[str, Any]]:
         where = "rules" if error.rule is None else f"rules[{error.rule}]"
         message = error.message.removeprefix(f"{error.key}: ") if error.key else error.message
         raise file_error(path, text, where, error.key or "", message)
+    named: set[str] = set()
+    for index, table in enumerate(tables):
+        name = str(table.get("name") or "").lower()
+        if name and name in named:
+            raise file_error(path, text, f"rules[{index}]", "name", "another rule has this name; the plan knows a rule by its name")
+        named.add(name)
     return tables
 
 

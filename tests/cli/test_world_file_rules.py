@@ -132,6 +132,8 @@ def test_the_plan_shows_each_rule_and_removes_one_only_with_prune(cli: Any, tmp_
         ('toolName = "read_file"\nargsPatern = "x"\ndecision = "deny"\npriority = 1\n', ":11: rules[1].argsPatern: Extra inputs"),
         ('toolName = "read_file"\nargsPattern = "(a+)+"\ndecision = "deny"\npriority = 1\n', ":11: rules[1].argsPattern: pattern"),
         ('toolName = "read_file"\ncommandPrefix = "git"\ndecision = "deny"\npriority = 1\n', ":10: rules[1].toolName: commandPrefix"),
+        ('name = "x"\ntoolName = "read_file"\ndecision = "deny"\npriority = 1\n\n[[rules]]\nname = "X"\ndecision = "deny"\npriority = 2\n',
+         ":16: rules[2].name: another rule has this name"),
     ],
 )
 def test_a_bad_rule_is_refused_naming_its_line_and_key(cli: Any, tmp_path: Path, rule: str, expected: str) -> None:
