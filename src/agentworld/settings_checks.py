@@ -33,6 +33,7 @@ def check_world_settings(world: World, *, extra_tools: Sequence[Tool] = ()) -> N
     command is missing, legacy tool lists naming no tool, hooks that cannot be loaded.
     Each message starts with the setting it is about (``allowed_tools: …``)."""
     from agentworld.runtime.authorizer import check_policy_files
+    from agentworld.runtime.policy_files import check_policy_rules
     from agentworld.tools.mcp_config import command_problem, parse_mcp_config
     from agentworld.tools.registry import ToolRegistry
     from agentworld.tools.world_tools import BUILTIN_TOOLS
@@ -47,6 +48,7 @@ def check_world_settings(world: World, *, extra_tools: Sequence[Tool] = ()) -> N
         _check_directory(world.working_dir)
     registry = ToolRegistry([*BUILTIN_TOOLS, *extra_tools, *map(_client_tool, world.client_tools)])
     check_policy_files(world.policy_files)
+    check_policy_rules(world.policy_rules)
     servers = parse_mcp_config(world.mcp_config) if world.mcp_config else []
     for server in servers:
         if (problem := command_problem(server)) is not None:

@@ -26,6 +26,7 @@ from agentworld.settings_checks import (
 )
 from agentworld.storage.event_log import EventLog, TranscriptPage
 from agentworld.storage.sql import SQLStorage
+from agentworld.world_changes import WholeWorldChanges, no_such_agent
 
 if TYPE_CHECKING:
     from agentworld.runtime.world import ProviderFactory, WorldRuntime
@@ -40,14 +41,9 @@ MAX_CHAT_NAME = 200
 """The longest chat name stored (the ``chats.name`` column)."""
 
 
-def _no_such_agent(world: str, name: str, agents: Sequence[str]) -> InvalidInputError:
-    """The refusal of a ``main_agent`` that is none of the world's agents, naming those it has."""
-    known = f"agents: {', '.join(agents)}" if agents else "it has no agents yet"
-    return InvalidInputError(f"main_agent: world {world!r} has no agent {name!r} ({known})")
-
-
-class WorldCatalog:
-    """Worlds, agents and chats over one database (see the module docstring)."""
+class WorldCatalog(WholeWorldChanges):
+    """Worlds, agents and chats over one database (see the module docstring); a whole world
+    changed at once (``apply_world``) comes from ``world_changes``."""
 
     def __init__(
         self,
@@ -79,7 +75,7 @@ class WorldCatalog:
                 same = "" if existing.name == name else " (names are unique regardless of case)"
                 raise AlreadyExistsError(f"world {existing.name!r} already exists{same}")
         if world.main_agent:  # checked as ``update_world`` checks it; a new world has no agents
-            raise _no_such_agent(name, world.main_agent, [])
+            raise no_such_agent(name, world.main_agent, [])
         check_world_settings(world, extra_tools=self._tools)
         world = await self.storage.create_world(world)
         await self._announce(CrudEvent(world=name, operation="create", entity="world", name=name))
@@ -203,7 +199,7 @@ class WorldCatalog:
             return (await self.storage.get_agent(world, name)).name
         except NotFoundError:
             agents = [a.name for a in await self.storage.list_agents(world)]
-            raise _no_such_agent(world, name, agents) from None
+            raise no_such_agent(world, name, agents) from None
 
     def _check_agent(self, agent: Agent) -> None:
         """Provider settings that would only fail at the agent's first turn. An embedder's

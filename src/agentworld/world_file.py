@@ -1,5 +1,5 @@
-"""The world file (SPEC §7.4 D1): one TOML file holding a world's settings and its agents,
-read by ``agentworld apply`` and written by ``agentworld export``.
+"""The world file (SPEC §7.4 D1): one TOML file holding a world's settings, its agents, its
+own policy rules (``[[rules]]``) and its MCP servers, read by ``agentworld apply`` and written by ``agentworld export``.
 
 Keys are the camelCase names of the world and agent documents. A key left out means the
 default, so a file describes the whole world; ``export`` leaves defaults out, so export,
@@ -53,9 +53,6 @@ AGENT_KEYS: dict[str, str] = {
     "systemPrompt": "system_prompt",
 }
 """The keys of an ``[[agents]]`` entry (besides ``promptFile``), in the order written."""
-
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
 
 @dataclass(frozen=True)
 class WorldFile:
@@ -133,8 +130,8 @@ def parse_world_text(text: str, path: Path, base: Path | None) -> WorldFile:
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInputError(f"{path}: {exc}") from None
     for top in data:
-        if top not in ("world", "agents", "mcp"):
-            raise file_error(path, text, top, "", "unknown table (use world, agents, mcp)")
+        if top not in ("world", "agents", "rules", "mcp"):
+            raise file_error(path, text, top, "", "unknown table (use world, agents, rules, mcp)")
     world_table = data.get("world")
     if not isinstance(world_table, dict) or "name" not in world_table:
         raise InvalidInputError(f"{path}: a [world] table with a name is required")
@@ -158,6 +155,8 @@ def parse_world_text(text: str, path: Path, base: Path | None) -> WorldFile:
         for name, server in servers.items():
             _refuse_secrets(path, text, f"mcp.servers.{name}", "", server)
         world["mcp_config"] = {"mcpServers": servers}
+    if "rules" in data:
+        world["policy_rules"] = _rules(path, text, data["rules"])
     agents: list[dict[str, Any]] = []
     entries = data.get("agents", [])
     if not isinstance(entries, list):
@@ -190,6 +189,29 @@ def parse_world_text(text: str, path: Path, base: Path | None) -> WorldFile:
     return WorldFile(name=str(world["name"]), world=world, agents=agents, path=path, text=text)
 
 
+def _rules(path: Path, text: str, tables: Any) -> list[dict[str, Any]]:
+    """The ``[[rules]]`` tables, checked by the policy file reader (the same keys as a policy
+    file's ``[[rule]]``); the first problem is named by its rule's line and key."""
+    from agentworld.policy.loader import load_policy_tables
+    from agentworld.runtime.policy_files import WORLD_RULES_SOURCE
+
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise file_error(path, text, "rules", "", "must be [[rules]] tables")
+    for index, table in enumerate(tables):
+        _refuse_secrets(path, text, f"rules[{index}]", "", table)
+    for error in load_policy_tables(tables, source=WORLD_RULES_SOURCE).errors:
+        where = "rules" if error.rule is None else f"rules[{error.rule}]"
+        message = error.message.removeprefix(f"{error.key}: ") if error.key else error.message
+        raise file_error(path, text, where, error.key or "", message)
+    named: set[str] = set()
+    for index, table in enumerate(tables):
+        name = str(table.get("name") or "").lower()
+        if name and name in named:
+            raise file_error(path, text, f"rules[{index}]", "name", "another rule has this name; the plan knows a rule by its name")
+        named.add(name)
+    return tables
+
+
 def _resolve(path: Path, text: str, where: str, key: str, base: Path | None, value: str) -> str:
     """``value`` as an absolute path, relative to ``base``; a relative path with no base is
     refused (it would name a file relative to the server's working directory)."""
@@ -216,46 +238,41 @@ def _refuse_secrets(path: Path, text: str, where: str, key: str, value: Any) -> 
 
 
 def render_world_file(world: dict[str, Any], agents: list[dict[str, Any]]) -> str:
-    """The TOML text of a world (its settings, defaults left out) and its agents."""
-    lines = ["[world]"]
-    mcp = world.get("mcp_config")
-    for key, setting in WORLD_KEYS.items():
-        if setting in world:
-            lines.append(f"{key} = {toml_value(world[setting])}")
-    for agent in agents:
-        lines += ["", "[[agents]]"]
-        for key, setting in AGENT_KEYS.items():
-            if setting in agent:
-                lines.append(f"{key} = {toml_value(agent[setting])}")
-    for name, server in ((mcp or {}).get("mcpServers") or {}).items():
-        lines += ["", f"[mcp.servers.{toml_key(name)}]"]
-        lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in server.items()]
-    return "\n".join(lines) + "\n"
+    """The TOML text of a world (its settings, defaults left out), its agents, its own rules
+    and its MCP servers, written by tomli-w: ``[world]``, one ``[[agents]]`` and ``[[rules]]``
+    table each (written one by one: tomli-w would fold a short one into a one-line inline
+    table), then ``[mcp.servers.NAME]``. Text with line breaks (prompts) is written as
+    multi-line strings, which read best -- unless some text holds a carriage return: TOML reads
+    a multi-line string's CR LF as LF, so then every string is written on one line, keeping
+    the round trip exact."""
+    import tomli_w
+
+    from agentworld.policy.loader import RULE_KEYS
+
+    order = {key: place for place, key in enumerate(RULE_KEYS)}
+    sections: list[tuple[str, dict[str, Any]]] = [
+        ("", {"world": {key: world[setting] for key, setting in WORLD_KEYS.items() if setting in world}}),
+        *(("[[agents]]\n", {key: agent[setting] for key, setting in AGENT_KEYS.items() if setting in agent}) for agent in agents),
+        *(
+            ("[[rules]]\n", dict(sorted(rule.items(), key=lambda item: order.get(item[0], len(order)))))
+            for rule in world.get("policy_rules") or []
+        ),
+    ]
+    servers = (world.get("mcp_config") or {}).get("mcpServers") or {}
+    if servers:
+        sections.append(("", {"mcp": {"servers": servers}}))
+    multiline = not _holds_carriage_return([table for _, table in sections])
+    try:
+        return "\n".join(header + tomli_w.dumps(table, multiline_strings=multiline) for header, table in sections)
+    except TypeError as exc:
+        raise InvalidInputError(f"cannot write a world file: {exc}") from None
 
 
-def toml_key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
-
-
-def toml_string(text: str) -> str:
-    """A basic TOML string: JSON's escapes are TOML's, except that TOML has no ``\\/`` (JSON
-    never writes it) and needs every control character escaped (JSON does that)."""
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def toml_value(value: Any) -> str:
-    """A TOML value for the shapes a world holds: strings, booleans, numbers, lists and
-    tables (inline)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
+def _holds_carriage_return(value: Any) -> bool:
     if isinstance(value, str):
-        return toml_string(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+        return "\r" in value
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
-    raise InvalidInputError(f"cannot write {type(value).__name__} {value!r} to a world file")
+        return any(_holds_carriage_return(k) or _holds_carriage_return(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_carriage_return(v) for v in value)
+    return False

@@ -58,6 +58,7 @@ WORLD: dict[str, Any] = {
     "currentChatId": "<chat id>",
     "workingDir": str,
     "policyFiles": [],
+    "policyRules": [],
     "policyMode": str,
     "allowedTools": [],
     "excludedTools": [],

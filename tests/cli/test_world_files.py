@@ -126,6 +126,19 @@ def test_the_writer_gives_what_tomllib_reads() -> None:
     assert data["agents"][0]["systemPrompt"] == "line\r\nnext"
 
 
+def test_a_prompt_of_several_lines_is_written_as_a_multi_line_string() -> None:
+    prompt = 'Plan the release.\nHand it to @critic with """ quotes """ and a \\ backslash.\n'
+    agents = [{"name": "a", "provider": "scripted", "model": "echo", "system_prompt": prompt}]
+    short = {"name": "b", "provider": "scripted", "model": "echo"}
+    text = render_world_file({"name": "w"}, [*agents, short])
+    assert 'systemPrompt = """\nPlan the release.\n' in text
+    assert text.startswith("[world]\n") and '[[agents]]\nname = "b"\n' in text  # a short agent is a table too
+    assert tomllib.loads(text)["agents"][0]["systemPrompt"] == prompt
+    crlf = [{**agents[0], "system_prompt": "one\r\ntwo\n"}, agents[0]]
+    written = render_world_file({"name": "w"}, crlf)
+    assert [a["systemPrompt"] for a in tomllib.loads(written)["agents"]] == ["one\r\ntwo\n", prompt]
+
+
 def test_init_release_team_hands_work_over_and_waits_for_an_approval(cli: Any, tmp_path: Path) -> None:
     listed = cli("init", "--list").stdout
     assert "release-team" in listed
@@ -134,6 +147,8 @@ def test_init_release_team_hands_work_over_and_waits_for_an_approval(cli: Any, t
     again = cli("init", "release-team", "--dir", str(tmp_path), check=False)
     assert again.code == 1 and "never overwrites" in again.stderr
     cli("apply", str(file))
+    force = cli("policy", "test", "release-team", "--tool", "shell_cmd", "--args", '{"command": "git push --force"}', "--json")
+    assert force.json()["decision"] == "DENY" and force.json()["rule"]["source"] == "policyRules"
     sent = cli("send", "release-team", "@planner plan the 1.2 release", timeout=120)
     assert "planner:" in sent.stdout and "\n@critic please review" in sent.stdout
     assert "critic:" in sent.stdout and "\n@ops please tag" in sent.stdout

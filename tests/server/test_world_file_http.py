@@ -38,7 +38,7 @@ def test_an_exported_world_applied_under_another_name_exports_the_same_file(api:
     planned = _apply(api, renamed, dry_run=True)
     assert planned.status_code == 200, planned.text
     doc = planned.json()
-    assert set(doc) == {"world", "changes", "kept", "dryRun"}
+    assert set(doc) == {"world", "changes", "kept", "keptRules", "dryRun"}
     assert doc["world"] == copy and doc["dryRun"] is True and doc["kept"] == []
     assert [(c["action"], c["kind"], c["name"]) for c in doc["changes"]] == [
         ("create", "world", copy), ("create", "agent", "writer"), ("create", "agent", "critic"),
@@ -115,3 +115,18 @@ def test_a_world_file_from_another_site_is_refused(served: Served, api: httpx.Cl
 def test_an_unknown_world_cannot_be_exported(api: httpx.Client, world_name: str) -> None:
     status, code, _ = refusal(api.get(f"/api/worlds/{world_name}/export"))
     assert (status, code) == (404, "not_found")
+
+
+def test_a_worlds_own_rules_are_set_over_http_and_decide_its_calls(api: httpx.Client, world_name: str) -> None:
+    _world(api, world_name)
+    rule = {"name": "no listing", "toolName": "list_files", "decision": "deny", "priority": 1}
+    assert api.patch(f"/api/worlds/{world_name}", json={"policyRules": [rule]}).status_code == 200
+    text = api.get(f"/api/worlds/{world_name}/export").text
+    assert '[[rules]]\nname = "no listing"\ntoolName = "list_files"' in text
+    assert _apply(api, text, dry_run=True).json()["changes"] == []
+    decided = api.post(f"/api/worlds/{world_name}/policy/test", json={"tool": "list_files", "args": {}})
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["decision"] == "DENY" and decided.json()["rule"]["source"] == "policyRules"
+    bad = {**rule, "decision": "perhaps"}
+    status, code, message = refusal(api.patch(f"/api/worlds/{world_name}", json={"policyRules": [bad]}))
+    assert code == "invalid_input" and "rule 1" in message and "decision" in message

@@ -16,7 +16,7 @@ from agentworld.cli.common import JsonOpt, run
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
-    from agentworld.world_apply import Change
+    from agentworld.world_apply import Plan
 
 
 FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="The world file (TOML).")]
@@ -25,29 +25,32 @@ FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="The world file (T
 def apply(
     file: FileArg,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; change nothing.")] = False,
-    prune: Annotated[bool, typer.Option("--prune", help="Delete agents the file does not hold.")] = False,
+    prune: Annotated[bool, typer.Option("--prune", help="Delete agents and rules the file does not hold.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Make the world the file describes exist exactly as described; print the changes."""
     from agentworld.world_apply import apply_file, file_key, plan_doc
     from agentworld.world_file import read_world_file
 
-    async def act(aw: AgentWorld) -> tuple[str, list[Change], list[str]]:
+    async def act(aw: AgentWorld) -> tuple[str, Plan]:
         wanted = read_world_file(file)
-        changes, kept = await apply_file(aw, wanted, dry_run=dry_run, prune=prune)
-        return wanted.name, changes, kept
+        return wanted.name, await apply_file(aw, wanted, dry_run=dry_run, prune=prune)
 
-    name, changes, kept = run(act)
+    name, planned = run(act)
     if json_out:
-        output.print_json(plan_doc(name, changes, kept, dry_run))
+        output.print_json(plan_doc(name, planned, dry_run))
         return
+    changes = planned.changes
     if not changes:
         typer.echo("no changes")
     for change in changes:
-        fields = f" ({', '.join(file_key(k) for k in change.fields)})" if change.fields else ""
+        keys = change.fields if change.kind == "rule" else [file_key(k) for k in change.fields]
+        fields = f" ({', '.join(keys)})" if keys else ""
         typer.echo(f"{change.action} {change.kind} {change.name}{fields}")
-    for agent in kept:
+    for agent in planned.kept:
         typer.echo(f"kept agent {agent} (not in the file; --prune deletes it)")
+    for rule in planned.kept_rules:
+        typer.echo(f"kept rule {rule} (not in the file; --prune deletes it)")
     if dry_run and changes:
         typer.echo("dry run: nothing changed")
 
@@ -56,7 +59,7 @@ def export(
     world: Annotated[str, typer.Argument(metavar="WORLD", help="The world to write as a file.")],
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file (default: standard output).")] = None,
 ) -> None:
-    """Write the world file `apply` reads: settings and agents, no secrets."""
+    """Write the world file `apply` reads: settings, agents, rules, MCP servers; no secrets."""
     from agentworld.world_apply import export_text
 
     async def load(aw: AgentWorld) -> str:

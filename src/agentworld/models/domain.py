@@ -116,6 +116,9 @@ class World(BaseModel):
     current_chat_id: str | None = Field(default=None, alias="currentChatId")
     working_dir: str | None = Field(default=None, alias="workingDir")
     policy_files: list[str] = Field(default_factory=list, alias="policyFiles")
+    policy_rules: list[dict[str, Any]] = Field(default_factory=list, alias="policyRules")
+    """The world's own policy rules, each a table as a policy file's ``[[rule]]`` holds it:
+    tier 2, read before the world's policy files (``runtime.authorizer.load_rules``)."""
     policy_mode: Literal["default", "auto_edit", "yolo"] = Field(default="default", alias="policyMode")
     allowed_tools: list[str] = Field(default_factory=list, alias="allowedTools")
     """Legacy setting: these tools are allowed (an ALLOW rule at 2.3, SPEC P5)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import shlex
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -43,6 +44,8 @@ class PolicyLoadError:
     rule: int | None
     """0-based index of the ``[[rule]]`` table, when the problem is in one."""
     message: str
+    key: str | None = None
+    """The rule's key the problem is about, when one is (``argsPattern``, ``decision``)."""
 
     def __str__(self) -> str:
         """The problem as a person reads it: rules are numbered from 1, as a file lists them."""
@@ -71,6 +74,10 @@ class _RuleSchema(BaseModel):
     allowRedirection: StrictBool = False
     denyMessage: str | None = None
     name: str | None = None
+
+
+RULE_KEYS: tuple[str, ...] = ("name", *(key for key in _RuleSchema.model_fields if key != "name"))
+"""A rule's keys, in the order a rule is written (``agentworld export``): its name first."""
 
 
 def _re2_options() -> re2.Options:
@@ -134,6 +141,7 @@ def _tool_selectors(rule: _RuleSchema) -> list[tuple[str | None, str | None]]:
             "rule_validation",
             f"mcpName {rule.mcpName!r} must be a server name (no '*'; leave out toolName "
             "for every tool of the server)",
+            "mcpName",
         )
     names: list[str | None] = (
         [rule.toolName] if isinstance(rule.toolName, str) else list(rule.toolName or []) or [None]
@@ -143,7 +151,7 @@ def _tool_selectors(rule: _RuleSchema) -> list[tuple[str | None, str | None]]:
     try:
         return [parse_tool_selector(n) for n in names]
     except ValueError as exc:
-        raise _RuleProblem("rule_validation", str(exc)) from None
+        raise _RuleProblem("rule_validation", str(exc), "toolName") from None
 
 
 def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[PolicyRule]:
@@ -156,7 +164,7 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
         )
     if isinstance(rule.toolName, list) and not rule.toolName:
         # An empty list would otherwise become a rule for every tool.
-        raise _RuleProblem("rule_validation", "toolName must not be an empty list")
+        raise _RuleProblem("rule_validation", "toolName must not be an empty list", "toolName")
     selectors = _tool_selectors(rule)
     shell_only = rule.commandPrefix is not None or rule.commandRegex is not None
     if shell_only:
@@ -165,17 +173,20 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
         every_tool = {(None, None), (None, ""), (SHELL_TOOL, None)}
         if rule.mcpName is not None or not set(selectors) <= every_tool:
             raise _RuleProblem(
-                "rule_validation", f"commandPrefix/commandRegex apply to {SHELL_TOOL} only"
+                "rule_validation", f"commandPrefix/commandRegex apply to {SHELL_TOOL} only", "toolName"
             )
         selectors = [(SHELL_TOOL, None)]
     path_prefixes = _path_prefixes(rule, selectors)
     try:
         args_pattern = compile_pattern(rule.argsPattern) if rule.argsPattern is not None else None
+    except ValueError as exc:
+        raise _RuleProblem("regex_compilation", str(exc), "argsPattern") from None
+    try:
         command_regex = (
             compile_pattern(rule.commandRegex) if rule.commandRegex is not None else None
         )
     except ValueError as exc:
-        raise _RuleProblem("regex_compilation", str(exc)) from None
+        raise _RuleProblem("regex_compilation", str(exc), "commandRegex") from None
     prefixes: tuple[str, ...] | None = None
     if rule.commandPrefix is not None:
         prefixes = (
@@ -184,13 +195,13 @@ def _build(rule: _RuleSchema, *, source: str, index: int, tier: int) -> list[Pol
             else tuple(rule.commandPrefix)
         )
         if not prefixes or any(not p.strip() for p in prefixes):
-            raise _RuleProblem("rule_validation", "commandPrefix must not be empty")
+            raise _RuleProblem("rule_validation", "commandPrefix must not be empty", "commandPrefix")
         for prefix in prefixes:  # matched as shell words, so it must split like one
             try:
                 shlex.split(prefix)
             except ValueError as exc:
                 raise _RuleProblem(
-                    "rule_validation", f"commandPrefix {prefix!r} is not valid shell: {exc}"
+                    "rule_validation", f"commandPrefix {prefix!r} is not valid shell: {exc}", "commandPrefix"
                 ) from None
     return [
         PolicyRule(
@@ -219,20 +230,21 @@ def _path_prefixes(rule: _RuleSchema, selectors: list[tuple[str | None, str | No
         return None
     tools = ", ".join(sorted(PATH_TOOLS))
     if rule.mcpName is not None or any(prefix is not None or name not in PATH_TOOLS for name, prefix in selectors):
-        raise _RuleProblem("rule_validation", f"pathPrefix applies to file tools only: name them in toolName ({tools})")
+        raise _RuleProblem("rule_validation", f"pathPrefix applies to file tools only: name them in toolName ({tools})", "pathPrefix")
     given = [rule.pathPrefix] if isinstance(rule.pathPrefix, str) else rule.pathPrefix
     if not given:
-        raise _RuleProblem("rule_validation", "pathPrefix must not be an empty list")
+        raise _RuleProblem("rule_validation", "pathPrefix must not be an empty list", "pathPrefix")
     try:
         return tuple(normal_prefix(prefix) for prefix in given)
     except ValueError as exc:
-        raise _RuleProblem("rule_validation", str(exc)) from None
+        raise _RuleProblem("rule_validation", str(exc), "pathPrefix") from None
 
 
 class _RuleProblem(Exception):
-    def __init__(self, type: ErrorType, message: str) -> None:
+    def __init__(self, type: ErrorType, message: str, key: str | None = None) -> None:
         super().__init__(message)
         self.type = type
+        self.key = key
 
 
 def load_policy_text(text: str, *, source: str, tier: int = Tier.USER) -> PolicySet:
@@ -256,17 +268,27 @@ def load_policy_text(text: str, *, source: str, tier: int = Tier.USER) -> Policy
             )
         )
         return PolicySet([], errors)
+    loaded = load_policy_tables(tables, source=source, tier=tier)
+    return PolicySet(loaded.rules, errors + loaded.errors)
+
+
+def load_policy_tables(tables: Sequence[object], *, source: str, tier: int = Tier.USER) -> PolicySet:
+    """Rules from their tables as a policy file's ``[[rule]]`` holds them: the one reader of a
+    rule, for policy files and for the rules a world holds itself (``policyRules``)."""
+    errors: list[PolicyLoadError] = []
     rules: list[PolicyRule] = []
     for index, table in enumerate(tables):
         try:
             schema = _RuleSchema.model_validate(table)
         except ValidationError as exc:
-            errors.append(PolicyLoadError("schema_validation", source, index, _schema_message(exc)))
+            first = exc.errors()[0]["loc"] if exc.errors() else ()
+            key = str(first[0]) if first else None
+            errors.append(PolicyLoadError("schema_validation", source, index, _schema_message(exc), key))
             continue
         try:
             rules.extend(_build(schema, source=source, index=index, tier=tier))
         except _RuleProblem as problem:
-            errors.append(PolicyLoadError(problem.type, source, index, str(problem)))
+            errors.append(PolicyLoadError(problem.type, source, index, str(problem), problem.key))
     return PolicySet(rules, errors)
 
 

@@ -5,7 +5,8 @@ Rules come from, in load order (which breaks priority ties):
    ``approval.required``; MCP tools ask unless read-only or their server is trusted), then the
    shipped ``defaults.toml``, and, when the world's commands run in an active sandbox,
    ``sandboxed_defaults.toml`` (read-only commands allowed);
-2. tier 2 — the world's policy files, its legacy allowed/excluded tool lists (2.3 / 2.4), and
+2. tier 2 — the world's own rules (``policyRules``, before its files: they are written for this
+   world alone, so they win a tie with a file several worlds may share), the world's policy files, its legacy allowed/excluded tool lists (2.3 / 2.4), and
    "approve always" answers as ALLOW rules at 2.95 (SPEC P6);
 3. tier 3 — admin files named by ``$AGENTWORLD_ADMIN_POLICY``.
 
@@ -30,7 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -48,6 +50,7 @@ from agentworld.policy.rules import PolicyDecision, PolicyRule, Tier, could_be_d
 from agentworld.redaction import redact
 from agentworld.runtime.path_views import most_severe, redirect_resolver, resolved_views
 from agentworld.runtime.policy_files import ADMIN_POLICY_ENV as ADMIN_POLICY_ENV
+from agentworld.runtime.policy_files import WORLD_RULES_SOURCE
 from agentworld.runtime.policy_files import PolicyFiles as PolicyFiles
 from agentworld.runtime.policy_files import admin_policy_files as admin_policy_files
 from agentworld.runtime.policy_files import check_policy_files as check_policy_files
@@ -105,6 +108,7 @@ def load_rules(
     *,
     tools: Iterable[Tool] = (),
     builtin: Sequence[PolicyRule] | None = None,
+    world_rules: Sequence[Mapping[str, Any]] = (),
     user_files: Sequence[str] = (),
     allowed_tools: Sequence[str] = (),
     excluded_tools: Sequence[str] = (),
@@ -114,11 +118,19 @@ def load_rules(
     """Every rule of every tier, in load order, and the errors of the files read — the one place
     the tiers are put together. Admin files always come from ``$AGENTWORLD_ADMIN_POLICY``.
     ``sandboxed``: the world's commands run in an active sandbox, which brings the shipped
-    read-only commands in (``sandboxed_defaults.toml``)."""
-    from agentworld.policy.loader import PolicySet, builtin_rules, legacy_rules, sandboxed_rules
+    read-only commands in (``sandboxed_defaults.toml``). ``world_rules``: the rules the world
+    holds itself (``policyRules``), read by the policy file reader, at tier 2 before its files."""
+    from agentworld.policy.loader import (
+        PolicySet,
+        builtin_rules,
+        legacy_rules,
+        load_policy_tables,
+        sandboxed_rules,
+    )
 
-    errors: list[PolicyLoadError] = []
-    user: list[PolicyRule] = []
+    own = load_policy_tables(world_rules, source=WORLD_RULES_SOURCE, tier=Tier.USER)
+    errors: list[PolicyLoadError] = list(own.errors)
+    user: list[PolicyRule] = list(own.rules)
     for path in user_files:
         loaded = files.load(path, Tier.USER)
         user.extend(loaded.rules)
@@ -382,6 +394,7 @@ class PolicyAuthorizer:
         key = (
             world.name,
             mode or world.policy_mode,
+            json.dumps(world.policy_rules, sort_keys=True) if world.policy_rules else "",
             tuple(world.allowed_tools),
             tuple(world.excluded_tools),
             user_files,
@@ -396,6 +409,7 @@ class PolicyAuthorizer:
                 self._files,
                 tools=tools,
                 builtin=self._builtin,
+                world_rules=world.policy_rules,
                 user_files=user_files,
                 allowed_tools=world.allowed_tools,
                 excluded_tools=world.excluded_tools,

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from agentworld.policy.loader import PolicySet
 
 ADMIN_POLICY_ENV = "AGENTWORLD_ADMIN_POLICY"
+WORLD_RULES_SOURCE = "policyRules"
+"""The source ``policy list`` names for the rules a world holds itself (its ``policyRules``)."""
 
 
 @dataclass
@@ -74,3 +76,14 @@ def check_policy_files(paths: Sequence[str | Path]) -> None:
     errors = [e for path in paths for e in load_policy_file(path).errors]
     if errors:
         raise InvalidInputError("; ".join(str(e) for e in errors))
+
+
+def check_policy_rules(tables: Sequence[object]) -> None:
+    """Refuse a world's own rules (``policyRules``) with any error, naming the rule (from 1)."""
+    from agentworld.policy.loader import load_policy_tables
+
+    errors = load_policy_tables(tables, source=WORLD_RULES_SOURCE).errors
+    if errors:
+        raise InvalidInputError("policy_rules: " + "; ".join(
+            f"rule {e.rule + 1}: {e.message}" if e.rule is not None else e.message for e in errors
+        ))

@@ -33,24 +33,25 @@ APPLY_PATH = "/api/worlds/apply"
 
 
 class PlanChange(BaseModel):
-    """One step of the plan: create, update or delete a world or an agent, and the file's keys
-    that change."""
+    """One step of the plan: create, update or delete a world, an agent or one of the world's
+    own policy rules, and the file's keys that change."""
 
     model_config = ConfigDict(extra="forbid")
     action: Literal["create", "update", "delete"]
-    kind: Literal["world", "agent"]
+    kind: Literal["world", "agent", "rule"]
     name: str
     fields: list[str]
 
 
 class PlanDoc(BaseModel):
-    """What ``apply --json`` prints: the world, the changes, the agents kept (not in the file,
-    no prune), and whether this was a dry run."""
+    """What ``apply --json`` prints: the world, the changes, the agents and rules kept (not in
+    the file, no prune), and whether this was a dry run."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     world: str
     changes: list[PlanChange]
     kept: list[str]
+    kept_rules: list[str] = Field(alias="keptRules")
     dry_run: bool = Field(alias="dryRun")
 
 
@@ -80,7 +81,7 @@ async def apply_world_file(
     request: Request,
     aw: AW,
     dry_run: Annotated[bool, Query(alias="dryRun", description="Show the plan; change nothing.")] = False,
-    prune: Annotated[bool, Query(description="Delete agents the file does not hold.")] = False,
+    prune: Annotated[bool, Query(description="Delete agents and rules the file does not hold.")] = False,
 ) -> JSONResponse:
     """Make the world the file describes match it (``agentworld apply``); the answer is the
     plan. A file that is not valid UTF-8 TOML, names an unknown key, holds a secret, or uses
@@ -88,9 +89,9 @@ async def apply_world_file(
     raw = await request.body()
     try:
         wanted = parse_world_text(raw.decode("utf-8"), Path("world.toml"), None)
-        changes, kept = await apply_file(aw, wanted, dry_run=dry_run, prune=prune)
+        planned = await apply_file(aw, wanted, dry_run=dry_run, prune=prune)
     except UnicodeDecodeError:
         raise ApiError(422, "invalid_input", "world.toml: the file is not UTF-8 text") from None
     except InvalidInputError as exc:
         raise ApiError(422, "invalid_input", str(exc)) from None
-    return JSONResponse(plan_doc(wanted.name, changes, kept, dry_run))
+    return JSONResponse(plan_doc(wanted.name, planned, dry_run))

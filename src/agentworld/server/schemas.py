@@ -98,6 +98,8 @@ class WorldSettings(_Changes):
     main_agent: str | None = None
     working_dir: str | None = None
     policy_files: list[str] | None = None
+    policy_rules: list[dict[str, Any]] | None = None
+    """The world's own policy rules: tables with a policy file's rule keys (docs/policy.md)."""
     policy_mode: Literal["default", "auto_edit", "yolo"] | None = None
     allowed_tools: list[str] | None = None
     excluded_tools: list[str] | None = None

@@ -102,28 +102,94 @@ def lock_name(conn: Connection, kind: str, name: str) -> None:
     conn.execute(_LOCK_NAME, {"lock_class": NAME_LOCK_CLASS, "name_key": f"{kind}:{name.lower()}"})
 
 
+def insert_world(conn: Connection, world: World) -> None:
+    """Inside the caller's transaction: store a new world. Names are one name whatever their
+    case, and the check must be atomic with the insert: two requests for "csb2" and "CSB2" at
+    once would both pass a check made before (SQLite serialises write transactions;
+    PostgreSQL takes a lock)."""
+    row = {
+        "name": world.name,
+        "config": world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"}),
+        "created_at": ts(world.created_at),
+        "updated_at": ts(world.updated_at),
+    }
+    lock_name(conn, "world", world.name)
+    existing = conn.execute(_WORLD_NAMED, {"name_key": world.name.lower()}).scalar()
+    if existing is not None:
+        same = "" if existing == world.name else " (names are unique regardless of case)"
+        raise AlreadyExistsError(f"world {existing!r} already exists{same}")
+    conn.execute(queries.INSERT_WORLD, row)
+
+
+def write_world(conn: Connection, world: World) -> None:
+    """Inside the caller's transaction: store a world's changed settings."""
+    config = world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"})
+    result = conn.execute(
+        queries.UPDATE_WORLD,
+        {"world_key": world.name, "new_config": config, "new_updated_at": ts(world.updated_at)},
+    )
+    if result.rowcount == 0:
+        raise NotFoundError(f"world {world.name!r} not found")
+
+
+def insert_agent(conn: Connection, agent: Agent) -> None:
+    """Inside the caller's transaction: store a new agent of an existing world, its name
+    unique in the world regardless of case (checked under a lock, as a world's is)."""
+    row = {
+        "world": agent.world,
+        "name": agent.name,
+        "config": agent_config(agent),
+        "llm_call_count": agent.llm_call_count,
+        "last_active": ts(agent.last_active),
+        "created_at": ts(agent.created_at),
+    }
+    queries.require_world(conn, agent.world)
+    lock_name(conn, "agent", f"{agent.world}/{agent.name}")
+    params = {"world_key": agent.world, "agent_key": agent.name.lower()}
+    if conn.execute(_AGENT_NAMED, params).first() is not None:
+        raise AlreadyExistsError(f"agent {agent.name!r} already exists in world {agent.world!r}")
+    conn.execute(queries.INSERT_AGENT, row)
+
+
+def write_agent(conn: Connection, agent: Agent) -> None:
+    """Inside the caller's transaction: store an agent's changed settings."""
+    params = {"world_key": agent.world, "agent_key": agent.name, "config": agent_config(agent)}
+    if conn.execute(_UPDATE_AGENT, params).rowcount == 0:
+        raise NotFoundError(f"agent {agent.name!r} not found in world {agent.world!r}")
+
+
+def remove_agent(conn: Connection, world: str, name: str, actor: str) -> str:
+    """Inside the caller's transaction: delete an agent and everything that was only its own:
+    its memory, its session grants, its queued work, and its waiting calls and approvals, which
+    are cancelled (each with an audit entry) so answering one later is refused and nothing
+    runs. A new agent of the same name starts from nothing. Refused (``BusyError``) while a
+    process is running the agent's work: it would write the answer into the memory (and the
+    usage) a new agent of that name would then start from. Returns the stored name."""
+    found = conn.execute(_AGENT_NAMED, {"world_key": world, "agent_key": name.lower()}).scalar()
+    if found is None:
+        queries.require_world(conn, world)
+        raise NotFoundError(f"agent {name!r} not found in world {world!r}")
+    if running := take_agent_work(conn, world, found, set(chats_in_use(conn, world))):
+        raise BusyError(
+            f"agent {found!r} is answering in chat {', '.join(running)} now: retry when"
+            " it has finished (or stop that chat's work)"
+        )
+    reason = f"agent {found!r} was deleted"
+    cancelled = cancel_agent_calls(conn, world, found, reason=reason, actor=actor)
+    revoked = revoke_session_grants(conn, world, found)
+    params = {"world_key": world, "agent_key": found}
+    conn.execute(_DELETE_MEMORY, params)
+    conn.execute(_DELETE_AGENT, params)
+    detail = {"cancelled": cancelled, "sessionGrantsRevoked": revoked}
+    entry = audit_row(world, AuditEntry(event="agent_deleted", actor=actor, agent=found, detail=detail))
+    conn.execute(INSERT_AUDIT, entry)
+    return str(found)
+
+
 class CatalogStore(StorageCore):
     async def create_world(self, world: World) -> World:
-        row = {
-            "name": world.name,
-            "config": world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"}),
-            "created_at": ts(world.created_at),
-            "updated_at": ts(world.updated_at),
-        }
-
-        def insert(conn: Connection) -> None:
-            # Names are one name whatever their case, and the check must be atomic with the
-            # insert: two requests for "csb2" and "CSB2" at once would both pass a check made
-            # before (SQLite serialises write transactions; PostgreSQL takes a lock).
-            lock_name(conn, "world", world.name)
-            existing = conn.execute(_WORLD_NAMED, {"name_key": world.name.lower()}).scalar()
-            if existing is not None:
-                same = "" if existing == world.name else " (names are unique regardless of case)"
-                raise AlreadyExistsError(f"world {existing!r} already exists{same}")
-            conn.execute(queries.INSERT_WORLD, row)
-
         await self.in_transaction(
-            insert, write=True, duplicate=f"world {world.name!r} already exists"
+            lambda conn: insert_world(conn, world), write=True, duplicate=f"world {world.name!r} already exists"
         )
         return world
 
@@ -151,17 +217,7 @@ class CatalogStore(StorageCore):
 
     async def update_world(self, world: World) -> World:
         world = world.model_copy(update={"updated_at": utc_now()})
-        config = world.model_dump(mode="json", exclude={"name", "created_at", "updated_at"})
-
-        def update(conn: Connection) -> None:
-            result = conn.execute(
-                queries.UPDATE_WORLD,
-                {"world_key": world.name, "new_config": config, "new_updated_at": ts(world.updated_at)},
-            )
-            if result.rowcount == 0:
-                raise NotFoundError(f"world {world.name!r} not found")
-
-        await self.in_transaction(update, write=True)
+        await self.in_transaction(lambda conn: write_world(conn, world), write=True)
         return world
 
     async def delete_world(self, name: str) -> None:
@@ -192,25 +248,8 @@ class CatalogStore(StorageCore):
         await self.in_transaction(delete, write=True)
 
     async def create_agent(self, agent: Agent) -> Agent:
-        row = {
-            "world": agent.world,
-            "name": agent.name,
-            "config": agent_config(agent),
-            "llm_call_count": agent.llm_call_count,
-            "last_active": ts(agent.last_active),
-            "created_at": ts(agent.created_at),
-        }
         taken = f"agent {agent.name!r} already exists in world {agent.world!r}"
-
-        def insert(conn: Connection) -> None:
-            queries.require_world(conn, agent.world)
-            lock_name(conn, "agent", f"{agent.world}/{agent.name}")
-            params = {"world_key": agent.world, "agent_key": agent.name.lower()}
-            if conn.execute(_AGENT_NAMED, params).first() is not None:
-                raise AlreadyExistsError(taken)
-            conn.execute(queries.INSERT_AGENT, row)
-
-        await self.in_transaction(insert, write=True, duplicate=taken)
+        await self.in_transaction(lambda conn: insert_agent(conn, agent), write=True, duplicate=taken)
         return agent
 
     async def get_agent(self, world: str, name: str) -> Agent:
@@ -242,52 +281,13 @@ class CatalogStore(StorageCore):
         return await self.in_transaction(read, write=False)
 
     async def update_agent(self, agent: Agent) -> Agent:
-        config = agent_config(agent)
-
-        def update(conn: Connection) -> None:
-            result = conn.execute(
-                _UPDATE_AGENT, {"world_key": agent.world, "agent_key": agent.name, "config": config}
-            )
-            if result.rowcount == 0:
-                raise NotFoundError(f"agent {agent.name!r} not found in world {agent.world!r}")
-
-        await self.in_transaction(update, write=True)
+        await self.in_transaction(lambda conn: write_agent(conn, agent), write=True)
         return agent
 
     async def delete_agent(self, world: str, name: str, *, actor: str = "human") -> str:
-        """Delete an agent and everything that was only its own, in one transaction: its
-        memory, its session grants, its queued work, and its waiting calls and approvals, which
-        are cancelled (each with an audit entry) so answering one later is refused and nothing
-        runs. A new agent of the same name starts from nothing. Refused (``BusyError``) while a
-        process is running the agent's work: it would write the answer into the memory (and
-        the usage) a new agent of that name would then start from. Returns the stored name."""
-
-        def delete(conn: Connection) -> str:
-            found = conn.execute(
-                _AGENT_NAMED, {"world_key": world, "agent_key": name.lower()}
-            ).scalar()
-            if found is None:
-                queries.require_world(conn, world)
-                raise NotFoundError(f"agent {name!r} not found in world {world!r}")
-            if running := take_agent_work(conn, world, found, set(chats_in_use(conn, world))):
-                raise BusyError(
-                    f"agent {found!r} is answering in chat {', '.join(running)} now: retry when"
-                    " it has finished (or stop that chat's work)"
-                )
-            reason = f"agent {found!r} was deleted"
-            cancelled = cancel_agent_calls(conn, world, found, reason=reason, actor=actor)
-            revoked = revoke_session_grants(conn, world, found)
-            params = {"world_key": world, "agent_key": found}
-            conn.execute(_DELETE_MEMORY, params)
-            conn.execute(_DELETE_AGENT, params)
-            detail = {"cancelled": cancelled, "sessionGrantsRevoked": revoked}
-            entry = audit_row(
-                world, AuditEntry(event="agent_deleted", actor=actor, agent=found, detail=detail)
-            )
-            conn.execute(INSERT_AUDIT, entry)
-            return str(found)
-
-        return await self.in_transaction(delete, write=True)
+        """Delete an agent and everything that was only its own, in one transaction
+        (``remove_agent``). Returns the stored name."""
+        return await self.in_transaction(lambda conn: remove_agent(conn, world, name, actor), write=True)
 
     async def add_llm_call(self, world: str, agent: str) -> int:
         """Count one LLM call for the agent (SPEC R4) and return the new count."""

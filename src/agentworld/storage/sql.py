@@ -32,6 +32,7 @@ from agentworld.storage.statement import Sql
 from agentworld.storage.tool_logs import ToolLogStore
 from agentworld.storage.url import resolve_database_url, sqlite_file
 from agentworld.storage.versions import schema_is_current
+from agentworld.storage.world_changes import WorldChangesStore
 
 LeftBehind = Literal["tool_runs", "approvals", "work"]
 """What a stopped process may have left in a world for the next runtime to take up: tool
@@ -50,7 +51,7 @@ _LEFT_BEHIND = Sql(
 the same for both backends."""
 
 
-class SQLStorage(CatalogStore, MessageStore, BranchStore):
+class SQLStorage(CatalogStore, MessageStore, BranchStore, WorldChangesStore):
     """All persistent state of Agent World, behind plain async methods."""
 
     def __init__(self, url: str | None = None, *, echo: bool = False) -> None:

@@ -11,7 +11,8 @@ function planRows(plan) {
   const rows = plan.changes.map((c) => h("li", { testid: "world-plan-change" },
     `${c.action} ${c.kind} ${c.name}`, c.fields.length ? h("span", { class: "muted" }, ` (${c.fields.join(", ")})`) : ""));
   const kept = plan.kept.map((a) => h("li", { testid: "world-plan-kept", class: "muted" }, `kept agent ${a} (not in the file)`));
-  return [h("ul", { testid: "world-plan" }, rows, kept)];
+  const keptRules = (plan.keptRules || []).map((r) => h("li", { testid: "world-plan-kept", class: "muted" }, `kept rule ${r} (not in the file)`));
+  return [h("ul", { testid: "world-plan" }, rows, kept, keptRules)];
 }
 
 /** Show the plan of `text` and apply it when the person clicks Apply; true when applied. */
