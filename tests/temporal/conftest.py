@@ -108,8 +108,14 @@ def tcli(cli: Any, temporal_env: dict[str, str]) -> Callable[..., Any]:
     return run
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+@pytest.fixture
+def wait_for() -> Callable[..., None]:
+    """``wait_for(condition, what, timeout=60)``: poll until true, else fail naming ``what``."""
+    return _wait_for

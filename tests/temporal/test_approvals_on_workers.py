@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-from tests.temporal.conftest import wait_for
 
 
 def _asks_to_run(command: str) -> Any:
@@ -61,7 +60,7 @@ def test_an_approval_answered_elsewhere_runs_on_the_worker_of_the_working_direct
 
 @pytest.mark.both_backends
 def test_an_unanswered_approval_times_out_with_only_the_workers_running(
-    tcli: Any, workers: Any, db_url: str, script: Any, server: OpenAIWireServer, tmp_path: Path
+    wait_for: Any, tcli: Any, workers: Any, db_url: str, script: Any, server: OpenAIWireServer, tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-from tests.temporal.conftest import wait_for
 
 POLICY = """
 [[rule]]
@@ -58,7 +57,7 @@ def _start(db_url: str, env: dict[str, str], *args: str) -> subprocess.Popen[str
 
 @pytest.mark.both_backends
 def test_ctrl_c_of_send_stops_the_turn_its_worker_runs(
-    tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], script: Any,
+    wait_for: Any, tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], script: Any,
     server: OpenAIWireServer, tmp_path: Path,
 ) -> None:
     work = tmp_path / "work"
@@ -98,7 +97,7 @@ def test_ctrl_c_of_send_stops_the_turn_its_worker_runs(
 
 @pytest.mark.both_backends
 def test_an_edit_while_the_worker_runs_the_turn_takes_the_chat_back(
-    tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], script: Any,
+    wait_for: Any, tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], script: Any,
     server: OpenAIWireServer,
 ) -> None:
     def answer(body: dict[str, Any]) -> Reply:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-from tests.temporal.conftest import wait_for
 
 POLICY = """
 [[rule]]
@@ -55,7 +54,7 @@ def _post(base: str, path: str, body: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
-    tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], tmp_path: Path
+    wait_for: Any, tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
