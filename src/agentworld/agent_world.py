@@ -72,10 +72,6 @@ class AgentWorld(MessageEdits, WorldCatalog):
         worker: bool = False,
     ) -> None:
         super().__init__(SQLStorage(db), tools=tools, provider_factory=provider_factory)
-        from agentworld.runtime.engine import TemporalSettings  # imports no temporalio
-
-        self.temporal = TemporalSettings.from_env()
-        """Set (``AGENTWORLD_TEMPORAL``): chats run on Temporal workers (``runtime.engine``)."""
         self.worker = worker
         """This process is such a worker (``agentworld worker``): it runs the chats their
         workflows hand it."""
@@ -119,6 +115,7 @@ class AgentWorld(MessageEdits, WorldCatalog):
         async with self._starting:
             runtime = self._runtimes.get(world)
             if runtime is None:
+                from agentworld.runtime.engine import TemporalSettings  # imports no temporalio
                 from agentworld.runtime.world import WorldRuntime
 
                 runtime = WorldRuntime(
@@ -130,7 +127,7 @@ class AgentWorld(MessageEdits, WorldCatalog):
                     interactive=self.interactive,
                     on_event=self._on_event,
                     streaming=self._streaming,
-                    temporal=self.temporal,
+                    temporal=TemporalSettings.from_env(),  # AGENTWORLD_TEMPORAL: on workers
                     worker=self.worker,
                 )
                 await runtime.__aenter__()
