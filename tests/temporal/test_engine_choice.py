@@ -61,3 +61,21 @@ def test_a_worker_needs_the_variable_and_a_reachable_service(cli: Any) -> None:
     unreachable = cli("worker", check=False, env={"AGENTWORLD_TEMPORAL": f"127.0.0.1:{port}"}, timeout=90)
     assert unreachable.code == 1
     assert unreachable.stderr.startswith(f"error: cannot reach Temporal at 127.0.0.1:{port}"), unreachable.stderr
+
+
+def test_a_send_without_a_reachable_service_says_so_and_keeps_the_message(
+    cli: Any, server: OpenAIWireServer
+) -> None:
+    cli("world", "create", "w")
+    cli("agent", "create", "w", "a1", "--provider", "openai", "--model", "m",
+        "--base-url", server.base_url, "--system-prompt", "agent:a1")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    sent = cli("send", "w", "@a1 hello", check=False, env={"AGENTWORLD_TEMPORAL": f"127.0.0.1:{port}"}, timeout=90)
+
+    assert sent.code == 1
+    assert f"cannot reach Temporal at 127.0.0.1:{port}" in sent.stderr.splitlines()[-1], sent.stderr
+    assert [m["content"] for m in cli("messages", "w", "--json").json()["messages"]] == ["@a1 hello"]
+    assert server.requests == []  # nothing ran it here
