@@ -69,8 +69,12 @@ class AgentWorld(MessageEdits, WorldCatalog):
         streaming: StreamCallbacks | None = None,
         long_lived: bool = False,
         stop_request: StopRequest | None = None,
+        worker: bool = False,
     ) -> None:
         super().__init__(SQLStorage(db), tools=tools, provider_factory=provider_factory)
+        self.worker = worker
+        """This process is such a worker (``agentworld worker``): it runs the chats their
+        workflows hand it."""
         self.long_lived = long_lived
         """A process that keeps running (a server, ``talk``): listing approvals does not wait for
         the loops that expiring overdue ones resumed — their work goes on in the background.
@@ -111,6 +115,7 @@ class AgentWorld(MessageEdits, WorldCatalog):
         async with self._starting:
             runtime = self._runtimes.get(world)
             if runtime is None:
+                from agentworld.runtime.engine import TemporalSettings  # imports no temporalio
                 from agentworld.runtime.world import WorldRuntime
 
                 runtime = WorldRuntime(
@@ -122,6 +127,8 @@ class AgentWorld(MessageEdits, WorldCatalog):
                     interactive=self.interactive,
                     on_event=self._on_event,
                     streaming=self._streaming,
+                    temporal=TemporalSettings.from_env(),  # AGENTWORLD_TEMPORAL: on workers
+                    worker=self.worker,
                 )
                 await runtime.__aenter__()
                 self._runtimes[world] = runtime
