@@ -343,6 +343,8 @@ def main() -> None:
         print(json.dumps(asyncio.run(send_chats(args, share))), flush=True)
         return
 
+    for name in TEMPORAL_VARIABLES:  # setup and the count are plain storage, here
+        os.environ.pop(name, None)
     engines = [e for e in args.engines.split(",") if e]
     counts = [int(n) for n in args.processes.split(",") if n]
     if unknown := set(engines) - set(ENGINES):
