@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     # the facade and the interfaces; `server` (the HTTP API) is started only by `cli/serve.py`
     {
         "agent_world", "world_catalog", "message_edits", "run_results", "settings_checks", "world_file",
-        "world_apply",
+        "world_apply", "temporal_worker",
         "documents",
         "cli", "server", "webui", "__init__", "__main__",
     },

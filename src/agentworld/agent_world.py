@@ -69,8 +69,16 @@ class AgentWorld(MessageEdits, WorldCatalog):
         streaming: StreamCallbacks | None = None,
         long_lived: bool = False,
         stop_request: StopRequest | None = None,
+        worker: bool = False,
     ) -> None:
         super().__init__(SQLStorage(db), tools=tools, provider_factory=provider_factory)
+        from agentworld.runtime.engine import TemporalSettings  # imports no temporalio
+
+        self.temporal = TemporalSettings.from_env()
+        """Set (``AGENTWORLD_TEMPORAL``): chats run on Temporal workers (``runtime.engine``)."""
+        self.worker = worker
+        """This process is such a worker (``agentworld worker``): it runs the chats their
+        workflows hand it."""
         self.long_lived = long_lived
         """A process that keeps running (a server, ``talk``): listing approvals does not wait for
         the loops that expiring overdue ones resumed — their work goes on in the background.
@@ -122,6 +130,8 @@ class AgentWorld(MessageEdits, WorldCatalog):
                     interactive=self.interactive,
                     on_event=self._on_event,
                     streaming=self._streaming,
+                    temporal=self.temporal,
+                    worker=self.worker,
                 )
                 await runtime.__aenter__()
                 self._runtimes[world] = runtime

@@ -28,6 +28,7 @@ WORLD_KEYS: dict[str, str] = {
     "nonInteractive": "non_interactive",
     "mainAgent": "main_agent",
     "workingDir": "working_dir",
+    "workerQueue": "worker_queue",
     "policyFiles": "policy_files",
     "policyMode": "policy_mode",
     "allowedTools": "allowed_tools",

@@ -57,6 +57,7 @@ WORLD: dict[str, Any] = {
     "mainAgent": None,
     "currentChatId": "<chat id>",
     "workingDir": str,
+    "workerQueue": None,
     "policyFiles": [],
     "policyMode": str,
     "allowedTools": [],

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "resume": "agentworld.cli.resume:resume",
     "talk": "agentworld.cli.talk:talk",
     "serve": "agentworld.cli.serve:serve",
+    "worker": "agentworld.cli.worker:worker",
     "tools": "agentworld.cli.tools:tools",
     "tool-logs": "agentworld.cli.tools:tool_logs",
     "pending": "agentworld.cli.tools:pending",

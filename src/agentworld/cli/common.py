@@ -157,6 +157,7 @@ _FLAGS: dict[str, str] = {
     "max_iterations": "--max-iterations",
     "approval_timeout": "--approval-timeout",
     "working_dir": "--working-dir",
+    "worker_queue": "--worker-queue",
     "main_agent": "--main-agent",
     "policy_files": "--policy",
     "policy_mode": "--mode",

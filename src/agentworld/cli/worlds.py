@@ -50,6 +50,7 @@ def _world_settings(
     tool_env: list[str] | None,
     sandbox: str | None,
     network: str | None,
+    worker_queue: str | None = None,
 ) -> dict[str, Any]:
     """The settings the options give. An empty value clears a setting: ``--policy ''``,
     ``--mcp-config ''``, ``--client-tools ''``, ``--hook ''``, ``--main-agent ''`` …"""
@@ -101,6 +102,8 @@ def _world_settings(
         settings["working_dir"] = str(directory.absolute())
     if main_agent is not None:
         settings["main_agent"] = main_agent or None
+    if worker_queue is not None:
+        settings["worker_queue"] = worker_queue or None
     if max_iterations is not None:
         settings["max_iterations"] = max_iterations
     if streaming is not None:
@@ -146,6 +149,7 @@ Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by
 ToolEnv = Annotated[list[str] | None, typer.Option("--tool-env", help="Pass this environment variable to tools (repeatable; '' clears); API keys only when listed.")]
 Sandbox = Annotated[str | None, typer.Option("--sandbox", help="Run shell commands and stdio MCP servers in a sandbox (bubblewrap): auto (where one can be made, else warn), on (refuse without one), off.")]
 Network = Annotated[str | None, typer.Option("--network", help="Whether sandboxed commands reach the network: deny (default) | allow.")]
+WorkerQueue = Annotated[str | None, typer.Option("--worker-queue", help="On Temporal: the task queue of the workers that hold the working directory ('' clears: the deployment's queue).")]
 ClientTools = Annotated[str | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}] ('' clears).")]
 
 
@@ -169,6 +173,7 @@ def world_create_or_update(
     tool_env: ToolEnv = None,
     sandbox: Sandbox = None,
     network: Network = None,
+    worker_queue: WorkerQueue = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`world create` and `world update` take the same options; update changes only those given."""

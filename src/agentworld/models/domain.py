@@ -115,6 +115,9 @@ class World(BaseModel):
     main_agent: str | None = Field(default=None, alias="mainAgent")
     current_chat_id: str | None = Field(default=None, alias="currentChatId")
     working_dir: str | None = Field(default=None, alias="workingDir")
+    worker_queue: str | None = Field(default=None, alias="workerQueue", min_length=1, max_length=200)
+    """On Temporal (SPEC S1): the task queue whose workers hold the world's working directory;
+    its chats' work runs there (``agentworld worker --queue``). None: the deployment's queue."""
     policy_files: list[str] = Field(default_factory=list, alias="policyFiles")
     policy_mode: Literal["default", "auto_edit", "yolo"] = Field(default="default", alias="policyMode")
     allowed_tools: list[str] = Field(default_factory=list, alias="allowedTools")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentworld.errors import BusyError
 from agentworld.models import Message
@@ -27,6 +28,9 @@ from agentworld.runtime.runners import ChatRunners
 from agentworld.runtime.turn import unfinished_calls
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.storage.cuts import Cut, refuse_unless_editable
+
+if TYPE_CHECKING:
+    from agentworld.runtime.temporal_runners import TemporalRunners
 
 RESULT_REMOVED = (
     "removed: {by} took the conversation back to before this call's result; it may or may not "
@@ -51,7 +55,7 @@ class CutOutcome:
 
 async def cut_chat(
     ctx: TurnContext,
-    runners: ChatRunners,
+    runners: ChatRunners | TemporalRunners,
     world: str,
     chat_id: str,
     message_id: str,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from agentworld.models import World
+from agentworld.models import World, utc_now
 from agentworld.models.records import INTERRUPTED
 from agentworld.storage.tool_logs import runner_alive
 
@@ -52,3 +52,38 @@ async def expire_overdue(
         if await expire(world, pending):
             expired += 1
     return expired
+
+
+async def interrupt_chat_runs(storage: SQLStorage, world: str, chat_id: str) -> int:
+    """The chat's tool runs still logged ``running`` are logged interrupted, whatever host ran
+    them: a Temporal worker is told by Temporal that the previous attempt's worker is gone (a
+    retried activity), which no process check can tell across hosts. Never run again (SPEC S2)."""
+    recovered = 0
+    for entry in await storage.tool_logs.running(world):
+        if entry.chat_id != chat_id:
+            continue
+        await storage.tool_logs.finish(
+            entry.seq, status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
+        )
+        recovered += 1
+    return recovered
+
+
+async def expire_chat_due(
+    storage: SQLStorage,
+    world: World,
+    chat_id: str,
+    expire: Callable[[World, PendingCall], Awaitable[bool]],
+) -> float | None:
+    """End the chat's overdue approval requests and questions with ``expire``; return the
+    seconds until its next one is due (None: none waits) — a Temporal workflow's timer."""
+    due: float | None = None
+    for pending in await storage.pending.find(world.name, chat_id=chat_id):
+        if pending.kind not in ("approval", "question") or pending.status != "pending":
+            continue
+        left = world.approval_timeout - (utc_now() - pending.created_at).total_seconds()
+        if left <= 0:
+            await expire(world, pending)
+        else:
+            due = left if due is None else min(due, left)
+    return due

@@ -50,6 +50,7 @@ class ChatRunners:
         on_error: OnError,
         on_claimed: Callable[[str], None] | None = None,
         on_drained: Callable[[str], Awaitable[str | None]] | None = None,
+        serve_only: bool = False,
     ) -> None:
         self._storage = storage
         self._world = world
@@ -70,11 +71,19 @@ class ChatRunners:
         self._closed = False
         self._stopping: set[str] = set()
         """Chats whose work a person is stopping: no runner starts for them meanwhile."""
+        self._serving: set[str] | None = set() if serve_only else None
+        """In a Temporal worker: the only chats a runner may start for (those ``drain`` was
+        asked to run, by their workflows); None: any chat."""
+
+    runs_here = True
+    """A post may claim the chat's lease for this process (``WorldRuntime.post``)."""
 
     def start(self, chat_id: str) -> None:
         """Make sure the chat's work gets done: start this process's runner for it if none
         is running (it gives way at once if another process holds the chat)."""
         if self._closed or chat_id in self._stopping:
+            return
+        if self._serving is not None and chat_id not in self._serving:
             return
         running = self._tasks.get(chat_id)
         if running is not None and not running.done():
@@ -122,6 +131,25 @@ class ChatRunners:
             if held:
                 await leases.release(self._world, chat_id, self._owner)
         self.start(chat_id)
+
+    async def drain(self, chat_id: str) -> None:
+        """Run the chat here until its inbox is empty (a Temporal worker's activity); when
+        the caller is cancelled, the runner is cancelled and has ended (its tool killed, its
+        lease released) before this returns."""
+        if self._serving is not None:
+            self._serving.add(chat_id)
+        try:
+            self.start(chat_id)
+            await self.wait_idle(chat_id)
+        except BaseException:
+            task = self._tasks.get(chat_id)
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            raise
+        finally:
+            if self._serving is not None:
+                self._serving.discard(chat_id)
 
     def is_running(self, chat_id: str | None = None) -> bool:
         return bool(self._tasks) if chat_id is None else chat_id in self._tasks

@@ -54,7 +54,7 @@ from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_fa
 from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
-from agentworld.runtime.recovery import expire_overdue, recover_interrupted
+from agentworld.runtime.recovery import expire_chat_due, expire_overdue, recover_interrupted
 from agentworld.runtime.route_step import route
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.titles import ChatTitles
@@ -69,8 +69,10 @@ if TYPE_CHECKING:
     from agentworld.runtime.approvals import Decision, Scope
     from agentworld.runtime.authorizer import Authorizer
     from agentworld.runtime.cutting import CutOutcome
+    from agentworld.runtime.engine import TemporalSettings
     from agentworld.runtime.stopping import StopOutcome
     from agentworld.runtime.streaming import StreamCallbacks
+    from agentworld.runtime.temporal_runners import TemporalRunners
 
 
 class WorldRuntime:
@@ -87,7 +89,11 @@ class WorldRuntime:
         interactive: bool = True,
         on_event: Sequence[OnEvent] = (),
         streaming: StreamCallbacks | None = None,
+        temporal: TemporalSettings | None = None,
+        worker: bool = False,
     ) -> None:
+        """``temporal``: chats run on Temporal workers (``runtime.engine``), not here;
+        ``worker``: this is such a worker — a chat runs here only while its workflow asks."""
         self.storage = storage
         self.world = world
         self.bus = EventBus(world)
@@ -95,13 +101,20 @@ class WorldRuntime:
         self._providers = ProviderPool(provider_factory or build_provider)
         self._tools = WorldTools(extra=tools, on_mcp_error=self._report_mcp_error)
         self._titles = ChatTitles(storage, self._providers.get, world)
-        self._runners = ChatRunners(
-            storage,
-            world,
-            self._process,
-            on_error=self._report_work_error,
-            on_drained=self._titles.title,
-        )
+        self._runners: ChatRunners | TemporalRunners
+        if temporal is not None and not worker:
+            from agentworld.runtime.temporal_runners import TemporalRunners  # only in this mode
+
+            self._runners = TemporalRunners(storage, world, temporal)
+        else:
+            self._runners = ChatRunners(
+                storage,
+                world,
+                self._process,
+                on_error=self._report_work_error,
+                on_drained=self._titles.title,
+                serve_only=worker,
+            )
         self._memory = MemoryCache(storage)
         self._hooks = HookSet(on_event)
         self._turns = TurnContext(
@@ -116,7 +129,8 @@ class WorldRuntime:
             streaming=streaming,
         )
         self._timers = ApprovalTimers(storage, world, expire=self._expire)
-        self.bus.subscribe(self._timers.on_approval, kinds=["approval", "question"], name="approval-timer")
+        if not worker:  # a worker's chats time out by their workflows' durable timers
+            self.bus.subscribe(self._timers.on_approval, kinds=["approval", "question"], name="approval-timer")
 
     def on_event(self, hook: OnEvent) -> OnEvent:
         """Register an ``on_event(event, respond)`` hook (SPEC E3); usable as a decorator."""
@@ -177,11 +191,12 @@ class WorldRuntime:
         # One transaction: the chat exists, the message is stored with its route queued (a
         # person's message resets the turn budgets), and the chat is claimed if nobody runs it.
         routed = is_routable(message)
+        claims = routed and self._runners.runs_here
         posted = await self.storage.post_to_chat(
             self.world,
             message,
             inbox=InboxChange(chat_id, append=(Route(message=message),)) if routed else None,
-            claim_for=self._runners.owner if routed else None,
+            claim_for=self._runners.owner if claims else None,
             claim_ttl=LEASE_SECONDS,
         )
         await self.bus.publish(MessageEvent(world=self.world, message=message))
@@ -250,6 +265,11 @@ class WorldRuntime:
         return await cut_chat(
             self._turns, self._runners, self.world, chat_id, message_id, text=text, sender=sender, actor=actor
         )
+
+    async def drain(self, chat_id: str) -> None:
+        """In a Temporal worker: do the chat's inbox here until it is empty (``ChatRunners.drain``)."""
+        assert isinstance(self._runners, ChatRunners)
+        await self._runners.drain(chat_id)
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""
@@ -367,6 +387,10 @@ class WorldRuntime:
         await self.apply(step)  # refused if it was answered meanwhile
         assert step.answers is not None
         return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
+
+    async def expire_due(self, chat_id: str) -> float | None:
+        """End the chat's overdue requests; seconds until its next one is due (None: none)."""
+        return await expire_chat_due(self.storage, await self.storage.get_world(self.world), chat_id, self._expire)
 
     async def _expire(self, world: World, pending: PendingCall) -> bool:
         """Deny a request whose time ran out (``ApprovalTimers``, and on access)."""

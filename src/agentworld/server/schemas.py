@@ -87,7 +87,7 @@ def _null_where_it_clears(schema: dict[str, Any], model: type[BaseModel]) -> Non
 class WorldSettings(_Changes):
     """World settings, as in the world document; only those given are set."""
 
-    CLEARED_BY_NULL = frozenset({"main_agent", "working_dir", "mcp_config"})
+    CLEARED_BY_NULL = frozenset({"main_agent", "working_dir", "mcp_config", "worker_queue"})
 
     description: str | None = None
     turn_limit: int | None = None
@@ -97,6 +97,8 @@ class WorldSettings(_Changes):
     non_interactive: bool | None = None
     main_agent: str | None = None
     working_dir: str | None = None
+    worker_queue: str | None = None
+    """On Temporal: the task queue of the workers that hold the working directory (SPEC S1)."""
     policy_files: list[str] | None = None
     policy_mode: Literal["default", "auto_edit", "yolo"] | None = None
     allowed_tools: list[str] | None = None

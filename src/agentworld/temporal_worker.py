@@ -1,0 +1,137 @@
+"""``agentworld worker``'s engine: a Temporal worker that runs chat workflows and drains chats.
+
+A worker serves the deployment's task queue (``AGENTWORLD_TEMPORAL_TASK_QUEUE``: the chat
+workflows and the activities of worlds without a ``workerQueue``) and any queues named with
+``--queue`` (the activities of worlds whose ``workerQueue`` it is: the host that holds their
+working directory). The activity ``run_chat_work`` drains one chat's inbox with the runtime
+every process uses (``WorldRuntime.drain``: the chat's lease, each step committed in one
+transaction keyed by its inbox item), heartbeating so a worker that dies is noticed; retried
+on another worker, it first records the chat's tool runs that had started as interrupted and
+takes the chat's lease over (SPEC S2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from agentworld.agent_world import AgentWorld
+from agentworld.errors import NotFoundError, StorageError
+from agentworld.runtime.chat_workflow import (
+    EXPIRE_DUE,
+    RUN_CHAT_WORK,
+    ChatRef,
+    ChatWork,
+    ChatWorkflow,
+)
+from agentworld.runtime.engine import TemporalSettings
+from agentworld.runtime.recovery import interrupt_chat_runs
+
+logger = logging.getLogger("agentworld.worker")
+
+HEARTBEAT_EVERY = 1.5
+"""Seconds between an activity's heartbeats (well inside ``chat_workflow.HEARTBEAT_TIMEOUT``)."""
+
+
+class ChatActivities:
+    """The activities chat workflows run, over this worker's ``AgentWorld``."""
+
+    def __init__(self, aw: AgentWorld, settings: TemporalSettings) -> None:
+        self._aw = aw
+        self._settings = settings
+
+    @activity.defn(name=RUN_CHAT_WORK)
+    async def run_chat_work(self, ref: ChatRef) -> ChatWork:
+        """Drain the chat's inbox here; what remains and when its next request is due."""
+        try:
+            runtime = await self._aw.runtime(ref.world)
+            await self._aw.storage.get_chat(ref.world, ref.chat_id)
+        except NotFoundError:
+            return ChatWork(more=False, due_in=None, queue=ref.queue, gone=True)
+        if activity.info().attempt > 1:
+            await self._take_over(ref)
+        beating = asyncio.create_task(_heartbeat(), name=f"heartbeat:{ref.chat_id}")
+        try:
+            await runtime.drain(ref.chat_id)
+        finally:
+            beating.cancel()
+        storage = self._aw.storage
+        world = await storage.get_world(ref.world)
+        return ChatWork(
+            more=await storage.inbox.has_work(ref.world, ref.chat_id),
+            due_in=await runtime.expire_due(ref.chat_id),
+            queue=world.worker_queue or self._settings.task_queue,
+        )
+
+    async def _take_over(self, ref: ChatRef) -> None:
+        """Temporal retried the drain: the worker of the previous attempt is gone (on any
+        host). Its chat's started tool runs are interrupted, never run again, and its lease
+        is let go now rather than when it lapses."""
+        storage = self._aw.storage
+        found = await interrupt_chat_runs(storage, ref.world, ref.chat_id)
+        holder = await storage.leases.holder(ref.world, ref.chat_id)
+        if holder is not None:
+            await storage.leases.release(ref.world, ref.chat_id, holder)
+        logger.info("took over chat %s (%d tool runs interrupted)", ref.chat_id, found)
+
+    @activity.defn(name=EXPIRE_DUE)
+    async def expire_due(self, ref: ChatRef) -> None:
+        """End the chat's overdue approvals and questions (the workflow's timer fired)."""
+        try:
+            runtime = await self._aw.runtime(ref.world)
+        except NotFoundError:
+            return
+        await runtime.expire_due(ref.chat_id)
+
+
+async def _heartbeat() -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(HEARTBEAT_EVERY)
+
+
+async def connect_worker_client(settings: TemporalSettings) -> Client:
+    """The worker's client; an unreachable service is one clear error naming the address."""
+    try:
+        return await Client.connect(settings.address, namespace=settings.namespace)
+    except Exception as exc:
+        raise StorageError(f"cannot reach Temporal at {settings.address}: {exc}") from exc
+
+
+async def run_worker(
+    db: str | None,
+    settings: TemporalSettings,
+    queues: Sequence[str] = (),
+    *,
+    stop: asyncio.Event,
+    on_ready: Callable[[list[str]], None] | None = None,
+) -> None:
+    """Serve the deployment's queue and ``queues`` until ``stop`` is set; then the running
+    activities are cancelled (their chats' leases released, their work left in the inbox for
+    the workers that retry them)."""
+    client = await connect_worker_client(settings)
+    served = list(dict.fromkeys([settings.task_queue, *queues]))
+    async with AgentWorld(db, worker=True, long_lived=True) as aw:
+        activities = ChatActivities(aw, settings)
+        async with contextlib.AsyncExitStack() as stack:
+            for queue in served:
+                worker = Worker(
+                    client,
+                    task_queue=queue,
+                    workflows=[ChatWorkflow] if queue == settings.task_queue else [],
+                    activities=[activities.run_chat_work, activities.expire_due],
+                    max_heartbeat_throttle_interval=timedelta(seconds=1),
+                    default_heartbeat_throttle_interval=timedelta(seconds=1),
+                    graceful_shutdown_timeout=timedelta(seconds=0),
+                )
+                await stack.enter_async_context(worker)
+            if on_ready is not None:
+                on_ready(served)
+            await stop.wait()

@@ -1,0 +1,142 @@
+"""Two workers on one PostgreSQL database share many chats fed by `send` and HTTP; one is
+SIGKILLed mid-turn while it runs a shell command: the other finishes every turn, each message
+is answered exactly once, and the command is recorded interrupted, never run again (SPEC S2)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+POLICY = """
+[[rule]]
+toolName = "shell_cmd"
+commandPrefix = ["touch", "sleep"]
+decision = "allow"
+priority = 100
+"""
+CHATS_BY_SEND = 3
+CHATS_BY_HTTP = 2
+MESSAGES_PER_CHAT = 4
+
+
+def _serve(db_url: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentworld", "--db", db_url, "serve", "--port", "0"],
+        env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("agentworld serving "):
+            return proc, line.split()[2]
+    raise AssertionError(f"serve did not start ({proc.wait()})")
+
+
+def _post(base: str, path: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(
+        base + path, data=json.dumps(body).encode(), method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
+    wait_for: Any, tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    marker = f"sleep 4.{secrets.randbelow(10**6):06d}"
+    command = f"touch started; {marker} && touch F"
+
+    def answer(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply.text(f"the tool said: {last['content']}")
+        if last["content"] == "@a1 run it":
+            return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": command}), id="call_run"))
+        time.sleep(0.2)  # a model with some latency: turns are in flight when the worker dies
+        return Reply.text(f"answer to: {last['content']}")
+
+    with OpenAIWireServer(responder=answer) as server:
+        tcli("world", "create", "w", "--working-dir", str(work), "--policy", str(policy))
+        tcli("agent", "create", "w", "a1", "--provider", "openai", "--model", "m",
+             "--base-url", server.base_url, "--system-prompt", "agent:a1")
+        chats = [tcli("chat", "new", "w", "--json").json()["chatId"] for _ in range(CHATS_BY_SEND + CHATS_BY_HTTP + 1)]
+        tool_chat, by_send, by_http = chats[0], chats[1:1 + CHATS_BY_SEND], chats[1 + CHATS_BY_SEND:]
+        first, second = workers.start(), workers.start()
+        served, base = _serve(db_url, temporal_env)
+        try:
+            running = subprocess.Popen(
+                [sys.executable, "-m", "agentworld", "--db", db_url, "send", "w", "@a1 run it",
+                 "--chat", tool_chat, "--json"],
+                env=temporal_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            failures: list[str] = []
+
+            def send_all(chat: str) -> None:
+                for i in range(MESSAGES_PER_CHAT):
+                    done = tcli("send", "w", f"@a1 {chat} m{i}", "--chat", chat, check=False, timeout=120)
+                    if done.code != 0:
+                        failures.append(done.stderr)
+
+            senders = [threading.Thread(target=send_all, args=(c,)) for c in by_send]
+            for thread in senders:
+                thread.start()
+            for i in range(MESSAGES_PER_CHAT):
+                for chat in by_http:
+                    _post(base, f"/api/worlds/w/chats/{chat}/messages", {"text": f"@a1 {chat} m{i}"})
+
+            wait_for(lambda: (work / "started").exists(), "the shell command to start")
+            (log,) = tcli("tool-logs", "w", "--json").json()["toolLogs"]
+            victim = first if log["runner"].endswith(f":{first.pid}") else second
+            survivor = second if victim is first else first
+            assert log["runner"].endswith(f":{victim.pid}")
+            workers.kill(victim)
+
+            out, err = running.communicate(timeout=120)
+            assert running.returncode == 0, err
+            for thread in senders:
+                thread.join(180)
+            assert failures == []
+
+            def answered(chat: str) -> bool:
+                messages = tcli("messages", "w", "--chat", chat, "--json").json()["messages"]
+                return sum(m["role"] == "assistant" for m in messages) >= MESSAGES_PER_CHAT
+
+            wait_for(lambda: all(answered(c) for c in by_http), "the HTTP messages answered", timeout=120)
+        finally:
+            served.terminate()
+            served.wait(30)
+            if served.stderr is not None:
+                served.stderr.close()
+
+        sent = json.loads(out)
+        (result,) = [m for m in sent["messages"] if m["role"] == "tool"]
+        assert "interrupted" in json.loads(result["content"])["error"]
+        (log,) = tcli("tool-logs", "w", "--json").json()["toolLogs"]
+        assert (log["toolCallId"], log["status"]) == ("call_run", "interrupted")
+        time.sleep(5)
+        assert not (work / "F").exists()  # the command died with its worker, never ran again
+        for chat in by_send + by_http:
+            messages = tcli("messages", "w", "--chat", chat, "--json").json()["messages"]
+            asked = [m["content"] for m in messages if m["role"] == "user"]
+            said = Counter(m["content"] for m in messages if m["role"] == "assistant")
+            assert asked == [f"@a1 {chat} m{i}" for i in range(MESSAGES_PER_CHAT)]
+            assert said == Counter(f"answer to: @a1 {chat} m{i}" for i in range(MESSAGES_PER_CHAT))
+        assert survivor.poll() is None
+        assert workers.stop(survivor) == 0
