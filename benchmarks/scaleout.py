@@ -287,6 +287,7 @@ def run_configuration(args: argparse.Namespace, engine: str, n: int, pg: str,
         "senderP50": percentile(sender_latencies, 0.5), "senderP99": percentile(sender_latencies, 0.99),
         "storedSpan": counts.span, "modelRequests": requests,
         "cpuPerTurnMs": (sum(r["cpu"] for r in reports) + worker_cpu) / max(turns, 1) * 1000,
+        "workerCpuPerTurnMs": worker_cpu / max(turns, 1) * 1000,
         "modelServerCpu": model_cpu,
         "machineBusy": (busy1 - busy0) / max(total1 - total0, 1),
         "sent": counts.sent, "stored": counts.stored, "lost": counts.lost,
@@ -314,7 +315,9 @@ def show(result: dict[str, Any]) -> None:
     print(f"  {result['engine']:<9} {result['processes']} proc  {result['turnsPerSecond']:7.1f} turns/s"
           f"  p50 {result['p50'] * 1000:7.0f} ms  p99 {result['p99'] * 1000:7.0f} ms"
           f"  (send returned: p50 {result['senderP50'] * 1000:.0f}, p99 {result['senderP99'] * 1000:.0f})"
-          f"  CPU {result['cpuPerTurnMs']:.1f} ms/turn  machine {result['machineBusy']:.0%} busy"
+          f"  CPU {result['cpuPerTurnMs']:.1f} ms/turn"
+          + (f" (workers {result['workerCpuPerTurnMs']:.1f})" if result["engine"] == "temporal" else "")
+          + f"  machine {result['machineBusy']:.0%} busy"
           f"  | sent {result['sent']}, answered once {result['turns']}, lost {result['lost']},"
           f" duplicated {result['duplicated']}, errors {result['errors']}  {verdict}")
     for problem in result["problems"]:
