@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from _harness import percentile
+from _scaleout_sender import AGENT, WORLD
 from _serve import load_average
 
 from agentworld import AgentWorld
@@ -51,8 +52,6 @@ from agentworld.testing.openai_wire_async import OpenAIWireProcess
 from agentworld.testing.postgres import create_migrated_database, postgres_cluster
 from agentworld.testing.processes import stop_process
 
-WORLD = "scaleout"
-AGENT = "a1"
 ENGINES = ("inprocess", "temporal")
 TEMPORAL_VARIABLES = ("AGENTWORLD_TEMPORAL", "AGENTWORLD_TEMPORAL_TASK_QUEUE")
 
@@ -105,44 +104,6 @@ async def count_answers(db: str, chats: list[str], messages: int) -> Counts:
                     last = max(last, max(r.created_at.timestamp() for r in replies))
     counts.span = max(0.0, last - first)
     return counts
-
-
-# -- a sender process ----------------------------------------------------------------
-
-
-async def send_chats(args: argparse.Namespace, share: list[list[Any]]) -> dict[str, Any]:
-    """A child process: open the world, say ``ready``, wait for ``go`` on stdin, send every
-    chat of its share ``--messages`` times (chats at once, messages in a chat one after the
-    other), print what it saw as one JSON line."""
-    latencies: list[float] = []
-    problems: list[str] = []
-    async with AgentWorld(args.db) as aw:
-        if args.warm_runtime:
-            await aw.runtime(WORLD)  # the in-process engine runs chats here: start it now
-        else:
-            await aw.list_agents(WORLD)  # the database's connection and statements warm
-        print("ready", flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-        started, cpu = time.perf_counter(), time.process_time()
-
-        async def chat_of(position: int, chat: str) -> None:
-            if args.rate:
-                await asyncio.sleep(max(0.0, started + position / args.rate - time.perf_counter()))
-            for n in range(args.messages):
-                sent = time.perf_counter()
-                try:
-                    result = await aw.send(WORLD, f"@{AGENT} message {n + 1}", chat_id=chat)
-                except Exception as exc:  # counted and shown: the run fails on it
-                    problems.append(f"{chat}: {exc!r}"[:300])
-                    return
-                latencies.append(time.perf_counter() - sent)
-                problems.extend(f"{chat}: {e}"[:300] for e in result.errors)
-                if result.timed_out:
-                    problems.append(f"{chat}: send timed out")
-
-        await asyncio.gather(*(chat_of(position, chat) for position, chat in share))
-        cpu = time.process_time() - cpu
-    return {"latencies": latencies, "problems": problems, "cpu": cpu}
 
 
 # -- one configuration ----------------------------------------------------------------
@@ -226,7 +187,7 @@ def run_configuration(args: argparse.Namespace, engine: str, n: int, pg: str,
     """One engine with ``n`` processes on a fresh database: run, measure, count."""
     db = create_migrated_database(pg, f"scaleout_{engine}_{n}_{os.getpid()}_{time.monotonic_ns() % 10**6}")
     chats = asyncio.run(setup(db, model.base_url, args.chats))
-    here = str(Path(__file__).resolve())
+    sender = str(Path(__file__).resolve().with_name("_scaleout_sender.py"))
     with tempfile.TemporaryDirectory(prefix="agentworld-scaleout-") as tmp:
         logs = Path(tmp)
         variables = {}
@@ -240,9 +201,10 @@ def run_configuration(args: argparse.Namespace, engine: str, n: int, pg: str,
         argvs = []
         for k, share in enumerate(shares):
             (logs / f"share{k}.json").write_text(json.dumps(share))
-            argvs.append([sys.executable, here, "--send", str(logs / f"share{k}.json"), "--db", db,
+            argvs.append([sys.executable, sender, "--share", str(logs / f"share{k}.json"), "--db", db,
                           "--messages", str(args.messages), "--rate", str(args.rate / senders)]
-                         + (["--warm-runtime"] if engine == "inprocess" else []))
+                         + (["--warm-runtime"] if engine == "inprocess" else [])
+                         + (["--post"] if args.post else []))
         worker_argvs = [[sys.executable, "-m", "agentworld", "--db", db, "worker"]] * (
             n if engine == "temporal" else 0)
         with processes(worker_argvs, env, logs, "worker", pipes=False) as workers, \
@@ -314,7 +276,7 @@ def show(result: dict[str, Any]) -> None:
     verdict = "ok" if result["ok"] else "FAILED"
     print(f"  {result['engine']:<9} {result['processes']} proc  {result['turnsPerSecond']:7.1f} turns/s"
           f"  p50 {result['p50'] * 1000:7.0f} ms  p99 {result['p99'] * 1000:7.0f} ms"
-          f"  (send returned: p50 {result['senderP50'] * 1000:.0f}, p99 {result['senderP99'] * 1000:.0f})"
+          f"  (as the sender saw it: p50 {result['senderP50'] * 1000:.0f}, p99 {result['senderP99'] * 1000:.0f})"
           f"  CPU {result['cpuPerTurnMs']:.1f} ms/turn"
           + (f" (workers {result['workerCpuPerTurnMs']:.1f})" if result["engine"] == "temporal" else "")
           + f"  machine {result['machineBusy']:.0%} busy"
@@ -337,14 +299,11 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per configuration")
     parser.add_argument("--start-timeout", type=float, default=120.0)
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
-    parser.add_argument("--send", help=argparse.SUPPRESS)
-    parser.add_argument("--db", help=argparse.SUPPRESS)
-    parser.add_argument("--warm-runtime", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--post", action="store_true",
+                        help="post each message and follow the event log instead of waiting in send")
     args = parser.parse_args()
-    if args.send:
-        share = json.loads(Path(args.send).read_text())
-        print(json.dumps(asyncio.run(send_chats(args, share))), flush=True)
-        return
+    if args.post and args.messages != 1:
+        parser.error("--post sends one message a chat")
 
     for name in TEMPORAL_VARIABLES:  # setup and the count are plain storage, here
         os.environ.pop(name, None)

@@ -38,8 +38,11 @@ def run_scaleout(*args: str) -> tuple[subprocess.CompletedProcess[str], list[dic
     return done, json.loads(lines[-1])["results"] if lines else []
 
 
-def test_in_process_engine_answers_every_message_once_over_one_and_two_processes() -> None:
-    done, results = run_scaleout("--processes", "1,2", "--engines", "inprocess")
+@pytest.mark.parametrize("how", [(), ("--post",)], ids=["send", "post"])
+def test_in_process_engine_answers_every_message_once_over_one_and_two_processes(
+    how: tuple[str, ...],
+) -> None:
+    done, results = run_scaleout("--processes", "1,2", "--engines", "inprocess", *how)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [(r["engine"], r["processes"]) for r in results] == [("inprocess", 1), ("inprocess", 2)]
     for result in results:
