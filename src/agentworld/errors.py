@@ -68,6 +68,11 @@ class StorageError(AgentWorldError):
     """The database could not be opened, read or written."""
 
 
+class StorageUnavailable(StorageError):
+    """The database server could not be reached or was lost (``storage.faults``): trying again
+    later may succeed, unlike a refused row or a bad statement."""
+
+
 class ProviderError(AgentWorldError):
     """An LLM provider call failed; ``retryable`` tells whether trying again may help."""
 

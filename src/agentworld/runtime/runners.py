@@ -21,6 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
+from agentworld.errors import StorageUnavailable
 from agentworld.models.work import InboxChange, QueuedWork
 from agentworld.storage.leases import runtime_identity
 from agentworld.storage.sql import SQLStorage
@@ -30,6 +31,9 @@ logger = logging.getLogger("agentworld.runtime")
 LEASE_SECONDS = 20.0
 """How long a claim holds without renewal (another host's dead runner is taken over then)."""
 RENEW_EVERY = LEASE_SECONDS / 4
+STORAGE_RETRY_FIRST = 0.5
+STORAGE_RETRY_MAX = 5.0
+"""Seconds before an item whose database went away is taken on again (doubling up to the max)."""
 POLL_SECONDS = 0.05
 """How often a process waiting on a chat another process runs looks again."""
 
@@ -244,13 +248,32 @@ class ChatRunners:
     async def _drain(self, item: QueuedWork | None) -> None:
         """Do ``item`` and what it becomes: an item that turned into its own continuation (a
         route → the first agent's loop) is taken on at once, without asking the inbox."""
+        wait = STORAGE_RETRY_FIRST
         while item is not None:
             current = item
             try:
                 item = await self._process(current)
+                wait = STORAGE_RETRY_FIRST
+            except StorageUnavailable as exc:
+                # The database stalled or restarted: the item is not the one at fault. It stays
+                # in the inbox and is taken on again from what is stored, as a process that
+                # stopped would have left it (a tool that had started is reported interrupted).
+                logger.warning("chat %s: %s; trying again in %g s", current.chat_id, exc, wait)
+                item, wait = await self._head_after(current.chat_id, wait)
             except Exception as exc:
                 await self._fail(current, exc)
                 item = None
+
+    async def _head_after(self, chat_id: str, wait: float) -> tuple[QueuedWork | None, float]:
+        """The chat's next item once the database answers again, waiting ``wait`` seconds
+        (doubling) between tries; and the wait for the next failure."""
+        while True:
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, STORAGE_RETRY_MAX)
+            try:
+                return await self._storage.inbox.first(self._world, chat_id), wait
+            except StorageUnavailable as exc:
+                logger.warning("chat %s: %s; trying again in %g s", chat_id, exc, wait)
 
     async def _fail(self, item: QueuedWork, exc: Exception) -> None:
         """An item that raised is reported and dropped, so one bad item cannot stop a chat."""

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentworld.errors import InvalidInputError, StorageError
+from agentworld.errors import InvalidInputError, StorageUnavailable
 
 CONNECT_TIMEOUT_SECONDS = 5.0
 """How long a PostgreSQL connection may take to open, unless the URL says (``?timeout=S``)."""
@@ -63,7 +63,7 @@ def connect_timeout(url: str) -> float:
         return CONNECT_TIMEOUT_SECONDS
 
 
-def unavailable(exc: BaseException, url: str) -> StorageError | None:
+def unavailable(exc: BaseException, url: str) -> StorageUnavailable | None:
     """The one-line ``StorageError`` for ``exc`` when it says the database server could not be
     reached or was lost (None for any other error: a refused row, a bad statement, and every
     error on SQLite, whose driver says what went wrong with the file itself)."""
@@ -75,16 +75,16 @@ def unavailable(exc: BaseException, url: str) -> StorageError | None:
         return None
     if isinstance(found, TimeoutError):
         seconds = f"{connect_timeout(url):g}"
-        return StorageError(f"no answer from the database server at {server} within {seconds} s")
+        return StorageUnavailable(f"no answer from the database server at {server} within {seconds} s")
     if isinstance(found, ConnectionRefusedError):
-        return StorageError(f"cannot reach the database server at {server}: connection refused")
+        return StorageUnavailable(f"cannot reach the database server at {server}: connection refused")
     if isinstance(found, OSError) or not _said_by_server(found):
         reason = getattr(found, "strerror", None) or " ".join(str(found).split())
         what = "lost the connection to" if _lost(found) else "cannot reach"
-        return StorageError(f"{what} the database server at {server}: "
+        return StorageUnavailable(f"{what} the database server at {server}: "
                             f"{reason or type(found).__name__}")
     reason = " ".join(str(found).split()) or type(found).__name__
-    return StorageError(f"database server at {server}: {reason}")
+    return StorageUnavailable(f"database server at {server}: {reason}")
 
 
 def _cause(exc: BaseException) -> BaseException | None:
