@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agentworld import tracing
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
@@ -131,7 +132,8 @@ class MessageStore(StorageCore):
                 conn.execute(INSERT_AUDIT, audited)
             apply_change(conn, world, inbox)
 
-        await self.in_transaction(write, write=True)
+        with tracing.span("storage.commit_step", {"agentworld.world": world, "gen_ai.conversation.id": step.chat_id}):
+            await self.in_transaction(write, write=True)
 
     async def record_agent_step(
         self,
