@@ -8,31 +8,8 @@ import json
 import sqlite3
 from typing import Any
 
-import pytest
-
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
-from agentworld.testing.otlp import OtlpReceiver, ReceivedSpan
-
-
-@pytest.fixture
-def receiver() -> Any:
-    with OtlpReceiver() as running:
-        yield running
-
-
-def traced(receiver: OtlpReceiver, service: str = "agentworld", **more: str) -> dict[str, str]:
-    """What a process needs to send its spans to ``receiver`` (a short batch delay: spans
-    ended before a kill are sent too)."""
-    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50"}
-    if service != "agentworld":
-        env["OTEL_SERVICE_NAME"] = service
-    return env | more
-
-
-def one(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
-    found = [s for s in spans if s.name == name]
-    assert len(found) == 1, f"{name}: {[s.name for s in spans]}"
-    return found[0]
+from agentworld.testing.otlp import OtlpReceiver, only
 
 
 def _world(cli: Any, server: OpenAIWireServer) -> None:
@@ -48,10 +25,10 @@ def test_a_sent_turn_is_one_trace_of_the_post_the_agent_turn_and_its_model_call(
 ) -> None:
     script.by_agent["a1"] = lambda body: Reply.text("@human hi there", prompt_tokens=11, completion_tokens=7)
     _world(cli, server)
-    sent = cli("send", "w", "@a1 hello", "--json", env=traced(receiver)).json()
+    sent = cli("send", "w", "@a1 hello", "--json", env=receiver.env()).json()
 
     spans = receiver.wait_for(lambda s: any(x.name == "chat m" for x in s), "the model call span")
-    post, turn, model = one(spans, "post_message"), one(spans, "invoke_agent a1"), one(spans, "chat m")
+    post, turn, model = only(spans, "post_message"), only(spans, "invoke_agent a1"), only(spans, "chat m")
     assert {s.trace_id for s in spans} == {post.trace_id}
     assert {s.service for s in spans} == {"agentworld"}
     assert post.parent_span_id is None
@@ -92,10 +69,10 @@ def test_message_content_is_captured_only_when_asked_and_then_redacted(
 ) -> None:
     _world(cli, server)
     secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
-    cli("send", "w", "@a1 plain words", env=traced(receiver))
+    cli("send", "w", "@a1 plain words", env=receiver.env())
     cli(
         "send", "w", f"@a1 my key is {secret}",
-        env=traced(receiver, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true"),
+        env=receiver.env(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true"),
     )
 
     spans = receiver.wait_for(lambda s: len([x for x in s if x.name == "chat m"]) == 2, "two model calls")

@@ -83,6 +83,13 @@ def decode(body: bytes) -> list[ReceivedSpan]:
     return spans
 
 
+def only(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
+    """The one span named ``name`` (fails when there is none, or more)."""
+    found = [s for s in spans if s.name == name]
+    assert len(found) == 1, f"{len(found)} spans {name!r} among {sorted(s.name for s in spans)}"
+    return found[0]
+
+
 class OtlpReceiver:
     """Collects the spans posted to it; use as a context manager."""
 
@@ -120,6 +127,14 @@ class OtlpReceiver:
     def endpoint(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    def env(self, service: str | None = None, **more: str) -> dict[str, str]:
+        """The variables that make a process send its spans here, soon after they end (a short
+        batch delay, so the spans of a process that is then killed arrive too)."""
+        found = {"OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50"}
+        if service is not None:
+            found["OTEL_SERVICE_NAME"] = service
+        return found | more
 
     @property
     def spans(self) -> list[ReceivedSpan]:
