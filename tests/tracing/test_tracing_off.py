@@ -60,3 +60,17 @@ def test_spans_are_sent_and_opentelemetry_loaded_only_with_an_endpoint(
     else:
         assert loaded == []
         assert receiver.spans == []
+
+
+def test_a_command_that_runs_no_turn_does_not_load_the_sdk_even_with_an_endpoint(
+    cli: Any, receiver: OtlpReceiver, db_url: str, tmp_path: Path
+) -> None:
+    cli("world", "create", "w")
+    env = {**os.environ, "HOME": str(tmp_path), **receiver.env()}
+    done = subprocess.run(
+        [sys.executable, "-c", SEND_THEN_LIST, "--db", db_url, "world", "list"],
+        env=env, capture_output=True, text=True, timeout=60, check=True,
+    )
+    assert "w" in done.stdout
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert receiver.spans == []

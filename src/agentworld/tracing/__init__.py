@@ -32,6 +32,8 @@ CAPTURE_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 Attributes = Mapping[str, str | int | float | bool | Sequence[str]]
 
 _active: Tracing | None = None
+_wanted: str | None = None
+"""The service name, once ``setup_tracing`` found an endpoint: the SDK is loaded at the first span."""
 _NOTHING: AbstractContextManager[None] = nullcontext()
 
 
@@ -44,22 +46,31 @@ def configured(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def setup_tracing(service_name: str = "agentworld") -> bool:
-    """Start tracing in this process when an endpoint is configured; once per process (later
-    calls do nothing). Returns whether spans are exported. ``OTEL_SERVICE_NAME`` and the other
-    standard variables win over ``service_name``."""
-    global _active
-    if _active is not None:
+    """Trace this process when an endpoint is configured; once per process (later calls do
+    nothing). Returns whether spans are exported. The SDK is loaded when the first span starts,
+    so a command that runs no turn (``--help``, ``world list``) does not pay for it.
+    ``OTEL_SERVICE_NAME`` and the other standard variables win over ``service_name``."""
+    global _wanted
+    if _active is not None or _wanted is not None:
         return True
     if not configured():
         return False
-    from agentworld.tracing._otel import Tracing
-
-    _active = Tracing.start(service_name)
+    _wanted = service_name
     return True
 
 
 def enabled() -> bool:
-    return _active is not None
+    return _active is not None or _wanted is not None
+
+
+def _started() -> Tracing | None:
+    """The tracer, the SDK loaded now if it was wanted and is not yet."""
+    global _active
+    if _active is None and _wanted is not None:
+        from agentworld.tracing._otel import Tracing
+
+        _active = Tracing.start(_wanted)
+    return _active
 
 
 def flush() -> None:
@@ -70,24 +81,24 @@ def flush() -> None:
 
 def span(name: str, attributes: Attributes | None = None) -> AbstractContextManager[Any]:
     """A span, current while the block runs (a child of the current one); yields it, or None."""
-    if _active is None:
+    if (active := _active or _started()) is None:
         return _NOTHING
-    return _active.span(name, attributes)
+    return active.span(name, attributes)
 
 
 def work_span(work: WorkItem, chat_id: str) -> AbstractContextManager[Any]:
     """The block that does one inbox item: under the trace context the item was stored with;
     an agent's turn (``turn``, ``loop``, ``resume``) is an ``invoke_agent`` span."""
-    if _active is None:
+    if (active := _active or _started()) is None:
         return _NOTHING
-    return _active.work_span(work, chat_id)
+    return active.work_span(work, chat_id)
 
 
 def model_span(provider: str, model: str, agent: str) -> AbstractContextManager[Any]:
     """A model call (``chat {model}``); ``model_response`` records what came back."""
-    if _active is None:
+    if (active := _active or _started()) is None:
         return _NOTHING
-    return _active.model_span(provider, model, agent)
+    return active.model_span(provider, model, agent)
 
 
 def model_response(found: Any, response: LLMResponse, prompt: Sequence[Any] = ()) -> None:
@@ -100,9 +111,9 @@ def model_response(found: Any, response: LLMResponse, prompt: Sequence[Any] = ()
 def tool_span(tool: str, call_id: str, *, phase: str = "call") -> AbstractContextManager[Any]:
     """A tool call (``execute_tool {tool}``): ``phase`` is ``call`` (checked, authorized, run or
     made to wait) or ``approved`` (the run of a call a person approved)."""
-    if _active is None:
+    if (active := _active or _started()) is None:
         return _NOTHING
-    return _active.tool_span(tool, call_id, phase)
+    return active.tool_span(tool, call_id, phase)
 
 
 def annotate(found: Any, attributes: Attributes) -> None:
@@ -127,26 +138,26 @@ def waited(
     """A wait that began in another process (a call waiting for a person): a span from
     ``started`` to ``ended`` under ``parent`` (the stored ``traceparent``), current while the
     block runs so the work the answer queues continues the trace."""
-    if _active is None:
+    if (active := _active or _started()) is None:
         return _NOTHING
-    return _active.waited(name, parent, started, ended, attributes)
+    return active.waited(name, parent, started, ended, attributes)
 
 
 def traceparent() -> str | None:
     """The current span's W3C ``traceparent``, to store with the work that continues it."""
-    return None if _active is None else _active.traceparent()
+    return None if (active := _active or _started()) is None else active.traceparent()
 
 
 def trace_id() -> str | None:
     """The current trace's id (32 hex digits), for the event stream."""
-    return None if _active is None else _active.trace_id()
+    return None if (active := _active or _started()) is None else active.trace_id()
 
 
 def stamped(items: tuple[WorkItem, ...]) -> tuple[WorkItem, ...]:
     """``items`` with the current ``traceparent`` on each that has none."""
-    if _active is None or not items:
+    if not items or (active := _active or _started()) is None:
         return items
-    context = _active.traceparent()
+    context = active.traceparent()
     if context is None:
         return items
     return tuple(i if i.traceparent else i.model_copy(update={"traceparent": context}) for i in items)
