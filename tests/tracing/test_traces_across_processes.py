@@ -161,3 +161,48 @@ def test_a_turn_taken_over_after_its_process_was_killed_continues_its_trace(
     (finished,) = [s for s in after if s.name == "chat m" and s.parent_span_id == taken_over[0].span_id]
     assert finished.trace_id == post.trace_id
     assert [s.trace_id for s in turns if s is not taken_over[0]] == [own_post.trace_id]
+
+
+def test_a_question_answered_and_an_approval_expired_in_other_processes_are_waits_of_their_traces(
+    cli: Any, script: Any, server: OpenAIWireServer, receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    which = {"question": "Which environment?", "options": ["staging", "production"], "allowFreeText": False}
+
+    def model(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply.text("@human done")
+        if "deploy" in last["content"]:
+            return Reply.tools(ToolCallSpec(name="ask_user", arguments=json.dumps(which), id="call_ask"))
+        command = json.dumps({"command": "echo x > x.txt"})
+        return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=command, id="call_x"))
+
+    script.by_agent["a1"] = model
+    (tmp_path / "work").mkdir()
+    _agent(cli, server, "--working-dir", str(tmp_path / "work"))
+    (question,) = cli("send", "w", "@a1 deploy", "--json", env=receiver.env("asker")).json()["pendingQuestions"]
+    cli("answer", "w", question["questionId"], "staging", env=receiver.env("answerer"))
+    cli("world", "update", "w", "--approval-timeout", "1")
+    (approval,) = cli("send", "w", "@a1 write", "--json", env=receiver.env("asker")).json()["pendingApprovals"]
+    time.sleep(1.5)
+    assert cli("approvals", "w", "--json", env=receiver.env("expirer")).json()["approvals"] == []
+
+    spans = receiver.wait_for(
+        lambda s: any(x.service == "expirer" and x.name == "chat m" for x in s), "the expiring process's spans"
+    )
+    asked = {s["gen_ai.tool.call.id"]: s for s in spans if s.name.startswith("execute_tool") and s.service == "asker"}
+    answered = only(by_service(spans, "answerer"), "await_answer ask_user")
+    assert answered.parent_span_id == asked["call_ask"].span_id
+    assert answered.trace_id == asked["call_ask"].trace_id
+    assert (answered["agentworld.wait.kind"], answered["agentworld.wait.status"]) == ("question", "answered")
+    assert (answered["agentworld.approval.decision"], answered["agentworld.approval.decided_by"]) == ("answer", "human")
+    assert asked["call_ask"]["agentworld.tool.status"] == "waiting"
+
+    expired = only(by_service(spans, "expirer"), "await_approval shell_cmd")
+    assert expired.parent_span_id == asked["call_x"].span_id
+    assert expired.trace_id == asked["call_x"].trace_id != answered.trace_id
+    assert expired["agentworld.wait.status"] == "expired"
+    assert (expired["agentworld.approval.decision"], expired["agentworld.approval.decided_by"]) == ("deny", "timeout")
+    assert expired.end_ns - expired.start_ns >= 1_000_000_000
+    resumed = only(by_service(spans, "expirer"), "invoke_agent a1")
+    assert resumed.parent_span_id == expired.span_id
