@@ -88,7 +88,7 @@ async def _handle(
 
     decision = await ctx.authorizer.authorize(tool, arguments, context)
     if tracing.enabled():
-        tracing.note(decided(decision))
+        tracing.note(_decided(decision))
     match decision:
         case Deny(reason=reason, by=by):
             return ToolResult.denial(call.id, reason, by=by)
@@ -135,7 +135,7 @@ async def _handle(
     )
 
 
-def decided(decision: Allow | Deny | AskUser) -> dict[str, str]:
+def _decided(decision: Allow | Deny | AskUser) -> dict[str, str]:
     """A policy decision as a tool span's attributes: what was decided, and by whom."""
     match decision:
         case Allow():
