@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from agentworld.models.llm import LLMResponse
     from agentworld.models.work import WorkItem
     from agentworld.tracing._otel import Tracing
