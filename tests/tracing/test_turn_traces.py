@@ -63,6 +63,12 @@ def test_a_sent_turn_is_one_trace_of_the_post_the_agent_turn_and_its_model_call(
         payloads = [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE kind = 'sse'")]
     assert [(p["phase"], p["traceId"]) for p in payloads] == [("start", post.trace_id), ("end", post.trace_id)]
     assert {p["messageId"] for p in payloads} == {answer["messageId"]}
+    with sqlite3.connect(path) as conn:
+        logged = dict(conn.execute("SELECT message_id, payload FROM events WHERE kind = 'message'").fetchall())
+    assert {k: json.loads(v) for k, v in logged.items()} == {
+        sent["messages"][0]["messageId"]: {},  # the person's message: posted before the trace's first span ended
+        answer["messageId"]: {"traceId": post.trace_id},
+    }
 
 def test_message_content_is_captured_only_when_asked_and_then_redacted(
     cli: Any, server: OpenAIWireServer, receiver: OtlpReceiver

@@ -30,12 +30,13 @@ def served(tmp_path_factory: pytest.TempPathFactory, receiver: OtlpReceiver) -> 
             yield server
 
 
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "not-streamed"])
 def test_an_answer_shows_the_id_of_its_trace(
     served: Served, llm: OpenAIWireServer, script: Script, receiver: OtlpReceiver,
-    open_page: Callable[..., Page], world_name: str,
+    open_page: Callable[..., Page], world_name: str, streaming: bool,
 ) -> None:
     script.by_agent[f"{world_name}/helper"] = lambda body: Reply.text("Traced hello!")
-    chat = served.make_world(world_name, llm, "helper")
+    chat = served.make_world(world_name, llm, "helper", streaming=streaming)
     page = open_page(served.chat_url(world_name, chat))
     page.get_by_test_id("composer-input").fill("@helper hi")
     page.get_by_test_id("composer-input").press("Enter")

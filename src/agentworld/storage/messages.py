@@ -107,6 +107,9 @@ class MessageStore(StorageCore):
         step is finished exactly when its inbox item says so."""
         rows = [message_row(world, owner, m) for owner, m in step.memory]
         rows += [message_row(world, None, m) for m in step.said]
+        if tracing.enabled() and (trace_id := tracing.trace_id()):
+            for row in rows:
+                row["trace_id"] = trace_id  # for the messages' event-log rows (``message_log_rows``)
         logged = [event_row(e) for e in step.events]
         announced = [event_row(e) for e in step.announced]
         waiting = [call_row(step.waiting)] if step.waiting is not None else []

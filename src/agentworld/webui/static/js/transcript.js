@@ -276,14 +276,17 @@ export class ChatView {
     return this.approvals.get(approvalId)?.info ?? null;
   }
 
+  /** The trace of the work that wrote a message (an event's `traceId`, when traces are on). */
+  noteTrace(messageId, traceId) {
+    this.traces.set(messageId, traceId);
+    const shown = this.nodes.get(messageId);
+    if (shown) markTrace(shown, traceId);
+  }
+
   /** Streaming progress of an answer (sse start / chunk / end / error). */
   sse(event) {
     const id = event.messageId;
-    if (event.traceId) {
-      this.traces.set(id, event.traceId);
-      const shown = this.nodes.get(id);
-      if (shown) markTrace(shown, event.traceId);
-    }
+    if (event.traceId) this.noteTrace(id, event.traceId);
     if (this.stored.has(id)) return;
     let entry = this.streams.get(id);
     if (event.phase === "error") {
