@@ -17,7 +17,7 @@ SRC = Path(__file__).parents[1] / "src" / "agentworld"
 
 # Lower layers never import higher ones; within a layer, imports must not form a cycle.
 LAYERS: list[set[str]] = [
-    {"errors", "models", "redaction", "process_secrets", "callbacks", "strict_json"},
+    {"errors", "models", "redaction", "process_secrets", "callbacks", "strict_json", "tracing"},
     {"shell", "routing", "approval", "policy"},  # pure cores
     {"providers", "tools", "storage", "events", "testing"},  # I/O behind narrow interfaces
     {"runtime"},

@@ -1,6 +1,6 @@
 """The ``agentworld`` program: where a command line starts.
 
-It sets up logging, checks that standard output is open, puts the global options where the
+It sets up logging and traces, checks that standard output is open, puts the global options where the
 command tree expects them, and runs the command line (``cli.app``); an error of writing the
 output ends as one line. The command tree is imported here, inside ``main``, so a Ctrl-C while
 it loads ends the command like any other Ctrl-C before work began: ``error: interrupted``,
@@ -19,6 +19,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     a malformed command line, 130 for Ctrl-C)."""
     try:
         _configure_logging()
+        _configure_tracing()
         if sys.stdout is None:  # started with ``1>&-``: whatever it printed would be lost unseen
             _fail("standard output is closed; to discard the output, send it to /dev/null")
         args = place_global_options(sys.argv[1:] if argv is None else argv)
@@ -72,6 +73,14 @@ def _fail(reason: str, *, code: int = 1) -> NoReturn:
     if sys.stderr is not None:
         sys.stderr.write(f"error: {reason}\n")
     raise SystemExit(code)
+
+
+def _configure_tracing() -> None:
+    """Send traces where ``OTEL_EXPORTER_OTLP_ENDPOINT`` points (``agentworld.tracing``); without
+    it nothing of OpenTelemetry is loaded."""
+    from agentworld.tracing import setup_tracing
+
+    setup_tracing()
 
 
 def _configure_logging() -> None:

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from operator import attrgetter
 
+from agentworld import tracing
 from agentworld.callbacks import maybe_await
 from agentworld.models.events import EventKind, SystemEvent, WorldEvent
 
@@ -77,6 +78,8 @@ class EventBus:
         return unsubscribe
 
     async def publish(self, event: WorldEvent) -> None:
+        if tracing.enabled() and event.trace_id is None and (trace_id := tracing.trace_id()):
+            event = event.model_copy(update={"trace_id": trace_id})
         for subscription in self._audience(event.chat):
             if subscription.kinds is not None and event.kind not in subscription.kinds:
                 continue

@@ -10,7 +10,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    field_serializer,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 from agentworld.models.llm import Usage, usage_json
@@ -25,6 +33,17 @@ class _Event(BaseModel):
     event_id: str = Field(default_factory=lambda: new_id("evt_"))
     world: str
     created_at: datetime = Field(default_factory=utc_now)
+    trace_id: str | None = None
+    """The trace of the work that made the event (``agentworld.tracing``), when traces are
+    sent; the key is left out otherwise."""
+
+    @model_serializer(mode="wrap")
+    def _trace_id_when_known(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and self.trace_id is None:
+            data.pop("traceId", None)
+            data.pop("trace_id", None)
+        return data
 
     @property
     def chat(self) -> str | None:

@@ -53,6 +53,9 @@ class _WaitingCall(BaseModel):
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     answered_at: datetime | None = Field(default=None, alias="answeredAt")
     answer: dict[str, Any] | None = None
+    traceparent: str | None = None
+    """The trace context of the call that waits (``agentworld.tracing``): its answer, applied
+    in any process, continues that trace. Kept in the ``detail`` column when set."""
 
     def waited_longer_than(self, seconds: float) -> bool:
         """Whether the call has waited more than ``seconds`` (a world's approval timeout)."""

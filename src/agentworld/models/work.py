@@ -41,6 +41,10 @@ from agentworld.models.records import AuditEntry, ToolLogEnd
 class _Work(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    traceparent: str | None = None
+    """The trace context (W3C ``traceparent``) of the work that queued this item: whoever does
+    it continues that trace, in any process (``agentworld.tracing``). Stored only when set."""
+
 
 class Route(_Work):
     """Offer ``message`` to the agents of its world."""

@@ -16,6 +16,7 @@ import os
 from dataclasses import replace
 from typing import Any, Literal, assert_never
 
+from agentworld import tracing
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.approval.grants import GrantScope, grant_for
 from agentworld.errors import NotFoundError
@@ -44,7 +45,7 @@ from agentworld.runtime.file_changes import shown_change, with_shown_file
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
 from agentworld.runtime.path_views import redirect_resolver, resolved_views
 from agentworld.runtime.policy_files import kept_from_tools
-from agentworld.runtime.tool_run import Ran, result_event, run_logged
+from agentworld.runtime.tool_run import Ran, ended, result_event, run_logged
 from agentworld.runtime.turn_context import TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
@@ -239,15 +240,18 @@ async def run_approved(
     context = ToolContext.for_world(
         world, chat_id=call.chat_id, agent=call.agent, protected=protected, private=private
     )
-    end = None
-    if item.started:
-        await ctx.storage.tool_logs.interrupt(world.name, original, reason=INTERRUPTED)
-        result = ToolResult.interrupted(original)
-    elif (refused := await _authorized_again(ctx, context, call, registry.get(call.tool_name))) is not None:
-        result = refused
-    else:
-        ran = await _run_once(ctx, context, queued, call, registry.get(call.tool_name))
-        result, end = ran.result, ran.end
+    outcome: ToolResult | Ran
+    with tracing.tool_span(call.tool_name, original, phase="approved") as span:
+        if item.started:
+            await ctx.storage.tool_logs.interrupt(world.name, original, reason=INTERRUPTED)
+            outcome = ToolResult.interrupted(original)
+        elif (refused := await _authorized_again(ctx, context, call, registry.get(call.tool_name))) is not None:
+            outcome = refused
+        else:
+            outcome = await _run_once(ctx, context, queued, call, registry.get(call.tool_name))
+        if span is not None:
+            tracing.annotate(span, ended(outcome, interrupted=item.started))
+    result, end = (outcome.result, outcome.end) if isinstance(outcome, Ran) else (outcome, None)
     content = result.content if edit is None else f"{edit_note(edit)}\n{edit.masked(result.content)}"
     return StepResult.spoken(
         _result_message(call, original, content),
@@ -317,7 +321,7 @@ async def _run_once(
     started = InboxChange(
         queued.chat_id,
         current=queued.item_id,
-        becomes=(RunApproved(approval_id=call.tool_call_id, started=True),),
+        becomes=(RunApproved(approval_id=call.tool_call_id, started=True, traceparent=tracing.traceparent()),),
     )
     return await run_logged(ctx, context, original, call.tool_name, call.tool_args, run, inbox=started)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from agentworld import tracing
 from agentworld.approval.decisions import Allow, AskUser, Deny
 from agentworld.models import Message, ToolCall
 from agentworld.models.pending import PendingClientCall
@@ -20,7 +21,7 @@ from agentworld.redaction import redact
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.questions import ask_question
-from agentworld.runtime.tool_run import Ran, result_event, run_logged, tool_event
+from agentworld.runtime.tool_run import Ran, ended, result_event, run_logged, tool_event
 from agentworld.runtime.turn_context import Steps, TurnContext
 from agentworld.tools.executor import ToolResult, run_tool
 from agentworld.tools.registry import Tool, ToolContext, ToolRegistry
@@ -56,7 +57,10 @@ async def run_tool_calls(
         if resumed and await ctx.storage.tool_logs.interrupt(context.world, call.id, reason=INTERRUPTED):
             outcome: ToolResult | Ran | StepResult = ToolResult.interrupted(call.id)
         else:
-            outcome = await _handle(ctx, registry, call, context, batch)
+            with tracing.tool_span(call.function.name, call.id) as span:
+                outcome = await _handle(ctx, registry, call, context, batch)
+                if span is not None:
+                    outcome = _traced(span, outcome)
         # The world's settings and grants the batch read (``ToolContext.policy``) are fresh
         # for its first call only: a later one may come after a tool ran for minutes, and a
         # person may have revoked a grant meanwhile, so it is authorized from a fresh read.
@@ -83,6 +87,8 @@ async def _handle(
         return ToolResult.error(call.id, f"{name}: {problem}")
 
     decision = await ctx.authorizer.authorize(tool, arguments, context)
+    if tracing.enabled():
+        tracing.note(_decided(decision))
     match decision:
         case Deny(reason=reason, by=by):
             return ToolResult.denial(call.id, reason, by=by)
@@ -127,6 +133,30 @@ async def _handle(
     return await run_logged(
         ctx, context, call.id, name, redact(arguments), lambda: run_tool(tool, call.id, arguments, context)
     )
+
+
+def _decided(decision: Allow | Deny | AskUser) -> dict[str, str]:
+    """A policy decision as a tool span's attributes: what was decided, and by whom."""
+    match decision:
+        case Allow():
+            return {"agentworld.tool.decision": "allow", "agentworld.tool.decided_by": "policy"}
+        case Deny(by=by):
+            return {"agentworld.tool.decision": "deny", "agentworld.tool.decided_by": by}
+        case AskUser():
+            return {"agentworld.tool.decision": "ask", "agentworld.tool.decided_by": "human"}
+
+
+def _traced(span: object, outcome: ToolResult | Ran | StepResult) -> ToolResult | Ran | StepResult:
+    """How the call ended on its span; a call that now waits carries the trace context with
+    it, so its answer (in any process) continues the trace."""
+    if isinstance(outcome, StepResult):
+        tracing.annotate(span, {"agentworld.tool.status": "waiting"})
+        if outcome.waiting is not None:
+            waiting = outcome.waiting.model_copy(update={"traceparent": tracing.traceparent()})
+            return replace(outcome, waiting=waiting)
+        return outcome
+    tracing.annotate(span, ended(outcome))
+    return outcome
 
 
 def _result_step(call: ToolCall, outcome: ToolResult | Ran, context: ToolContext, batch: Batch) -> StepResult:

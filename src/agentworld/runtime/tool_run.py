@@ -14,6 +14,7 @@ first line, where the newline is the two characters ``\\n``.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -96,3 +97,26 @@ def tool_event(
         tool_name=tool_name,
         detail=detail,
     )
+
+
+def ended(outcome: ToolResult | Ran, *, interrupted: bool = False) -> dict[str, str | int]:
+    """How a tool call ended, as its span's attributes (``agentworld.tracing``): ``ok``,
+    ``error``, ``denied`` or ``interrupted``, and a command's exit code."""
+    result = outcome.result if isinstance(outcome, Ran) else outcome
+    status = (
+        "interrupted" if interrupted
+        else "denied" if result.denied_by is not None
+        else "error" if result.is_error
+        else "ok"
+    )
+    attributes: dict[str, str | int] = {"agentworld.tool.status": status}
+    if result.is_error:
+        attributes["error.type"] = status if status != "error" else "tool_error"
+    if isinstance(outcome, Ran) and '"exit_code"' in result.content:
+        try:
+            code = json.loads(result.content).get("exit_code")
+        except (ValueError, AttributeError):
+            code = None
+        if isinstance(code, int):
+            attributes["process.exit.code"] = code
+    return attributes

@@ -24,6 +24,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentworld import tracing
 from agentworld.models import Agent, LLMResponse, Message, ToolCall, World, new_id
 from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.models.work import DONE, WAIT, InboxChange, Loop, StepResult, Wait
@@ -58,7 +59,13 @@ async def run_agent_turn(
     if not fresh and agent.llm_call_count >= world.turn_limit:
         yield _hand_back(agent, trigger.chat_id, trigger.message_id, item_id)
         return
-    loop = Loop(agent=agent.name, answer_to=trigger.sender, reply_to=trigger.message_id, fresh=fresh)
+    loop = Loop(
+        agent=agent.name,
+        answer_to=trigger.sender,
+        reply_to=trigger.message_id,
+        fresh=fresh,
+        traceparent=tracing.traceparent(),  # the turn's own span: a process that takes it over continues it
+    )
     steps = run_agent_loop(
         ctx, world, trigger.chat_id, loop, item_id, incoming=incoming_copy(trigger, agent.name)
     )
@@ -176,16 +183,18 @@ async def run_agent_loop(
             deadline=agent.model_deadline_seconds,
         )
         message_id = new_id("msg_")
-        called = await call_model(
-            ctx.provider_for(agent),
-            request,
-            bus=ctx.bus,
-            chat_id=chat_id,
-            agent=agent.name,
-            message_id=message_id,
-            stream=world.streaming,
-            callbacks=ctx.streaming,
-        )
+        with tracing.model_span(agent.provider, agent.model, agent.name) as span:
+            called = await call_model(
+                ctx.provider_for(agent),
+                request,
+                bus=ctx.bus,
+                chat_id=chat_id,
+                agent=agent.name,
+                message_id=message_id,
+                stream=world.streaming,
+                callbacks=ctx.streaming,
+            )
+            tracing.model_response(span, called.response, request.messages)
         model_calls += 1
         response = called.response
         try:

@@ -24,6 +24,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
+from agentworld import tracing
 from agentworld.errors import InvalidArgumentsError, InvalidInputError, NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
@@ -58,6 +59,7 @@ from agentworld.runtime.recovery import expire_chat_due, expire_overdue, recover
 from agentworld.runtime.route_step import route
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.titles import ChatTitles
+from agentworld.runtime.trace_steps import posting, traced, wait_ended
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import PolicyOnFirstCall, Steps, TurnContext
 from agentworld.storage.pending import refuse_closed
@@ -191,31 +193,40 @@ class WorldRuntime:
         # One transaction: the chat exists, the message is stored with its route queued (a
         # person's message resets the turn budgets), and the chat is claimed if nobody runs it.
         routed = is_routable(message)
+        # The trace of the work a person's message causes starts here (a short span, sent
+        # even if this process stops before the work is done); its route carries the context.
         claims = routed and self._runners.runs_here
-        posted = await self.storage.post_to_chat(
-            self.world,
-            message,
-            inbox=InboxChange(chat_id, append=(Route(message=message),)) if routed else None,
-            claim_for=self._runners.owner if claims else None,
-            claim_ttl=LEASE_SECONDS,
-        )
-        await self.bus.publish(MessageEvent(world=self.world, message=message))
+        with tracing.span("post_message", posting(self.world, message)):
+            route_item = Route(message=message, traceparent=tracing.traceparent())
+            posted = await self.storage.post_to_chat(
+                self.world,
+                message,
+                inbox=InboxChange(chat_id, append=(route_item,)) if routed else None,
+                claim_for=self._runners.owner if claims else None,
+                claim_ttl=LEASE_SECONDS,
+            )
+            await self.bus.publish(MessageEvent(world=self.world, message=message))
         if posted.claimed:
             self._runners.start_claimed(chat_id, posted.first)
         elif routed:
             self._runners.start(chat_id)
         return message, posted
 
-    async def apply(self, step: StepResult) -> None:
+    async def apply(self, step: StepResult) -> StepResult:
         """Commit ``step`` in one transaction — with the route of each message it says that
         speaks to someone queued in its chat's inbox — then publish its events and messages
-        (SPEC E2: store → subscribers → route) and start the runner of its chat if it got work."""
+        (SPEC E2: store → subscribers → route) and start the runner of its chat if it got work.
+        Returns the step as committed (with its routes, and when traces are sent the trace
+        context on the work it queues)."""
         routes = tuple(Route(message=m) for m in step.said if self._needs_route(m))
         if routes:
             inbox = step.inbox or InboxChange(step.chat_id)
             step = replace(step, inbox=replace(inbox, append=inbox.append + routes))
+        if tracing.enabled():
+            step = traced(step)
         await self.storage.commit_step(self.world, step)
         await self._publish(step)
+        return step
 
     async def _publish(self, step: StepResult) -> None:
         """What subscribers see of a committed step, and its chat's runner started for the work
@@ -310,7 +321,8 @@ class WorldRuntime:
         answered, step = await submit_client_result(
             self._turns, self.world, tool_call_id, result, is_error=is_error
         )
-        await self.apply(step)  # refused if it was answered meanwhile
+        with wait_ended(answered, decision="error" if is_error else "result", by="client"):
+            await self.apply(step)  # refused if it was answered meanwhile
         return answered
 
     async def approvals(self, chat_id: str | None = None) -> list[PendingApproval]:
@@ -357,7 +369,8 @@ class WorldRuntime:
 
             edit = await checked_edit(self._turns, world, asked, arguments)
         step = answer_approval(asked, decision=decision, scope=scope, actor=actor, edit=edit)
-        await self.apply(step)  # refused if it was answered meanwhile
+        with wait_ended(asked, decision=decision, by=actor, scope=scope):
+            await self.apply(step)  # refused if it was answered meanwhile
         assert step.answers is not None
         answered = asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
         if decision == "approve" and scope in ("session", "always"):
@@ -384,7 +397,8 @@ class WorldRuntime:
             await self._expire(world, asked)
             raise InvalidInputError(f"question {question_id!r} expired after {world.approval_timeout:g} s")
         step = answer_question(asked, text, actor=actor)
-        await self.apply(step)  # refused if it was answered meanwhile
+        with wait_ended(asked, decision="answer", by=actor):
+            await self.apply(step)  # refused if it was answered meanwhile
         assert step.answers is not None
         return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
 
@@ -400,7 +414,8 @@ class WorldRuntime:
         if step is None:
             return False
         try:
-            await self.apply(step)
+            with wait_ended(pending, decision="deny", by="timeout", status="expired"):
+                await self.apply(step)
         except (InvalidInputError, NotFoundError):
             return False  # answered (or expired) by someone else meanwhile, or removed by a cut
         return True
@@ -415,12 +430,13 @@ class WorldRuntime:
         """Do one inbox item, applying each step it takes; return what now stands in its place
         when a step put its continuation there (to be done at once, without a read)."""
         after: QueuedWork | None = None
-        async with aclosing(self._steps(queued)) as steps:
-            async for step in steps:
-                await self.apply(step)
-                change = step.inbox
-                if change is not None and change.current == queued.item_id and change.becomes is not None:
-                    after = QueuedWork(queued.item_id, queued.chat_id, change.becomes[0]) if change.becomes else None
+        with tracing.work_span(queued.work, queued.chat_id):
+            async with aclosing(self._steps(queued)) as steps:
+                async for step in steps:
+                    step = await self.apply(step)
+                    change = step.inbox
+                    if change is not None and change.current == queued.item_id and change.becomes is not None:
+                        after = QueuedWork(queued.item_id, queued.chat_id, change.becomes[0]) if change.becomes else None
         return after
 
     async def _steps(self, queued: QueuedWork) -> Steps:
@@ -460,7 +476,7 @@ class WorldRuntime:
         if await later_batch_waits(self.storage, self.world, item.agent, queued.chat_id, item.batch_id):
             yield done
             return
-        loop = Loop(agent=item.agent, answer_to=item.answer_to, reply_to=item.reply_to)
+        loop = Loop(agent=item.agent, answer_to=item.answer_to, reply_to=item.reply_to, traceparent=item.traceparent)
         claimed = await self.storage.pending.claim_resume(
             self.world,
             item.batch_id,
@@ -488,3 +504,4 @@ class WorldRuntime:
 
     async def _report_mcp_error(self, server: str, exc: Exception) -> None:
         await self.bus.publish(mcp_server_failed(self.world, server, exc))
+

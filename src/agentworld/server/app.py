@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
+from agentworld import tracing
 from agentworld.agent_world import AgentWorld
 from agentworld.events.bus import EventBus
 from agentworld.server import (
@@ -50,6 +51,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tracing.setup_tracing()  # an app served without the CLI (uvicorn agentworld...) sends traces too
         owned = agent_world is None
         aw = agent_world or AgentWorld(db, long_lived=True)
         if owned:

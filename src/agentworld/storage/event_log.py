@@ -166,13 +166,14 @@ def insert_log_rows(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
 
 def message_log_rows(message_rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The log rows of the transcript messages among these ``messages`` rows (memories are not
-    events: a message enters an agent's memory privately)."""
+    events: a message enters an agent's memory privately); a row's ``trace_id``, when traces
+    are sent, is kept as the event's ``traceId``."""
     return [
         {
             "world": row["world"],
             "chat_id": row["chat_id"],
             "kind": "message",
-            "payload": {},
+            "payload": {"traceId": row["trace_id"]} if row.get("trace_id") else {},
             "created_at": row["created_at"],
             "message_id": row["message_id"],
         }
@@ -294,6 +295,7 @@ def _logged(world: str, rows: Sequence[Sequence[Any]]) -> list[LoggedEvent]:
             message=message,
             event_id=f"evt_{message_id}",
             created_at=message.created_at,
+            trace_id=payload.get("traceId") if isinstance(payload, dict) else None,
         )
         found.append(
             LoggedEvent(int(seq), "message", chat_id, event.model_dump(mode="json", by_alias=True))

@@ -50,7 +50,7 @@ _NEXT = Sql(
 )
 _ANY = Sql(f"SELECT chat_inbox.item_id FROM chat_inbox WHERE {_OF_CHAT} LIMIT 1")
 def _work_json(work: WorkItem) -> dict[str, Any]:
-    return work.model_dump(mode="json")
+    return work.model_dump(mode="json", exclude=None if work.traceparent else {"traceparent"})
 
 
 def _rows(

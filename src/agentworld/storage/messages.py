@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agentworld import tracing
 from agentworld.errors import NotFoundError
 from agentworld.models import Agent, Message, Usage
 from agentworld.models.events import MessageEvent, WorldEvent
@@ -106,6 +107,9 @@ class MessageStore(StorageCore):
         step is finished exactly when its inbox item says so."""
         rows = [message_row(world, owner, m) for owner, m in step.memory]
         rows += [message_row(world, None, m) for m in step.said]
+        if tracing.enabled() and (trace_id := tracing.trace_id()):
+            for row in rows:
+                row["trace_id"] = trace_id  # for the messages' event-log rows (``message_log_rows``)
         logged = [event_row(e) for e in step.events]
         announced = [event_row(e) for e in step.announced]
         waiting = [call_row(step.waiting)] if step.waiting is not None else []
@@ -131,7 +135,8 @@ class MessageStore(StorageCore):
                 conn.execute(INSERT_AUDIT, audited)
             apply_change(conn, world, inbox)
 
-        await self.in_transaction(write, write=True)
+        with tracing.span("storage.commit_step", {"agentworld.world": world, "gen_ai.conversation.id": step.chat_id}):
+            await self.in_transaction(write, write=True)
 
     async def record_agent_step(
         self,

@@ -92,12 +92,14 @@ def call_row(call: PendingCall) -> dict[str, Any]:
 
 
 def _detail(call: PendingCall) -> dict[str, Any]:
-    """The ``detail`` column: the case's own fields as JSON (a client call has none)."""
+    """The ``detail`` column: the case's own fields as JSON (a client call has none), and the
+    call's trace context when it has one."""
+    traced = {"traceparent": call.traceparent} if call.traceparent else {}
     match call:
         case PendingApproval() | PendingQuestion():
-            return call.detail
+            return {**call.detail, **traced}
         case PendingClientCall():
-            return {}
+            return traced
         case _:
             assert_never(call)
 

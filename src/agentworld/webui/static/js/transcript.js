@@ -101,6 +101,7 @@ export class ChatView {
     this.results = new Map(); // toolCallId -> tool message (a result may be read first)
     this.approvals = new Map(); // approvalId -> {line, info}
     this.streams = new Map(); // messageId -> {node, text, agent}
+    this.traces = new Map(); // messageId -> the trace id of the model call that wrote it
     this.filter = null;
     replace(this.el);
   }
@@ -166,6 +167,8 @@ export class ChatView {
       class: `msg ${kind}`, id: `msg-${m.messageId}`, testid: system ? "system-message" : "message",
       dataset: { messageId: m.messageId, sender: m.sender ?? "", role: m.role },
     }, head);
+    const trace = this.traces.get(m.messageId);
+    if (trace) markTrace(node, trace);
     if (m.content) node.append(h("div", { class: "md", testid: "message-body" }, renderMarkdown(m.content)));
     for (const call of m.tool_calls ?? []) {
       if (isApprovalRequest(m, call)) node.append(this.approvalLine(m, call), ...this.cardAfterApproval(call.id));
@@ -273,9 +276,17 @@ export class ChatView {
     return this.approvals.get(approvalId)?.info ?? null;
   }
 
+  /** The trace of the work that wrote a message (an event's `traceId`, when traces are on). */
+  noteTrace(messageId, traceId) {
+    this.traces.set(messageId, traceId);
+    const shown = this.nodes.get(messageId);
+    if (shown) markTrace(shown, traceId);
+  }
+
   /** Streaming progress of an answer (sse start / chunk / end / error). */
   sse(event) {
     const id = event.messageId;
+    if (event.traceId) this.noteTrace(id, event.traceId);
     if (this.stored.has(id)) return;
     let entry = this.streams.get(id);
     if (event.phase === "error") {
@@ -381,4 +392,12 @@ export class ChatView {
   applyFilter(node) {
     node.hidden = this.filter !== null && (node.dataset.sender ?? "").toLowerCase() !== this.filter;
   }
+}
+
+/** The trace of the model call that wrote a message (sent when traces are on): the sender's
+ * tooltip names it, and the message element carries it for copying or linking. */
+function markTrace(node, traceId) {
+  node.dataset.traceId = traceId;
+  const sender = node.querySelector(".msg-head .sender");
+  if (sender) sender.title = `trace ${traceId}`;
 }

@@ -113,7 +113,10 @@ export class WorldSession {
         if (m.role === "assistant") this.refreshAgents();
         if (!this.chats.some((c) => c.chatId === m.chatId)) this.loadChats();
         else this.refreshChats();
-        if (this.chatView && m.chatId === this.chatId && !this.pendingChat) this.chatView.message(m);
+        if (this.chatView && m.chatId === this.chatId && !this.pendingChat) {
+          if (data.traceId) this.chatView.noteTrace(m.messageId, data.traceId);
+          this.chatView.message(m);
+        }
         break;
       }
       case "sse":
