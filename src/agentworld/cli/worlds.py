@@ -16,6 +16,7 @@ from agentworld.cli.common import (
     read_json_file,
     run,
     stored_world_name,
+    usd_settings,
 )
 
 if TYPE_CHECKING:
@@ -50,10 +51,11 @@ def _world_settings(
     tool_env: list[str] | None,
     sandbox: str | None,
     network: str | None,
+    budget: str | None,
 ) -> dict[str, Any]:
     """The settings the options give. An empty value clears a setting: ``--policy ''``,
     ``--mcp-config ''``, ``--client-tools ''``, ``--hook ''``, ``--main-agent ''`` …"""
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = dict(usd_settings({"budget": budget}))
     for key, values in (
         ("hooks", hook),
         ("allowed_tools", allowed_tool),
@@ -146,6 +148,7 @@ Hook = Annotated[list[str] | None, typer.Option("--hook", help="on_event hook by
 ToolEnv = Annotated[list[str] | None, typer.Option("--tool-env", help="Pass this environment variable to tools (repeatable; '' clears); API keys only when listed.")]
 Sandbox = Annotated[str | None, typer.Option("--sandbox", help="Run shell commands and stdio MCP servers in a sandbox (bubblewrap): auto (where one can be made, else warn), on (refuse without one), off.")]
 Network = Annotated[str | None, typer.Option("--network", help="Whether sandboxed commands reach the network: deny (default) | allow.")]
+Budget = Annotated[str | None, typer.Option("--budget", help="USD a chat may cost; reached, agents hand back to a person, who keeps control ('' clears).")]
 ClientTools = Annotated[str | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}] ('' clears).")]
 
 
@@ -169,6 +172,7 @@ def world_create_or_update(
     tool_env: ToolEnv = None,
     sandbox: Sandbox = None,
     network: Network = None,
+    budget: Budget = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`world create` and `world update` take the same options; update changes only those given."""
