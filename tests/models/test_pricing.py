@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentworld.models.pricing import Price, PriceTable, agent_price, call_cost, format_usd, parse_price_table, table_price
+from agentworld.models.pricing import (
+    Price,
+    PriceTable,
+    agent_price,
+    call_cost,
+    format_usd,
+    parse_price_table,
+    table_price,
+)
 from agentworld.providers.prices import price_of, shipped_prices
 
 
