@@ -89,3 +89,21 @@ def test_prices_and_budgets_are_set_shown_and_cleared_by_their_options(cli: Any)
     for flag, value in (("--price-in", "abc"), ("--budget", "-1"), ("--price-out", "inf")):
         refused = cli("agent", "update", "w1", "a1", flag, value, check=False)
         assert refused.code == 2 and refused.stderr.startswith(f"error: {flag}"), refused.stderr
+
+
+def test_budgets_and_prices_travel_in_the_world_file(cli: Any, tmp_path: Any) -> None:
+    cli("world", "create", "team", "--budget", "0.01", "--working-dir", str(tmp_path))
+    cli("agent", "create", "team", "a1", "--provider", "openai", "--model", "my-deployment",
+        "--price-in", "1.25", "--price-out", "10", "--budget", "0.005")  # fmt: skip
+    exported = cli("export", "team").stdout
+    assert "budget = 0.01\n" in exported
+    assert "priceIn = 1.25\npriceOut = 10.0\nbudget = 0.005\n" in exported
+    file = tmp_path / "team.toml"
+    file.write_text(exported.replace("budget = 0.01\n", "budget = 2\n"))
+
+    plan = cli("apply", str(file), "--json").json()
+
+    assert [(c["kind"], c["fields"]) for c in plan["changes"]] == [("world", ["budget"])]
+    assert cli("world", "show", "team", "--json").json()["budget"] == 2.0
+    agent = cli("agent", "show", "team", "a1", "--json").json()
+    assert (agent["priceIn"], agent["priceOut"], agent["budget"]) == (1.25, 10.0, 0.005)
