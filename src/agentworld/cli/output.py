@@ -103,6 +103,10 @@ _TIMESTAMP_KEYS = frozenset(
 )
 
 
+_USAGE_KEYS = ({"inputTokens", "outputTokens"}, {"inputTokens", "outputTokens", "costUsd", "unpricedCalls"})
+"""The keys a usage document has at least, and at most (``documents.usage_doc``)."""
+
+
 def text(value: Any, key: str = "") -> str:
     """A value as text output shows it: never a Python repr (lists are comma lists, token
     usage is ``N in / M out``, times are UTC, other objects compact JSON)."""
@@ -118,7 +122,7 @@ def text(value: Any, key: str = "") -> str:
                 return when(value)
             except ValueError:
                 return value
-        case dict() if set(value) == {"inputTokens", "outputTokens"}:
+        case dict() if _USAGE_KEYS[0] <= set(value) <= _USAGE_KEYS[1]:
             return usage_text(value)
         case list() | tuple() | set() | frozenset():
             items = sorted(value) if isinstance(value, set | frozenset) else value
