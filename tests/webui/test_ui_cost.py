@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from playwright.sync_api import Page, expect
-from test_ui_phone_layout import PHONE, SIZES, overflow
+from test_ui_phone_layout import PHONE, SIZES, overflow, wait_until
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 from conftest import Script, Served, shot
@@ -38,6 +38,7 @@ def test_agent_chips_and_the_chat_list_show_the_cost_of_the_calls(
     expect(chips.nth(1)).to_contain_text("cost ?")
     if size is PHONE:
         page.get_by_test_id("menu-toggle").click()
+        wait_until(page, "document.querySelector('.sidebar').getBoundingClientRect().left >= 0")
     expect(page.get_by_test_id("chat-cost")).to_have_text("$0.0035+? · ")
     shot(page, f"cost-{size['width']}")
     assert overflow(page) <= 0
