@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from agentworld.models import Agent, Chat, Message, Usage, World
     from agentworld.models.message import ToolCall
     from agentworld.models.pending import PendingApproval, PendingClientCall, PendingQuestion
-    from agentworld.models.records import AuditEntry, ToolLogEntry
+    from agentworld.models.records import AuditEntry, ToolLogEntry, UsageGroup
     from agentworld.runtime.stopping import StopOutcome
     from agentworld.tools.registry import Tool
 
@@ -54,11 +54,16 @@ def when(value: datetime | str | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def usage_doc(usage: Usage | None) -> dict[str, int]:
-    return {
+def usage_doc(usage: Usage | None, spent: Iterable[UsageGroup] | None = None) -> dict[str, Any]:
+    """Tokens used and, when the calls are given (``spent``), what they cost (``cost_doc``)."""
+    doc: dict[str, Any] = {
         "inputTokens": usage.input_tokens if usage is not None else 0,
         "outputTokens": usage.output_tokens if usage is not None else 0,
     }
+    if spent is not None:
+        cost = cost_doc(spent)
+        doc |= {"costUsd": cost["costUsd"], "unpricedCalls": cost["unpricedCalls"]}
+    return doc
 
 
 # -- documents ---------------------------------------------------------------------------------
@@ -115,24 +120,78 @@ def shown_base_url(url: str) -> str:
     return redact_text(url)
 
 
-def agent_doc(agent: Agent, usage: Usage | None = None) -> dict[str, Any]:
+def agent_doc(
+    agent: Agent, usage: Usage | None = None, spent: Iterable[UsageGroup] | None = None
+) -> dict[str, Any]:
     """The agent document, a password in its ``baseUrl`` masked (``http://user:pw@host``
     works, and is stored as given, but is shown like the logs show it)."""
     doc = agent.model_dump(mode="json", by_alias=True)
     if doc.get("baseUrl"):
         doc["baseUrl"] = shown_base_url(doc["baseUrl"])
     if usage is not None:
-        doc["usage"] = usage_doc(usage)
+        doc["usage"] = usage_doc(usage, spent)
     return doc
 
 
-def chat_doc(chat: Chat, usage: Usage | None = None, *, current: bool | None = None) -> dict[str, Any]:
-    """A chat with its token usage (zero for a chat nobody answered yet) and, when ``current``
-    is given, whether it is the world's current chat (as `chat list` marks it in text)."""
-    doc = {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage)}
+def chat_doc(
+    chat: Chat,
+    usage: Usage | None = None,
+    *,
+    current: bool | None = None,
+    spent: Iterable[UsageGroup] | None = None,
+) -> dict[str, Any]:
+    """A chat with its token usage and cost (zero for a chat nobody answered yet) and, when
+    ``current`` is given, whether it is the world's current chat (as `chat list` marks it)."""
+    doc = {**chat.model_dump(mode="json", by_alias=True), "usage": usage_doc(usage, spent)}
     if current is not None:
         doc["current"] = current
     return doc
+
+
+def cost_doc(groups: Iterable[UsageGroup]) -> dict[str, Any]:
+    """The calls of ``groups`` summed: ``costUsd`` adds up the calls whose cost is known (0 when
+    there were no calls, null when none of them had a price), ``unpricedCalls`` counts those
+    left out of it, so a partial sum never passes for the whole."""
+    calls = input_tokens = output_tokens = unpriced = 0
+    cost: float | None = None
+    for group in groups:
+        calls += group.calls
+        input_tokens += group.input_tokens
+        output_tokens += group.output_tokens
+        unpriced += group.unpriced_calls
+        if group.cost_usd is not None:
+            cost = (cost or 0.0) + group.cost_usd
+    if cost is None and calls == unpriced == 0:
+        cost = 0.0
+    return {
+        "calls": calls,
+        "inputTokens": input_tokens,
+        "outputTokens": output_tokens,
+        "costUsd": None if cost is None else round(cost, 10),
+        "unpricedCalls": unpriced,
+    }
+
+
+def usage_report_doc(
+    world: str, groups: Sequence[UsageGroup], *, chat_id: str | None, prices_as_of: str
+) -> dict[str, Any]:
+    """``agentworld usage`` and ``GET /api/worlds/{w}/usage``: the agents' model calls of the
+    world (or of one chat) with their tokens and cost, in total and by agent, chat and model
+    (SPEC O2). A model is null for calls stored before models were recorded."""
+
+    def by(key: str, of: Any) -> list[dict[str, Any]]:
+        keys = sorted({of(g) for g in groups}, key=lambda k: (k is None, k or ""))
+        return [{key: k, **cost_doc(g for g in groups if of(g) == k)} for k in keys]
+
+    return {
+        "world": world,
+        "chatId": chat_id,
+        "pricesAsOf": prices_as_of,
+        "total": cost_doc(groups),
+        "byAgent": by("agent", lambda g: g.agent),
+        "byChat": by("chatId", lambda g: g.chat_id),
+        "byModel": by("model", lambda g: g.model),
+    }
 
 
 def approval_doc(pending: PendingApproval) -> dict[str, Any]:

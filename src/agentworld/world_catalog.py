@@ -17,6 +17,7 @@ from agentworld.errors import AlreadyExistsError, InvalidInputError, NotFoundErr
 from agentworld.models import Agent, Chat, Message, Usage, World, new_id
 from agentworld.models.domain import agent_name_problem
 from agentworld.models.events import CrudEvent, MessageEvent
+from agentworld.models.records import UsageGroup
 from agentworld.process_secrets import note_key_variable
 from agentworld.settings_checks import (
     build_settings,
@@ -364,6 +365,14 @@ class WorldCatalog(WholeWorldChanges):
         absent); with ``chat_id``, in that chat alone."""
         await self.storage.get_world(world)
         return await self.storage.usage_by_chat(world, chat_id=chat_id)
+
+    async def usage_groups(self, world: str, *, chat_id: str | None = None) -> list[UsageGroup]:
+        """The agents' model calls of the world (or of one chat), summed by agent, chat and
+        model with their recorded cost (SPEC O2)."""
+        await self.storage.get_world(world)
+        if chat_id is not None:
+            await self.get_chat(world, chat_id)
+        return await self.storage.usage.groups(world, chat_id=chat_id)
 
     async def agent_usage(self, world: str, agent: str) -> Usage:
         """Tokens the agent used over every chat of the world (zero for one that never

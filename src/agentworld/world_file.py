@@ -38,6 +38,7 @@ WORLD_KEYS: dict[str, str] = {
     "sandbox": "sandbox",
     "network": "network",
     "clientTools": "client_tools",
+    "budget": "budget",
 }
 """The keys of ``[world]``, in the order ``export`` writes them, and the setting each is."""
 
@@ -51,6 +52,9 @@ AGENT_KEYS: dict[str, str] = {
     "maxTokens": "max_tokens",
     "memoryWindow": "memory_window",
     "modelDeadlineSeconds": "model_deadline_seconds",
+    "priceIn": "price_in",
+    "priceOut": "price_out",
+    "budget": "budget",
     "systemPrompt": "system_prompt",
 }
 """The keys of an ``[[agents]]`` entry (besides ``promptFile``), in the order written."""

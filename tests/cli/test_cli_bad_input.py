@@ -35,7 +35,7 @@ BAD_INPUT: list[tuple[bool, tuple[str, ...], int, str]] = [
     (False, ("world", "create", "w", "--approval-timeout", "soon"), 2, "--approval-timeout: 'soon' is not a number"),
     (False, ("world", "create", "w", "--bogus"), 2, "no such option: --bogus"),
     (False, ("world", "create"), 2, "missing argument"),
-    (False, ("mesages", "w"), 2, "no such command 'mesages'. Did you mean 'messages', 'message'?"),
+    (False, ("mesages", "w"), 2, "no such command 'mesages'. Did you mean 'messages', 'message', 'usage'?"),
     (False, ("world", "lst"), 2, "no such command 'lst'. Did you mean 'list'?"),
     (False, ("nosuch",), 2, "no such command 'nosuch'"),
     (WORLD, ("agent", "create", "w", "b", "--provider", "scripted", "--model", "echo", "--max-tokens", "1e20"), 2,

@@ -298,7 +298,7 @@ def test_text_output_is_formatted_never_a_python_repr(cli: Any, tmp_path: Path) 
     agent = cli("agent", "show", "w", "a").stdout
     world = cli("world", "show", "w").stdout
 
-    assert re.search(r"^  usage: \d+ in / \d+ out$", agent, re.M), agent
+    assert re.search(r"^  usage: \d+ in / \d+ out, unknown \(1 call unpriced\)$", agent, re.M), agent
     assert "  toolEnv: LANG_A, LANG_B\n" in world
     assert "streaming: no" in world
     for shown in (agent, world):

@@ -69,6 +69,7 @@ WORLD: dict[str, Any] = {
     "toolEnv": [],
     "sandbox": str,
     "network": str,
+    "budget": None,
     "createdAt": TIMESTAMP,
     "updatedAt": TIMESTAMP,
 }
@@ -85,6 +86,9 @@ AGENT: dict[str, Any] = {
     "apiKeyEnv": str,
     "memoryWindow": int,
     "modelDeadlineSeconds": int,
+    "priceIn": None,
+    "priceOut": None,
+    "budget": None,
     "status": str,
     "llmCallCount": int,
     "lastActive": TIMESTAMP,
@@ -102,7 +106,13 @@ CHAT: dict[str, Any] = {
 }
 BRANCH_OF: dict[str, Any] = {"chatId": "<chat id>", "messageId": "<msg id>"}
 
-USAGE: dict[str, Any] = {"inputTokens": int, "outputTokens": int}
+USAGE: dict[str, Any] = {"inputTokens": int, "outputTokens": int, "costUsd": None, "unpricedCalls": int}
+"""A chat's usage with calls to model ``m``, which has no price: its cost is unknown."""
+UNUSED: dict[str, Any] = {**USAGE, "costUsd": float}
+"""A chat's usage before any call: nothing spent."""
+USAGE_TOTAL: dict[str, Any] = {
+    "calls": int, "inputTokens": int, "outputTokens": int, "costUsd": None, "unpricedCalls": int,
+}  # fmt: skip
 
 
 def message(**fields: Any) -> dict[str, Any]:
@@ -200,8 +210,10 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
 
     assert shape(chat) == {"chatId": "<chat id>"}
     # Every chat has its usage, zero until an agent answers.
-    assert shape(unused) == {"chats": [{**CHAT, "usage": USAGE, "current": bool}]}
-    assert unused["chats"][0]["usage"] == {"inputTokens": 0, "outputTokens": 0}
+    assert shape(unused) == {"chats": [{**CHAT, "usage": UNUSED, "current": bool}]}
+    assert unused["chats"][0]["usage"] == {
+        "inputTokens": 0, "outputTokens": 0, "costUsd": 0.0, "unpricedCalls": 0,
+    }  # fmt: skip
     assert unused["chats"][0]["current"] is True  # `chat new` made it the current chat
 
     sent = cli("send", "w1", "@a1 please", "--chat", chat["chatId"], "--json", env=key).json()
@@ -252,6 +264,16 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
     assert worlds["worlds"] == [world]
     assert world["currentChatId"] == chat["chatId"]
     assert shape(agents) == {"agents": [AGENT]}
+    usage = cli("usage", "w1", "--json").json()
+    assert shape(usage) == {
+        "world": str,
+        "chatId": None,
+        "pricesAsOf": str,
+        "total": USAGE_TOTAL,
+        "byAgent": [{"agent": str, **USAGE_TOTAL}],
+        "byChat": [{"chatId": "<chat id>", **USAGE_TOTAL}],
+        "byModel": [{"model": str, **USAGE_TOTAL}],
+    }
 
     branched = cli("chat", "branch", "w1", done["messages"][0]["messageId"], "--json").json()
     with_branch = cli("chat", "list", "w1", "--json").json()
@@ -260,7 +282,7 @@ def test_world_agent_chat_and_conversation_documents_keep_their_shape(
     assert shape(with_branch) == {
         "chats": [
             {**CHAT, "usage": USAGE, "current": bool},
-            {**CHAT, "branchOf": BRANCH_OF, "usage": USAGE, "current": bool},
+            {**CHAT, "branchOf": BRANCH_OF, "usage": UNUSED, "current": bool},
         ]
     }
     # As the text marks it: the branch is now the current chat, its source is not.

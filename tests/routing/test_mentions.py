@@ -19,6 +19,7 @@ from agentworld.routing.mentions import (
     remove_self_mentions,
     should_agent_respond,
 )
+from agentworld.routing.messages import why_nobody_answers
 
 AGENTS = ("a1", "a2", "a3")
 
@@ -177,6 +178,15 @@ def test_turn_limit_messages_ignored(sender: str) -> None:
 def test_turn_limit_notice_to_human_reaches_nobody() -> None:
     notice = "@human Turn limit reached (5 LLM calls). Please take control of the conversation."
     assert responders("a1", notice) == set()
+
+
+@pytest.mark.parametrize("sender", ["human", "a2", "world"])
+def test_budget_notices_are_ignored_like_turn_limit_notices(sender: str) -> None:
+    notice = "@a1 @human Budget reached ($0.012 of $0.01). Please take control of the conversation."
+    assert not should_agent_respond("a1", sender=sender, content=notice)
+    assert why_nobody_answers(notice, sender=sender, agents=["a1"]) == (
+        "nobody answers: agents ignore messages that contain 'Budget reached'"
+    )
 
 
 # --- R3: self mentions and auto-mention -------------------------------------------------------

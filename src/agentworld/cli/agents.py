@@ -16,11 +16,13 @@ from agentworld.cli.common import (
     parse_temperature,
     run,
     stored_agent_name,
+    usd_settings,
 )
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld
     from agentworld.models import Agent, Usage
+    from agentworld.models.records import UsageGroup
 
 app = typer.Typer(help="Create, change and inspect agents.", no_args_is_help=True)
 
@@ -37,16 +39,20 @@ Temperature = Annotated[float | None, typer.Option("--temperature", parser=parse
 MaxTokens = Annotated[int | None, typer.Option("--max-tokens", parser=parse_max_tokens, help="Most tokens per answer (1 to 1000000).")]
 MemoryWindow = Annotated[int | None, typer.Option("--memory-window", parser=parse_memory_window, help="How many of its latest messages of a chat the agent is shown (0: all; default 500).")]
 ModelDeadline = Annotated[int | None, typer.Option("--model-deadline", parser=parse_model_deadline, help="Seconds one model call may take in all, retries included, before the turn ends with an error (default 300).")]
+PriceIn = Annotated[str | None, typer.Option("--price-in", help="USD per million input tokens, in place of the shipped price table's ('' clears).")]
+PriceOut = Annotated[str | None, typer.Option("--price-out", help="USD per million output tokens, in place of the shipped price table's ('' clears).")]
+Budget = Annotated[str | None, typer.Option("--budget", help="USD this agent's calls may cost in one chat; reached, it hands back to a person ('' clears).")]
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The agent's name: its @mention handle.")]
 
 
 def _agent_settings(**options: Any) -> dict[str, Any]:
     from agentworld.models import PROVIDER_NAMES
 
+    usd = usd_settings({k: options.pop(k, None) for k in ("price_in", "price_out", "budget")})
     provider = options.get("provider")
     if provider is not None and provider not in PROVIDER_NAMES:
         output.fail(f"--provider: unknown provider {provider!r}: choose one of {', '.join(PROVIDER_NAMES)}", code=2)
-    settings = {k: v for k, v in options.items() if v is not None}
+    settings = {k: v for k, v in options.items() if v is not None} | usd
     for clearable in ("base_url", "api_key_env"):  # --base-url '' goes back to the default
         if settings.get(clearable) == "":
             settings[clearable] = None
@@ -66,6 +72,9 @@ def agent_create_or_update(
     max_tokens: MaxTokens = None,
     memory_window: MemoryWindow = None,
     model_deadline_seconds: ModelDeadline = None,
+    price_in: PriceIn = None,
+    price_out: PriceOut = None,
+    budget: Budget = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`agent create` and `agent update` take the same options; update changes only those given."""
@@ -98,12 +107,13 @@ def agent_list(world: WorldArg, json_out: JsonOpt = False) -> None:
 def agent_show(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> None:
     """Show one agent with its token usage."""
 
-    async def load(aw: AgentWorld) -> tuple[Agent, Usage]:
+    async def load(aw: AgentWorld) -> tuple[Agent, Usage, list[UsageGroup]]:
         agent = await aw.get_agent(world, name)
-        return agent, await aw.agent_usage(world, agent.name)
+        spent = [g for g in await aw.usage_groups(world) if g.agent == agent.name]
+        return agent, await aw.agent_usage(world, agent.name), spent
 
-    agent, usage = run(load)
-    _show_agent(agent, usage, json_out)
+    agent, usage, spent = run(load)
+    _show_agent(agent, usage, json_out, spent)
 
 
 @app.command("delete")
@@ -127,8 +137,8 @@ def agent_delete(world: WorldArg, name: NameArg, json_out: JsonOpt = False) -> N
         typer.echo(f"deleted agent {deleted}")
 
 
-def _show_agent(agent: Any, usage: Any, json_out: bool) -> None:
-    doc = output.agent_doc(agent, usage)
+def _show_agent(agent: Any, usage: Any, json_out: bool, spent: Any = None) -> None:
+    doc = output.agent_doc(agent, usage, spent)
     if json_out:
         output.print_json(doc)
     else:

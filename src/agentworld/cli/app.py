@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "approvals": "agentworld.cli.approvals:approvals",
     "approve": "agentworld.cli.approvals:approve",
     "audit": "agentworld.cli.approvals:audit",
+    "usage": "agentworld.cli.usage:usage",
     "questions": "agentworld.cli.questions:questions",
     "answer": "agentworld.cli.questions:answer",
     "demo": "agentworld.cli.app:demo",

@@ -46,16 +46,25 @@ def chat_new(world: WorldArg, json_out: JsonOpt = False) -> None:
 def chat_list(world: WorldArg, json_out: JsonOpt = False) -> None:
     """List a world's chats with their titles, sizes and token usage."""
 
-    async def load(aw: AgentWorld) -> tuple[Any, Any, str | None]:
+    async def load(aw: AgentWorld) -> tuple[Any, Any, str | None, Any]:
         settings = await aw.get_world(world)
-        return await aw.list_chats(world), await aw.chat_usage(world), settings.current_chat_id
+        chats, usage = await aw.list_chats(world), await aw.chat_usage(world)
+        return chats, usage, settings.current_chat_id, await aw.usage_groups(world)
 
-    chats, usage, current = run(load)
+    chats, usage, current, spent = run(load)
     if json_out:
-        docs = [output.chat_doc(c, usage.get(c.chat_id), current=c.chat_id == current) for c in chats]
+        docs = [
+            output.chat_doc(
+                c,
+                usage.get(c.chat_id),
+                current=c.chat_id == current,
+                spent=[g for g in spent if g.chat_id == c.chat_id],
+            )
+            for c in chats
+        ]
         output.print_json({"chats": docs})
         return
-    output.print_chats(world, chats, usage, current)
+    output.print_chats(world, chats, usage, current, spent)
 
 
 @app.command("use")

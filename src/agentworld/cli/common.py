@@ -176,6 +176,9 @@ _FLAGS: dict[str, str] = {
     "max_tokens": "--max-tokens",
     "base_url": "--base-url",
     "api_key_env": "--api-key-env",
+    "price_in": "--price-in",
+    "price_out": "--price-out",
+    "budget": "--budget",
 }
 _SETTING_AT_START = re.compile(r"(^|; )([a-z_]+)(?=: | must | is required )")
 
@@ -269,6 +272,26 @@ def parse_model_deadline(value: str) -> int:
 def parse_temperature(value: str) -> float:
     """``--temperature``: 0 to 2, as every provider accepts."""
     return parse_float(value, minimum=0, maximum=2)
+
+
+def usd_settings(flags: dict[str, str | None]) -> dict[str, float | None]:
+    """``--price-in``, ``--price-out``, ``--budget`` (by setting name) as the settings they
+    set: USD, finite and ≥ 0 (a leading ``$`` allowed); '' or ``none`` clears one. Those not
+    given are left out; a bad value ends the command naming its flag."""
+    settings: dict[str, float | None] = {}
+    for key, value in flags.items():
+        if value is None:
+            continue
+        if value.strip().lower() in ("", "none"):
+            settings[key] = None
+            continue
+        try:
+            settings[key] = parse_float(value.strip().removeprefix("$"), minimum=0, maximum=1e9)
+        except typer.BadParameter as exc:
+            from agentworld.cli import output
+
+            output.fail(f"{_FLAGS[key]}: {exc.message}", code=2)
+    return settings
 
 
 def parse_seconds(value: str) -> float:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from agentworld.models import Agent, Chat, Message, Usage
     from agentworld.models.pending import PendingApproval
+    from agentworld.models.records import UsageGroup
 
 
 def print_json(document: Any) -> None:
@@ -87,13 +88,23 @@ def one_line(text: str) -> str:
 
 
 def usage_text(doc: dict[str, Any]) -> str:
-    """``99 in / 63 out``: the tokens a chat or an agent used."""
-    return f"{doc.get('inputTokens', 0)} in / {doc.get('outputTokens', 0)} out"
+    """``99 in / 63 out``: the tokens a chat or an agent used, with their cost when the
+    document has it (``99 in / 63 out, $0.0012``)."""
+    tokens = f"{doc.get('inputTokens', 0)} in / {doc.get('outputTokens', 0)} out"
+    if "costUsd" not in doc:
+        return tokens
+    from agentworld.cli.usage import cost_text
+
+    return f"{tokens}, {cost_text(doc)}"
 
 
 _TIMESTAMP_KEYS = frozenset(
     {"createdAt", "updatedAt", "lastActive", "at", "startedAt", "finishedAt"}
 )
+
+
+_USAGE_KEYS = ({"inputTokens", "outputTokens"}, {"inputTokens", "outputTokens", "costUsd", "unpricedCalls"})
+"""The keys a usage document has at least, and at most (``documents.usage_doc``)."""
 
 
 def text(value: Any, key: str = "") -> str:
@@ -111,7 +122,7 @@ def text(value: Any, key: str = "") -> str:
                 return when(value)
             except ValueError:
                 return value
-        case dict() if set(value) == {"inputTokens", "outputTokens"}:
+        case dict() if _USAGE_KEYS[0] <= set(value) <= _USAGE_KEYS[1]:
             return usage_text(value)
         case list() | tuple() | set() | frozenset():
             items = sorted(value) if isinstance(value, set | frozenset) else value
@@ -205,9 +216,14 @@ def print_approvals(
 
 
 def print_chats(
-    world: str, chats: Sequence[Chat], usage: dict[str, Usage], current: str | None
+    world: str,
+    chats: Sequence[Chat],
+    usage: dict[str, Usage],
+    current: str | None,
+    spent: Sequence[UsageGroup] | None = None,
 ) -> None:
-    """A world's chats with their titles, sizes and token usage (``chat list``, ``/chats``)."""
+    """A world's chats with their titles, sizes and token usage (``chat list``, ``/chats``),
+    with their cost when the calls are given."""
     print_table(
         f"Chats of {world}",
         ["chat id", "name", "messages", "tokens", "created", "branch of", "current"],
@@ -216,7 +232,12 @@ def print_chats(
                 c.chat_id,
                 c.name,
                 c.message_count,
-                usage_text(usage_doc(usage.get(c.chat_id))),
+                usage_text(
+                    usage_doc(
+                        usage.get(c.chat_id),
+                        None if spent is None else [g for g in spent if g.chat_id == c.chat_id],
+                    )
+                ),
                 c.created_at,
                 f"{c.branch_of.chat_id} at {c.branch_of.message_id}" if c.branch_of else "",
                 "yes" if c.chat_id == current else "",

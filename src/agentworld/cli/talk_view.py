@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 _ERASE_LINE = "\r\x1b[2K"
 """Back to the start of the line and erase it: how a transient line is replaced."""
 TURN_LIMIT_MARKER = "Turn limit reached"
+BUDGET_MARKER = "Budget reached"
 """An agent's hand-back to the people (SPEC R4) is shown as a system notice, not an answer."""
 
 
@@ -215,7 +216,7 @@ class EventView:
             self._result(message)
             return
         content = message.content or ""
-        if message.role == "system" or TURN_LIMIT_MARKER in content:
+        if message.role == "system" or TURN_LIMIT_MARKER in content or BUDGET_MARKER in content:
             self.screen.line(f"[bold red]⚠ {escape(message.sender)}: {escape(content, lines=True)}[/bold red]")
             return
         if message.role == "user":

@@ -16,6 +16,7 @@ from agentworld.cli.common import (
     read_json_file,
     run,
     stored_world_name,
+    usd_settings,
 )
 
 if TYPE_CHECKING:
@@ -51,10 +52,11 @@ def _world_settings(
     sandbox: str | None,
     network: str | None,
     worker_queue: str | None = None,
+    budget: str | None = None,
 ) -> dict[str, Any]:
     """The settings the options give. An empty value clears a setting: ``--policy ''``,
     ``--mcp-config ''``, ``--client-tools ''``, ``--hook ''``, ``--main-agent ''`` …"""
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = dict(usd_settings({"budget": budget}))
     for key, values in (
         ("hooks", hook),
         ("allowed_tools", allowed_tool),
@@ -150,6 +152,7 @@ ToolEnv = Annotated[list[str] | None, typer.Option("--tool-env", help="Pass this
 Sandbox = Annotated[str | None, typer.Option("--sandbox", help="Run shell commands and stdio MCP servers in a sandbox (bubblewrap): auto (where one can be made, else warn), on (refuse without one), off.")]
 Network = Annotated[str | None, typer.Option("--network", help="Whether sandboxed commands reach the network: deny (default) | allow.")]
 WorkerQueue = Annotated[str | None, typer.Option("--worker-queue", help="On Temporal: the task queue of the workers that hold the working directory ('' clears: the deployment's queue).")]
+Budget = Annotated[str | None, typer.Option("--budget", help="USD a chat may cost; reached, agents hand back to a person, who keeps control ('' clears).")]
 ClientTools = Annotated[str | None, typer.Option("--client-tools", help="JSON list of client-side tools: [{name, description, parameters}] ('' clears).")]
 
 
@@ -174,6 +177,7 @@ def world_create_or_update(
     sandbox: Sandbox = None,
     network: Network = None,
     worker_queue: WorkerQueue = None,
+    budget: Budget = None,
     json_out: JsonOpt = False,
 ) -> None:
     """`world create` and `world update` take the same options; update changes only those given."""

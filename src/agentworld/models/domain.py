@@ -141,6 +141,9 @@ class World(BaseModel):
     without one), ``off``."""
     network: NetworkMode = "deny"
     """Whether a contained command may reach the network (SPEC C1)."""
+    budget: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """USD a chat may cost (its recorded model calls); reached, agents hand back to the people
+    rather than call a model (SPEC O2). None: no budget."""
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     updated_at: datetime = Field(default_factory=utc_now, alias="updatedAt")
 
@@ -189,6 +192,12 @@ class Agent(BaseModel):
     )
     """How long one model call may take in all, retries and their waits included; past it the
     turn ends with a system event saying the model did not answer (``RetryingProvider``)."""
+    price_in: float | None = Field(default=None, ge=0, allow_inf_nan=False, alias="priceIn")
+    """USD per million input tokens, in place of the shipped price table's (SPEC O2)."""
+    price_out: float | None = Field(default=None, ge=0, allow_inf_nan=False, alias="priceOut")
+    """USD per million output tokens, in place of the shipped price table's."""
+    budget: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """USD this agent's calls may cost in one chat, besides the world's budget for the chat."""
     status: Literal["active", "inactive"] = "active"
     llm_call_count: int = Field(default=0, alias="llmCallCount")
     last_active: datetime | None = Field(default=None, alias="lastActive")

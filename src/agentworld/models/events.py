@@ -74,6 +74,9 @@ class SSEEvent(_Event):
     message_id: str
     content: str = ""
     usage: Usage | None = None
+    cost_usd: float | None = None
+    """On ``end``: what the call cost in USD (as recorded with its message); None when its
+    price is unknown."""
     error: str | None = None
 
     @field_serializer("usage")

@@ -74,6 +74,11 @@ class Message(BaseModel):
     created_at: datetime = Field(default_factory=utc_now, alias="createdAt")
     input_tokens: int | None = Field(default=None, alias="inputTokens", exclude=True)
     output_tokens: int | None = Field(default=None, alias="outputTokens", exclude=True)
+    model: str | None = Field(default=None, exclude=True)
+    """The model an agent's call was made to (stored with its usage, not read back)."""
+    cost_usd: float | None = Field(default=None, alias="costUsd", exclude=True)
+    """What the call cost in USD at the prices of the day, None when unknown (stored, not
+    read back: later price changes never rewrite it)."""
 
     @classmethod
     def tool_result(

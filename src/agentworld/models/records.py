@@ -163,3 +163,19 @@ class ToolLogEnd:
     output: Any
     """What the tool returned, secrets redacted."""
     duration_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class UsageGroup:
+    """The model calls one agent made in one chat to one model, summed (SPEC O2).
+    ``cost_usd`` sums the calls whose cost is known (None when none is); ``unpriced_calls``
+    counts the others (a model without a price, or a call stored before costs were)."""
+
+    agent: str
+    chat_id: str
+    model: str | None
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    unpriced_calls: int

@@ -24,6 +24,15 @@ from typing import Literal
 
 HUMAN_SENDERS = frozenset({"human", "user", "you"})
 TURN_LIMIT_MARKER = "Turn limit reached"
+BUDGET_MARKER = "Budget reached"
+HAND_BACK_MARKERS = (TURN_LIMIT_MARKER, BUDGET_MARKER)
+"""What an agent's notice handing the conversation back to the people says (its turn limit,
+a chat's budget): nobody answers such a notice."""
+
+
+def is_hand_back(content: str) -> bool:
+    """Whether ``content`` holds a hand-back notice (``HAND_BACK_MARKERS``)."""
+    return any(marker in content for marker in HAND_BACK_MARKERS)
 
 _WORLD_SENDER = "world"
 _SYSTEM_SENDER = "system"
@@ -116,7 +125,7 @@ def should_agent_respond(
     """
     me = _norm(agent_name)
     who = _norm(sender)
-    if who == me or TURN_LIMIT_MARKER in content:
+    if who == me or is_hand_back(content):
         return False
     if who == _SYSTEM_SENDER:
         return False

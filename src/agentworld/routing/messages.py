@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agentworld.models import Message
 from agentworld.routing.mentions import (
+    BUDGET_MARKER,
     TURN_LIMIT_MARKER,
     extract_paragraph_mentions,
     is_human_sender,
@@ -48,6 +49,8 @@ def why_nobody_answers(
         return "nobody answers: system messages are never answered"
     if TURN_LIMIT_MARKER in content:
         return f"nobody answers: agents ignore messages that contain {TURN_LIMIT_MARKER!r}"
+    if BUDGET_MARKER in content:
+        return f"nobody answers: agents ignore messages that contain {BUDGET_MARKER!r}"
     listed = ", ".join(agents) if agents else "none yet"
     known = {name.lower() for name in agents}
     unknown = [name for name in extract_paragraph_mentions(content) if name not in known]

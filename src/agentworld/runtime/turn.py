@@ -29,7 +29,8 @@ from agentworld.models import Agent, LLMResponse, Message, ToolCall, World, new_
 from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.models.work import DONE, WAIT, InboxChange, Loop, StepResult, Wait
 from agentworld.providers.base import LLMRequest
-from agentworld.routing.mentions import TURN_LIMIT_MARKER, finalize_reply, is_human_sender
+from agentworld.routing.mentions import finalize_reply, is_hand_back, is_human_sender
+from agentworld.runtime.budget import budget_hand_back, budget_reached, recorded_cost
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
 from agentworld.runtime.policy_files import kept_from_tools
@@ -75,13 +76,13 @@ async def run_agent_turn(
 
 
 def handed_back(newest_first: Sequence[Message]) -> bool:
-    """Whether an agent handed the conversation back to the people (its turn-limit notice)
+    """Whether an agent handed the conversation back to the people (its turn-limit or budget notice)
     since a person or the world last spoke: then the agents' conversation is over (R4), and
     agents' messages reach nobody until someone speaks again."""
     for message in newest_first:
         if message.role == "user" and (is_human_sender(message.sender) or message.sender.lower() == "world"):
             return False
-        if message.role == "assistant" and TURN_LIMIT_MARKER in (message.content or ""):
+        if message.role == "assistant" and is_hand_back(message.content or ""):
             return True
     return False
 
@@ -174,6 +175,10 @@ async def run_agent_loop(
         if agent.llm_call_count >= world.turn_limit and not (loop.fresh and model_calls == 0):
             yield _hand_back(agent, chat_id, loop.reply_to, item_id)
             return
+        # A budget is not made fresh by a person's message: spent is spent (SPEC O2).
+        if (reached := await budget_reached(ctx.storage, world, agent, chat_id)) is not None:
+            yield budget_hand_back(agent, chat_id, loop.reply_to, item_id, reached)
+            return
         request = LLMRequest(
             model=agent.model,
             messages=build_prompt(agent, memory_window(memory, agent.memory_window)),
@@ -197,9 +202,12 @@ async def run_agent_loop(
             tracing.model_response(span, called.response, request.messages)
         model_calls += 1
         response = called.response
+        cost = recorded_cost(agent, response)
+        if called.end is not None:
+            called.end = called.end.model_copy(update={"cost_usd": cost})
         try:
             if response.type == "text":
-                answer = _model_message(response, message_id, chat_id, agent, loop)
+                answer = _model_message(response, message_id, chat_id, agent, loop, cost=cost)
                 yield StepResult.spoken(
                     answer, by=agent.name, llm_calls=1, finishes=item_id, events=called.ends, next=DONE
                 )
@@ -214,7 +222,7 @@ async def run_agent_loop(
             )
             response = response.model_copy(update={"tool_calls": unique})
             batch_context = replace(tool_context, policy=policy)
-            request_message = _model_message(response, message_id, chat_id, agent, loop)
+            request_message = _model_message(response, message_id, chat_id, agent, loop, cost=cost)
             yield StepResult.spoken(request_message, by=agent.name, llm_calls=1, events=called.ends)
         except (asyncio.CancelledError, GeneratorExit):
             # Stopped before the answer was stored (a stop, or its commit failed): drop its stream.
@@ -280,12 +288,12 @@ def _iteration_cap_text(agent: str, cap: int) -> str:
 
 
 def _model_message(
-    response: LLMResponse, message_id: str, chat_id: str, agent: Agent, loop: Loop
+    response: LLMResponse, message_id: str, chat_id: str, agent: Agent, loop: Loop, *, cost: float | None
 ) -> Message:
     """The assistant message one model call produced, as the loop stores it: a text answer
     (finalized, addressed to whom the loop answers) or a batch of tool calls with any text
     beside them. Both are the agent's, reply to the loop's trigger and carry the call's token
-    usage, so the two outcomes of a call are stored alike."""
+    usage, model and cost, so the two outcomes of a call are stored alike."""
     content: str | None
     tool_calls: list[ToolCall] | None
     if response.type == "text":
@@ -304,6 +312,8 @@ def _model_message(
         reply_to_message_id=loop.reply_to,
         input_tokens=response.usage.input_tokens,
         output_tokens=response.usage.output_tokens,
+        model=agent.model,
+        cost_usd=cost,
     )
 
 

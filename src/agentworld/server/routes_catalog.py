@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import PlainTextResponse
 
 from agentworld.agent_world import AgentWorld
-from agentworld.documents import agent_doc, chat_doc, markdown_transcript
+from agentworld.documents import agent_doc, chat_doc, markdown_transcript, usage_report_doc
 from agentworld.models import Chat, World
 from agentworld.server.deps import (
     AW,
@@ -39,6 +39,7 @@ from agentworld.server.schemas import (
     MessagePage,
     MessagePost,
     Posted,
+    UsageReport,
     WorldCreate,
     WorldList,
     WorldSettings,
@@ -109,9 +110,10 @@ async def create_agent(world: WorldName, body: AgentCreate, aw: AW) -> JSONRespo
 
 @router.get("/{world}/agents/{agent}", response_model=AgentDoc, tags=["agents"])
 async def get_agent(world: WorldName, agent: AgentName, aw: AW) -> JSONResponse:
-    """An agent with the tokens it used."""
+    """An agent with the tokens it used and what they cost."""
     found = await aw.get_agent(world, agent)
-    return JSONResponse(agent_doc(found, await aw.agent_usage(world, found.name)))
+    spent = [g for g in await aw.usage_groups(world) if g.agent == found.name]
+    return JSONResponse(agent_doc(found, await aw.agent_usage(world, found.name), spent))
 
 
 @router.patch("/{world}/agents/{agent}", response_model=AgentDoc, tags=["agents"])
@@ -149,8 +151,17 @@ async def agent_memory(
 async def list_chats(world: WorldName, aw: AW) -> JSONResponse:
     chats = await aw.list_chats(world)
     usage = await aw.chat_usage(world)
+    spent = await aw.usage_groups(world)
     current = (await aw.get_world(world)).current_chat_id
-    docs = [chat_doc(c, usage.get(c.chat_id), current=c.chat_id == current) for c in chats]
+    docs = [
+        chat_doc(
+            c,
+            usage.get(c.chat_id),
+            current=c.chat_id == current,
+            spent=[g for g in spent if g.chat_id == c.chat_id],
+        )
+        for c in chats
+    ]
     return JSONResponse({"chats": docs})
 
 
@@ -181,8 +192,21 @@ async def change_chat(world: WorldName, chat: ChatId, body: ChatChange, aw: AW) 
 async def _chat_response(aw: AgentWorld, world: str, found: Chat) -> JSONResponse:
     """One chat's document: its usage, and whether it is the world's current chat."""
     usage = (await aw.chat_usage(world, chat_id=found.chat_id)).get(found.chat_id)
+    spent = await aw.usage_groups(world, chat_id=found.chat_id)
     current = (await aw.get_world(world)).current_chat_id == found.chat_id
-    return JSONResponse(chat_doc(found, usage, current=current))
+    return JSONResponse(chat_doc(found, usage, current=current, spent=spent))
+
+
+@router.get("/{world}/usage", response_model=UsageReport, tags=["chats"])
+async def usage(world: WorldName, aw: AW, chat: ChatFilter = None) -> JSONResponse:
+    """Tokens and cost of the agents' model calls, in total and by agent, chat and model;
+    with ``chat``, of that chat alone (``agentworld usage --json``, SPEC O2)."""
+    from agentworld.providers.prices import shipped_prices
+
+    groups = await aw.usage_groups(world, chat_id=chat)
+    return JSONResponse(
+        usage_report_doc(world, groups, chat_id=chat, prices_as_of=shipped_prices().as_of)
+    )
 
 
 @router.delete("/{world}/chats/{chat}", status_code=204, response_class=Response, tags=["chats"])

@@ -87,7 +87,7 @@ def _null_where_it_clears(schema: dict[str, Any], model: type[BaseModel]) -> Non
 class WorldSettings(_Changes):
     """World settings, as in the world document; only those given are set."""
 
-    CLEARED_BY_NULL = frozenset({"main_agent", "working_dir", "mcp_config", "worker_queue"})
+    CLEARED_BY_NULL = frozenset({"main_agent", "working_dir", "mcp_config", "worker_queue", "budget"})
 
     description: str | None = None
     turn_limit: int | None = None
@@ -113,6 +113,8 @@ class WorldSettings(_Changes):
     """Run shell commands and stdio MCP servers in a sandbox: auto | on | off (SPEC C1)."""
     network: NetworkMode | None = None
     """Whether sandboxed commands reach the network: deny | allow."""
+    budget: float | None = None
+    """USD a chat may cost before agents hand back to the people (SPEC O2); null: none."""
 
 
 class WorldCreate(WorldSettings):
@@ -122,7 +124,9 @@ class WorldCreate(WorldSettings):
 class AgentSettings(_Changes):
     """Agent settings, as in the agent document; only those given are set."""
 
-    CLEARED_BY_NULL = frozenset({"base_url", "api_key_env", "temperature", "max_tokens"})
+    CLEARED_BY_NULL = frozenset(
+        {"base_url", "api_key_env", "temperature", "max_tokens", "price_in", "price_out", "budget"}
+    )
 
     provider: ProviderName | None = None
     model: str | None = None
@@ -133,6 +137,12 @@ class AgentSettings(_Changes):
     max_tokens: int | None = None
     memory_window: int | None = None
     model_deadline_seconds: int | None = None
+    price_in: float | None = None
+    """USD per million input tokens, in place of the shipped price table's."""
+    price_out: float | None = None
+    """USD per million output tokens, in place of the shipped price table's."""
+    budget: float | None = None
+    """USD this agent's calls may cost in one chat; null: none."""
 
 
 class AgentCreate(AgentSettings):
@@ -239,6 +249,48 @@ class ErrorDoc(_Doc):
 class UsageDoc(_Doc):
     input_tokens: int
     output_tokens: int
+    cost_usd: float | None = Field(
+        default=None,
+        description="USD of the calls whose cost is known (0 with no calls); null when no call had a price.",
+    )
+    unpriced_calls: int | None = Field(
+        default=None, description="Calls whose cost is unknown, left out of costUsd."
+    )
+
+
+class UsageTotal(_Doc):
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = Field(
+        description="USD of the calls whose cost is known (recorded at the prices of the day); "
+        "0 with no calls, null when no call had a price."
+    )
+    unpriced_calls: int = Field(description="Calls whose cost is unknown, left out of costUsd.")
+
+
+class AgentUsage(UsageTotal):
+    agent: str
+
+
+class ChatUsage(UsageTotal):
+    chat_id: str
+
+
+class ModelUsage(UsageTotal):
+    model: str | None = Field(description="The model called; null for calls stored before models were.")
+
+
+class UsageReport(_Doc):
+    """``agentworld usage --json``: the agents' model calls in total and by agent, chat and model."""
+
+    world: str
+    chat_id: str | None
+    prices_as_of: str = Field(description="The day of the shipped price table's prices.")
+    total: UsageTotal
+    by_agent: list[AgentUsage]
+    by_chat: list[ChatUsage]
+    by_model: list[ModelUsage]
 
 
 class AgentDoc(Agent):

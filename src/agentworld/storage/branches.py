@@ -181,6 +181,8 @@ def _branched_result(
         "created_at": now.isoformat(),
         "input_tokens": None,
         "output_tokens": None,
+        "model": None,
+        "cost_usd": None,
     }
 
 
@@ -205,6 +207,8 @@ def _source_row(world: str, row: Row) -> dict[str, Any]:
         "created_at": created_at,
         "input_tokens": None,
         "output_tokens": None,
+        "model": None,
+        "cost_usd": None,
     }
 
 

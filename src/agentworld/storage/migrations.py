@@ -168,13 +168,26 @@ def _v14_message_numbers_never_reused(conn: sa.Connection) -> None:
         return
     for index in schema.messages.indexes:  # index names are the database's, not the table's
         conn.exec_driver_sql(f"DROP INDEX IF EXISTS {index.name}")
+    # The columns it had: later versions add more to ``schema.messages``, left empty here.
+    kept = {c["name"] for c in sa.inspect(conn).get_columns("messages")}
     conn.exec_driver_sql("ALTER TABLE messages RENAME TO messages_before_v14")
     schema.messages.create(conn)
-    columns = ", ".join(column.name for column in schema.messages.columns)
+    columns = ", ".join(column.name for column in schema.messages.columns if column.name in kept)
     conn.exec_driver_sql(
         f"INSERT INTO messages ({columns}) SELECT {columns} FROM messages_before_v14 ORDER BY seq"
     )
     conn.exec_driver_sql("DROP TABLE messages_before_v14")
+
+
+def _v15_message_cost(conn: sa.Connection) -> None:
+    """An agent's message names the model its call went to and what the call cost
+    (``messages.model``, ``messages.cost_usd``), recorded at the prices of the day. Messages
+    stored before have neither: their cost is unknown, never 0."""
+    columns = {c["name"] for c in sa.inspect(conn).get_columns("messages")}
+    if "model" not in columns:  # v14 rebuilt the table from this code's schema: it has them
+        conn.execute(sa.text("ALTER TABLE messages ADD COLUMN model VARCHAR(256)"))
+    if "cost_usd" not in columns:
+        conn.execute(sa.text("ALTER TABLE messages ADD COLUMN cost_usd FLOAT"))
 
 
 MIGRATIONS: Sequence[Migration] = (
@@ -192,6 +205,7 @@ MIGRATIONS: Sequence[Migration] = (
     _v12_message_log_by_insert,
     _v13_chat_branches_and_cuts,
     _v14_message_numbers_never_reused,
+    _v15_message_cost,
 )
 
 

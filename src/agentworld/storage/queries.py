@@ -119,6 +119,7 @@ LAST_SEQ = Sql("SELECT max(seq) FROM messages")
 _MESSAGE_NAMES = (
     "world", "chat_id", "memory_owner", "message_id", "role", "sender", "agent_id", "content",
     "tool_calls", "tool_call_id", "reply_to", "created_at", "input_tokens", "output_tokens",
+    "model", "cost_usd",
 )  # fmt: skip
 """A message row's columns (``rows.message_row``): all but ``seq``, which the database numbers."""
 _MESSAGE_FIELDS = ", ".join(_MESSAGE_NAMES)
@@ -132,7 +133,10 @@ _INSERT_IF_CHAT = (
     f"INSERT INTO messages ({_MESSAGE_FIELDS}) SELECT {{values}} WHERE EXISTS"
     " (SELECT 1 FROM chats WHERE chats.world = :world AND chats.chat_id = :chat_id) RETURNING seq"
 )
-_PG_TYPES = {"content": "TEXT", "input_tokens": "INTEGER", "output_tokens": "INTEGER"}
+_PG_TYPES = {
+    "content": "TEXT", "input_tokens": "INTEGER", "output_tokens": "INTEGER",
+    "cost_usd": "DOUBLE PRECISION",
+}  # fmt: skip
 INSERT_INTO_CHAT = Sql(
     _INSERT_IF_CHAT.format(values=", ".join(f":{n}" for n in _MESSAGE_NAMES)),
     json_params=("tool_calls",),

@@ -59,6 +59,8 @@ def message_row(world: str, owner: str | None, message: Message) -> dict[str, An
         "created_at": message.created_at.isoformat(),
         "input_tokens": message.input_tokens,
         "output_tokens": message.output_tokens,
+        "model": message.model,
+        "cost_usd": message.cost_usd,
     }
 
 

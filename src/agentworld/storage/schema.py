@@ -131,6 +131,8 @@ messages = _numbered(
     _time("created_at"),
     sa.Column("input_tokens", sa.Integer),
     sa.Column("output_tokens", sa.Integer),
+    sa.Column("model", sa.String(256)),
+    sa.Column("cost_usd", sa.Float),
     sa.Index("ix_messages_chat", "world", "chat_id", "memory_owner", "seq"),
     sa.Index(
         "ix_messages_tool_call", "world", "tool_call_id",

@@ -31,6 +31,7 @@ from agentworld.storage.pending import PendingCallStore
 from agentworld.storage.statement import Sql
 from agentworld.storage.tool_logs import ToolLogStore
 from agentworld.storage.url import resolve_database_url, sqlite_file
+from agentworld.storage.usage import UsageStore
 from agentworld.storage.versions import schema_is_current
 from agentworld.storage.world_changes import WorldChangesStore
 
@@ -64,6 +65,7 @@ class SQLStorage(CatalogStore, MessageStore, BranchStore, WorldChangesStore):
         self.inbox = InboxStore(self)
         self.leases = LeaseStore(self)
         self.cuts = CutStore(self)
+        self.usage = UsageStore(self)
 
     async def open(self) -> SQLStorage:
         """Connect and bring the schema up to date (SPEC: older databases are upgraded)."""

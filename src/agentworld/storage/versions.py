@@ -16,7 +16,7 @@ from typing import Final
 from agentworld.storage.connection import Connection
 from agentworld.storage.statement import Sql
 
-SCHEMA_VERSION: Final = 14
+SCHEMA_VERSION: Final = 15
 """``len(migrations.MIGRATIONS)`` (a test holds them equal)."""
 
 TABLES: Final = (

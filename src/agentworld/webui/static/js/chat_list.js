@@ -4,7 +4,7 @@
 // name, where it was branched from, its actions.
 
 import { api } from "./api.js";
-import { h, modal, replace, timeEl } from "./dom.js";
+import { formatCost, h, modal, replace, timeEl } from "./dom.js";
 
 /** The chats in the order shown, each with how deep it sits: sources before their branches. */
 export function chatTree(chats) {
@@ -46,7 +46,10 @@ export function renderChatList(list, { world, chats, current, query }) {
       title: source ? `${c.name}, a branch of ${source}` : c.name,
     }, c.name,
     source ? h("div", { class: "meta branch-of", testid: "chat-branch-of" }, `↳ branch of ${source}`) : null,
-    h("div", { class: "meta" }, `${c.messageCount} messages · `, timeEl(c.updatedAt ?? c.createdAt))));
+    h("div", { class: "meta" }, `${c.messageCount} messages · `,
+      c.usage?.costUsd ? h("span", { class: "cost", testid: "chat-cost" }, `${formatCost(c.usage)} · `) : null,
+      c.usage?.costUsd === null ? h("span", { class: "cost", testid: "chat-cost" }, "cost ? · ") : null,
+      timeEl(c.updatedAt ?? c.createdAt))));
     if (depth) item.style.setProperty("--depth", String(Math.min(depth, 4)));
     return item;
   }));

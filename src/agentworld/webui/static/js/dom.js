@@ -57,6 +57,23 @@ export function formatTokens(usage) {
   return total >= 10000 ? `${(total / 1000).toFixed(1)}k tok` : `${total} tok`;
 }
 
+/** What calls cost as the CLI shows it: "$1.25", "$0.0035" (two to four decimals),
+ * "<$0.0001"; "+?" when some calls had no price, "cost ?" when none had; "" when the
+ * document carries no cost. */
+export function formatCost(usage) {
+  if (!usage || !("costUsd" in usage)) return "";
+  const cost = usage.costUsd;
+  if (cost === null) return "cost ?";
+  let shown;
+  if (cost >= 1) shown = `$${cost.toFixed(2)}`;
+  else if (cost > 0 && cost < 0.00005) shown = "<$0.0001";
+  else {
+    const [whole, decimals = ""] = cost.toFixed(4).replace(/0+$/, "").split(".");
+    shown = `$${whole}.${decimals.padEnd(2, "0")}`;
+  }
+  return usage.unpricedCalls ? `${shown}+?` : shown;
+}
+
 let toastRoot = null;
 
 /** A short notice under the top bar, covering nothing; errors stay longer. */

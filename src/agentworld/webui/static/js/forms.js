@@ -128,6 +128,7 @@ export function worldSettingsFields(agents) {
     { key: "mainAgent", label: "Main agent", type: "select", options: [["", "(none: every agent answers)"], ...agents.map((a) => [a.name, a.name])], aliases: ["main agent", "main_agent"] },
     { key: "approvalTimeout", label: "Approval timeout (s)", type: "number", min: 1, aliases: ["approval timeout", "approval_timeout"] },
     { key: "maxIterations", label: "Max iterations", type: "number", min: 1, aliases: ["iteration"] },
+    { key: "budget", label: "Budget per chat (USD)", type: "number", step: "any", min: 0, hint: "reached, agents hand back to a person; empty: none", aliases: ["budget"] },
     { key: "policyMode", label: "Mode", type: "select", options: [["default", "default"], ["auto_edit", "auto_edit"], ["yolo", "yolo (allow all but DENY rules)"]], aliases: ["mode"] },
     { key: "workingDir", label: "Working directory", aliases: ["working dir", "working_dir", "directory"] },
     { key: "streaming", label: "Stream answers token by token", type: "checkbox" },
@@ -153,6 +154,9 @@ export function agentFields(creating) {
       key: "modelDeadlineSeconds", label: "Model deadline (s)", type: "number", min: 1, max: 86400,
       hint: "one model call, retries included", aliases: ["deadline", "timeout"],
     },
+    { key: "priceIn", label: "Price in (USD / M tokens)", type: "number", step: "any", min: 0, hint: "empty: the shipped price table's", aliases: ["price in", "price_in"] },
+    { key: "priceOut", label: "Price out (USD / M tokens)", type: "number", step: "any", min: 0, hint: "empty: the shipped price table's", aliases: ["price out", "price_out"] },
+    { key: "budget", label: "Budget per chat (USD)", type: "number", step: "any", min: 0, hint: "this agent's calls in one chat; empty: none", aliases: ["budget"] },
     { key: "systemPrompt", label: "System prompt", type: "textarea", rows: 4, aliases: ["prompt"] },
   ].filter(Boolean);
 }

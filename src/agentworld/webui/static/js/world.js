@@ -7,7 +7,7 @@ import { api, wholeTranscript } from "./api.js";
 import { ApprovalDesk } from "./approvals.js";
 import { askChatName, renderChatHead, renderChatList } from "./chat_list.js";
 import { Composer } from "./composer.js";
-import { confirmDialog, formatTokens, h, replace, toast } from "./dom.js";
+import { confirmDialog, formatCost, formatTokens, h, replace, toast } from "./dom.js";
 import { agentDialog } from "./forms.js";
 import { MessageActions } from "./message_actions.js";
 import { QuestionDesk } from "./questions.js";
@@ -388,7 +388,8 @@ export class WorldSession {
       return h("span", { class: `agent-chip${busy ? " busy" : ""}`, testid: "agent-chip", dataset: { agent: a.name, busy: String(busy) }, "aria-pressed": String(this.filterAgent === a.name) },
         h("span", { class: "status", title: busy ? "writing" : a.status }),
         h("button", { type: "button", class: "name", title: "Show only this agent's messages", "aria-pressed": String(this.filterAgent === a.name), onClick: () => this.setFilter(a.name) }, a.name),
-        h("span", { class: "stats", testid: "agent-stats" }, `${a.llmCallCount} calls${usage ? ` · ${formatTokens(usage)}` : ""}`),
+        h("span", { class: "stats", testid: "agent-stats", title: usage && "costUsd" in usage ? "cost of its calls (unpriced calls: +?)" : null },
+          `${a.llmCallCount} calls${usage ? ` · ${formatTokens(usage)}` : ""}${formatCost(usage) ? ` · ${formatCost(usage)}` : ""}`),
         h("button", { type: "button", class: "icon-btn", testid: "agent-edit", "aria-label": `Edit agent ${a.name}`, onClick: () => this.editAgent(a) }, "✎"));
     });
     replace(this.strip, chips, h("button", { type: "button", testid: "agent-add", onClick: () => this.editAgent(null) }, "+ Agent"));
