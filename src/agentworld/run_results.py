@@ -154,6 +154,32 @@ class RunWatch:
                 self.denied.append(DeniedCall(event.agent, event.tool_name, by, reason))
 
 
+    async def read_log(self, storage: SQLStorage, world: str, chat: str, start: int) -> None:
+        """The chat's errors and refused calls since ``start`` as the event log holds them:
+        the work ran in another process (a Temporal worker), whose events this process's
+        bus never saw."""
+        from agentworld.storage.event_log import EventLog
+
+        log, after = EventLog(storage), start
+        while True:
+            batch = await log.after(world, after, chat_id=chat)
+            for logged in batch.events:
+                document = logged.document
+                if logged.kind == "system" and document.get("level") == "error":
+                    if document.get("text") not in self.errors:
+                        self.errors.append(str(document.get("text")))
+                elif logged.kind == "tool":
+                    detail = document.get("detail") or {}
+                    if (by := detail.get("deniedBy")) is not None:
+                        reason = _error_text(detail.get("content"))
+                        self.denied.append(
+                            DeniedCall(document["agent"], document["toolName"], by, reason)
+                        )
+            if not batch.full:
+                return
+            after = batch.last_seq
+
+
 def _error_text(content: object) -> str:
     """The ``error`` of a result document, else the document."""
     try:
@@ -234,6 +260,8 @@ async def run_and_report(
             stop.under_way = False
         watch.unsubscribe()
     finished = ended != "timeout"
+    if not runtime.runs_chats_here:
+        await watch.read_log(storage, world, chat, start)
     result = await chat_outcome(storage, world, chat, start, watch.errors, timed_out=not finished)
     result.denied = watch.denied
     result.interrupted, result.stop = ended == "stop", stopped

@@ -83,3 +83,27 @@ def test_an_unanswered_approval_times_out_with_only_the_workers_running(
     assert "timed out after 2 s" in heard()[0]
     assert not (work / "never").exists()
     assert tcli("approvals", "w", "--json").json() == {"approvals": []}
+
+
+@pytest.mark.both_backends
+def test_send_approve_deny_denies_on_the_worker_and_exits_3(
+    tcli: Any, workers: Any, script: Any, server: OpenAIWireServer, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    script.by_agent["a1"] = _asks_to_run("touch refused")
+    _world(tcli, server, work)
+    workers.start()
+
+    result = tcli("send", "w", "@a1 make it", "--approve", "deny", check=False)
+
+    assert result.code == 3, result.stderr
+    assert "a1 → shell_cmd" in result.stderr
+    assert not (work / "refused").exists()
+    assert tcli("approvals", "w", "--json").json() == {"approvals": []}
+    told = [r["messages"][-1] for r in server.requests if r["messages"][-1]["role"] == "tool"]
+    assert len(told) == 1 and "nobody can be asked in this run" in told[0]["content"]
+    # The next message from an attended send asks again: the flag went with that run only.
+    script.by_agent["a1"] = _asks_to_run("touch asked")
+    sent = tcli("send", "w", "@a1 again", "--json").json()
+    assert len(sent["pendingApprovals"]) == 1

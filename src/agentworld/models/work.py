@@ -44,6 +44,10 @@ class _Work(BaseModel):
     traceparent: str | None = None
     """The trace context (W3C ``traceparent``) of the work that queued this item: whoever does
     it continues that trace, in any process (``agentworld.tracing``). Stored only when set."""
+    unattended: bool = False
+    """Queued by a run nobody attends (``send --approve deny``): a call that would ask a person
+    is denied, in whichever process does the work (a Temporal worker, another ``serve``), and
+    the work it queues is unattended too. Stored only when set."""
 
 
 class Route(_Work):

@@ -34,7 +34,7 @@ from agentworld.runtime.budget import budget_hand_back, budget_reached, recorded
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
 from agentworld.runtime.policy_files import kept_from_tools
-from agentworld.runtime.turn_context import Steps, TurnContext
+from agentworld.runtime.turn_context import UNATTENDED, Steps, TurnContext
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import ToolContext
 
@@ -66,6 +66,7 @@ async def run_agent_turn(
         reply_to=trigger.message_id,
         fresh=fresh,
         traceparent=tracing.traceparent(),  # the turn's own span: a process that takes it over continues it
+        unattended=UNATTENDED.get(),
     )
     steps = run_agent_loop(
         ctx, world, trigger.chat_id, loop, item_id, incoming=incoming_copy(trigger, agent.name)
@@ -134,7 +135,7 @@ async def run_agent_loop(
         world,
         chat_id=chat_id,
         agent=agent_name,
-        interactive=ctx.interactive and not world.non_interactive,
+        interactive=ctx.interactive and not world.non_interactive and not UNATTENDED.get(),
         protected=protected,
         private=private,
     )

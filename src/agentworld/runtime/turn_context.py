@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentworld.events.bus import EventBus
@@ -19,6 +20,31 @@ if TYPE_CHECKING:
     from agentworld.approval.decisions import Decision
     from agentworld.runtime.authorizer import Authorizer, PolicyAuthorizer
     from agentworld.runtime.streaming import StreamCallbacks
+
+
+UNATTENDED: ContextVar[bool] = ContextVar("agentworld_unattended", default=False)
+"""Whether the inbox item being done was queued by a run nobody attends (``_Work.unattended``):
+set by the runtime around each item, read by the loop and by ``unattended_step``."""
+
+
+def unattended_step(step: StepResult) -> StepResult:
+    """``step`` with the work it queues marked unattended when the item doing it is, so a
+    conversation an unattended run started stays unattended in every process."""
+    inbox = step.inbox
+    if not UNATTENDED.get() or inbox is None:
+        return step
+
+    def marked(items: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(w if w.unattended else w.model_copy(update={"unattended": True}) for w in items)
+
+    return replace(
+        step,
+        inbox=replace(
+            inbox,
+            append=marked(inbox.append),
+            becomes=marked(inbox.becomes) if inbox.becomes else inbox.becomes,
+        ),
+    )
 
 
 Steps = AsyncGenerator[StepResult, None]
@@ -62,7 +88,8 @@ class TurnContext:
     """The world's tool registry (built-ins, MCP servers, client tools)."""
     authorizer: Authorizer
     interactive: bool = True
-    """Whether a person can answer approval requests from this runtime."""
+    """Whether a person can answer approval requests from this runtime (work it posts is
+    ``unattended`` otherwise, wherever it runs)."""
     hooks_for: Callable[[World], Sequence[OnEvent]] = lambda world: ()
     """The ``on_event`` hooks in force for a world (SPEC E3)."""
     streaming: StreamCallbacks | None = None

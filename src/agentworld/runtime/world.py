@@ -61,7 +61,13 @@ from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.titles import ChatTitles
 from agentworld.runtime.trace_steps import posting, traced, wait_ended
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
-from agentworld.runtime.turn_context import PolicyOnFirstCall, Steps, TurnContext
+from agentworld.runtime.turn_context import (
+    UNATTENDED,
+    PolicyOnFirstCall,
+    Steps,
+    TurnContext,
+    unattended_step,
+)
 from agentworld.storage.pending import refuse_closed
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
@@ -197,7 +203,11 @@ class WorldRuntime:
         # even if this process stops before the work is done); its route carries the context.
         claims = routed and self._runners.runs_here
         with tracing.span("post_message", posting(self.world, message)):
-            route_item = Route(message=message, traceparent=tracing.traceparent())
+            route_item = Route(
+                message=message,
+                traceparent=tracing.traceparent(),
+                unattended=not self._turns.interactive,
+            )
             posted = await self.storage.post_to_chat(
                 self.world,
                 message,
@@ -224,6 +234,7 @@ class WorldRuntime:
             step = replace(step, inbox=replace(inbox, append=inbox.append + routes))
         if tracing.enabled():
             step = traced(step)
+        step = unattended_step(step)
         await self.storage.commit_step(self.world, step)
         await self._publish(step)
         return step
@@ -281,6 +292,11 @@ class WorldRuntime:
         """In a Temporal worker: do the chat's inbox here until it is empty (``ChatRunners.drain``)."""
         assert isinstance(self._runners, ChatRunners)
         await self._runners.drain(chat_id)
+
+    @property
+    def runs_chats_here(self) -> bool:
+        """Whether this process does its chats' work (False on Temporal: workers do)."""
+        return self._runners.runs_here
 
     def is_idle(self, chat_id: str | None = None) -> bool:
         """Whether this process is running nothing for the chat (or for any chat)."""
@@ -430,13 +446,17 @@ class WorldRuntime:
         """Do one inbox item, applying each step it takes; return what now stands in its place
         when a step put its continuation there (to be done at once, without a read)."""
         after: QueuedWork | None = None
-        with tracing.work_span(queued.work, queued.chat_id):
-            async with aclosing(self._steps(queued)) as steps:
-                async for step in steps:
-                    step = await self.apply(step)
-                    change = step.inbox
-                    if change is not None and change.current == queued.item_id and change.becomes is not None:
-                        after = QueuedWork(queued.item_id, queued.chat_id, change.becomes[0]) if change.becomes else None
+        unattended = UNATTENDED.set(queued.work.unattended)
+        try:
+            with tracing.work_span(queued.work, queued.chat_id):
+                async with aclosing(self._steps(queued)) as steps:
+                    async for step in steps:
+                        step = await self.apply(step)
+                        change = step.inbox
+                        if change is not None and change.current == queued.item_id and change.becomes is not None:
+                            after = QueuedWork(queued.item_id, queued.chat_id, change.becomes[0]) if change.becomes else None
+        finally:
+            UNATTENDED.reset(unattended)
         return after
 
     async def _steps(self, queued: QueuedWork) -> Steps:
@@ -476,7 +496,7 @@ class WorldRuntime:
         if await later_batch_waits(self.storage, self.world, item.agent, queued.chat_id, item.batch_id):
             yield done
             return
-        loop = Loop(agent=item.agent, answer_to=item.answer_to, reply_to=item.reply_to, traceparent=item.traceparent)
+        loop = Loop(agent=item.agent, answer_to=item.answer_to, reply_to=item.reply_to, traceparent=item.traceparent, unattended=item.unattended)
         claimed = await self.storage.pending.claim_resume(
             self.world,
             item.batch_id,

@@ -50,7 +50,8 @@ _NEXT = Sql(
 )
 _ANY = Sql(f"SELECT chat_inbox.item_id FROM chat_inbox WHERE {_OF_CHAT} LIMIT 1")
 def _work_json(work: WorkItem) -> dict[str, Any]:
-    return work.model_dump(mode="json", exclude=None if work.traceparent else {"traceparent"})
+    unset = {name for name in ("traceparent", "unattended") if not getattr(work, name)}
+    return work.model_dump(mode="json", exclude=unset or None)
 
 
 def _rows(
