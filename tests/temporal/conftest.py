@@ -27,11 +27,14 @@ class Workers:
         self.running: list[subprocess.Popen[str]] = []
         self.logs: dict[int, list[str]] = {}
 
-    def start(self, *queues: str, timeout: float = 60) -> subprocess.Popen[str]:
+    def start(
+        self, *queues: str, timeout: float = 60, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
+        """Start a worker serving the test's queue and ``queues``; ``env`` adds variables."""
         argv = [sys.executable, "-m", "agentworld", "--db", self._db_url, "worker"]
         for queue in queues:
             argv += ["--queue", queue]
-        proc = subprocess.Popen(argv, env=self._env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(argv, env={**self._env, **(env or {})}, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         self.running.append(proc)
         lines: list[str] = []
         self.logs[proc.pid] = lines
