@@ -19,23 +19,16 @@ call no tool does not pay for loading it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from agentworld import tracing
-from agentworld.errors import InvalidArgumentsError, InvalidInputError, NotFoundError
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
 from agentworld.models.events import MessageEvent
-from agentworld.models.pending import (
-    PendingApproval,
-    PendingCall,
-    PendingClientCall,
-    PendingQuestion,
-)
 from agentworld.models.work import (
     InboxChange,
     Loop,
@@ -55,11 +48,11 @@ from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_fa
 from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
-from agentworld.runtime.recovery import expire_chat_due, expire_overdue, recover_interrupted
+from agentworld.runtime.recovery import expire_overdue, recover_interrupted
 from agentworld.runtime.route_step import route
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
 from agentworld.runtime.titles import ChatTitles
-from agentworld.runtime.trace_steps import posting, traced, wait_ended
+from agentworld.runtime.trace_steps import posting, traced
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
 from agentworld.runtime.turn_context import (
     UNATTENDED,
@@ -68,13 +61,12 @@ from agentworld.runtime.turn_context import (
     TurnContext,
     unattended_step,
 )
-from agentworld.storage.pending import refuse_closed
+from agentworld.runtime.waiting_calls import WaitingCalls
 from agentworld.storage.sql import SQLStorage
 from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
 
 if TYPE_CHECKING:
-    from agentworld.runtime.approvals import Decision, Scope
     from agentworld.runtime.authorizer import Authorizer
     from agentworld.runtime.cutting import CutOutcome
     from agentworld.runtime.engine import TemporalSettings
@@ -83,7 +75,7 @@ if TYPE_CHECKING:
     from agentworld.runtime.temporal_runners import TemporalRunners
 
 
-class WorldRuntime:
+class WorldRuntime(WaitingCalls):
     """Runs one world until closed. Use as an async context manager."""
 
     def __init__(
@@ -318,123 +310,6 @@ class WorldRuntime:
 
     async def tools(self) -> ToolRegistry:
         return await self._tools.registry(await self.storage.get_world(self.world))
-
-    async def pending_calls(self, chat_id: str | None = None) -> list[PendingClientCall]:
-        """Client-side tool calls waiting for their results (SPEC T4)."""
-        return await self.storage.pending.find(self.world, chat_id=chat_id, kind="client")
-
-    async def submit_tool_result(
-        self, tool_call_id: str, result: Any, *, is_error: bool = False
-    ) -> PendingCall:
-        """Post the result of a client-side tool call; the agent's loop resumes once every
-        waiting call of the same model response has its result.
-
-        Refused (``NotFoundError`` / ``InvalidInputError``) for an id that is not a pending
-        client call of this world, or that was already answered; nothing is stored then.
-        """
-        from agentworld.runtime.client_calls import submit_client_result  # (module docstring)
-
-        answered, step = await submit_client_result(
-            self._turns, self.world, tool_call_id, result, is_error=is_error
-        )
-        with wait_ended(answered, decision="error" if is_error else "result", by="client"):
-            await self.apply(step)  # refused if it was answered meanwhile
-        return answered
-
-    async def approvals(self, chat_id: str | None = None) -> list[PendingApproval]:
-        """Pending approval requests (after expiring overdue ones, SPEC A7)."""
-        world = await self.storage.get_world(self.world)
-        await recover_interrupted(self.storage, world)
-        await expire_overdue(self.storage, world, self._expire)
-        return await self.storage.pending.find(self.world, chat_id=chat_id, kind="approval")
-
-    async def answer_approval(
-        self,
-        approval_id: str,
-        *,
-        decision: Decision,
-        scope: Scope = "once",
-        actor: str = "human",
-        arguments: Mapping[str, Any] | None = None,
-    ) -> PendingCall:
-        """Answer an approval request of this world; refused for unknown, foreign, answered or
-        expired ids (SPEC A3). The approved call runs, and the loop resumes, in the chat's inbox.
-
-        ``arguments``: the call as the person corrected it (SPEC F2), checked before anything
-        is stored (``approval_edits.checked_edit``): refused, the request still waits."""
-        if arguments is not None and decision != "approve":
-            raise InvalidArgumentsError("arguments go with an approval only: a denied call does not run")
-        pending = await self.storage.pending.get(self.world, approval_id)
-        if pending is not None:
-            refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
-        from agentworld.runtime.approvals import (  # (module docstring)
-            answer_approval,
-            answerable,
-            remember_grant,
-        )
-
-        world = await self.storage.get_world(self.world)
-        await recover_interrupted(self.storage, world)
-        asked = await answerable(self._turns, world, approval_id)
-        if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
-            await self._expire(world, asked)
-            raise InvalidInputError(f"approval {approval_id!r} expired after {world.approval_timeout:g} s")
-        edit = None
-        if arguments is not None and asked.status == "pending":  # an answered one is refused below
-            from agentworld.runtime.approval_edits import checked_edit
-
-            edit = await checked_edit(self._turns, world, asked, arguments)
-        step = answer_approval(asked, decision=decision, scope=scope, actor=actor, edit=edit)
-        with wait_ended(asked, decision=decision, by=actor, scope=scope):
-            await self.apply(step)  # refused if it was answered meanwhile
-        assert step.answers is not None
-        answered = asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
-        if decision == "approve" and scope in ("session", "always"):
-            await remember_grant(self._turns, world, answered, scope)
-        return answered
-
-    async def questions(self, chat_id: str | None = None) -> list[PendingQuestion]:
-        """Questions agents asked that wait for a person (overdue ones expired first)."""
-        await expire_overdue(self.storage, await self.storage.get_world(self.world), self._expire)
-        return await self.storage.pending.find(self.world, chat_id=chat_id, kind="question")
-
-    async def answer_question(self, question_id: str, text: str, *, actor: str = "human") -> PendingQuestion:
-        """Answer a question an agent asked (SPEC F3); refused for unknown, foreign, answered or
-        expired ids, and for an answer the question does not take (``questions.answer_problem``).
-        The answer is the ``ask_user`` call's result; the loop resumes in the chat's inbox."""
-        from agentworld.runtime.questions import answer_question, answerable  # (module docstring)
-
-        pending = await self.storage.pending.get(self.world, question_id)
-        if pending is not None:
-            refuse_closed(pending)  # its agent was deleted: say so, rather than "not held"
-        world = await self.storage.get_world(self.world)
-        asked = await answerable(self._turns, world, question_id)
-        if asked.status == "pending" and asked.waited_longer_than(world.approval_timeout):
-            await self._expire(world, asked)
-            raise InvalidInputError(f"question {question_id!r} expired after {world.approval_timeout:g} s")
-        step = answer_question(asked, text, actor=actor)
-        with wait_ended(asked, decision="answer", by=actor):
-            await self.apply(step)  # refused if it was answered meanwhile
-        assert step.answers is not None
-        return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
-
-    async def expire_due(self, chat_id: str) -> float | None:
-        """End the chat's overdue requests; seconds until its next one is due (None: none)."""
-        return await expire_chat_due(self.storage, await self.storage.get_world(self.world), chat_id, self._expire)
-
-    async def _expire(self, world: World, pending: PendingCall) -> bool:
-        """Deny a request whose time ran out (``ApprovalTimers``, and on access)."""
-        from agentworld.runtime.approvals import expire  # (module docstring)
-
-        step = expire(world, pending)
-        if step is None:
-            return False
-        try:
-            with wait_ended(pending, decision="deny", by="timeout", status="expired"):
-                await self.apply(step)
-        except (InvalidInputError, NotFoundError):
-            return False  # answered (or expired) by someone else meanwhile, or removed by a cut
-        return True
 
     def forget_agent(self, agent: str) -> None:
         """Drop what this process remembers of a deleted agent (its cached memory)."""
