@@ -5,6 +5,7 @@ is answered exactly once, and the command is recorded interrupted, never run aga
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -26,9 +27,12 @@ commandPrefix = ["touch", "sleep"]
 decision = "allow"
 priority = 100
 """
-CHATS_BY_SEND = 3
-CHATS_BY_HTTP = 2
-MESSAGES_PER_CHAT = 4
+FULL = os.environ.get("AGENTWORLD_TEST_FULL_ACCEPTANCE") == "1"
+"""The issue's own size — 200 messages over 20 chats — instead of the suite's smaller one."""
+CHATS_BY_SEND = 10 if FULL else 3
+CHATS_BY_HTTP = 10 if FULL else 2
+MESSAGES_PER_CHAT = 10 if FULL else 4
+WAIT = 600 if FULL else 180
 
 
 def _serve(db_url: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
@@ -90,7 +94,7 @@ def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
 
             def send_all(chat: str) -> None:
                 for i in range(MESSAGES_PER_CHAT):
-                    done = tcli("send", "w", f"@a1 {chat} m{i}", "--chat", chat, check=False, timeout=120)
+                    done = tcli("send", "w", f"@a1 {chat} m{i}", "--chat", chat, check=False, timeout=WAIT)
                     if done.code != 0:
                         failures.append(done.stderr)
 
@@ -111,14 +115,14 @@ def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
             out, err = running.communicate(timeout=120)
             assert running.returncode == 0, err
             for thread in senders:
-                thread.join(180)
+                thread.join(WAIT)
             assert failures == []
 
             def answered(chat: str) -> bool:
                 messages = tcli("messages", "w", "--chat", chat, "--json").json()["messages"]
                 return sum(m["role"] == "assistant" for m in messages) >= MESSAGES_PER_CHAT
 
-            wait_for(lambda: all(answered(c) for c in by_http), "the HTTP messages answered", timeout=120)
+            wait_for(lambda: all(answered(c) for c in by_http), "the HTTP messages answered", timeout=WAIT)
         finally:
             served.terminate()
             served.wait(30)
