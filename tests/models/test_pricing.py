@@ -96,3 +96,9 @@ def test_a_malformed_table_is_refused() -> None:
 )
 def test_costs_are_shown_with_two_to_four_decimals(value: float | None, shown: str) -> None:
     assert format_usd(value) == shown
+
+
+def test_a_later_opus_snapshot_is_not_read_as_opus_4() -> None:
+    table = shipped_prices()
+    assert table_price(table, "claude-opus-4-5-20251101") == Price(input=5.0, output=25.0)
+    assert table_price(table, "claude-opus-4-20250514") == Price(input=15.0, output=75.0)
