@@ -117,7 +117,7 @@ def test_version(tmp_path: Path) -> None:
 
 def test_shell_completion_completes_commands(tmp_path: Path) -> None:
     result = _agentworld(
-        home=tmp_path, env={"_AGENTWORLD_COMPLETE": "complete_bash", "COMP_WORDS": "agentworld wor", "COMP_CWORD": "1"}
+        home=tmp_path, env={"_AGENTWORLD_COMPLETE": "complete_bash", "COMP_WORDS": "agentworld worl", "COMP_CWORD": "1"}
     )
     assert result.returncode == 0
     assert result.stdout.split() == ["world"]
