@@ -56,6 +56,28 @@ def _post(base: str, path: str, body: dict[str, Any]) -> Any:
         return json.loads(answer.read())
 
 
+def _running(marker: str, workers: list[subprocess.Popen[str]]) -> subprocess.Popen[str]:
+    """The worker whose process tree runs the command holding ``marker``."""
+    by_pid = {w.pid: w for w in workers}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker.encode() not in (entry / "cmdline").read_bytes():
+                continue
+        except OSError:
+            continue
+        pid = int(entry.name)
+        while pid > 1:
+            if pid in by_pid:
+                return by_pid[pid]
+            try:
+                pid = int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                break
+    raise AssertionError(f"no worker runs {marker!r}")
+
+
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
     wait_for: Any, tcli: Any, workers: Any, db_url: str, temporal_env: dict[str, str], tmp_path: Path
@@ -64,7 +86,7 @@ def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
     work.mkdir()
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
-    marker = f"sleep 4.{secrets.randbelow(10**6):06d}"
+    marker = f"sleep 8.{secrets.randbelow(10**6):06d}"
     command = f"touch started; {marker} && touch F"
 
     def answer(body: dict[str, Any]) -> Reply:
@@ -106,11 +128,13 @@ def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
                     _post(base, f"/api/worlds/w/chats/{chat}/messages", {"text": f"@a1 {chat} m{i}"})
 
             wait_for(lambda: (work / "started").exists(), "the shell command to start")
-            (log,) = tcli("tool-logs", "w", "--json").json()["toolLogs"]
-            victim = first if log["runner"].endswith(f":{first.pid}") else second
+            # Killed at once (found by its process tree, not by a command that may take
+            # seconds under this load): the command must be mid-sleep when its worker dies.
+            victim = _running(marker, [first, second])
             survivor = second if victim is first else first
-            assert log["runner"].endswith(f":{victim.pid}")
             workers.kill(victim)
+            (log,) = tcli("tool-logs", "w", "--json").json()["toolLogs"]
+            assert log["runner"].endswith(f":{victim.pid}")
 
             out, err = running.communicate(timeout=120)
             assert running.returncode == 0, err
@@ -134,7 +158,7 @@ def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
         assert "interrupted" in json.loads(result["content"])["error"]
         (log,) = tcli("tool-logs", "w", "--json").json()["toolLogs"]
         assert (log["toolCallId"], log["status"]) == ("call_run", "interrupted")
-        time.sleep(5)
+        time.sleep(9)  # longer than the command's sleep
         assert not (work / "F").exists()  # the command died with its worker, never ran again
         for chat in by_send + by_http:
             messages = tcli("messages", "w", "--chat", chat, "--json").json()["messages"]
