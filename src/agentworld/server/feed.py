@@ -13,7 +13,11 @@ server):
 * on SQLite, which has no such signal, every ``poll`` seconds.
 
 Token chunks are never stored; the feed takes them from this process's event bus and places
-them among the stored events in the order they happened, as items without a ``seq``. So does
+them among the stored events in the order they happened, as items without a ``seq``. On
+PostgreSQL it also takes the chunks of turns other processes run (another server, a ``send``, a
+Temporal worker), which they relay on the world's live channel (``server/notify.py``,
+``events/live_relay.py``): it reads the log first when told of new events, so a chunk comes
+after its answer's ``start``. So does
 the world's delete (``feeds.Feeds.deleting``), whose log goes with the world: it ends the feed. A world
 deleted by another process leaves no event behind; the feed's read that finds nothing new also
 finds the world gone, and ends the feed the same way.
@@ -132,23 +136,38 @@ class WorldFeed:
         self._last: FeedItem | None = None
         """The world's delete, once it is gone: the last item there will be (``end``)."""
         self.followers = 0
+        self._relayed: asyncio.Queue[list[dict[str, Any]]] = asyncio.Queue()
+        """Chunk documents other processes relayed, in the order they came."""
+        self._relayed_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         # Listen before reading the head: whatever commits after the read is announced.
         if self._listener is not None:
             await self._listener.watch(self.world, self._poked.set)
+            await self._listener.watch_live(self.world, self._relayed.put_nowait)
         try:
             self.head = self._floor = await self._reading.log.head(self.world)
         except BaseException:
             if self._listener is not None:
                 await self._listener.unwatch(self.world, self._poked.set)
+                await self._listener.unwatch_live(self.world, self._relayed.put_nowait)
             raise
+        if self._listener is not None:
+            self._relayed_task = asyncio.create_task(
+                self._take_relayed(), name=f"event-feed-chunks:{self.world}"
+            )
         self._attach()
         self._task = asyncio.create_task(self._run(), name=f"event-feed:{self.world}")
 
     async def aclose(self) -> None:
         if self._listener is not None:
             await self._listener.unwatch(self.world, self._poked.set)
+            await self._listener.unwatch_live(self.world, self._relayed.put_nowait)
+        if self._relayed_task is not None:
+            self._relayed_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._relayed_task
+            self._relayed_task = None
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -274,6 +293,22 @@ class WorldFeed:
             return
         self._stored_since_read = True
         self._poked.set()
+
+    async def _take_relayed(self) -> None:
+        """The chunks of other processes' turns, as live items: after every event stored
+        before them (the log's notification came first: its read is done before they go in)."""
+        while True:
+            documents = await self._relayed.get()
+            if self._last is not None:
+                continue  # the world is gone
+            if self._poked.is_set() or self._stored_since_read or self._read_lock.locked():
+                with contextlib.suppress(Exception):  # a failed read is the feed's to retry
+                    await self.read_new()
+            for document in documents:
+                chat_id = document.get("chatId")
+                self._append(FeedItem(None, "sse", chat_id if isinstance(chat_id, str) else None,
+                                      document))
+            self._notify()
 
     # -- following -------------------------------------------------------------------------
 

@@ -1,0 +1,100 @@
+"""The relay of a world's live token chunks to other processes, on PostgreSQL (SPEC L3, S1).
+
+A bus subscriber that only queues: each ``sse`` chunk goes into a bounded queue and the
+subscriber returns, so the model call never waits on the database. A background task, started
+at the first chunk, takes what gathered over ``EVERY`` seconds and sends it on the world's
+live channel in one statement (``storage/live_notes.py``). If the queue is full (the database
+is slow or away) chunks are dropped: they are best effort, and the stored answer follows
+them. A failed send is logged once and the relay goes on. Never made on SQLite, which has no
+other process to tell (``WorldRuntime``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+
+from agentworld.models.events import SSEEvent, WorldEvent
+from agentworld.storage.live_notes import notify_live, payloads
+from agentworld.storage.sql import SQLStorage
+
+logger = logging.getLogger("agentworld.events")
+
+EVERY = 0.05
+"""Seconds the relay gathers chunks before it sends them (one statement for all of them)."""
+QUEUE_LIMIT = 2000
+"""Chunks waiting at most; more are dropped until the relay catches up."""
+
+
+class LiveRelay:
+    """Sends one world's chunk events to its live channel, off the turn's path."""
+
+    def __init__(self, storage: SQLStorage, world: str, *, every: float = EVERY) -> None:
+        self._storage = storage
+        self._world = world
+        self._every = every
+        self._queue: asyncio.Queue[SSEEvent] = asyncio.Queue(QUEUE_LIMIT)
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        self._failing = False
+        self.dropped = 0
+        """Chunks left out because the queue was full."""
+
+    @property
+    def running(self) -> bool:
+        """Whether the background task runs (it starts at the first chunk)."""
+        return self._task is not None and not self._task.done()
+
+    def on_event(self, event: WorldEvent) -> None:
+        """The bus subscriber (``sse`` events): queue a chunk, never wait."""
+        if self._closed or not isinstance(event, SSEEvent) or event.phase != "chunk":
+            return
+        try:
+            self._queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.dropped += 1
+            return
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name=f"live-relay:{self._world}")
+
+    async def aclose(self) -> None:
+        """Send what is queued (briefly), then stop."""
+        self._closed = True
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if not self._queue.empty():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await self._queue.join()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def _run(self) -> None:
+        while True:
+            first = await self._queue.get()
+            await asyncio.sleep(self._every)
+            events = [first]
+            while not self._queue.empty():
+                events.append(self._queue.get_nowait())
+            try:
+                await self._send(events)
+            finally:
+                for _ in events:
+                    self._queue.task_done()
+
+    async def _send(self, events: list[SSEEvent]) -> None:
+        texts = payloads([e.model_dump(mode="json", by_alias=True) for e in events])
+        try:
+            await self._storage.in_transaction(
+                functools.partial(notify_live, world=self._world, texts=texts), write=False
+            )
+        except Exception as exc:  # best effort: the stored answer follows anyway
+            if not self._failing:
+                logger.warning("live chunks of world %s not relayed: %s", self._world, exc)
+            self._failing = True
+            return
+        self._failing = False
