@@ -26,6 +26,8 @@ EVERY = 0.05
 """Seconds the relay gathers chunks before it sends them (one statement for all of them)."""
 QUEUE_LIMIT = 2000
 """Chunks waiting at most; more are dropped until the relay catches up."""
+CLOSE_SECONDS = 1.0
+"""How long closing waits for the chunks still queued to be sent."""
 
 
 class LiveRelay:
@@ -65,10 +67,9 @@ class LiveRelay:
         task, self._task = self._task, None
         if task is None:
             return
-        if not self._queue.empty():
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1.0):
-                    await self._queue.join()
+        with contextlib.suppress(TimeoutError):  # the batch under way too
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await self._queue.join()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
