@@ -24,9 +24,15 @@ import pytest
 from agentworld.agent_world import AgentWorld
 from agentworld.events.bus import EventBus
 from agentworld.events.live_relay import QUEUE_LIMIT, LiveRelay
+from agentworld.events.log_listener import connect_args
 from agentworld.models.events import SSEEvent
-from agentworld.server.notify import connect_args
-from agentworld.storage.live_notes import PAYLOAD_LIMIT, live_channel, payloads, read_payload, sender
+from agentworld.storage.live_notes import (
+    PAYLOAD_LIMIT,
+    live_channel,
+    payloads,
+    read_payload,
+    sender,
+)
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 from agentworld.testing.postgres import create_migrated_database

@@ -4,7 +4,7 @@ Chunks are never stored (SPEC L3), so a process that shows a chat another proces
 HTTP server's event stream, ``send`` on a terminal while a Temporal worker runs the turn)
 cannot read them from the log. The process that makes the model call sends them with
 ``pg_notify`` on the world's live channel (``live_channel``, named like ``log_channel``);
-listeners (``server/notify.py``) hand them to their followers. A payload is a JSON object:
+listeners (``events/log_listener.py``) hand them to their followers. A payload is a JSON object:
 the sender (``SENDER``, so a process skips its own, which it has from its bus), a number
 (identical payloads of one transaction would be folded into one) and the chunk documents as
 the event stream sends them. PostgreSQL refuses a payload of 8000 bytes or more: the chunks

@@ -6,7 +6,7 @@ hundred clients cost one read, not a hundred. It reads when this process's own r
 publishes something (at once), and for events stored by other processes (a CLI ``send``, another
 server):
 
-* on PostgreSQL when the log's notification arrives (``server/notify.py``: writers
+* on PostgreSQL when the log's notification arrives (``events/log_listener.py``: writers
   ``pg_notify`` in the transaction that stores the event, delivered at commit), with a slow poll
   every ``safety_poll`` seconds in case one is ever missed — and every ``poll`` seconds while
   the listening connection is down;
@@ -15,7 +15,7 @@ server):
 Token chunks are never stored; the feed takes them from this process's event bus and places
 them among the stored events in the order they happened, as items without a ``seq``. On
 PostgreSQL it also takes the chunks of turns other processes run (another server, a ``send``, a
-Temporal worker), which they relay on the world's live channel (``server/notify.py``,
+Temporal worker), which they relay on the world's live channel (``events/log_listener.py``,
 ``events/live_relay.py``): it reads the log first when told of new events, so a chunk comes
 after its answer's ``start``. So does
 the world's delete (``feeds.Feeds.deleting``), whose log goes with the world: it ends the feed. A world
@@ -48,7 +48,7 @@ from agentworld.models.events import CrudEvent, EventKind, SSEEvent, WorldEvent
 from agentworld.storage.event_log import EventLog, LogBatch
 
 if TYPE_CHECKING:
-    from agentworld.server.notify import LogListener
+    from agentworld.events.log_listener import LogListener
 
 logger = logging.getLogger("agentworld.server")
 

@@ -1,0 +1,85 @@
+"""What Temporal workers do in a world, shown on a terminal as it happens (``send``, ``talk``).
+
+On Temporal (SPEC S1) the process at the terminal runs no chat: its bus never carries the
+answers' events. On PostgreSQL it follows the world as the HTTP event stream does — one
+``events.feed.WorldFeed`` over the event log, woken by the log's notifications, with the token
+chunks the workers relay on the world's live channel (``events/log_listener.py``) — and hands each
+event to the view as if it had come by on the bus. On SQLite, or when this process runs the
+world's chats itself, there is nothing to follow: ``follow_elsewhere`` returns None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentworld.models.events import WorldEvent
+    from agentworld.runtime.world import WorldRuntime
+
+POLL_SECONDS = 0.25
+"""How often the log is read while the listening connection is down."""
+CATCH_UP_SECONDS = 1.0
+"""How long closing waits for the events stored up to then to be shown."""
+
+Close = Callable[[], Awaitable[None]]
+
+
+async def follow_elsewhere(
+    runtime: WorldRuntime, on_event: Callable[[WorldEvent], None]
+) -> Close | None:
+    """Hand ``on_event`` every event of the world stored from now on, and the chunks other
+    processes relay, in order; returns the function that stops (after showing what was
+    stored until then), or None when there is nothing to follow."""
+    url = runtime.storage.url
+    if runtime.runs_chats_here or not url.startswith("postgresql"):
+        return None
+    from agentworld.events.feed import LogReading, WorldFeed
+    from agentworld.events.log_listener import LogListener
+    from agentworld.models.events import EVENT_ADAPTER
+    from agentworld.storage.event_log import EventLog
+
+    listener = LogListener(url)
+    await listener.start()
+    feed = WorldFeed(runtime.world, LogReading(EventLog(runtime.storage), poll=POLL_SECONDS),
+                     lambda: None, listener=listener)  # fmt: skip
+    try:
+        await feed.start()
+    except BaseException:
+        await listener.aclose()
+        raise
+    seen = feed.head
+    until: int | None = None
+    caught_up = asyncio.Event()
+
+    async def show() -> None:
+        nonlocal seen
+        async for item in feed.follow(feed.head):
+            if item.seq is not None:
+                seen = item.seq
+                if until is not None and seen >= until:
+                    caught_up.set()
+            try:
+                event = EVENT_ADAPTER.validate_python(item.document)
+            except ValueError:  # pydantic's ValidationError: a kind this version cannot read
+                continue
+            on_event(event)
+
+    showing = asyncio.create_task(show(), name=f"follow-elsewhere:{runtime.world}")
+
+    async def close() -> None:
+        nonlocal until
+        with contextlib.suppress(Exception):  # the database away: what was shown is all
+            await feed.read_new()
+            until = feed.head
+            if seen < until:
+                async with asyncio.timeout(CATCH_UP_SECONDS):
+                    await caught_up.wait()
+        showing.cancel()
+        await asyncio.gather(showing, return_exceptions=True)
+        await feed.aclose()
+        await listener.aclose()
+
+    return close
