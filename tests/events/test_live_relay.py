@@ -123,7 +123,8 @@ def test_a_turn_on_postgresql_relays_its_chunks_in_batches(pg_url: str) -> None:
     assert any(name.startswith("live-relay") for name in names)
     events = [e for payload in got if (r := read_payload(payload)) for e in r[1]]
     assert "".join(e["content"] for e in events) == ANSWER
-    assert len(events) == chunks and len(got) < chunks
+    assert len(got) < chunks / 3  # batched: the chunks gathered meanwhile go as one
+    assert {e["phase"] for e in events} == {"chunk"}
 
 
 def test_publishing_chunks_never_waits_for_the_relay(
@@ -157,6 +158,6 @@ def test_publishing_chunks_never_waits_for_the_relay(
 
     assert dropped >= 1000  # the relay had no turn of the loop: what it could not hold went
     events = [e for payload in got if (r := read_payload(payload)) for e in r[1]]
-    assert [e["content"] for e in events] == [f"{n}," for n in range(limit)]  # the rest, in order
+    assert "".join(e["content"] for e in events) == "".join(f"{n}," for n in range(limit))  # in order
     assert took < 5.0
     assert any("not relayed" in r.message for r in caplog.records)

@@ -2,8 +2,9 @@
 
 A bus subscriber that only queues: each ``sse`` chunk goes into a bounded queue and the
 subscriber returns, so the model call never waits on the database. A background task, started
-at the first chunk, takes what gathered over ``EVERY`` seconds and sends it on the world's
-live channel in one statement (``storage/live_notes.py``). If the queue is full (the database
+at the first chunk, takes what gathered over ``EVERY`` seconds, joins the chunks of one answer
+into one, and sends them on the world's live channel in one statement
+(``storage/live_notes.py``). If the queue is full (the database
 is slow or away) chunks are dropped: they are best effort, and the stored answer follows
 them. A failed send is logged once and the relay goes on. Never made on SQLite, which has no
 other process to tell (``WorldRuntime``).
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+from typing import Any
 
 from agentworld.models.events import SSEEvent, WorldEvent
 from agentworld.storage.live_notes import notify_live, payloads
@@ -28,6 +30,20 @@ QUEUE_LIMIT = 2000
 """Chunks waiting at most; more are dropped until the relay catches up."""
 CLOSE_SECONDS = 1.0
 """How long closing waits for the chunks still queued to be sent."""
+
+
+def joined(events: list[SSEEvent]) -> list[dict[str, Any]]:
+    """The chunk documents of ``events``, each run of chunks of one answer joined into one
+    (the first's, with their text): where a stream is cut into chunks is the provider's choice,
+    and one document costs every listener less than a hundred."""
+    runs: list[tuple[SSEEvent, list[str]]] = []
+    for event in events:
+        if runs and runs[-1][0].message_id == event.message_id and runs[-1][0].chat_id == event.chat_id:
+            runs[-1][1].append(event.content)
+        else:
+            runs.append((event, [event.content]))
+    return [{**first.model_dump(mode="json", by_alias=True), "content": "".join(parts)}
+            for first, parts in runs]  # fmt: skip
 
 
 class LiveRelay:
@@ -88,7 +104,7 @@ class LiveRelay:
                     self._queue.task_done()
 
     async def _send(self, events: list[SSEEvent]) -> None:
-        texts = payloads([e.model_dump(mode="json", by_alias=True) for e in events])
+        texts = payloads(joined(events))
         try:
             await self._storage.in_transaction(
                 functools.partial(notify_live, world=self._world, texts=texts), write=False
