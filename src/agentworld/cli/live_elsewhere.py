@@ -1,17 +1,20 @@
-"""What Temporal workers do in a world, shown on a terminal as it happens (``send``, ``talk``).
+"""What other processes do in a world, shown on a terminal as it happens (``send``, ``talk``).
 
-On Temporal (SPEC S1) the process at the terminal runs no chat: its bus never carries the
-answers' events. On PostgreSQL it follows the world as the HTTP event stream does — one
-``events.feed.WorldFeed`` over the event log, woken by the log's notifications, with the token
-chunks the workers relay on the world's live channel (``events/log_listener.py``) — and hands each
-event to the view as if it had come by on the bus. On SQLite, or when this process runs the
-world's chats itself, there is nothing to follow: ``follow_elsewhere`` returns None.
+The process at the terminal shows what its own bus carries. The work may be done elsewhere:
+on Temporal (SPEC S1) always by a worker, and without it by whichever process holds the chat
+(another ``send``, a server). On PostgreSQL the terminal follows the world as the HTTP event
+stream does — one ``events.feed.WorldFeed`` over the event log, woken by the log's
+notifications, with the token chunks other processes relay on the world's live channel
+(``events/log_listener.py``) — and hands each event to the view as if it had come by on the
+bus. An event this process published comes both ways: ``OnceEach`` shows it once. On SQLite
+there is nothing to follow: ``follow_elsewhere`` returns None.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -24,7 +27,27 @@ POLL_SECONDS = 0.25
 CATCH_UP_SECONDS = 1.0
 """How long closing waits for the events stored up to then to be shown."""
 
+REMEMBERED = 10_000
+"""Event ids ``OnceEach`` keeps (the newest): an event comes the other way within moments."""
+
 Close = Callable[[], Awaitable[None]]
+
+
+class OnceEach:
+    """Hands each event to ``on_event`` once, whether it came by on the bus, from the log, or
+    both (a transcript message is known by its message id: the view passes over those shown)."""
+
+    def __init__(self, on_event: Callable[[WorldEvent], None]) -> None:
+        self._on_event = on_event
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def __call__(self, event: WorldEvent) -> None:
+        if event.event_id in self._seen:
+            return
+        self._seen[event.event_id] = None
+        if len(self._seen) > REMEMBERED:
+            self._seen.popitem(last=False)
+        self._on_event(event)
 
 
 async def follow_elsewhere(
@@ -34,7 +57,7 @@ async def follow_elsewhere(
     processes relay, in order; returns the function that stops (after showing what was
     stored until then), or None when there is nothing to follow."""
     url = runtime.storage.url
-    if runtime.runs_chats_here or not url.startswith("postgresql"):
+    if not url.startswith("postgresql"):
         return None
     from agentworld.events.feed import LogReading, WorldFeed
     from agentworld.events.log_listener import LogListener

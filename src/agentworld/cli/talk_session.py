@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agentworld.cli import output
-from agentworld.cli.live_elsewhere import follow_elsewhere
+from agentworld.cli.live_elsewhere import OnceEach, follow_elsewhere
 from agentworld.cli.talk_commands import COMMANDS, Quit, run_command
 from agentworld.cli.talk_desk import ApprovalDesk, ApprovalsWaiting
 from agentworld.cli.talk_prompt import Known, Prompts
@@ -57,7 +57,7 @@ class TalkSession:
         self._aw: AgentWorld | None = None
         self._runtime: WorldRuntime | None = None
         self._elsewhere: Callable[[], Awaitable[None]] | None = None
-        """Stops following what Temporal workers do (``live_elsewhere``), when followed."""
+        """Stops following what other processes do (``live_elsewhere``), on PostgreSQL."""
         self._interrupted: asyncio.Event | None = None
         self.desk = ApprovalDesk(self)
         self._behind: set[asyncio.Task[Any]] = set()
@@ -152,8 +152,9 @@ class TalkSession:
             self.prompts.interrupt(LoadFailed(self._reason(exc)), later=True)
             raise
         self._aw, self._runtime = aw, runtime
-        runtime.bus.subscribe(self.view.on_event, name="talk")
-        self._elsewhere = await follow_elsewhere(runtime, self.view.on_event)
+        show = OnceEach(self.view.on_event)
+        runtime.bus.subscribe(show, name="talk")
+        self._elsewhere = await follow_elsewhere(runtime, show)
         await self.desk.refresh()
         agents = ", ".join(f"@{name}" for name in self.known.agents) or "none yet"
         self.screen.note(f"{self.world} · chat {self.chat} ({self.title}) · agents: {agents} · "
