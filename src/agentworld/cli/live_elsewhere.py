@@ -84,6 +84,8 @@ async def follow_elsewhere(
                 seen = item.seq
                 if until is not None and seen >= until:
                     caught_up.set()
+            if item.kind == "crud":
+                continue  # what others changed, talk says from its own look at the log (talk_desk)
             try:
                 event = EVENT_ADAPTER.validate_python(item.document)
             except ValueError:  # pydantic's ValidationError: a kind this version cannot read
