@@ -10,6 +10,7 @@ server streaming its answer, a raw ``LISTEN`` connection as another process woul
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import logging
@@ -24,11 +25,12 @@ import pytest
 from agentworld.agent_world import AgentWorld
 from agentworld.events.bus import EventBus
 from agentworld.events.live_relay import QUEUE_LIMIT, LiveRelay
-from agentworld.events.log_listener import connect_args
+from agentworld.events.log_listener import LogListener, connect_args
 from agentworld.models.events import SSEEvent
 from agentworld.storage.live_notes import (
     PAYLOAD_LIMIT,
     live_channel,
+    notify_live,
     payloads,
     read_payload,
     sender,
@@ -161,3 +163,34 @@ def test_publishing_chunks_never_waits_for_the_relay(
     assert "".join(e["content"] for e in events) == "".join(f"{n}," for n in range(limit))  # in order
     assert took < 5.0
     assert any("not relayed" in r.message for r in caplog.records)
+
+
+def test_a_listener_hands_over_other_processes_chunks_and_skips_its_own(pg_url: str) -> None:
+    async def run() -> list[list[dict[str, Any]]]:
+        taken: list[list[dict[str, Any]]] = []
+        came = asyncio.Event()
+
+        def take(documents: list[dict[str, Any]]) -> None:
+            taken.append(documents)
+            came.set()
+
+        listener = LogListener(pg_url)
+        await listener.start()
+        await listener.watch_live("W", take)  # names are case-folded: one channel
+        own = payloads([_chunk("mine").model_dump(mode="json", by_alias=True)])
+        other = json.dumps({"from": "elsewhere", "n": 0,
+                            "events": [_chunk("theirs").model_dump(mode="json", by_alias=True)]})
+        async with SQLStorage(pg_url) as storage:
+            await storage.in_transaction(
+                functools.partial(notify_live, world="w", texts=[*own, other, "not ours"]), write=False
+            )
+        async with asyncio.timeout(10):
+            await came.wait()
+        await asyncio.sleep(0.2)  # anything else would have come by now
+        await listener.unwatch_live("W", take)
+        await listener.aclose()
+        return taken
+
+    taken = asyncio.run(run())
+
+    assert [[d["content"] for d in documents] for documents in taken] == [["theirs"]]

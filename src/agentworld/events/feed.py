@@ -60,6 +60,8 @@ at the end of the batch only, after every write into the dead connection had bee
 turn for every item costs CPU with many clients (``benchmarks/event_delivery.py``)."""
 SAFETY_POLL_SECONDS = 2.0
 """How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
+RELAYED_LIMIT = 1000
+"""Batches of chunks from other processes waiting to go in at most (``_take_in``)."""
 LONGEST_RETRY_SECONDS = 2.0
 """The longest wait between two reads of a log that failed (the database away)."""
 
@@ -144,13 +146,13 @@ class WorldFeed:
         # Listen before reading the head: whatever commits after the read is announced.
         if self._listener is not None:
             await self._listener.watch(self.world, self._poked.set)
-            await self._listener.watch_live(self.world, self._relayed.put_nowait)
+            await self._listener.watch_live(self.world, self._take_in)
         try:
             self.head = self._floor = await self._reading.log.head(self.world)
         except BaseException:
             if self._listener is not None:
                 await self._listener.unwatch(self.world, self._poked.set)
-                await self._listener.unwatch_live(self.world, self._relayed.put_nowait)
+                await self._listener.unwatch_live(self.world, self._take_in)
             raise
         if self._listener is not None:
             self._relayed_task = asyncio.create_task(
@@ -162,7 +164,7 @@ class WorldFeed:
     async def aclose(self) -> None:
         if self._listener is not None:
             await self._listener.unwatch(self.world, self._poked.set)
-            await self._listener.unwatch_live(self.world, self._relayed.put_nowait)
+            await self._listener.unwatch_live(self.world, self._take_in)
         if self._relayed_task is not None:
             self._relayed_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -293,6 +295,12 @@ class WorldFeed:
             return
         self._stored_since_read = True
         self._poked.set()
+
+    def _take_in(self, documents: list[dict[str, Any]]) -> None:
+        """Chunks relayed by another process, queued in the order they came; left out while
+        the queue is full (a feed that cannot read the log): chunks are best effort."""
+        if self._relayed.qsize() < RELAYED_LIMIT:
+            self._relayed.put_nowait(documents)
 
     async def _take_relayed(self) -> None:
         """The chunks of other processes' turns, as live items: after every event stored

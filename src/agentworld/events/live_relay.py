@@ -6,8 +6,10 @@ at the first chunk, takes what gathered over ``EVERY`` seconds, joins the chunks
 into one, and sends them on the world's live channel in one statement
 (``storage/live_notes.py``). If the queue is full (the database
 is slow or away) chunks are dropped: they are best effort, and the stored answer follows
-them. A failed send is logged once and the relay goes on. Never made on SQLite, which has no
-other process to tell (``WorldRuntime``).
+them. A failed send is logged once and the relay goes on. ``WorldRuntime`` makes one for every
+world it runs on PostgreSQL, whoever listens: a listener may be in any process, and a relay
+nobody hears costs a statement per batch (``benchmarks/live_relay.py``). Never on SQLite,
+which has no other process to tell.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 
 from agentworld.storage.event_log import log_channel
 from agentworld.storage.faults import connect_options, unavailable
-from agentworld.storage.live_notes import live_channel, read_payload, sender
+from agentworld.storage.live_notes import is_own, live_channel, read_payload, sender
 
 logger = logging.getLogger("agentworld.server")
 
@@ -219,7 +219,7 @@ class LogListener:
         for wake in tuple(self._wakes.get(channel, ())):
             wake()
         takers = self._live.get(channel)
-        if not takers:
+        if not takers or is_own(payload):
             return
         read = read_payload(payload)
         if read is None or read[0] == sender() or not read[1]:

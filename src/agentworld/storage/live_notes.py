@@ -88,6 +88,11 @@ def _pieces(documents: Sequence[dict[str, Any]]) -> Iterator[str]:
                             {**document, "content": content[half:]}])
 
 
+def is_own(payload: str) -> bool:
+    """Whether this process sent ``payload`` (told without parsing it)."""
+    return payload.startswith(f'{{"from": "{sender()}"')
+
+
 def read_payload(payload: str) -> tuple[str, list[dict[str, Any]]] | None:
     """The sender and chunk documents of a payload; None when it is not one of ours."""
     try:
