@@ -1,6 +1,7 @@
 """On PostgreSQL, ``send`` on a terminal shows an answer that another process computes as it
 streams: the process that held the chat (a ``send`` before it) answers, relays its chunks, and
-the terminal shows them once, between the answer's start and end read from the event log.
+the terminal shows them once, between the answer's start and end read from the event log. A
+turn the terminal's own process runs comes both on its bus and from the log: shown once.
 
 Real processes: two ``agentworld send`` on one PostgreSQL database, the second in a
 pseudo-terminal (pexpect), and the loopback OpenAI wire server pacing its chunks.
@@ -81,3 +82,27 @@ def test_send_on_a_terminal_streams_an_answer_the_process_holding_the_chat_gives
     assert text.count("then the tag") == 1  # shown live, not printed again at the end
     stored = cli("messages", "team", "--json").json()["messages"]
     assert sorted(m["content"] for m in stored) == sorted(["@planner one", "First answer.", "@planner two", SECOND])
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_send_on_a_terminal_shows_its_own_turn_once_on_postgresql(
+    cli: Any, db_url: str, script: Any, server: OpenAIWireServer, tmp_path: Path
+) -> None:
+    script.by_agent["planner"] = lambda _body: Reply.text(SECOND, chunk_size=5, chunk_delay=0.1)
+    cli("world", "create", "team")
+    cli("agent", "create", "team", "planner", "--provider", "openai", "--model", "m",
+        "--base-url", server.base_url, "--system-prompt", "agent:planner")  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path), "TERM": "xterm", "NO_COLOR": "1", "AGENTWORLD_LLM_RETRIES": "1"}
+    env.pop("AGENTWORLD_DB", None)
+    child = pexpect.spawn(
+        sys.executable, ["-m", "agentworld", "--db", db_url, "send", "team", "@planner go"],
+        env=env, encoding="utf-8", dimensions=(50, 200), timeout=60,
+    )  # fmt: skip
+    child.expect(pexpect.EOF)
+    text = ANSI.sub("", child.before or "")
+    child.close()
+
+    assert child.exitstatus == 0, text
+    assert text.count("then the tag") == 1
+    assert text.count("planner: ") == 1
+    assert re.search(r"planner: Second: .*release notes\. \(\d+\.\d s\)", text), text
