@@ -62,7 +62,8 @@ class Served:
 
 
 def start_server(
-    db_url: str, home: Path, *args: str, token: str | None = None, host: str = "127.0.0.1"
+    db_url: str, home: Path, *args: str, token: str | None = None, host: str = "127.0.0.1",
+    env: dict[str, str] | None = None,
 ) -> Served:
     port = free_port()
     command = [sys.executable, "-m", "agentworld", "--db", db_url, "serve", "--host", host,
@@ -72,7 +73,7 @@ def start_server(
     log = home / f"serve-{port}.log"
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            command, env=server_env(home), stdout=subprocess.DEVNULL, stderr=stderr, text=True
+            command, env={**server_env(home), **(env or {})}, stdout=subprocess.DEVNULL, stderr=stderr, text=True
         )
     served = Served(process, f"http://127.0.0.1:{port}", db_url, token, home)
     deadline = time.monotonic() + 30

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import asyncpg
 import pytest
 
+from agentworld.events.feed import FeedItem
+from agentworld.events.log_listener import APPLICATION_NAME, LogListener, connect_args
 from agentworld.models import Chat, Message, World
 from agentworld.models.events import SystemEvent
-from agentworld.server.feed import FeedItem
 from agentworld.server.feeds import Feeds
-from agentworld.server.notify import APPLICATION_NAME, LogListener, connect_args
 from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.postgres import create_database

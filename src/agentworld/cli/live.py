@@ -3,8 +3,10 @@
 The view is the one of ``talk`` (``talk_view.EventView``) without its prompt: answers stream
 in per agent with who is thinking and for how long, each tool call and result on one line,
 errors marked. It follows this process's event bus, so it shows the work this process does;
-what another process did meanwhile (it held the chat) is printed at the end from the stored
-transcript, like everything when the output is not a terminal or is ``--json``.
+on PostgreSQL also the world's event log and the chunks other processes relay (a Temporal
+worker, another process that held the chat: ``live_elsewhere``). What another process did
+and was not shown (on SQLite) is printed at the end from the stored transcript, like
+everything when the output is not a terminal or is ``--json``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+from agentworld.cli.live_elsewhere import OnceEach, follow_elsewhere
 from agentworld.cli.talk_view import EventView, Screen
 
 if TYPE_CHECKING:
@@ -40,12 +43,16 @@ class LiveView:
 async def live_view(runtime: WorldRuntime, chat_id: str) -> AsyncIterator[LiveView]:
     """Show the chat's events while the block runs."""
     live = LiveView(chat_id)
-    unsubscribe = runtime.bus.subscribe(live.view.on_event, name="send:live")
+    show = OnceEach(live.view.on_event)
+    unsubscribe = runtime.bus.subscribe(show, name="send:live")
+    elsewhere = await follow_elsewhere(runtime, show)
     ticker = asyncio.create_task(_tick(live.view), name="send:tick")
     live.view.turn_started()
     try:
         yield live
     finally:
+        if elsewhere is not None:
+            await elsewhere()
         unsubscribe()
         ticker.cancel()
         await asyncio.gather(ticker, return_exceptions=True)

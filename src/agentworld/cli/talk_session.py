@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agentworld.cli import output
+from agentworld.cli.live_elsewhere import OnceEach, follow_elsewhere
 from agentworld.cli.talk_commands import COMMANDS, Quit, run_command
 from agentworld.cli.talk_desk import ApprovalDesk, ApprovalsWaiting
 from agentworld.cli.talk_prompt import Known, Prompts
@@ -55,6 +56,8 @@ class TalkSession:
         self.prompts = Prompts(world, self.known, lambda: self.desk.status())
         self._aw: AgentWorld | None = None
         self._runtime: WorldRuntime | None = None
+        self._elsewhere: Callable[[], Awaitable[None]] | None = None
+        """Stops following what other processes do (``live_elsewhere``), on PostgreSQL."""
         self._interrupted: asyncio.Event | None = None
         self.desk = ApprovalDesk(self)
         self._behind: set[asyncio.Task[Any]] = set()
@@ -149,7 +152,9 @@ class TalkSession:
             self.prompts.interrupt(LoadFailed(self._reason(exc)), later=True)
             raise
         self._aw, self._runtime = aw, runtime
-        runtime.bus.subscribe(self.view.on_event, name="talk")
+        show = OnceEach(self.view.on_event)
+        runtime.bus.subscribe(show, name="talk")
+        self._elsewhere = await follow_elsewhere(runtime, show)
         await self.desk.refresh()
         agents = ", ".join(f"@{name}" for name in self.known.agents) or "none yet"
         self.screen.note(f"{self.world} · chat {self.chat} ({self.title}) · agents: {agents} · "
@@ -188,6 +193,9 @@ class TalkSession:
         if behind:
             self.screen.note("the chat's work goes on with the next command that runs this "
                              f"world (e.g. {output.command('resume', self.world)})")  # fmt: skip
+        elsewhere, self._elsewhere = self._elsewhere, None
+        if elsewhere is not None:
+            await elsewhere()
         if self._aw is not None:
             await self._aw.close()
 

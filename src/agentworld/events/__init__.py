@@ -1,4 +1,5 @@
-"""The event bus and the subscriber that persists events."""
+"""The event bus, the subscribers that persist events and relay live chunks, and the readers
+that follow a world's event log (``feed``, ``log_listener``)."""
 
 from __future__ import annotations
 

@@ -67,6 +67,7 @@ from agentworld.tools.registry import Tool, ToolRegistry
 from agentworld.tools.world_tools import WorldTools
 
 if TYPE_CHECKING:
+    from agentworld.events.live_relay import LiveRelay
     from agentworld.runtime.authorizer import Authorizer
     from agentworld.runtime.cutting import CutOutcome
     from agentworld.runtime.engine import TemporalSettings
@@ -115,6 +116,13 @@ class WorldRuntime(WaitingCalls):
                 on_drained=self._titles.title,
                 serve_only=worker,
             )
+        self._relay: LiveRelay | None = None
+        if storage.url.startswith("postgresql") and not (temporal is not None and not worker):
+            # Chunks cross to other processes' streams (``events.live_relay``); not on SQLite.
+            from agentworld.events.live_relay import LiveRelay
+
+            self._relay = LiveRelay(storage, world)
+            self.bus.subscribe(self._relay.on_event, kinds=["sse"], name="live-relay")
         self._memory = MemoryCache(storage)
         self._hooks = HookSet(on_event)
         self._turns = TurnContext(
@@ -170,6 +178,8 @@ class WorldRuntime(WaitingCalls):
     async def aclose(self) -> None:
         await self._timers.aclose()
         await self._runners.aclose()
+        if self._relay is not None:
+            await self._relay.aclose()
         await self._tools.aclose()
         await self._providers.aclose()
 

@@ -3,7 +3,7 @@ world. ``create_app(db=...)`` builds the app; ``agentworld serve`` runs it with 
 
 Layout: ``app`` (assembly, lifespan), ``security`` (Host, token, body limits), ``errors``
 (refusals as ``{"error": {...}}``), ``schemas`` (bodies and documents), ``routes_catalog`` /
-``routes_work`` / ``routes_events`` (the routes), ``feed`` (the event stream's reader),
+``routes_work`` / ``routes_events`` (the routes), ``feeds`` (the event stream's readers, over ``events.feed``),
 ``status`` (what a world is doing), ``config`` (``ServerConfig``).
 """
 

@@ -1,7 +1,7 @@
 """The feeds of a server: one ``feed.WorldFeed`` per world that clients of the event stream
 follow, made when the first client comes and ended when the last one leaves or the world is
 deleted (here, or by another process); on PostgreSQL they share one ``LISTEN`` connection
-(``notify.LogListener``).
+(``events.log_listener.LogListener``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from agentworld.events.bus import EventBus
+from agentworld.events.feed import SAFETY_POLL_SECONDS, LogReading, WorldFeed
 from agentworld.models.events import CrudEvent
-from agentworld.server.feed import SAFETY_POLL_SECONDS, LogReading, WorldFeed
 from agentworld.storage.event_log import EventLog
 
 if TYPE_CHECKING:
-    from agentworld.server.notify import LogListener
+    from agentworld.events.log_listener import LogListener
 
 
 class Feeds:
@@ -58,7 +58,7 @@ class Feeds:
     async def _listener_for_log(self) -> LogListener | None:
         if self._listener is None and self._reading.log.url.startswith("postgresql"):
             # Imported here: asyncpg is loaded only by servers that run on PostgreSQL.
-            from agentworld.server.notify import LogListener
+            from agentworld.events.log_listener import LogListener
 
             listener = LogListener(self._reading.log.url)
             await listener.start()

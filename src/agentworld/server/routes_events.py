@@ -22,11 +22,11 @@ from fastapi import APIRouter, Header, Query
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from agentworld.errors import StorageError
+from agentworld.events.feed import FeedItem, live_item
 from agentworld.models.events import CrudEvent
 from agentworld.redaction import redact
 from agentworld.server.deps import AW, ERRORS, MAX_POSITION, Config, LiveFeeds, WorldName
 from agentworld.server.errors import RETRY_AFTER_SECONDS, ApiError, logger
-from agentworld.server.feed import FeedItem, live_item
 from agentworld.server.feeds import Feeds
 from agentworld.server.json_body import OneValuePerKeyRoute
 from agentworld.server.responses import json_text

@@ -19,7 +19,7 @@ committed. Numbers are never reused (``schema.events``).
 **Telling readers.** On PostgreSQL the same statement that takes a world's lock also queues a
 notification on the world's channel (``log_channel``): ``pg_notify`` is delivered when the
 transaction commits, and not at all when it rolls back, so a listener (the HTTP server's event
-feeds, ``server/notify.py``) that reads after its last ``seq`` when told finds the new rows
+feeds, ``events/log_listener.py``) that reads after its last ``seq`` when told finds the new rows
 committed and visible. Notifications of one transaction on one channel are folded into one. The
 channel's name is a hash of the world's name — world names are user input, channel names are
 SQL identifiers — and two worlds sharing a channel would only cost a read that finds nothing.

@@ -6,14 +6,18 @@ hundred clients cost one read, not a hundred. It reads when this process's own r
 publishes something (at once), and for events stored by other processes (a CLI ``send``, another
 server):
 
-* on PostgreSQL when the log's notification arrives (``server/notify.py``: writers
+* on PostgreSQL when the log's notification arrives (``events/log_listener.py``: writers
   ``pg_notify`` in the transaction that stores the event, delivered at commit), with a slow poll
   every ``safety_poll`` seconds in case one is ever missed — and every ``poll`` seconds while
   the listening connection is down;
 * on SQLite, which has no such signal, every ``poll`` seconds.
 
 Token chunks are never stored; the feed takes them from this process's event bus and places
-them among the stored events in the order they happened, as items without a ``seq``. So does
+them among the stored events in the order they happened, as items without a ``seq``. On
+PostgreSQL it also takes the chunks of turns other processes run (another server, a ``send``, a
+Temporal worker), which they relay on the world's live channel (``events/log_listener.py``,
+``events/live_relay.py``): it reads the log first when told of new events, so a chunk comes
+after its answer's ``start``. So does
 the world's delete (``feeds.Feeds.deleting``), whose log goes with the world: it ends the feed. A world
 deleted by another process leaves no event behind; the feed's read that finds nothing new also
 finds the world gone, and ends the feed the same way.
@@ -44,7 +48,7 @@ from agentworld.models.events import CrudEvent, EventKind, SSEEvent, WorldEvent
 from agentworld.storage.event_log import EventLog, LogBatch
 
 if TYPE_CHECKING:
-    from agentworld.server.notify import LogListener
+    from agentworld.events.log_listener import LogListener
 
 logger = logging.getLogger("agentworld.server")
 
@@ -56,6 +60,8 @@ at the end of the batch only, after every write into the dead connection had bee
 turn for every item costs CPU with many clients (``benchmarks/event_delivery.py``)."""
 SAFETY_POLL_SECONDS = 2.0
 """How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
+RELAYED_LIMIT = 1000
+"""Batches of chunks from other processes waiting to go in at most (``_take_in``)."""
 LONGEST_RETRY_SECONDS = 2.0
 """The longest wait between two reads of a log that failed (the database away)."""
 
@@ -132,23 +138,38 @@ class WorldFeed:
         self._last: FeedItem | None = None
         """The world's delete, once it is gone: the last item there will be (``end``)."""
         self.followers = 0
+        self._relayed: asyncio.Queue[list[dict[str, Any]]] = asyncio.Queue()
+        """Chunk documents other processes relayed, in the order they came."""
+        self._relayed_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         # Listen before reading the head: whatever commits after the read is announced.
         if self._listener is not None:
             await self._listener.watch(self.world, self._poked.set)
+            await self._listener.watch_live(self.world, self._take_in)
         try:
             self.head = self._floor = await self._reading.log.head(self.world)
         except BaseException:
             if self._listener is not None:
                 await self._listener.unwatch(self.world, self._poked.set)
+                await self._listener.unwatch_live(self.world, self._take_in)
             raise
+        if self._listener is not None:
+            self._relayed_task = asyncio.create_task(
+                self._take_relayed(), name=f"event-feed-chunks:{self.world}"
+            )
         self._attach()
         self._task = asyncio.create_task(self._run(), name=f"event-feed:{self.world}")
 
     async def aclose(self) -> None:
         if self._listener is not None:
             await self._listener.unwatch(self.world, self._poked.set)
+            await self._listener.unwatch_live(self.world, self._take_in)
+        if self._relayed_task is not None:
+            self._relayed_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._relayed_task
+            self._relayed_task = None
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -274,6 +295,28 @@ class WorldFeed:
             return
         self._stored_since_read = True
         self._poked.set()
+
+    def _take_in(self, documents: list[dict[str, Any]]) -> None:
+        """Chunks relayed by another process, queued in the order they came; left out while
+        the queue is full (a feed that cannot read the log): chunks are best effort."""
+        if self._relayed.qsize() < RELAYED_LIMIT:
+            self._relayed.put_nowait(documents)
+
+    async def _take_relayed(self) -> None:
+        """The chunks of other processes' turns, as live items: after every event stored
+        before them (the log's notification came first: its read is done before they go in)."""
+        while True:
+            documents = await self._relayed.get()
+            if self._last is not None:
+                continue  # the world is gone
+            if self._poked.is_set() or self._stored_since_read or self._read_lock.locked():
+                with contextlib.suppress(Exception):  # a failed read is the feed's to retry
+                    await self.read_new()
+            for document in documents:
+                chat_id = document.get("chatId")
+                self._append(FeedItem(None, "sse", chat_id if isinstance(chat_id, str) else None,
+                                      document))
+            self._notify()
 
     # -- following -------------------------------------------------------------------------
 

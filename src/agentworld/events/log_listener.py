@@ -13,6 +13,11 @@ If the connection fails or is cut, ``listening`` turns false and every feed is w
 reads at once and goes back to polling often; the listener reconnects in the background, and
 listens again on every channel, and wakes every feed once more (whatever committed in between
 is read then).
+
+The same connection listens on the live channel of each world whose chunks a follower wants
+(``watch_live``: ``storage/live_notes.py``): the token chunks that the process making a model
+call relays (``events/live_relay.py``), handed over as documents. Those this process sent
+itself are skipped: its followers have them from its own bus.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ import sqlalchemy as sa
 
 from agentworld.storage.event_log import log_channel
 from agentworld.storage.faults import connect_options, unavailable
+from agentworld.storage.live_notes import is_own, live_channel, read_payload, sender
 
 logger = logging.getLogger("agentworld.server")
 
 Wake = Callable[[], None]
+OnChunks = Callable[[list[dict[str, Any]]], None]
 
 APPLICATION_NAME = "agentworld-event-listener"
 """Shown in ``pg_stat_activity``, so an operator can tell the listening connection apart."""
@@ -65,6 +72,8 @@ class LogListener:
         self._retry = retry_seconds
         self._wakes: dict[str, set[Wake]] = {}
         """By channel: the wake-ups of the feeds following the worlds of that channel."""
+        self._live: dict[str, set[OnChunks]] = {}
+        """By live channel: who takes the chunks other processes relay for those worlds."""
         self._conn: asyncpg.Connection | None = None
         self._lock = asyncio.Lock()
         """One statement at a time on the connection (asyncpg refuses overlapping ones)."""
@@ -101,25 +110,37 @@ class LogListener:
         """Call ``wake`` whenever a write to ``world``'s log commits, from now on (the
         ``LISTEN`` has taken effect when this returns, so a feed that reads its head after it
         misses nothing)."""
-        channel = log_channel(world)
+        await self._add(self._wakes, log_channel(world), wake)
+
+    async def unwatch(self, world: str, wake: Wake) -> None:
+        await self._remove(self._wakes, log_channel(world), wake)
+
+    async def watch_live(self, world: str, on_chunks: OnChunks) -> None:
+        """Call ``on_chunks`` with the chunk documents other processes relay for ``world``
+        (in the order each sender sent them), from now on."""
+        await self._add(self._live, live_channel(world), on_chunks)
+
+    async def unwatch_live(self, world: str, on_chunks: OnChunks) -> None:
+        await self._remove(self._live, live_channel(world), on_chunks)
+
+    async def _add(self, table: dict[str, set[Any]], channel: str, callback: Any) -> None:
         async with self._lock:
-            wakes = self._wakes.setdefault(channel, set())
-            wakes.add(wake)
-            if len(wakes) == 1 and self.listening:
+            callbacks = table.setdefault(channel, set())
+            callbacks.add(callback)
+            if len(callbacks) == 1 and self.listening:
                 assert self._conn is not None
                 try:
                     await self._conn.add_listener(channel, self._on_notification)
                 except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
                     self._drop(exc)
 
-    async def unwatch(self, world: str, wake: Wake) -> None:
-        channel = log_channel(world)
+    async def _remove(self, table: dict[str, set[Any]], channel: str, callback: Any) -> None:
         async with self._lock:
-            wakes = self._wakes.get(channel, set())
-            wakes.discard(wake)
-            if wakes:
+            callbacks = table.get(channel, set())
+            callbacks.discard(callback)
+            if callbacks:
                 return
-            self._wakes.pop(channel, None)
+            table.pop(channel, None)
             if self.listening:
                 assert self._conn is not None
                 try:
@@ -161,7 +182,7 @@ class LogListener:
             raise
         async with self._lock:
             try:
-                for channel in self._wakes:
+                for channel in [*self._wakes, *self._live]:
                     await conn.add_listener(channel, self._on_notification)
             except BaseException:
                 self._lost.set()
@@ -193,10 +214,21 @@ class LogListener:
             self._drop(ConnectionError("the connection was closed"))
 
     def _on_notification(
-        self, _conn: asyncpg.Connection, _pid: int, channel: str, _payload: str
+        self, _conn: asyncpg.Connection, _pid: int, channel: str, payload: str
     ) -> None:
         for wake in tuple(self._wakes.get(channel, ())):
             wake()
+        takers = self._live.get(channel)
+        if not takers or is_own(payload):
+            return
+        read = read_payload(payload)
+        if read is None or read[0] == sender() or not read[1]:
+            return  # not chunks, or this process's own (its followers have them from its bus)
+        for on_chunks in tuple(takers):
+            try:
+                on_chunks(read[1])
+            except Exception:  # one taker's fault must not keep the chunks from the others
+                logger.exception("a taker of live chunks failed")
 
     def _wake_all(self) -> None:
         for wakes in tuple(self._wakes.values()):
