@@ -18,6 +18,7 @@ from agentworld.storage.tool_logs import runner_alive
 
 if TYPE_CHECKING:
     from agentworld.models.pending import PendingCall
+    from agentworld.models.records import ToolLogEntry
     from agentworld.storage.sql import SQLStorage
 
 
@@ -25,9 +26,16 @@ async def recover_interrupted(storage: SQLStorage, world: World) -> int:
     """Tool runs whose process died are logged as interrupted (SPEC A6). The loop they
     belong to is still in its chat's inbox: whoever runs the chat next gives the call an
     "interrupted" result (``tool_calls.run_tool_calls``), never runs it again."""
+    return await _interrupt(storage, world.name, lambda entry: not runner_alive(entry.runner))
+
+
+async def _interrupt(
+    storage: SQLStorage, world: str, stopped: Callable[[ToolLogEntry], bool]
+) -> int:
+    """Log the world's ``running`` tool runs that ``stopped`` picks as interrupted."""
     recovered = 0
-    for entry in await storage.tool_logs.running(world.name):
-        if runner_alive(entry.runner):
+    for entry in await storage.tool_logs.running(world):
+        if not stopped(entry):
             continue
         await storage.tool_logs.finish(
             entry.seq, status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
@@ -58,15 +66,7 @@ async def interrupt_chat_runs(storage: SQLStorage, world: str, chat_id: str) -> 
     """The chat's tool runs still logged ``running`` are logged interrupted, whatever host ran
     them: a Temporal worker is told by Temporal that the previous attempt's worker is gone (a
     retried activity), which no process check can tell across hosts. Never run again (SPEC S2)."""
-    recovered = 0
-    for entry in await storage.tool_logs.running(world):
-        if entry.chat_id != chat_id:
-            continue
-        await storage.tool_logs.finish(
-            entry.seq, status="interrupted", output={"error": INTERRUPTED}, duration_ms=0.0
-        )
-        recovered += 1
-    return recovered
+    return await _interrupt(storage, world, lambda entry: entry.chat_id == chat_id)
 
 
 async def expire_chat_due(
