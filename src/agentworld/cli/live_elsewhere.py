@@ -37,17 +37,32 @@ class OnceEach:
     """Hands each event to ``on_event`` once, whether it came by on the bus, from the log, or
     both (a transcript message is known by its message id: the view passes over those shown)."""
 
-    def __init__(self, on_event: Callable[[WorldEvent], None]) -> None:
+    def __init__(
+        self,
+        on_event: Callable[[WorldEvent], None],
+        on_elsewhere: Callable[[WorldEvent], None] | None = None,
+    ) -> None:
         self._on_event = on_event
+        self._on_elsewhere = on_elsewhere or on_event
         self._seen: OrderedDict[str, None] = OrderedDict()
 
     def __call__(self, event: WorldEvent) -> None:
+        """An event from this process's bus."""
+        if self._first(event):
+            self._on_event(event)
+
+    def elsewhere(self, event: WorldEvent) -> None:
+        """An event read from the log (another process's, unless this one's came by first)."""
+        if self._first(event):
+            self._on_elsewhere(event)
+
+    def _first(self, event: WorldEvent) -> bool:
         if event.event_id in self._seen:
-            return
+            return False
         self._seen[event.event_id] = None
         if len(self._seen) > REMEMBERED:
             self._seen.popitem(last=False)
-        self._on_event(event)
+        return True
 
 
 async def follow_elsewhere(

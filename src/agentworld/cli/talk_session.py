@@ -152,9 +152,9 @@ class TalkSession:
             self.prompts.interrupt(LoadFailed(self._reason(exc)), later=True)
             raise
         self._aw, self._runtime = aw, runtime
-        show = OnceEach(self.view.on_event)
+        show = OnceEach(self.view.on_event, self.view.on_event_elsewhere)
         runtime.bus.subscribe(show, name="talk")
-        self._elsewhere = await follow_elsewhere(runtime, show)
+        self._elsewhere = await follow_elsewhere(runtime, show.elsewhere)
         await self.desk.refresh()
         agents = ", ".join(f"@{name}" for name in self.known.agents) or "none yet"
         self.screen.note(f"{self.world} · chat {self.chat} ({self.title}) · agents: {agents} · "

@@ -123,6 +123,16 @@ class EventView:
     _streamed: dict[str, str] = field(default_factory=dict)
     _last_step: float = field(default_factory=time.monotonic)
 
+    def on_event_elsewhere(self, event: WorldEvent) -> None:
+        """An event another process published (read from the log): a message is shown as one
+        read from storage — a person's message was typed elsewhere, so it is echoed."""
+        from agentworld.models.events import MessageEvent
+
+        if isinstance(event, MessageEvent):
+            self.stored(event.message)
+            return
+        self.on_event(event)
+
     def on_event(self, event: WorldEvent) -> None:
         """The bus subscriber: show what concerns this chat."""
         from agentworld.models.events import CrudEvent, MessageEvent, SSEEvent, SystemEvent
@@ -194,7 +204,8 @@ class EventView:
                 self.busy.pop(event.agent, None)
                 if stream is not None and stream.message_id == event.message_id:
                     self._stream = None
-                    self._streamed[event.message_id] = "".join(stream.text)
+                    if stream.shown:  # else the stored message is shown whole when it comes
+                        self._streamed[event.message_id] = "".join(stream.text)
                     took = time.monotonic() - stream.started
                     if stream.shown:
                         self.screen.line(f" [dim]({took:.1f} s)[/dim]")
