@@ -7,9 +7,10 @@ the deployment shares. Temporal and the worker engine are imported only here.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -45,8 +46,24 @@ def worker(
 
         await run_worker(state["db"], settings, queue or (), stop=stop, on_ready=ready)
 
+    code = 0
     try:
         asyncio.run(until_stopped())
     except AgentWorldError as exc:
-        output.fail(str(exc))
-    sys.stderr.write("agentworld worker stopped\n")
+        sys.stderr.write(f"error: {output.one_line(str(exc))}\n")
+        code = 1
+    else:
+        sys.stderr.write("agentworld worker stopped\n")
+    _exit(code)
+
+
+def _exit(code: int) -> NoReturn:
+    """End the process now, its spans sent and its output flushed: the Temporal SDK's native
+    threads can abort an interpreter that shuts down after a client was made (SIGABRT in
+    place of the exit status)."""
+    from agentworld import tracing
+
+    tracing.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
