@@ -19,6 +19,7 @@ from typing import Any
 
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+from agentworld.testing.processes import processes_mentioning
 
 POLICY = """
 [[rule]]
@@ -61,18 +62,6 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(10)
 
 
-def _processes_mentioning(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def test_a_send_killed_while_the_model_answers_is_answered_once_by_the_next_send(
@@ -143,7 +132,7 @@ def test_a_send_killed_while_its_shell_command_runs_takes_the_command_with_it(
         _world(cli, server, "--working-dir", str(work), "--policy", str(policy))
         proc = _start_send(db_url, tmp_path, "@a1 run it")
         try:
-            _wait_for(lambda: (work / "started").exists() and bool(_processes_mentioning(marker)),
+            _wait_for(lambda: (work / "started").exists() and bool(processes_mentioning(marker)),
                       "the shell command")
             _kill(proc)
         finally:
@@ -151,7 +140,7 @@ def test_a_send_killed_while_its_shell_command_runs_takes_the_command_with_it(
                 proc.kill()
 
         # The command's processes die with the process that ran them, at once...
-        _wait_for(lambda: not _processes_mentioning(marker), "the command's processes to go", 0.5)
+        _wait_for(lambda: not processes_mentioning(marker), "the command's processes to go", 0.5)
         time.sleep(3)
         assert not (work / "F").exists()  # ...so nothing it would have done after is done
 

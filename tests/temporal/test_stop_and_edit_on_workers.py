@@ -5,7 +5,6 @@ edit` takes the chat back while the model is still answering on the worker."""
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+from agentworld.testing.processes import processes_mentioning
 
 POLICY = """
 [[rule]]
@@ -28,18 +28,6 @@ priority = 100
 STOP_NOTE = "human stopped the agents' work in this chat."
 
 
-def _processes_mentioning(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def _world(tcli: Any, server: OpenAIWireServer, *options: str) -> None:
@@ -77,14 +65,14 @@ def test_ctrl_c_of_send_stops_the_turn_its_worker_runs(
     _world(tcli, server, "--working-dir", str(work), "--policy", str(policy))
     worker = workers.start()
     proc = _start(db_url, temporal_env, "send", "w", "@a1 run it", "--json")
-    wait_for(lambda: (work / "started").exists() and bool(_processes_mentioning(marker)), "the command")
+    wait_for(lambda: (work / "started").exists() and bool(processes_mentioning(marker)), "the command")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
 
     assert proc.returncode == 130, err
     assert err.splitlines()[-1].startswith("error: interrupted"), err
     assert json.loads(out)["interrupted"]["stopped"] is True
-    wait_for(lambda: not _processes_mentioning(marker), "the command killed on the worker", timeout=5)
+    wait_for(lambda: not processes_mentioning(marker), "the command killed on the worker", timeout=5)
     (log,) = tcli("tool-logs", "w", "--json").json()["toolLogs"]
     assert log["status"] == "interrupted"
     assert log["runner"].endswith(f":{worker.pid}")

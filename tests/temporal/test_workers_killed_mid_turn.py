@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+from agentworld.testing.processes import parent_of, processes_mentioning
 
 POLICY = """
 [[rule]]
@@ -59,22 +60,12 @@ def _post(base: str, path: str, body: dict[str, Any]) -> Any:
 def _running(marker: str, workers: list[subprocess.Popen[str]]) -> subprocess.Popen[str]:
     """The worker whose process tree runs the command holding ``marker``."""
     by_pid = {w.pid: w for w in workers}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if marker.encode() not in (entry / "cmdline").read_bytes():
-                continue
-        except OSError:
-            continue
-        pid = int(entry.name)
-        while pid > 1:
-            if pid in by_pid:
-                return by_pid[pid]
-            try:
-                pid = int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                break
+    for pid in processes_mentioning(marker):
+        ancestor: int | None = pid
+        while ancestor is not None and ancestor > 1:
+            if ancestor in by_pid:
+                return by_pid[ancestor]
+            ancestor = parent_of(ancestor)
     raise AssertionError(f"no worker runs {marker!r}")
 
 

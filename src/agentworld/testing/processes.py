@@ -4,13 +4,39 @@ Stdlib only."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 STOP_SECONDS = 10.0
 """How long a process has to exit after SIGTERM before it is killed."""
+
+
+def processes_mentioning(marker: str) -> list[int]:
+    """The pids (this one's aside) whose command line holds ``marker``: what a test looks
+    for to see whether a command it started is still running, or which process runs it."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent's pid of ``pid`` (None once it is gone)."""
+    try:
+        return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def stop_process(process: subprocess.Popen[str] | subprocess.Popen[bytes]) -> int:
