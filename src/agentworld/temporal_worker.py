@@ -3,11 +3,13 @@
 A worker serves the deployment's task queue (``AGENTWORLD_TEMPORAL_TASK_QUEUE``: the chat
 workflows and the activities of worlds without a ``workerQueue``) and any queues named with
 ``--queue`` (the activities of worlds whose ``workerQueue`` it is: the host that holds their
-working directory). The activity ``run_chat_work`` drains one chat's inbox with the runtime
-every process uses (``WorldRuntime.drain``: the chat's lease, each step committed in one
-transaction keyed by its inbox item), heartbeating so a worker that dies is noticed; retried
-on another worker, it first records the chat's tool runs that had started as interrupted and
-takes the chat's lease over (SPEC S2).
+working directory). The activities ``model_call`` and ``tool_run`` do one chat's
+inbox with the runtime every process uses (``WorldRuntime.drain``: the chat's lease, each step
+committed in one transaction keyed by its inbox item), each under a step gate that lets through
+at most one model call or one tool call (``runtime.step_gate``), heartbeating so a worker that
+dies is noticed. Retried on another worker, or run after a tool call's worker died, an activity
+first records the chat's tool runs that had started as interrupted and takes the chat's lease
+over (SPEC S2).
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from agentworld.agent_world import AgentWorld
 from agentworld.errors import NotFoundError, StorageError
 from agentworld.runtime.chat_workflow import (
     EXPIRE_DUE,
+    MODEL_CALL,
     RUN_CHAT_WORK,
+    TOOL_RUN,
     ChatRef,
     ChatWork,
     ChatWorkflow,
 )
 from agentworld.runtime.engine import TemporalSettings
 from agentworld.runtime.recovery import interrupt_chat_runs
+from agentworld.runtime.step_gate import StepGate, StepKind
 
 logger = logging.getLogger("agentworld.worker")
 
@@ -47,33 +52,55 @@ class ChatActivities:
         self._aw = aw
         self._settings = settings
 
+    @activity.defn(name=MODEL_CALL)
+    async def model_call(self, ref: ChatRef) -> ChatWork:
+        """Do the chat's work up to and including its next model call (routing, memory,
+        hand-backs, a dead worker's call recorded interrupted; the call, its answer stored),
+        and stop before the call after it."""
+        return await self._work(ref, StepGate(allow="model"))
+
+    @activity.defn(name=TOOL_RUN)
+    async def tool_run(self, ref: ChatRef) -> ChatWork:
+        """Handle the chat's next tool call — authorize it, then run it or ask a person — and
+        go on up to the next call."""
+        return await self._work(ref, StepGate(allow="tool"))
+
     @activity.defn(name=RUN_CHAT_WORK)
     async def run_chat_work(self, ref: ChatRef) -> ChatWork:
-        """Drain the chat's inbox here; what remains and when its next request is due."""
+        """Drain the chat's inbox in one activity (workflow runs started before the step
+        activities)."""
+        return await self._work(ref, None)
+
+    async def _work(self, ref: ChatRef, gate: StepGate | None) -> ChatWork:
+        """Do the chat's inbox here under ``gate``; what comes next, whether work remains and
+        when its next request is due."""
         try:
             runtime = await self._aw.runtime(ref.world)
             await self._aw.storage.get_chat(ref.world, ref.chat_id)
         except NotFoundError:
             return ChatWork(more=False, due_in=None, queue=ref.queue, gone=True)
-        if activity.info().attempt > 1:
+        if ref.lost or activity.info().attempt > 1:
             await self._take_over(ref)
         beating = asyncio.create_task(_heartbeat(), name=f"heartbeat:{ref.chat_id}")
         try:
-            await runtime.drain(ref.chat_id)
+            reached: StepKind | None = await runtime.drain(ref.chat_id, gate)
         finally:
             beating.cancel()
         storage = self._aw.storage
         world = await storage.get_world(ref.world)
+        queue = world.worker_queue or self._settings.task_queue
+        if reached is not None:
+            return ChatWork(more=True, due_in=None, queue=queue, next=reached)
         return ChatWork(
             more=await storage.inbox.has_work(ref.world, ref.chat_id),
             due_in=await runtime.expire_due(ref.chat_id),
-            queue=world.worker_queue or self._settings.task_queue,
+            queue=queue,
         )
 
     async def _take_over(self, ref: ChatRef) -> None:
-        """Temporal retried the drain: the worker of the previous attempt is gone (on any
-        host). Its chat's started tool runs are interrupted, never run again, and its lease
-        is let go now rather than when it lapses."""
+        """The worker of the chat's previous activity is gone (on any host): Temporal retried
+        it, or it was a tool call, which is never retried. The chat's started tool runs are
+        interrupted, never run again, and its lease is let go now rather than when it lapses."""
         storage = self._aw.storage
         found = await interrupt_chat_runs(storage, ref.world, ref.chat_id)
         holder = await storage.leases.holder(ref.world, ref.chat_id)
@@ -126,7 +153,12 @@ async def run_worker(
                     client,
                     task_queue=queue,
                     workflows=[ChatWorkflow] if queue == settings.task_queue else [],
-                    activities=[activities.run_chat_work, activities.expire_due],
+                    activities=[
+                        activities.model_call,
+                        activities.tool_run,
+                        activities.run_chat_work,
+                        activities.expire_due,
+                    ],
                     max_heartbeat_throttle_interval=timedelta(seconds=1),
                     default_heartbeat_throttle_interval=timedelta(seconds=1),
                     graceful_shutdown_timeout=timedelta(seconds=0),

@@ -4,6 +4,7 @@ has a task queue of its own, so tests sharing the dev server never take each oth
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from agentworld.testing.openai_wire import Reply, ToolCallSpec
+
+ALLOW_TOUCH_AND_SLEEP = """
+[[rule]]
+toolName = "shell_cmd"
+commandPrefix = ["touch", "sleep"]
+decision = "allow"
+priority = 100
+"""
+"""A policy file under which the tests' shell commands run without asking."""
+
+
+def runs_command(command: str) -> Callable[[dict[str, Any]], Reply]:
+    """A model that calls ``shell_cmd`` with ``command`` and answers ``result: <the result>``."""
+
+    def answer(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply.text("result: " + last["content"])
+        return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": command}), id="call_1"))
+
+    return answer
 
 
 class Workers:

@@ -4,24 +4,14 @@ unanswered request times out by its workflow's durable timer while only workers 
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.temporal.conftest import runs_command
 
-from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
-
-
-def _asks_to_run(command: str) -> Any:
-    def answer(body: dict[str, Any]) -> Reply:
-        last = body["messages"][-1]
-        if last["role"] == "tool":
-            return Reply.text("result: " + last["content"])
-        return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": command}), id="call_1"))
-
-    return answer
+from agentworld.testing.openai_wire import OpenAIWireServer
 
 
 def _world(tcli: Any, server: OpenAIWireServer, work: Path, *options: str) -> None:
@@ -39,7 +29,7 @@ def test_an_approval_answered_elsewhere_runs_on_the_worker_of_the_working_direct
     work = tmp_path / "work"
     work.mkdir()
     queue = f"host-{uuid.uuid4().hex}"
-    script.by_agent["a1"] = _asks_to_run("touch made")
+    script.by_agent["a1"] = runs_command("touch made")
     _world(tcli, server, work, "--worker-queue", queue)
     elsewhere = workers.start()  # serves the deployment's queue only
     holder = workers.start(queue)  # the host that holds the working directory
@@ -64,7 +54,7 @@ def test_an_unanswered_approval_times_out_with_only_the_workers_running(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    script.by_agent["a1"] = _asks_to_run("touch never")
+    script.by_agent["a1"] = runs_command("touch never")
     _world(tcli, server, work, "--approval-timeout", "2")
     workers.start()
 
@@ -91,7 +81,7 @@ def test_send_approve_deny_denies_on_the_worker_and_exits_3(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    script.by_agent["a1"] = _asks_to_run("touch refused")
+    script.by_agent["a1"] = runs_command("touch refused")
     _world(tcli, server, work)
     workers.start()
 
@@ -104,6 +94,6 @@ def test_send_approve_deny_denies_on_the_worker_and_exits_3(
     told = [r["messages"][-1] for r in server.requests if r["messages"][-1]["role"] == "tool"]
     assert len(told) == 1 and "nobody can be asked in this run" in told[0]["content"]
     # The next message from an attended send asks again: the flag went with that run only.
-    script.by_agent["a1"] = _asks_to_run("touch asked")
+    script.by_agent["a1"] = runs_command("touch asked")
     sent = tcli("send", "w", "@a1 again", "--json").json()
     assert len(sent["pendingApprovals"]) == 1

@@ -14,17 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.temporal.conftest import ALLOW_TOUCH_AND_SLEEP
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 from agentworld.testing.processes import processes_mentioning
 
-POLICY = """
-[[rule]]
-toolName = "shell_cmd"
-commandPrefix = ["touch", "sleep"]
-decision = "allow"
-priority = 100
-"""
 STOP_NOTE = "human stopped the agents' work in this chat."
 
 
@@ -51,7 +45,7 @@ def test_ctrl_c_of_send_stops_the_turn_its_worker_runs(
     work = tmp_path / "work"
     work.mkdir()
     policy = tmp_path / "policy.toml"
-    policy.write_text(POLICY)
+    policy.write_text(ALLOW_TOUCH_AND_SLEEP)
     marker = f"sleep 6.{secrets.randbelow(10**6):06d}"
 
     def answer(body: dict[str, Any]) -> Reply:

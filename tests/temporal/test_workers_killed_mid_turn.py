@@ -17,17 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.temporal.conftest import ALLOW_TOUCH_AND_SLEEP
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 from agentworld.testing.processes import parent_of, processes_mentioning
 
-POLICY = """
-[[rule]]
-toolName = "shell_cmd"
-commandPrefix = ["touch", "sleep"]
-decision = "allow"
-priority = 100
-"""
 FULL = os.environ.get("AGENTWORLD_TEST_FULL_ACCEPTANCE") == "1"
 """The issue's own size — 200 messages over 20 chats — instead of the suite's smaller one."""
 CHATS_BY_SEND = 10 if FULL else 3
@@ -76,7 +70,7 @@ def test_a_worker_killed_mid_turn_leaves_every_turn_to_the_other(
     work = tmp_path / "work"
     work.mkdir()
     policy = tmp_path / "policy.toml"
-    policy.write_text(POLICY)
+    policy.write_text(ALLOW_TOUCH_AND_SLEEP)
     marker = f"sleep 8.{secrets.randbelow(10**6):06d}"
     command = f"touch started; {marker} && touch F"
 

@@ -40,6 +40,7 @@ from agentworld.models.work import (
     StepResult,
 )
 from agentworld.policy.rules import ALWAYS_ALLOW_PRIORITY
+from agentworld.runtime import step_gate
 from agentworld.runtime.approval_edits import EditedCall, edit_note, edit_of
 from agentworld.runtime.file_changes import shown_change, with_shown_file
 from agentworld.runtime.llm_input import APPROVAL_ID_PREFIX, APPROVAL_TOOL
@@ -241,6 +242,8 @@ async def run_approved(
         world, chat_id=call.chat_id, agent=call.agent, protected=protected, private=private
     )
     outcome: ToolResult | Ran
+    if not item.started:
+        step_gate.enter("tool")  # on Temporal, the approved call is an activity of its own
     with tracing.tool_span(call.tool_name, original, phase="approved") as span:
         if item.started:
             await ctx.storage.tool_logs.interrupt(world.name, original, reason=INTERRUPTED)

@@ -1,12 +1,19 @@
-"""A chat's work as a Temporal workflow (SPEC S1): one workflow per chat drains its inbox.
+"""A chat's work as a Temporal workflow (SPEC S1): one workflow per chat runs its inbox.
 
-The workflow decides only when to work: it runs the activity ``run_chat_work`` (which drains
-the chat's persisted inbox in a worker, each step committed in its own transaction as without
-Temporal) until no work remains, then sleeps until it is woken (``wake``: a message, an answer,
-an edit queued work), held (``hold``: a person stops or cuts the chat) or the chat's earliest
-pending approval or question is due — a durable timer, so a timeout fires while only workers
-run; then the activity ``expire_due`` ends what is overdue and the workflow goes round. After a
-long idle with nothing pending the run ends; the next ``wake`` starts a new one.
+The workflow decides when to work and what kind of activity does the next step:
+``model_call`` (the chat's work up to and including its next model call: routing, memory,
+hand-backs, then the call and its stored answer) or ``tool_run`` (one tool call: authorized,
+then run or asked about). Each activity does the chat's persisted inbox in a worker as every
+process does, each step committed in its own transaction, and stops before a call it is not
+for (``runtime.step_gate``), saying which kind comes next. A model call is retried on another
+worker when its worker dies; a tool call never is (SPEC S2): the next activity records it
+interrupted and the model decides. With no work left the workflow sleeps until it is woken (``wake``: a
+message, an answer, an edit queued work), held (``hold``: a person stops or cuts the chat) or
+the chat's earliest pending approval or question is due — a durable timer, so a timeout fires
+while only workers run; then the activity ``expire_due`` ends what is overdue and the workflow
+goes round. After a long idle with nothing pending the run ends; the next ``wake`` starts a new
+one. Runs started before the step activities (patch ``step-activities``) drain the inbox with
+the one activity ``run_chat_work``.
 
 This module is workflow code: deterministic, importing nothing of ours (the activities are
 named, their arguments plain dataclasses), so Temporal's sandbox loads it as it is. A change
@@ -26,7 +33,12 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 RUN_CHAT_WORK = "run_chat_work"
+"""The whole drain in one activity (runs started before ``STEP_ACTIVITIES``)."""
+MODEL_CALL = "model_call"
+TOOL_RUN = "tool_run"
 EXPIRE_DUE = "expire_due"
+STEP_ACTIVITIES = "step-activities"
+"""The patch that split the drain into ``model_call`` and ``tool_run`` activities."""
 
 HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 """A worker that stops heartbeating for this long is taken for dead: the activity is retried
@@ -41,6 +53,8 @@ HISTORY_LIMIT = 2000
 _RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), backoff_coefficient=2.0, maximum_interval=timedelta(seconds=10)
 )
+_NEVER_AGAIN = RetryPolicy(maximum_attempts=1)
+"""A tool call whose worker died is not run again (SPEC S2)."""
 
 
 @dataclass
@@ -50,6 +64,8 @@ class ChatRef:
     world: str
     chat_id: str
     queue: str
+    lost: bool = False
+    """The previous activity's worker died mid-call: its started tool runs are interrupted."""
 
 
 @dataclass
@@ -62,6 +78,9 @@ class ChatWork:
     queue: str
     gone: bool = False
     """The world or chat no longer exists: the run ends."""
+    next: str | None = None
+    """``model`` or ``tool``: the work stopped before a call of that kind, for the next
+    activity; None: the inbox was done (``more`` says whether work came meanwhile)."""
 
 
 @dataclass
@@ -85,7 +104,10 @@ class ChatWorkflow:
         while True:
             await workflow.wait_condition(lambda: not self._holds.tokens)
             self._woken = False
-            work = await self._drain(ChatRef(ref.world, ref.chat_id, queue))
+            if workflow.patched(STEP_ACTIVITIES):
+                work = await self._steps(ChatRef(ref.world, ref.chat_id, queue))
+            else:
+                work = await self._drain(ChatRef(ref.world, ref.chat_id, queue))
             if work is None:
                 continue  # cancelled by a hold: wait for its release
             if work.gone:
@@ -111,25 +133,53 @@ class ChatWorkflow:
                     retry_policy=_RETRY,
                 )
 
+    async def _steps(self, ref: ChatRef) -> ChatWork | None:
+        """Run the chat's work as activities, one model call or tool call each, until none
+        is next; None when a hold cancelled them."""
+        kind = MODEL_CALL  # what a wake usually leads to; an activity stops at once if not
+        while True:
+            if self._holds.tokens:
+                return None
+            try:
+                work = await self._run_activity(kind, ref, _NEVER_AGAIN if kind == TOOL_RUN else _RETRY)
+            except ActivityError:
+                if self._holds.tokens:
+                    return None
+                if kind != TOOL_RUN:
+                    raise
+                # The tool call's worker died (or stopped answering): the call is recorded
+                # interrupted, never run again, and the model decides (SPEC S2).
+                kind, ref = MODEL_CALL, ChatRef(ref.world, ref.chat_id, ref.queue, lost=True)
+                continue
+            if work.gone or work.next is None:
+                return work
+            kind = MODEL_CALL if work.next == "model" else TOOL_RUN
+            ref = ChatRef(ref.world, ref.chat_id, work.queue)
+
     async def _drain(self, ref: ChatRef) -> ChatWork | None:
         """Run ``run_chat_work`` once (retried on another worker when its worker dies); None
         when a hold cancelled it."""
+        try:
+            return await self._run_activity(RUN_CHAT_WORK, ref, _RETRY)
+        except ActivityError:
+            if self._holds.tokens:
+                return None
+            raise
+
+    async def _run_activity(self, name: str, ref: ChatRef, retry: RetryPolicy) -> ChatWork:
+        """Run one activity of the chat, cancellable by a hold."""
         self._activity = workflow.start_activity(
-            RUN_CHAT_WORK,
+            name,
             ref,
             result_type=ChatWork,
             task_queue=ref.queue,
             start_to_close_timeout=timedelta(days=1),
             heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=_RETRY,
+            retry_policy=retry,
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
         try:
             return await self._activity
-        except ActivityError:
-            if self._holds.tokens:
-                return None
-            raise
         finally:
             self._activity = None
 
@@ -140,7 +190,7 @@ class ChatWorkflow:
 
     @workflow.update
     async def hold(self, token: str, seconds: float) -> None:
-        """Cancel the running drain, wait until it has ended, and start none until ``release``
+        """Cancel the running activity, wait until it has ended, and start none until ``release``
         with the same token — or until ``seconds`` pass, so a caller that died cannot keep the
         chat stopped."""
         self._holds.tokens.add(token)

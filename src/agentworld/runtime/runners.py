@@ -23,6 +23,8 @@ from typing import Any
 
 from agentworld.errors import StorageUnavailable
 from agentworld.models.work import InboxChange, QueuedWork
+from agentworld.runtime import step_gate
+from agentworld.runtime.step_gate import StepGate, StepKind, StepReached
 from agentworld.storage.leases import runtime_identity
 from agentworld.storage.sql import SQLStorage
 
@@ -75,6 +77,8 @@ class ChatRunners:
         self._closed = False
         self._stopping: set[str] = set()
         """Chats whose work a person is stopping: no runner starts for them meanwhile."""
+        self._reached: dict[str, StepKind] = {}
+        """Chats whose work stopped at a call their drain's step gate did not let through."""
         self._serving: set[str] | None = set() if serve_only else None
         """In a Temporal worker: the only chats a runner may start for (those ``drain`` was
         asked to run, by their workflows); None: any chat."""
@@ -136,15 +140,20 @@ class ChatRunners:
                 await leases.release(self._world, chat_id, self._owner)
         self.start(chat_id)
 
-    async def drain(self, chat_id: str) -> None:
-        """Run the chat here until its inbox is empty (a Temporal worker's activity); when
-        the caller is cancelled, the runner is cancelled and has ended (its tool killed, its
-        lease released) before this returns."""
+    async def drain(self, chat_id: str, gate: StepGate | None = None) -> StepKind | None:
+        """Run the chat here until its inbox is empty (a Temporal worker's activity) — or,
+        under ``gate``, until the model or tool call the gate stops: its kind is returned, its
+        item left first in the inbox, the lease released. When the caller is cancelled, the
+        runner is cancelled and has ended (its tool killed, its lease released) before this
+        returns."""
         if self._serving is not None:
             self._serving.add(chat_id)
+        self._reached.pop(chat_id, None)
+        token = step_gate.GATE.set(gate)  # the runner's task takes this context with it
         try:
             self.start(chat_id)
             await self.wait_idle(chat_id)
+            return self._reached.pop(chat_id, None)
         except BaseException:
             task = self._tasks.get(chat_id)
             if task is not None and not task.done():
@@ -152,6 +161,7 @@ class ChatRunners:
                 await asyncio.gather(task, return_exceptions=True)
             raise
         finally:
+            step_gate.GATE.reset(token)
             if self._serving is not None:
                 self._serving.discard(chat_id)
 
@@ -218,7 +228,10 @@ class ChatRunners:
                 self._on_claimed(chat_id)
             try:
                 while True:
-                    await self._drain(item)
+                    if await self._drain(item):
+                        # Stopped before a call this activity does not make: the next one does.
+                        await leases.release(self._world, chat_id, self._owner)
+                        break
                     title = None
                     if self._on_drained is not None:
                         try:
@@ -245,15 +258,19 @@ class ChatRunners:
             if chat_id not in self._more_work:
                 return True
 
-    async def _drain(self, item: QueuedWork | None) -> None:
+    async def _drain(self, item: QueuedWork | None) -> bool:
         """Do ``item`` and what it becomes: an item that turned into its own continuation (a
-        route → the first agent's loop) is taken on at once, without asking the inbox."""
+        route → the first agent's loop) is taken on at once, without asking the inbox. True
+        when the work stopped at a call its step gate does not let through (``step_gate``)."""
         wait = STORAGE_RETRY_FIRST
         while item is not None:
             current = item
             try:
                 item = await self._process(current)
                 wait = STORAGE_RETRY_FIRST
+            except StepReached as reached:
+                self._reached[current.chat_id] = reached.kind
+                return True
             except StorageUnavailable as exc:
                 # The database stalled or restarted: the item is not the one at fault. It stays
                 # in the inbox and is taken on again from what is stored, as a process that
@@ -263,6 +280,7 @@ class ChatRunners:
             except Exception as exc:
                 await self._fail(current, exc)
                 item = None
+        return False
 
     async def _head_after(self, chat_id: str, wait: float) -> tuple[QueuedWork | None, float]:
         """The chat's next item once the database answers again, waiting ``wait`` seconds

@@ -18,6 +18,7 @@ from agentworld.models.pending import PendingClientCall
 from agentworld.models.records import INTERRUPTED
 from agentworld.models.work import WAIT, StepResult
 from agentworld.redaction import redact
+from agentworld.runtime import step_gate
 from agentworld.runtime.approvals import request_approval
 from agentworld.runtime.authorizer import named_tool, schema_problem
 from agentworld.runtime.questions import ask_question
@@ -57,6 +58,7 @@ async def run_tool_calls(
         if resumed and await ctx.storage.tool_logs.interrupt(context.world, call.id, reason=INTERRUPTED):
             outcome: ToolResult | Ran | StepResult = ToolResult.interrupted(call.id)
         else:
+            step_gate.enter("tool")  # on Temporal, each call is an activity of its own
             with tracing.tool_span(call.function.name, call.id) as span:
                 outcome = await _handle(ctx, registry, call, context, batch)
                 if span is not None:

@@ -30,6 +30,7 @@ from agentworld.models.events import SystemEvent, ToolCallEvent
 from agentworld.models.work import DONE, WAIT, InboxChange, Loop, StepResult, Wait
 from agentworld.providers.base import LLMRequest
 from agentworld.routing.mentions import finalize_reply, is_hand_back, is_human_sender
+from agentworld.runtime import step_gate
 from agentworld.runtime.budget import budget_hand_back, budget_reached, recorded_cost
 from agentworld.runtime.llm_call import call_model
 from agentworld.runtime.llm_input import build_prompt, is_client_tool, memory_window
@@ -188,6 +189,7 @@ async def run_agent_loop(
             max_tokens=agent.max_tokens,
             deadline=agent.model_deadline_seconds,
         )
+        step_gate.enter("model")  # on Temporal, each model call is an activity of its own
         message_id = new_id("msg_")
         with tracing.model_span(agent.provider, agent.model, agent.name) as span:
             called = await call_model(

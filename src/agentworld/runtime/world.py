@@ -51,6 +51,7 @@ from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
 from agentworld.runtime.recovery import expire_overdue, recover_interrupted
 from agentworld.runtime.route_step import route
 from agentworld.runtime.runners import LEASE_SECONDS, ChatRunners
+from agentworld.runtime.step_gate import StepGate, StepKind, StepReached
 from agentworld.runtime.titles import ChatTitles
 from agentworld.runtime.trace_steps import posting, traced
 from agentworld.runtime.turn import later_batch_waits, run_agent_loop, run_agent_turn
@@ -290,10 +291,12 @@ class WorldRuntime(WaitingCalls):
             self._turns, self._runners, self.world, chat_id, message_id, text=text, sender=sender, actor=actor
         )
 
-    async def drain(self, chat_id: str) -> None:
-        """In a Temporal worker: do the chat's inbox here until it is empty (``ChatRunners.drain``)."""
+    async def drain(self, chat_id: str, gate: StepGate | None = None) -> StepKind | None:
+        """In a Temporal worker: do the chat's inbox here until it is empty, or — under
+        ``gate`` — until a model or tool call the gate stops; returns that call's kind
+        (``ChatRunners.drain``)."""
         assert isinstance(self._runners, ChatRunners)
-        await self._runners.drain(chat_id)
+        return await self._runners.drain(chat_id, gate)
 
     @property
     def runs_chats_here(self) -> bool:
@@ -331,17 +334,23 @@ class WorldRuntime(WaitingCalls):
         """Do one inbox item, applying each step it takes; return what now stands in its place
         when a step put its continuation there (to be done at once, without a read)."""
         after: QueuedWork | None = None
+        reached: StepReached | None = None
         unattended = UNATTENDED.set(queued.work.unattended)
         try:
             with tracing.work_span(queued.work, queued.chat_id):
-                async with aclosing(self._steps(queued)) as steps:
-                    async for step in steps:
-                        step = await self.apply(step)
-                        change = step.inbox
-                        if change is not None and change.current == queued.item_id and change.becomes is not None:
-                            after = QueuedWork(queued.item_id, queued.chat_id, change.becomes[0]) if change.becomes else None
+                try:
+                    async with aclosing(self._steps(queued)) as steps:
+                        async for step in steps:
+                            step = await self.apply(step)
+                            change = step.inbox
+                            if change is not None and change.current == queued.item_id and change.becomes is not None:
+                                after = QueuedWork(queued.item_id, queued.chat_id, change.becomes[0]) if change.becomes else None
+                except StepReached as stopped:
+                    reached = stopped  # the work goes on in the next activity: not an error of its span
         finally:
             UNATTENDED.reset(unattended)
+        if reached is not None:
+            raise reached
         return after
 
     async def _steps(self, queued: QueuedWork) -> Steps:
