@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from agentworld.agent_world import AgentWorld
 from agentworld.errors import NotFoundError, StorageError
@@ -159,6 +159,11 @@ async def run_worker(
                         activities.run_chat_work,
                         activities.expire_due,
                     ],
+                    # The workflow module imports nothing but temporalio and keeps no state
+                    # of its own; the sandbox's import and proxy costs are paid on every
+                    # workflow task. Determinism is checked by replaying recorded histories
+                    # in the sandbox (tests/temporal/test_workflow_upgrades.py).
+                    workflow_runner=UnsandboxedWorkflowRunner(),
                     max_heartbeat_throttle_interval=timedelta(seconds=1),
                     default_heartbeat_throttle_interval=timedelta(seconds=1),
                     graceful_shutdown_timeout=timedelta(seconds=0),

@@ -260,3 +260,16 @@ def test_a_bad_script_entry_is_refused_when_the_file_is_read(
 def test_unknown_scripted_model_is_invalid_input() -> None:
     with pytest.raises(InvalidInputError, match="echo"):
         responder_for_model("gpt-4o")
+
+
+async def test_a_scripted_call_with_null_content_is_a_call_without_text(tmp_path: Path) -> None:
+    """``"content": null`` beside tool calls is accepted when the agent is created, so it is
+    a reply like one without content, not an error at the first turn."""
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps([{"content": None, "tool_calls": [{"name": "read_file", "arguments": {"path": "a"}}]}]))
+    provider = ScriptedProvider(responder_for_model(f"file:{path}"))
+    try:
+        response = await provider.complete(request(user("go")))
+    finally:
+        await provider.aclose()
+    assert response.type == "tool_calls" and response.content == ""

@@ -58,7 +58,7 @@ def _parse_reply(entry: Any, position: int) -> LLMResponse:
             )
             for n, call in enumerate(entry["tool_calls"])
         ]
-        return LLMResponse.calls(calls, content=entry.get("content", ""))
+        return LLMResponse.calls(calls, content=entry.get("content") or "")
     if isinstance(entry, dict):
         return LLMResponse.text(entry.get("content") or "")
     raise InvalidInputError(f"script reply {position} must be a string or an object")

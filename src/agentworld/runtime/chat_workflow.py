@@ -16,9 +16,10 @@ one. Runs started before the step activities (patch ``step-activities``) drain t
 the one activity ``run_chat_work``.
 
 This module is workflow code: deterministic, importing nothing of ours (the activities are
-named, their arguments plain dataclasses), so Temporal's sandbox loads it as it is. A change
-to what it decides must keep old histories replaying: guard it with ``workflow.patched``
-(ARCHITECTURE.md, "Running on Temporal").
+named, their arguments plain dataclasses), so Temporal's sandbox loads it as it is; workers run
+it unsandboxed, and the suite replays recorded histories in the sandbox. A change to what it
+decides must keep old histories replaying: guard it with ``workflow.patched`` (ARCHITECTURE.md,
+"Running on Temporal").
 """
 
 from __future__ import annotations

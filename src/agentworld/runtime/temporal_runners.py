@@ -3,8 +3,9 @@
 The same surface as ``runners.ChatRunners``, so ``WorldRuntime`` needs no other change: the
 work itself is committed here exactly as without Temporal (a message with its route queued, an
 approval's answer with its ``run_approved`` item), and ``start`` wakes the chat's workflow
-(signal-with-start: one workflow per chat, started when none runs). Waiting for a chat polls
-its inbox, as a process does for a chat another process runs. A person who stops or cuts a
+(signal-with-start: one workflow per chat, started when none runs). Waiting for a chat looks
+at its inbox, as a process does for a chat another process runs; every chat waited for in this
+process is answered by one shared read of the world's inboxes. A person who stops or cuts a
 chat first holds its workflow (``ChatWorkflow.hold``: the running drain cancelled, its tool
 killed and lease released), then takes the lease as without Temporal, then lets the workflow go.
 """
@@ -30,7 +31,7 @@ from agentworld.errors import StorageError
 from agentworld.models.work import QueuedWork
 from agentworld.runtime.chat_workflow import ChatRef, ChatWorkflow
 from agentworld.runtime.engine import TemporalSettings, workflow_id
-from agentworld.runtime.runners import LEASE_SECONDS, POLL_SECONDS
+from agentworld.runtime.runners import LEASE_SECONDS
 from agentworld.storage.leases import runtime_identity
 from agentworld.storage.sql import SQLStorage
 
@@ -41,8 +42,8 @@ HOLD_SECONDS = 120.0
 HOLD_TIMEOUT = 45.0
 """How long a hold waits for the workflow to answer (no worker running: it never would)."""
 
-POLL_LONGEST = 0.25
-"""The longest pause between two looks at a waited-for chat's inbox."""
+LOOK_EVERY = 0.1
+"""Seconds between two looks at the inboxes of the chats this process waits for."""
 
 _clients: dict[tuple[str, str, int], Client] = {}
 
@@ -74,6 +75,10 @@ class TemporalRunners:
         self._starts: dict[str, asyncio.Task[None]] = {}
         self._failed: dict[str, BaseException] = {}
         self._closed = False
+        self._look: asyncio.Future[set[str]] | None = None
+        """The world's next shared look at its inboxes, awaited by every waiting chat."""
+        self._looker: asyncio.Task[None] | None = None
+        self._lookers = 0
 
     @property
     def owner(self) -> str:
@@ -114,20 +119,47 @@ class TemporalRunners:
         return False  # workers run the chats, never this process
 
     async def wait_idle(self, chat_id: str | None = None) -> None:
-        """Until the chat's inbox is empty (the workers drain it); without a chat at once."""
+        """Until the chat's inbox is empty (the workers do its work); without a chat at once.
+        After a first look of its own, a waiter takes part in the world's shared looks
+        (``_look``): one read answers every chat waited for in this process."""
         if chat_id is None:
             return
-        pause = POLL_SECONDS
+        busy = await self._storage.inbox.has_work(self._world, chat_id)
         while True:
             task = self._starts.get(chat_id)
             if task is not None:
                 await asyncio.shield(task)
             if (failed := self._failed.get(chat_id)) is not None:
                 raise StorageError(str(failed)) from failed
-            if not await self._storage.inbox.has_work(self._world, chat_id):
+            if not busy:
                 return
-            await asyncio.sleep(pause)
-            pause = min(pause * 1.5, POLL_LONGEST)  # a long turn is not asked after 20 times a second
+            busy = chat_id in await self._next_look()
+
+    async def _next_look(self) -> set[str]:
+        """The chats with queued work at the world's next shared look."""
+        if self._look is None or self._look.done():
+            self._look = asyncio.get_running_loop().create_future()
+        look = self._look
+        if self._looker is None or self._looker.done():
+            self._looker = asyncio.create_task(self._looking(), name=f"idle-looks:{self._world}")
+        self._lookers += 1
+        try:
+            return await asyncio.shield(look)
+        finally:
+            self._lookers -= 1
+
+    async def _looking(self) -> None:
+        """Read which chats have work, for all waiters at once, while anyone waits."""
+        while self._lookers:
+            await asyncio.sleep(LOOK_EVERY)
+            look, self._look = self._look, None
+            if look is None or look.done():
+                continue
+            try:
+                look.set_result(await self._storage.inbox.queued_chats(self._world))
+            except Exception as exc:
+                look.set_exception(exc)
+                look.exception()  # the waiters have it; not "never retrieved" if they gave up
 
     @contextlib.asynccontextmanager
     async def stopped(self, chat_id: str) -> AsyncIterator[bool]:
@@ -170,6 +202,8 @@ class TemporalRunners:
     async def aclose(self) -> None:
         """Let the wakes already sent finish (a send that returned has its workflow woken)."""
         self._closed = True
+        if self._looker is not None:
+            self._looker.cancel()
         tasks = [t for t in self._starts.values() if not t.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=10)

@@ -187,6 +187,13 @@ class InboxStore:
 
         return await self._storage.in_transaction(read, write=False)
 
+    async def queued_chats(self, world: str) -> set[str]:
+        """The chats of the world with items in their inboxes (one read for many waiters)."""
+        def read(conn: Connection) -> set[str]:
+            return {str(r.chat_id) for r in conn.execute(CHATS_WITH_WORK, {"world_key": world})}
+
+        return await self._storage.in_transaction(read, write=False)
+
     async def items(self, world: str, chat_id: str | None = None) -> list[QueuedWork]:
         """Every queued item (of one chat), in order: for inspection and tests."""
         if chat_id is None:
