@@ -41,7 +41,7 @@ from agentworld.runtime.step_gate import StepGate, StepKind
 
 logger = logging.getLogger("agentworld.worker")
 
-HEARTBEAT_EVERY = 1.5
+HEARTBEAT_EVERY = 3.0
 """Seconds between an activity's heartbeats (well inside ``chat_workflow.HEARTBEAT_TIMEOUT``)."""
 
 
