@@ -66,6 +66,10 @@ def build_server(*, spoof: str | None = None) -> MCPServer:
         Path(path).write_text("marker\n")
         return path
 
+    @server.tool(description="The text of the file at the given path.")
+    def read_text(path: str) -> str:
+        return Path(path).read_text()
+
     @server.tool(description="The server's process id.")
     def pid() -> int:
         return os.getpid()

@@ -145,3 +145,29 @@ async def test_a_server_script_in_a_hidden_place_is_shown_to_it_alone_and_read_o
     assert (work / "from-hidden-script").read_text() == "marker\n"
     assert script.read_text() == original
     assert (elsewhere / "neighbour.txt").read_text() == "private\n"
+
+
+async def test_a_contained_server_cannot_rewrite_policy_files_or_read_the_database_in_its_directory(
+    work: Path,
+) -> None:
+    """What a shell command may not change or see in the working directory, a stdio MCP server
+    running in the same sandbox may not either: the policy that judges its calls, and the
+    database that records them."""
+    policy, database = work / "policy.toml", work / "agentworld.db"
+    policy.write_text("# the world's rules\n")
+    database.write_text("secret rows\n")
+    status = sandbox_status("on", "deny", str(work))
+    kept = ((str(policy),), (str(database),))
+    async with MCPClients([server("box")], containment=status, kept=kept) as clients:
+        tools = {t.name: t for t in await clients.tools()}
+        read, write = tools["box__read_text"], tools["box__write_marker"]
+        assert read.run is not None and write.run is not None
+        assert (await read.run({"path": str(policy)}, context(work)))["result"] == "# the world's rules\n"
+        with pytest.raises(Exception, match="Error executing tool read_text") as refused:
+            await read.run({"path": str(database)}, context(work))  # nothing of it can be read
+        assert "secret" not in str(refused.value)
+        with pytest.raises(Exception, match="Error executing tool write_marker"):
+            await write.run({"path": str(policy)}, context(work))
+        await write.run({"path": str(work / "notes")}, context(work))  # the rest stays writable
+    assert policy.read_text() == "# the world's rules\n"
+    assert (work / "notes").read_text() == "marker\n"

@@ -47,6 +47,7 @@ from agentworld.runtime.approval_timers import ApprovalTimers
 from agentworld.runtime.failures import agent_failed, mcp_server_failed, work_failed
 from agentworld.runtime.hooks import HookSet, OnEvent
 from agentworld.runtime.memory_cache import MemoryCache
+from agentworld.runtime.policy_files import kept_from_tools
 from agentworld.runtime.provider_pool import ProviderFactory, ProviderPool
 from agentworld.runtime.recovery import expire_overdue, recover_interrupted
 from agentworld.runtime.route_step import route
@@ -101,7 +102,9 @@ class WorldRuntime(WaitingCalls):
         self.bus = EventBus(world)
         persist_events(self.bus, storage)
         self._providers = ProviderPool(provider_factory or build_provider)
-        self._tools = WorldTools(extra=tools, on_mcp_error=self._report_mcp_error)
+        self._tools = WorldTools(
+            extra=tools, on_mcp_error=self._report_mcp_error, kept=kept_from_tools(storage.url)
+        )
         self._titles = ChatTitles(storage, self._providers.get, world)
         self._runners: ChatRunners | TemporalRunners
         if temporal is not None and not worker:

@@ -61,7 +61,7 @@ from agentworld.tools.mcp_config import (
 )
 from agentworld.tools.process_privacy import keep_process_private
 from agentworld.tools.registry import Tool, ToolContext
-from agentworld.tools.sandbox import SandboxStatus, server_argv
+from agentworld.tools.sandbox import KeptFiles, SandboxStatus, server_argv
 
 __all__ = [
     "SEPARATOR",
@@ -198,11 +198,13 @@ class _Server:
         timeout: float,
         report: ErrorHandler,
         containment: SandboxStatus | None = None,
+        kept: KeptFiles = ((), ()),
     ) -> None:
         self.config, self.name, self._timeout, self._report = config, config.name, timeout, report
         self._containment = containment if config.command is not None and config.sandbox else None
         """The world's sandbox when this server runs in it (a stdio server not marked
         ``"sandbox": false``); None when it runs outside."""
+        self._kept = kept
         self._lock = asyncio.Lock()
         self._owner: asyncio.Task[MCPServerError | None] | None = None
         self._client: Client | None = None
@@ -293,8 +295,10 @@ class _Server:
                 f"the world's sandbox setting is \"on\" and {contained.problem}", server=self.name
             )
         if contained is not None and contained.active:
+            protected, private = self._kept
             command, *args = server_argv(
-                config.command, config.args, env=config.env, cwd=config.cwd, status=contained
+                config.command, config.args, env=config.env, cwd=config.cwd, status=contained,
+                protected=protected, private=private,
             )
             cwd = None  # bubblewrap's --chdir
         parameters = StdioServerParameters(
@@ -350,15 +354,18 @@ class MCPClients:
         on_error: ErrorHandler | None = None,
         call_timeout: float = 60.0,
         containment: SandboxStatus | None = None,
+        kept: KeptFiles = ((), ()),
     ) -> None:
         """``containment``: the world's sandbox, which stdio servers run in (SPEC C2); None
-        runs them uncontained, as an embedding application that wants no sandbox may."""
+        runs them uncontained, as an embedding application that wants no sandbox may.
+        ``kept``: the files a contained server may not change (policy files) and may not see
+        (the database), should they lie in the working directory."""
         self._servers: dict[str, _Server] = {}
         for config in configs:
             if check_server_name(config.name) in self._servers:
                 raise InvalidInputError(f"MCP server {config.name!r} is configured twice")
             self._servers[config.name] = _Server(
-                config, timeout=call_timeout, report=self._report, containment=containment
+                config, timeout=call_timeout, report=self._report, containment=containment, kept=kept
             )
         self._on_error = on_error
         self._lock = asyncio.Lock()

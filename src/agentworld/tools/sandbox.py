@@ -160,6 +160,11 @@ def _namespace_options(bwrap: str, *, network: NetworkMode, new_session: bool = 
     return options
 
 
+KeptFiles = tuple[tuple[str, ...], tuple[str, ...]]
+"""Files a contained process may not change (``protected``: policy files) and may not see
+(``private``: a SQLite database), should they lie where it may write."""
+
+
 def hidden(path: str, *, home: str | None = None) -> bool:
     """Whether ``path`` lies in a directory the sandbox hides (``HIDDEN_DIRECTORIES``, ``home``)."""
     places = [*HIDDEN_DIRECTORIES, *([home] if home and home != "/" else [])]
@@ -230,11 +235,14 @@ def server_argv(
     env: Mapping[str, str],
     cwd: str | None,
     status: SandboxStatus,
+    protected: Sequence[str] = (),
+    private: Sequence[str] = (),
 ) -> list[str]:
     """A stdio MCP server's command line inside a world's sandbox (SPEC C2): the working
     directory the only writable place, the server's directory and program, and the files its
     arguments name (``python /home/me/server.py``), shown read-only where the sandbox would
-    hide them (a program installed under a home directory or ``/tmp``)."""
+    hide them (a program installed under a home directory or ``/tmp``); ``protected`` and
+    ``private`` files kept from it as from a shell command (``sandboxed_argv``)."""
     home = env.get("HOME", os.environ.get("HOME"))
     start = os.path.expanduser(cwd or status.writable[0])
     found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH")))
@@ -250,6 +258,8 @@ def server_argv(
         network=status.network,
         home=home,
         readable=readable,
+        protected=protected,
+        private=private,
     )
 
 

@@ -19,16 +19,24 @@ from agentworld.tools.registry import Tool, ToolRegistry, client_tool
 
 if TYPE_CHECKING:
     from agentworld.tools.mcp import MCPClients
+    from agentworld.tools.sandbox import KeptFiles
 
 ErrorReporter = Callable[[str, Exception], Awaitable[None]]
 
 
 class WorldTools:
     def __init__(
-        self, *, extra: Sequence[Tool] = (), on_mcp_error: ErrorReporter | None = None
+        self,
+        *,
+        extra: Sequence[Tool] = (),
+        on_mcp_error: ErrorReporter | None = None,
+        kept: KeptFiles = ((), ()),
     ) -> None:
         self._extra = tuple(extra)
         """Server tools an embedding application defines in Python."""
+        self._kept = kept
+        """Files beyond the world's own policy files that contained MCP servers may not change
+        (admin policy files) or see (the database)."""
         self._on_mcp_error = on_mcp_error
         self._mcp: MCPClients | None = None
         self._mcp_key: str | None = None
@@ -44,8 +52,8 @@ class WorldTools:
         return ToolRegistry(tools)
 
     async def _clients(self, world: World) -> MCPClients:
-        """The world's MCP clients, started again when its MCP configuration or the sandbox
-        its stdio servers run in (SPEC C2) changes."""
+        """The world's MCP clients, started again when its MCP configuration, the sandbox its
+        stdio servers run in (SPEC C2) or the files kept from them changes."""
         from agentworld.tools.mcp import MCPClients
         from agentworld.tools.mcp_config import parse_mcp_config
         from agentworld.tools.sandbox import sandbox_status
@@ -54,11 +62,15 @@ class WorldTools:
         contained = await asyncio.to_thread(
             sandbox_status, world.sandbox, world.network, world.working_dir
         )
-        key = json.dumps([world.mcp_config, contained.mode, contained.active, contained.to_json()], sort_keys=True)
+        protected, private = self._kept
+        kept: KeptFiles = ((*world.policy_files, *protected), private)
+        key = json.dumps(
+            [world.mcp_config, contained.mode, contained.active, contained.to_json(), kept], sort_keys=True
+        )
         if self._mcp is None or key != self._mcp_key:
             await self.aclose()
             self._mcp = MCPClients(
-                parse_mcp_config(world.mcp_config), on_error=self._on_mcp_error, containment=contained
+                parse_mcp_config(world.mcp_config), on_error=self._on_mcp_error, containment=contained, kept=kept
             )
             self._mcp_key = key
         return self._mcp
