@@ -261,9 +261,10 @@ async def test_a_contained_call_cancelled_while_its_sandbox_starts_leaves_nothin
                 os.kill(pid, 9)
 
 
-async def test_an_uncontained_process_that_leaves_the_group_cannot_hold_the_call(work: Path) -> None:
-    """Without a sandbox a ``setsid`` escapes the group kill (documented); the call still ends
-    within its output bound instead of waiting for the process to close its output."""
+async def test_an_uncontained_process_that_leaves_the_group_dies_with_the_call(work: Path) -> None:
+    """Without a sandbox, a ``setsid`` escapes the group kill: the guard adopts it when its
+    parent ends (a child subreaper) and kills it once the command is over, and the call does
+    not wait for it to close its output."""
     marker = f"job-{uuid.uuid4().hex}"
     started = time.monotonic()
     try:
@@ -273,9 +274,25 @@ async def test_an_uncontained_process_that_leaves_the_group_cannot_hold_the_call
         )
         assert result["stdout"] == "started\n"
         assert time.monotonic() - started < 6
+        assert left_after(1, marker) == []
     finally:
         for pid in processes_named(marker):
             os.kill(pid, 9)
+
+
+async def test_an_uncontained_daemon_and_the_process_it_forked_die_when_the_call_is_stopped(work: Path) -> None:
+    """A process that left the group and still has a living parent when the call ends (a
+    daemon that forked a worker) is reached when that parent is killed: both die."""
+    parent, child = f"daemon-{uuid.uuid4().hex}", f"worker-{uuid.uuid4().hex}"
+    command = f"setsid bash -c '(exec -a {child} sleep 100) & exec -a {parent} sleep 100' & sleep 50"
+    try:
+        result = await run_shell({"command": command, "timeout": 1}, context(work, "off"))
+        assert result["timed_out"]
+        assert left_after(1, parent) == [] and left_after(1, child) == []
+    finally:
+        for marker in (parent, child):
+            for pid in processes_named(marker):
+                os.kill(pid, 9)
 
 
 # -- no sandbox to be had ------------------------------------------------------------------

@@ -19,8 +19,13 @@ process group of its own, and waits for the first of:
   guard kills the command's whole process group with SIGKILL at once and ends as the command
   then did.
 
-A process that leaves the group on purpose (``setsid``) escapes this kill; the sandbox
-(``tools/sandbox.py``: a PID namespace) is what contains those.
+A process that leaves the group on purpose (``setsid``, a daemon's double fork) escapes the
+group kill. In the sandbox (``tools/sandbox.py``) the PID namespace contains those. Without one
+the runtime asks the guard to reap (``REAP``): the guard makes itself its descendants' child
+subreaper (``PR_SET_CHILD_SUBREAPER``), so such a process, orphaned when its parent ends, becomes
+the guard's child; once the command has ended the guard kills every child it adopted, and their
+own children as they are handed to it in turn. A process that escapes while its parent still
+lives is reached when that parent is killed.
 
 Nothing slips between starting the command and watching it: the guard's signal handlers are
 in place before the command is spawned, the command leads its own process group from its first
@@ -63,6 +68,11 @@ STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 reset when the command is executed, so it gets the defaults (or an inherited "ignore")."""
 KILLED = 9
 """The wait status of a process killed by SIGKILL (the signal's number, no exit code)."""
+REAP = "--reap"
+"""The guard's first argument when it is to adopt and kill what leaves the command's group."""
+PR_SET_CHILD_SUBREAPER = 36
+ADOPTION_ROUNDS = 1000
+"""Most rounds of killing adopted processes (each round's kills hand their children over)."""
 _WAITID = getattr(os, "waitid", None)
 _REAPED = [0]
 """The wait status ``_ended`` read where it had to reap the command to see it end."""
@@ -71,13 +81,14 @@ _REAPED = [0]
 # -- the runtime's side ----------------------------------------------------------------
 
 
-def guarded_command(argv: Sequence[str]) -> list[str]:
-    """The command line that runs ``argv`` under a guard.
+def guarded_command(argv: Sequence[str], *, reap: bool = False) -> list[str]:
+    """The command line that runs ``argv`` under a guard; ``reap``: the guard also kills what
+    left the command's process group (for a command no sandbox contains).
 
     ``-I`` ignores ``PYTHON*`` variables, the user's site directory and the current
     directory; ``-S`` skips site-packages, which shortens the guard's start-up.
     """
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *argv]
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *([REAP] if reap else []), *argv]
 
 
 def environment_block(environment: Mapping[str, str]) -> bytes:
@@ -175,6 +186,58 @@ def _watch(pid: int, wakeup: int) -> int:
         return _REAPED[0]
 
 
+def _become_subreaper() -> bool:
+    """Make orphaned descendants the guard's children (Linux); False where that cannot be."""
+    try:
+        import ctypes  # only an uncontained command's guard pays for loading it
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    """The guard's living children, from ``/proc`` (adopted orphans among them)."""
+    me = os.getpid()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            continue  # gone meanwhile
+        if len(fields) > 2 and int(fields[1]) == me and fields[0] != b"Z":
+            found.append(int(name))
+    return found
+
+
+def _kill_adopted() -> None:
+    """Kill the processes the guard adopted, and theirs as they are handed over, then reap them."""
+    for _ in range(ADOPTION_ROUNDS):
+        adopted = _children()
+        if not adopted:
+            break
+        for pid in adopted:
+            try:  # noqa: SIM105
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in adopted:
+            try:  # noqa: SIM105
+                os.waitpid(pid, 0)  # its own children are the guard's once it is gone
+            except ChildProcessError:
+                pass
+    while True:  # zombies of orphans that ended on their own
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+
+
 def _end_like(status: int) -> NoReturn:
     """Exit with the command's exit code, or die of the signal that killed it."""
     if os.WIFSIGNALED(status):
@@ -192,6 +255,9 @@ def _end_like(status: int) -> NoReturn:
 
 def main(argv: list[str]) -> NoReturn:
     """Run ``argv`` as a guarded command (see the module docstring)."""
+    reap = bool(argv) and argv[0] == REAP and _become_subreaper()
+    if argv and argv[0] == REAP:
+        argv = argv[1:]
     os.set_blocking(CONTROL, True)
     environment = _read_environment()
     if environment is None:  # the runtime was gone before the command could start
@@ -203,7 +269,10 @@ def main(argv: list[str]) -> NoReturn:
     for number in _signals(STOP_SIGNALS):
         if signal.getsignal(number) != signal.SIG_IGN:  # an ignored one stays ignored, as before
             signal.signal(number, _note)
-    _end_like(_watch(_spawn(argv, environment), wakeup))
+    status = _watch(_spawn(argv, environment), wakeup)
+    if reap:
+        _kill_adopted()
+    _end_like(status)
 
 
 if __name__ == "__main__":

@@ -257,7 +257,7 @@ async def run_shell(args: dict[str, Any], context: ToolContext) -> dict[str, Any
     # reading them whatever still holds their write ends.
     async with _OutputPipe() as stdout, _OutputPipe() as stderr:
         process = await asyncio.create_subprocess_exec(
-            *guarded_command(argv),
+            *guarded_command(argv, reap=not contained.active),
             cwd=cwd,
             env={},  # the guard's own; the command's environment travels on the control pipe
             stdin=asyncio.subprocess.PIPE,  # the control pipe: only this process holds its write end
