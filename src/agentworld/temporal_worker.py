@@ -93,7 +93,7 @@ class ChatActivities:
             return ChatWork(more=True, due_in=None, queue=queue, next=reached)
         return ChatWork(
             more=await storage.inbox.has_work(ref.world, ref.chat_id),
-            due_in=await runtime.expire_due(ref.chat_id),
+            due_in=await runtime.expire_due(ref.chat_id, world),
             queue=queue,
         )
 

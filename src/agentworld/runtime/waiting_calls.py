@@ -140,9 +140,11 @@ class WaitingCalls:
         assert step.answers is not None
         return asked.model_copy(update={"status": "answered", "answer": step.answers.answer})
 
-    async def expire_due(self, chat_id: str) -> float | None:
-        """End the chat's overdue requests; seconds until its next one is due (None: none)."""
-        return await expire_chat_due(self.storage, await self.storage.get_world(self.world), chat_id, self._expire)
+    async def expire_due(self, chat_id: str, world: World | None = None) -> float | None:
+        """End the chat's overdue requests; seconds until its next one is due (None: none).
+        ``world``: the world's settings as the caller just read them."""
+        world = world or await self.storage.get_world(self.world)
+        return await expire_chat_due(self.storage, world, chat_id, self._expire)
 
     async def _expire(self, world: World, pending: PendingCall) -> bool:
         """Deny a request whose time ran out (``ApprovalTimers``, and on access)."""
