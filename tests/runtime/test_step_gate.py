@@ -34,3 +34,18 @@ def test_without_a_gate_every_call_goes_on() -> None:
     for _ in range(3):
         step_gate.enter("model")
         step_gate.enter("tool")
+
+
+def test_a_gate_held_open_lets_every_call_through_and_closes_again() -> None:
+    gate = StepGate(allow="tool")
+    token = step_gate.GATE.set(gate)
+    try:
+        with step_gate.held_open():
+            for _ in range(3):
+                step_gate.enter("tool")
+                step_gate.enter("model")
+        step_gate.enter("tool")  # the one call the gate is for is still to be had
+        with pytest.raises(StepReached):
+            step_gate.enter("tool")
+    finally:
+        step_gate.GATE.reset(token)

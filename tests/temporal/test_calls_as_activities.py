@@ -127,3 +127,39 @@ def _runs_in_tree(marker: str, root: int) -> bool:
                 return True
             ancestor = parent_of(ancestor)
     return False
+
+
+HOOK = '''
+async def after_results(event, respond):
+    if event.kind == "tool_call":
+        await respond("@human the hook speaks after the results", enqueue_after="tool_results")
+'''
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_hooks_reply_after_the_results_is_said_on_a_worker(
+    tcli: Any, workers: Any, script: Any, server: OpenAIWireServer, tmp_path: Path
+) -> None:
+    """A world's hook answers a batch with ``enqueue_after="tool_results"``: its reply is held
+    in the worker's memory, so the batch's calls run in the model call's activity, not one
+    activity each, and the reply follows their results."""
+    work, policy, hooks = tmp_path / "work", tmp_path / "policy.toml", tmp_path / "hooks"
+    work.mkdir()
+    hooks.mkdir()
+    (hooks / "late_reply.py").write_text(HOOK)
+    policy.write_text(ALLOW_TOUCH_AND_SLEEP)
+    env = {"PYTHONPATH": str(hooks)}
+    script.by_agent["a1"] = runs_command("touch made")
+    tcli("world", "create", "w", "--working-dir", str(work), "--policy", str(policy),
+         "--hook", "late_reply:after_results", env=env)
+    tcli("agent", "create", "w", "a1", "--provider", "openai", "--model", "m",
+         "--base-url", server.base_url, "--system-prompt", "agent:a1")
+    workers.start(env=env)
+
+    sent = tcli("send", "w", "@a1 make it", "--json", env=env).json()
+
+    said = [(m["role"], m.get("content")) for m in sent["messages"]]
+    assert said[-1] == ("assistant", "@human the hook speaks after the results")
+    assert said[-2][0] == "tool" and '"exit_code": 0' in said[-2][1]
+    assert (work / "made").exists()
+    assert not any(m.get("content", "").startswith("result: ") for m in sent["messages"] if m.get("content"))

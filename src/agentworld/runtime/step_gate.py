@@ -12,6 +12,8 @@ without a result). Outside a worker no gate is set and nothing stops.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
@@ -36,8 +38,12 @@ class StepGate:
 
     allow: StepKind | None
     taken: bool = False
+    held_open: int = 0
+    """While above 0, every call goes through (``held_open``)."""
 
     def enter(self, kind: StepKind) -> None:
+        if self.held_open:
+            return
         if kind == self.allow and not self.taken:
             self.taken = True
             return
@@ -53,3 +59,18 @@ def enter(kind: StepKind) -> None:
     gate = GATE.get()
     if gate is not None:
         gate.enter(kind)
+
+
+@contextmanager
+def held_open() -> Iterator[None]:
+    """Let every call through while inside: work whose end only this activity can see (a
+    hook's reply that follows a batch's results, held in this process) is not split."""
+    gate = GATE.get()
+    if gate is None:
+        yield
+        return
+    gate.held_open += 1
+    try:
+        yield
+    finally:
+        gate.held_open -= 1

@@ -20,7 +20,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from contextlib import aclosing
+from contextlib import aclosing, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -256,10 +256,13 @@ async def run_agent_loop(
             yield done
             return
         waiting = False
-        async with aclosing(run_tool_calls(ctx, registry, calls, batch_context, batch)) as steps:
-            async for step in steps:
-                waiting = waiting or isinstance(step.next, Wait)
-                yield step
+        # A hook's reply after the results lives only in this process: on Temporal the batch
+        # runs in this activity rather than one call per activity (``step_gate``).
+        with step_gate.held_open() if hooked.responded else nullcontext():
+            async with aclosing(run_tool_calls(ctx, registry, calls, batch_context, batch)) as steps:
+                async for step in steps:
+                    waiting = waiting or isinstance(step.next, Wait)
+                    yield step
         if hooked.responded:  # enqueue_after="tool_results": the results are stored; now the reply
             for step in responses_said(agent.name, chat_id, hooked.responses, reply_to=message_id):
                 yield step
