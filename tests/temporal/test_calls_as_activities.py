@@ -22,7 +22,7 @@ from temporalio.client import Client
 from tests.temporal.conftest import ALLOW_TOUCH_AND_SLEEP, runs_command
 
 from agentworld.runtime.engine import workflow_id
-from agentworld.testing.openai_wire import OpenAIWireServer
+from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 from agentworld.testing.processes import parent_of, processes_mentioning
 
 
@@ -163,3 +163,39 @@ def test_a_hooks_reply_after_the_results_is_said_on_a_worker(
     assert said[-2][0] == "tool" and '"exit_code": 0' in said[-2][1]
     assert (work / "made").exists()
     assert not any(m.get("content", "").startswith("result: ") for m in sent["messages"] if m.get("content"))
+
+
+def _always_calls_a_tool(body: dict[str, Any]) -> Reply:
+    return Reply.tools(ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": "touch again"}), id="call_1"))
+
+
+@pytest.mark.parametrize(
+    ("settings", "ending"),
+    [
+        (("--max-iterations", "3", "--turn-limit", "50"), "stopped after 3 LLM iterations"),
+        (("--max-iterations", "10", "--turn-limit", "2"), "@human Turn limit reached (2 LLM calls)"),
+    ],
+)
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_loop_split_over_activities_keeps_its_iteration_cap_and_turn_limit(
+    tcli: Any, workers: Any, server: OpenAIWireServer, script: Any, tmp_path: Path,
+    settings: tuple[str, ...], ending: str,
+) -> None:
+    """Every model call is an activity of its own, so the loop's count of calls travels with
+    its inbox item: a model that never stops calling tools is stopped at the cap, and a fresh
+    budget allows its first call once, not once per activity."""
+    work, policy = tmp_path / "work", tmp_path / "policy.toml"
+    work.mkdir()
+    policy.write_text(ALLOW_TOUCH_AND_SLEEP)
+    script.by_agent["a1"] = _always_calls_a_tool
+    tcli("world", "create", "w", "--working-dir", str(work), "--policy", str(policy), *settings)
+    tcli("agent", "create", "w", "a1", "--provider", "openai", "--model", "m",
+         "--base-url", server.base_url, "--system-prompt", "agent:a1")
+    workers.start()
+
+    tcli("send", "w", "@a1 go", check=False)  # exits 1 at the cap: the turn ended in an error
+
+    calls = [r for r in server.requests if r["messages"][0]["content"] == "agent:a1"]  # not the title's
+    assert len(calls) == (2 if "Turn limit" in ending else 3)
+    messages = tcli("messages", "w", "--json").json()["messages"]
+    assert ending in messages[-1]["content"]

@@ -76,6 +76,9 @@ class Loop(_Work):
     fresh: bool = False
     """It answers a person (or the world), whose message gave every agent a fresh turn budget:
     its first model call is within the turn limit by definition."""
+    calls: int = 0
+    """Model calls the loop has made: the iteration cap, and the one call a fresh budget
+    allows, count from here wherever the loop goes on (another process, a Temporal activity)."""
 
 
 class Resume(_Work):

@@ -141,7 +141,7 @@ async def run_agent_loop(
         private=private,
     )
     waits = StepResult(chat_id, inbox=InboxChange(chat_id, current=item_id, becomes=()), next=WAIT)
-    model_calls = 0
+    model_calls = loop.calls
     while model_calls < world.max_iterations:
         remember = [incoming] if incoming is not None else []
         agent, memory = await ctx.memory.agent_and_memory(
@@ -226,7 +226,11 @@ async def run_agent_loop(
             response = response.model_copy(update={"tool_calls": unique})
             batch_context = replace(tool_context, policy=policy)
             request_message = _model_message(response, message_id, chat_id, agent, loop, cost=cost)
-            yield StepResult.spoken(request_message, by=agent.name, llm_calls=1, events=called.ends)
+            # The loop's item keeps its count of model calls, for whoever continues it.
+            counted = loop.model_copy(update={"calls": model_calls})
+            yield StepResult.spoken(
+                request_message, by=agent.name, llm_calls=1, events=called.ends, finishes=item_id, then=(counted,)
+            )
         except (asyncio.CancelledError, GeneratorExit):
             # Stopped before the answer was stored (a stop, or its commit failed): drop its stream.
             if called.end is not None:

@@ -50,7 +50,7 @@ _NEXT = Sql(
 )
 _ANY = Sql(f"SELECT chat_inbox.item_id FROM chat_inbox WHERE {_OF_CHAT} LIMIT 1")
 def _work_json(work: WorkItem) -> dict[str, Any]:
-    unset = {name for name in ("traceparent", "unattended") if not getattr(work, name)}
+    unset = {name for name in ("traceparent", "unattended", "calls") if not getattr(work, name, None)}
     return work.model_dump(mode="json", exclude=unset or None)
 
 
