@@ -26,6 +26,8 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 SLOW = 12.0
 """Seconds the slow agent takes to answer: far longer than a quick question takes."""
 QUICK = 8.0

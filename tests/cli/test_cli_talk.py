@@ -24,6 +24,8 @@ from agentworld.agent_world import AgentWorld
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
 PROMPT = "team ›"
 QUESTION = r"\[d\]eny \[o\]nce \[s\]ession \[a\]lways \[e\]dit \[l\]ater"
