@@ -47,8 +47,11 @@ def served(
         yield running
         running.stop()
         return
-    with request.getfixturevalue("temporal_engine")(request, url, home) as settings:
-        running = start_server(url, home, env=settings)
+    # The module's other processes (a CLI command, a second server) are on Temporal too.
+    with request.getfixturevalue("temporal_engine")(request, url, home) as settings, pytest.MonkeyPatch.context() as patch:
+        for name, value in settings.items():
+            patch.setenv(name, value)
+        running = start_server(url, home)
         yield running
         running.stop()
 
