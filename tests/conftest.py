@@ -135,7 +135,7 @@ def temporal_engine(temporal_address: str) -> TemporalEngine:
             "AGENTWORLD_TEMPORAL": temporal_address,
             "AGENTWORLD_TEMPORAL_TASK_QUEUE": f"engines-{uuid.uuid4().hex}",
         }
-        env = {**os.environ, **settings, "HOME": str(home), "AGENTWORLD_LLM_RETRIES": "1"}
+        env = {"AGENTWORLD_LLM_RETRIES": "1", **os.environ, **settings, "HOME": str(home)}
         for name in ("AGENTWORLD_DB", "OPENAI_API_KEY"):
             env.pop(name, None)
         log = home / "worker.log"
