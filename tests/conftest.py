@@ -5,6 +5,15 @@ The store, durability and HTTP suites (``BOTH_BACKENDS``) run every test that ta
 once on a database of its own on the session's PostgreSQL server, so a bug of either backend
 fails the suite. A test about SQLite itself says so with ``@pytest.mark.sqlite_only`` (or a
 module's ``pytestmark``) and runs on SQLite alone; elsewhere ``db_url`` is a SQLite file.
+
+The durability suite (``BOTH_ENGINES``) and every module or test marked
+``@pytest.mark.both_engines`` — those that make a chat do work through the CLI, HTTP and
+SPEC §7 contracts — run once more on the Temporal engine (param ``temporal``): a PostgreSQL
+database of their own, ``AGENTWORLD_TEMPORAL`` set to the session's dev server, a task queue
+of their own and one ``agentworld worker`` on that database for the test (for an HTTP module,
+for the module's server), stopped with SIGTERM after; a failing test shows the worker's log.
+A test that differs on Temporal by design (README, "Running on Temporal") says why with
+``@pytest.mark.in_process_only(reason=...)`` and is not run there.
 """
 
 from __future__ import annotations
@@ -14,7 +23,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+import uuid
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -25,13 +36,17 @@ from agentworld.agent_world import AgentWorld
 from agentworld.runtime.titles import TITLE_INSTRUCTION
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 from agentworld.testing.postgres import create_migrated_database, postgres_cluster
-from agentworld.testing.temporal import temporal_dev_server
+from agentworld.testing.temporal import temporal_dev_server, worker_process
 
 AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 
 BOTH_BACKENDS: Final = frozenset({"storage", "durability", "server"})
 """The test directories whose ``db_url`` tests (and HTTP servers) run on both backends."""
 BACKENDS: Final = ("sqlite", "postgresql")
+BOTH_ENGINES: Final = frozenset({"durability"})
+"""The test directories whose ``db_url`` tests also run on the Temporal engine."""
+WORKER_LOG: Final = pytest.StashKey[Path]()
+"""Where the worker of a test on Temporal writes, shown when the test fails."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -41,21 +56,55 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "both_backends: run this test's db_url on SQLite and on PostgreSQL"
     )
+    config.addinivalue_line(
+        "markers",
+        "both_engines: run this test's db_url (or the module's served server) in process and on Temporal",
+    )
+    config.addinivalue_line(
+        "markers",
+        "in_process_only(reason): a test that differs on Temporal by design, never run there",
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run ``db_url`` tests (function scope) and ``served`` servers (module scope) of the
-    ``BOTH_BACKENDS`` directories on each backend (see the module docstring)."""
+    ``BOTH_BACKENDS`` directories on each backend, and those of the ``BOTH_ENGINES``
+    directories and ``both_engines`` tests on Temporal too (see the module docstring)."""
     definition = metafunc.definition
     if definition.get_closest_marker("sqlite_only"):
         return
-    in_suite = definition.path.parent.name in BOTH_BACKENDS
-    if not (in_suite or definition.get_closest_marker("both_backends")):
+    directory = definition.path.parent.name
+    params: list[str] = ["sqlite"]
+    if directory in BOTH_BACKENDS or definition.get_closest_marker("both_backends"):
+        params.append("postgresql")
+    if (directory in BOTH_ENGINES or definition.get_closest_marker("both_engines")) and not _in_process_only(definition):
+        params.append("temporal")
+    if len(params) == 1:
         return
     if "db_url" in metafunc.fixturenames:
-        metafunc.parametrize("db_url", BACKENDS, indirect=True)
+        metafunc.parametrize("db_url", params, indirect=True)
     elif "served_backend" in metafunc.fixturenames:
-        metafunc.parametrize("served_backend", BACKENDS, indirect=True, scope="module")
+        metafunc.parametrize("served_backend", params, indirect=True, scope="module")
+
+
+def _in_process_only(definition: pytest.Function) -> bool:
+    marker = definition.get_closest_marker("in_process_only")
+    if marker is None:
+        return False
+    if not marker.kwargs.get("reason"):
+        raise pytest.UsageError(f"{definition.nodeid}: in_process_only needs reason=: the documented difference")
+    return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    """A failing test on Temporal shows what its worker logged."""
+    outcome = yield
+    report = outcome.get_result()
+    module = item.getparent(pytest.Module)
+    log = item.stash.get(WORKER_LOG, None) or (module.stash.get(WORKER_LOG, None) if module else None)
+    if report.failed and log is not None and log.exists():
+        report.sections.append(("agentworld worker", log.read_text(errors="replace")))
 
 
 _databases = itertools.count()
@@ -63,16 +112,53 @@ _databases = itertools.count()
 
 def database_url(request: pytest.FixtureRequest, directory: Path, backend: str) -> str:
     """A fresh database: a SQLite file in ``directory``, or a database of its own, with the
-    schema in it already, on the session's PostgreSQL server."""
+    schema in it already, on the session's PostgreSQL server (also for ``temporal``)."""
     if backend == "sqlite":
         return f"sqlite:///{directory / 'agentworld.db'}"
     server = request.getfixturevalue("postgres_server")
     return create_migrated_database(server, f"t{os.getpid()}_{next(_databases)}")
 
 
+TemporalEngine = Callable[[pytest.FixtureRequest, str, Path], AbstractContextManager[dict[str, str]]]
+
+
+@pytest.fixture(scope="session")
+def temporal_engine(temporal_address: str) -> TemporalEngine:
+    """``temporal_engine(request, url, home)``: chats of ``url`` on the session's Temporal dev
+    server. The context yields the variables every process of the test needs (the service and
+    a task queue of its own) while one ``agentworld worker`` runs on ``url`` with them; its log
+    goes to ``home``/worker.log, shown when a test of ``request.node`` fails."""
+
+    @contextmanager
+    def engine(request: pytest.FixtureRequest, url: str, home: Path) -> Iterator[dict[str, str]]:
+        settings = {
+            "AGENTWORLD_TEMPORAL": temporal_address,
+            "AGENTWORLD_TEMPORAL_TASK_QUEUE": f"engines-{uuid.uuid4().hex}",
+        }
+        env = {"AGENTWORLD_LLM_RETRIES": "1", **os.environ, **settings, "HOME": str(home)}
+        for name in ("AGENTWORLD_DB", "OPENAI_API_KEY"):
+            env.pop(name, None)
+        log = home / "worker.log"
+        request.node.stash[WORKER_LOG] = log
+        with worker_process(url, env, log):
+            yield settings
+
+    return engine
+
+
 @pytest.fixture
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path, getattr(request, "param", "sqlite"))
+def db_url(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """This test's database (a SQLite file unless parametrized); on ``temporal`` this process
+    and every process it starts have ``AGENTWORLD_TEMPORAL`` set and a worker runs."""
+    backend = getattr(request, "param", "sqlite")
+    url = database_url(request, tmp_path, backend)
+    if backend != "temporal":
+        yield url
+        return
+    with request.getfixturevalue("temporal_engine")(request, url, tmp_path) as settings:
+        for name, value in settings.items():
+            monkeypatch.setenv(name, value)
+        yield url
 
 
 @pytest.fixture(params=BACKENDS)

@@ -70,9 +70,13 @@ class AgentWorld(MessageEdits, WorldCatalog):
         long_lived: bool = False,
         stop_request: StopRequest | None = None,
         worker: bool = False,
+        in_process: bool = False,
     ) -> None:
         super().__init__(SQLStorage(db), tools=tools, provider_factory=provider_factory)
         self.worker = worker
+        self.in_process = in_process
+        """This process runs its chats itself whatever ``AGENTWORLD_TEMPORAL`` says (the demo:
+        a throwaway database and scripted agents no worker could see)."""
         """This process is such a worker (``agentworld worker``): it runs the chats their
         workflows hand it."""
         self.long_lived = long_lived
@@ -127,7 +131,8 @@ class AgentWorld(MessageEdits, WorldCatalog):
                     interactive=self.interactive,
                     on_event=self._on_event,
                     streaming=self._streaming,
-                    temporal=TemporalSettings.from_env(),  # AGENTWORLD_TEMPORAL: on workers
+                    # AGENTWORLD_TEMPORAL: on workers
+                    temporal=None if self.in_process else TemporalSettings.from_env(),
                     worker=self.worker,
                 )
                 await runtime.__aenter__()

@@ -157,13 +157,16 @@ class RunWatch:
     async def read_log(self, storage: SQLStorage, world: str, chat: str, start: int) -> None:
         """The chat's errors and refused calls since ``start`` as the event log holds them:
         the work ran in another process (a Temporal worker), whose events this process's
-        bus never saw."""
+        bus never saw. Events of no chat count too, as on the bus (an MCP server that failed
+        to start for the turn)."""
         from agentworld.storage.event_log import EventLog
 
         log, after = EventLog(storage), start
         while True:
-            batch = await log.after(world, after, chat_id=chat)
+            batch = await log.after(world, after)
             for logged in batch.events:
+                if logged.chat_id not in (chat, None):
+                    continue
                 document = logged.document
                 if logged.kind == "system" and document.get("level") == "error":
                     if document.get("text") not in self.errors:

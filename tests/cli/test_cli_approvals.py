@@ -16,6 +16,8 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 
 class Model:
     """a1 asks for the next planned shell command on each user message; reads results back."""
@@ -154,6 +156,9 @@ def test_non_interactive_send_denies_instead_of_asking(cli: Any, model: Model, t
     assert not (tmp_path / "work" / "X").exists()
 
 
+@pytest.mark.in_process_only(
+    reason="on Temporal a worker runs the approved call, so a killed approve takes nothing with it (README, Running on Temporal)"
+)
 def test_a_crash_while_an_approved_call_runs_is_reported_not_rerun(
     cli: Any, model: Model, tmp_path: Path, db_url: str
 ) -> None:

@@ -11,7 +11,11 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 HAND_OFF = "@human Turn limit reached ({n} LLM calls). Please take control of the conversation."
 
@@ -76,6 +80,9 @@ def test_agents_ping_pong_stops_at_the_turn_limit_and_the_count_survives_restart
     assert _turns(server) == ["agent:a2"]
 
 
+@pytest.mark.in_process_only(
+    reason="on Temporal a worker runs the turn, so a killed send takes nothing with it (README, Running on Temporal)"
+)
 def test_a_killed_send_loses_nothing_and_the_world_continues(
     cli: Any, db_url: str, tmp_path: Any, script: Any, server: OpenAIWireServer
 ) -> None:

@@ -26,6 +26,8 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 SLOW = 12.0
 """Seconds the slow agent takes to answer: far longer than a quick question takes."""
 QUICK = 8.0
@@ -153,6 +155,7 @@ def test_sigint_stops_the_turn_and_json_shows_what_was_produced_and_what_the_sto
     nothing_of_the_stopped_turn_runs(cli, server, asked_at)
 
 
+@pytest.mark.sqlite_only  # its moments are seen as the SQLite file opened
 def test_ctrl_c_at_any_moment_of_start_up_leaves_nothing_to_run(
     cli: Any, server: OpenAIWireServer, script: Any, db_url: str, tmp_path: Path
 ) -> None:
@@ -191,6 +194,7 @@ def opened(pid: int, path: Path) -> bool:
         return False
 
 
+@pytest.mark.sqlite_only  # the database is held with a SQLite lock
 def test_a_second_ctrl_c_exits_at_once_while_the_stop_waits_for_the_database(
     cli: Any, server: OpenAIWireServer, script: Any, db_url: str, tmp_path: Path
 ) -> None:
@@ -219,6 +223,7 @@ def test_a_second_ctrl_c_exits_at_once_while_the_stop_waits_for_the_database(
     assert err.splitlines()[-1] == "error: interrupted"
 
 
+@pytest.mark.sqlite_only  # the database is held with a SQLite lock
 def test_one_ctrl_c_ends_the_command_in_bounded_time_when_the_database_does_not_answer(
     cli: Any, server: OpenAIWireServer, script: Any, db_url: str, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_cli_ctrl_c_stops_the_turn import (
     SLOW,
     STOP_NOTE,
@@ -26,6 +27,8 @@ from test_cli_ctrl_c_stops_the_turn import (
 )
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 SLEEP = "sleep 30.37"
 """The long command; its odd length tells its processes from any other."""

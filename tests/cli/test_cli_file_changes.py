@@ -17,6 +17,8 @@ import pytest
 TYPO = "".join(f"line {n}\n" for n in range(1, 5)) + "Agent World is teh runtime.\n" + "".join(
     f"line {n}\n" for n in range(6, 10)
 )
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 FIXED = TYPO.replace("teh runtime", "the runtime")
 TYPO_DIFF = (
     "--- a/README.txt\n"
@@ -196,8 +198,19 @@ def test_control_characters_in_a_diff_are_shown_escaped(cli: Any, tmp_path: Path
     assert "    +ok \\e[2Khidden\\r\n" in shown and "\x1b" not in shown and "\r" not in shown
 
 
-def test_a_secret_value_of_the_process_is_masked_in_the_shown_diff(cli: Any, tmp_path: Path) -> None:
-    secret = "s3cr3t-value-0123456789"
+SECRET = "s3cr3t-value-0123456789"
+
+
+@pytest.fixture
+def deployment_secret(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A secret in the environment of every process of the test (set before ``db_url``
+    starts a worker on Temporal, which is where the diff is made there)."""
+    monkeypatch.setenv("SERVICE_API_TOKEN", SECRET)
+    return SECRET
+
+
+def test_a_secret_value_of_the_process_is_masked_in_the_shown_diff(deployment_secret: str, cli: Any, tmp_path: Path) -> None:
+    secret = deployment_secret
     call = {"name": "write_file", "arguments": {"path": "conf.txt", "content": f"token {secret}\n"}}
     work = scripted_agent(cli, tmp_path, call)
     env = {"SERVICE_API_TOKEN": secret}

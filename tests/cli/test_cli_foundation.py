@@ -6,7 +6,11 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+import pytest
+
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 MESSAGE_KEYS = {
     "messageId",

@@ -9,6 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 HOOK = '''
 def mask(event, respond):
     if event.kind == "message" and event.message.sender == "human":
@@ -18,9 +22,20 @@ def mask(event, respond):
 '''
 
 
-def test_audit_shows_what_was_said_and_what_the_agent_was_given(cli: Any, tmp_path: Path) -> None:
+@pytest.fixture
+def hook_importable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The hook's module, importable by every process of the test (set before ``db_url``
+    starts a worker on Temporal, which is where the hook runs there)."""
     (tmp_path / "masking.py").write_text(HOOK)
-    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    monkeypatch.setenv("PYTHONPATH", path)
+    return {"PYTHONPATH": path}
+
+
+def test_audit_shows_what_was_said_and_what_the_agent_was_given(
+    hook_importable: dict[str, str], cli: Any, tmp_path: Path
+) -> None:
+    env = hook_importable
     script = tmp_path / "a.json"
     script.write_text(json.dumps(["noted"]))
     cli("world", "create", "w", "--no-streaming", "--hook", "masking:mask", env=env)

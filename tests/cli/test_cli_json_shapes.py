@@ -14,7 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentworld.testing.openai_wire import Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 TIMESTAMP = "<timestamp>"
 ID = re.compile(r"(chat|msg|approval|call|grant)_[0-9A-Za-z]+")

@@ -15,6 +15,8 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 SHELL = ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": "rm -rf build"}))
 
 

@@ -5,16 +5,19 @@ the CLI in a subprocess with three attempts per call."""
 
 from __future__ import annotations
 
-import sqlite3
+import asyncio
 import time
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentworld.storage.event_log import EventLog
+from agentworld.storage.sql import SQLStorage
 from agentworld.testing.silent import silent_server
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 
 @pytest.fixture
@@ -25,9 +28,14 @@ def silent_url() -> Iterator[str]:
 
 
 def _system_events(db_url: str) -> list[str]:
-    with closing(sqlite3.connect(db_url.removeprefix("sqlite:///"))) as db:
-        rows = db.execute("select cast(payload as text) from events where kind = 'system'")
-        return [str(row[0]) for row in rows]
+    """The texts of world ``w``'s system events, as its event log holds them."""
+
+    async def read() -> list[str]:
+        async with SQLStorage(db_url) as storage:
+            batch = await EventLog(storage).after("w", 0)
+        return [str(e.document.get("text")) for e in batch.events if e.kind == "system"]
+
+    return asyncio.run(read())
 
 
 def test_a_silent_model_ends_the_turn_with_a_system_event_within_the_deadline(

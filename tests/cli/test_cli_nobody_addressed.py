@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agentworld.testing.openai_wire import OpenAIWireServer
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 
 def _world(cli: Any, server: OpenAIWireServer) -> None:

@@ -13,6 +13,8 @@ from agentworld.testing.anthropic_wire import AnthropicWireServer
 from agentworld.testing.gemini_wire import GeminiWireServer
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 SERVERS: dict[str, Any] = {
     "openai": OpenAIWireServer,
     "anthropic": AnthropicWireServer,
@@ -89,8 +91,15 @@ def test_the_same_conversation_has_the_same_shape_on_every_provider(
     assert usage["inputTokens"] > 0 and usage["outputTokens"] > 0
 
 
+@pytest.fixture
+def three_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three attempts per model call in every process of the test (set before ``db_url``
+    starts a worker on Temporal, which is where the model is called there)."""
+    monkeypatch.setenv("AGENTWORLD_LLM_RETRIES", "3")
+
+
 def test_a_500_is_retried_then_reported_and_the_human_message_stays(
-    cli: Any, provider: tuple[str, Any], tmp_path: Path
+    three_attempts: None, cli: Any, provider: tuple[str, Any], tmp_path: Path
 ) -> None:
     name, server = provider
     _world(cli, name, server, tmp_path)
@@ -105,7 +114,7 @@ def test_a_500_is_retried_then_reported_and_the_human_message_stays(
     assert stored[-1]["role"] == "system"
 
 
-def test_a_429_then_success_gives_a_normal_answer(cli: Any, provider: tuple[str, Any], tmp_path: Path) -> None:
+def test_a_429_then_success_gives_a_normal_answer(three_attempts: None, cli: Any, provider: tuple[str, Any], tmp_path: Path) -> None:
     name, server = provider
     _world(cli, name, server, tmp_path)
     server.enqueue(Reply.error(429, "slow down", headers={"retry-after": "0"}), Reply.text("fine now"))

@@ -16,6 +16,8 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 WHICH = {"question": "Which environment?", "options": ["staging", "production"], "allowFreeText": False}
 
 

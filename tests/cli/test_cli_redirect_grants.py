@@ -11,6 +11,8 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 
 class Model:
     """a1 asks for the next planned shell command on each user message."""

@@ -10,6 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 CLIENT_TOOLS = [
     {
         "name": "pick_color",

@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 from test_cli_talk import Terminal, make_team, shell_agent, talk_env  # noqa: F401 (a fixture)
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 REFUSED = re.compile(r"error: 1 tool call refused \(ops → shell_cmd\): shell_cmd needs a person's approval")
 

@@ -24,6 +24,8 @@ from agentworld.agent_world import AgentWorld
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
 PROMPT = "team ›"
 QUESTION = r"\[d\]eny \[o\]nce \[s\]ession \[a\]lways \[e\]dit \[l\]ater"
@@ -314,7 +316,8 @@ def test_answering_an_unknown_approval_id_says_only_why_it_failed(
 def test_ctrl_c_during_a_slow_answer_stops_the_turn_and_twice_at_the_prompt_exits_0(
     talk: Any, script: Any, server: OpenAIWireServer, db_url: str, tmp_path: Path
 ) -> None:
-    script.by_agent["planner"] = lambda body: Reply.text("too late", delay=2.0)
+    # Slow enough that the stop lands mid-answer on Temporal too, where it goes to the worker.
+    script.by_agent["planner"] = lambda body: Reply.text("too late", delay=4.0)
     make_team(db_url, server, tmp_path, "planner")
     term = talk("team")
     term.ready()
@@ -328,7 +331,7 @@ def test_ctrl_c_during_a_slow_answer_stops_the_turn_and_twice_at_the_prompt_exit
     term.expect(PROMPT)
     assert time.monotonic() - started < 3
 
-    time.sleep(2.0)  # the model's answer would have come by now
+    time.sleep(3.0)  # the model's answer would have come by now
     term.child.sendcontrol("c")
     term.expect(r"Ctrl-C again or Ctrl-D to leave")
     term.child.sendcontrol("c")

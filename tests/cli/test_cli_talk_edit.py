@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_cli_talk import PROMPT, QUESTION, Terminal, make_team, talk, talk_env  # noqa: F401 (fixtures)
 
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 SCOPE = r"\[c\]ancel \[o\]nce \[s\]ession \[a\]lways"
 

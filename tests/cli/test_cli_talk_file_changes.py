@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_cli_talk import PROMPT, QUESTION, make_team, talk, talk_env  # noqa: F401 (fixtures)
 
 from agentworld.cli.talk_question import ARM_SECONDS
@@ -19,6 +20,8 @@ from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 TYPO = "".join(f"line {n}\n" for n in range(1, 5)) + "Agent World is teh runtime.\n" + "".join(
     f"line {n}\n" for n in range(6, 10)
 )
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 FIXED = TYPO.replace("teh runtime", "the runtime")
 
 

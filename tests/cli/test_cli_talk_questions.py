@@ -9,10 +9,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_cli_talk import PROMPT, Terminal, make_team, stored, talk, talk_env  # noqa: F401 (fixtures)
 
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 ASKED = r"\? ops asks: Which environment\?\s+1\. staging\s+2\. production"
 

@@ -8,9 +8,14 @@ Real ``agentworld`` processes on a real SQLite file, the scripted model and a re
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 
 def slow_tool_script(tmp_path: Path) -> Path:
@@ -20,6 +25,9 @@ def slow_tool_script(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.in_process_only(
+    reason="on Temporal the worker runs the tool and goes on when send stops waiting (README, Running on Temporal)"
+)
 def test_a_tool_running_when_the_wait_ends_is_named_and_not_run_again(
     cli: Any, tmp_path: Path
 ) -> None:
@@ -59,3 +67,6 @@ def test_a_wait_that_ends_between_tools_names_none(cli: Any, tmp_path: Path, ser
     assert stopped.code == 1
     assert "stopped waiting" in stopped.stderr
     assert "still running" not in stopped.stderr
+    on_workers = "AGENTWORLD_TEMPORAL" in os.environ  # the temporal variant (tests/conftest.py)
+    assert ("a worker goes on with the chat's work" in stopped.stderr) is on_workers
+    assert ("resume v" in stopped.stderr) is not on_workers

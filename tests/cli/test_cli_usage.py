@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import Reply
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 IN, OUT = 1200, 300
 """The tokens of every answer: at gpt-4o's $2.50 / $10.00 per million, $0.006 a call."""

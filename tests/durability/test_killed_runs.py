@@ -17,9 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 from agentworld.testing.processes import processes_mentioning
+
+KILLED_SEND_TAKES_ITS_TURN = pytest.mark.in_process_only(
+    reason="on Temporal a worker runs the turn, so a killed send takes nothing with it (README, Running on Temporal)"
+)
 
 POLICY = """
 [[rule]]
@@ -64,6 +70,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 
+@KILLED_SEND_TAKES_ITS_TURN
 def test_a_send_killed_while_the_model_answers_is_answered_once_by_the_next_send(
     cli: Any, db_url: str, tmp_path: Path
 ) -> None:
@@ -108,6 +115,7 @@ def test_a_send_killed_while_the_model_answers_is_answered_once_by_the_next_send
         ]
 
 
+@KILLED_SEND_TAKES_ITS_TURN
 def test_a_send_killed_while_its_shell_command_runs_takes_the_command_with_it(
     cli: Any, db_url: str, tmp_path: Path
 ) -> None:
@@ -157,6 +165,7 @@ def test_a_send_killed_while_its_shell_command_runs_takes_the_command_with_it(
         assert (log["toolCallId"], log["status"]) == ("call_run", "interrupted")
 
 
+@KILLED_SEND_TAKES_ITS_TURN
 def test_a_send_killed_while_it_names_the_chat_leaves_the_title_and_the_lease_to_resume(
     cli: Any, db_url: str, tmp_path: Path
 ) -> None:

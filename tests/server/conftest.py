@@ -1,6 +1,7 @@
 """Fixtures of the HTTP tests: the real server (``agentworld serve`` in a subprocess on a
 loopback port, one per test module and backend: over a SQLite file, then over a PostgreSQL
-database, see ``tests/conftest.py``) and a loopback OpenAI wire server its agents talk to;
+database, and for ``both_engines`` modules over PostgreSQL with a Temporal worker of the
+module's own, see ``tests/conftest.py``) and a loopback OpenAI wire server its agents talk to;
 helpers are in ``http_harness.py``."""
 
 from __future__ import annotations
@@ -41,9 +42,18 @@ def served(
     else:
         server = request.getfixturevalue("postgres_server")
         url = create_migrated_database(server, f"served{os.getpid()}_{next(_servers)}")
-    running = start_server(url, home)
-    yield running
-    running.stop()
+    if served_backend != "temporal":
+        running = start_server(url, home)
+        yield running
+        running.stop()
+        return
+    # The module's other processes (a CLI command, a second server) are on Temporal too.
+    with request.getfixturevalue("temporal_engine")(request, url, home) as settings, pytest.MonkeyPatch.context() as patch:
+        for name, value in settings.items():
+            patch.setenv(name, value)
+        running = start_server(url, home)
+        yield running
+        running.stop()
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from http_harness import LLMScript, Served, SSEClient, is_message, make_world, server_env
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 
 def shell_agent(command: str) -> Any:

@@ -5,9 +5,12 @@ from, and a message the chat does not hold is a 404 -- on SQLite and on PostgreS
 from __future__ import annotations
 
 import httpx
+import pytest
 from http_harness import LLMScript, Served, SSEClient, is_message, make_world, refusal
 
 from agentworld.testing.openai_wire import OpenAIWireServer
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 
 def test_a_branch_is_made_announced_and_shown_like_any_chat(

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from http_harness import LLMScript, Served, SSEClient, is_message, make_world
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 BEFORE = "# Notes\nAgent World is teh runtime.\nEnd.\n"
 DIFF = (

@@ -12,10 +12,13 @@ import json
 import time
 
 import httpx
+import pytest
 from http_harness import LLMScript, Served, SSEClient, is_message, make_world, refusal
 
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 SHELL = ToolCallSpec(name="shell_cmd", arguments=json.dumps({"command": "rm -rf build"}))
 

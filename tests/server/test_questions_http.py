@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from http_harness import (
     LLMScript,
     Served,
@@ -26,6 +27,8 @@ from http_harness import (
 )
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 WHICH = {"question": "Which environment?", "options": ["staging", "production"], "allowFreeText": False}
 

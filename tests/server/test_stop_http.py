@@ -5,9 +5,12 @@ stop with nothing running changes nothing."""
 from __future__ import annotations
 
 import httpx
+import pytest
 from http_harness import LLMScript, Served, SSEClient, make_world
 
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply
+
+pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
 
 
 def test_stop_cancels_the_running_turn_and_says_so(

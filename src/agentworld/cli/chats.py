@@ -239,7 +239,12 @@ def denied_summary(denied: list[Any]) -> str:
 def still_running(world: str, timeout: float | None, running: Sequence[str] = ()) -> str:
     """Why a command stopped waiting, with the command that takes the work up (on this
     command's database, so it can be pasted as it is), and the tools this process stops as it
-    exits: they are recorded as interrupted and not run again (they may have had effects)."""
+    exits: they are recorded as interrupted and not run again (they may have had effects).
+    On Temporal a worker runs the turn and goes on with it: there is nothing to take up."""
+    from agentworld.runtime.engine import TemporalSettings  # imports no temporalio
+
+    if TemporalSettings.from_env() is not None:
+        return f"stopped waiting after {timeout:g} s; a worker goes on with the chat's work"
     line = (
         f"stopped waiting after {timeout:g} s; the chat's work is kept and continues "
         f"in the next process that runs world {world!r} (e.g. `{output.command('resume', world)}`)"

@@ -132,7 +132,7 @@ async def run_demo(console: Console | None = None) -> None:
         work.mkdir()
         (work / "NOTES.md").write_text("v2.0: faster turns, human approvals, policies\n")
         db = f"sqlite:///{Path(tmp) / 'demo.db'}"
-        async with AgentWorld(db, provider_factory=_demo_provider) as aw:
+        async with AgentWorld(db, provider_factory=_demo_provider, in_process=True) as aw:
             await aw.create_world("demo", description="an offline demo world", working_dir=str(work))
             for name, prompt in (
                 ("planner", "You plan releases and ask the critic to review."),

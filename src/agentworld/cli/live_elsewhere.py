@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from agentworld.models.events import WorldEvent
     from agentworld.runtime.world import WorldRuntime
+
+logger = logging.getLogger("agentworld.cli")
 
 POLL_SECONDS = 0.25
 """How often the log is read while the listening connection is down."""
@@ -66,11 +69,15 @@ class OnceEach:
 
 
 async def follow_elsewhere(
-    runtime: WorldRuntime, on_event: Callable[[WorldEvent], None]
+    runtime: WorldRuntime,
+    on_event: Callable[[WorldEvent], None],
+    on_change: Callable[[WorldEvent], Awaitable[None]] | None = None,
 ) -> Close | None:
     """Hand ``on_event`` every event of the world stored from now on, and the chunks other
     processes relay, in order; returns the function that stops (after showing what was
-    stored until then), or None when there is nothing to follow."""
+    stored until then), or None when there is nothing to follow. ``crud`` events (what was
+    changed: messages removed, a chat branched) go to ``on_change``, awaited before the events
+    after them are handed on, or nowhere."""
     url = runtime.storage.url
     if not url.startswith("postgresql"):
         return None
@@ -99,13 +106,19 @@ async def follow_elsewhere(
                 seen = item.seq
                 if until is not None and seen >= until:
                     caught_up.set()
-            if item.kind == "crud":
-                continue  # what others changed, talk says from its own look at the log (talk_desk)
+            if item.kind == "crud" and on_change is None:
+                continue
             try:
                 event = EVENT_ADAPTER.validate_python(item.document)
             except ValueError:  # pydantic's ValidationError: a kind this version cannot read
                 continue
-            on_event(event)
+            if item.kind != "crud":
+                on_event(event)
+            elif on_change is not None:
+                try:
+                    await on_change(event)
+                except Exception:  # a busy database: the next look at the log says it
+                    logger.debug("following %s: a change was not shown", runtime.world, exc_info=True)
 
     showing = asyncio.create_task(show(), name=f"follow-elsewhere:{runtime.world}")
 

