@@ -21,10 +21,6 @@ def stored_ids(frames: list[Any]) -> list[int]:
     return [f.id for f in frames if f.id is not None]
 
 
-@pytest.mark.in_process_only(
-    reason="a worker's chunks are relayed gathered for 50 ms: an instant answer's may come after its end "
-    "(README, Running on Temporal; paced: test_live_chunks_across_processes)"
-)
 def test_a_posted_message_is_answered_on_the_stream(
     served: Served, api: httpx.Client, llm: OpenAIWireServer, world_name: str
 ) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,8 @@ SAFETY_POLL_SECONDS = 2.0
 """How often a feed that is told of new events (PostgreSQL) reads the log anyway."""
 RELAYED_LIMIT = 1000
 """Batches of chunks from other processes waiting to go in at most (``_take_in``)."""
+STREAMS_REMEMBERED = 1000
+"""Answers whose stream's start (and end) the feed remembers, the newest (``_take_relayed``)."""
 LONGEST_RETRY_SECONDS = 2.0
 """The longest wait between two reads of a log that failed (the database away)."""
 
@@ -81,6 +83,13 @@ class FeedItem:
     kind: EventKind
     chat_id: str | None
     document: dict[str, Any]
+
+
+def _remember(streams: OrderedDict[str, None], message_id: object) -> None:
+    if isinstance(message_id, str):
+        streams[message_id] = None
+        if len(streams) > STREAMS_REMEMBERED:
+            streams.popitem(last=False)
 
 
 def live_item(event: WorldEvent) -> FeedItem:
@@ -141,6 +150,11 @@ class WorldFeed:
         self._relayed: asyncio.Queue[list[dict[str, Any]]] = asyncio.Queue()
         """Chunk documents other processes relayed, in the order they came."""
         self._relayed_task: asyncio.Task[None] | None = None
+        self._started: OrderedDict[str, None] = OrderedDict()
+        """Answers whose stream's start the feed has read: their relayed chunks go in at once."""
+        self._ended: OrderedDict[str, None] = OrderedDict()
+        """Answers whose stream's end the feed has read: a chunk relayed after it is dropped,
+        not sent late."""
 
     async def start(self) -> None:
         # Listen before reading the head: whatever commits after the read is announced.
@@ -248,6 +262,9 @@ class WorldFeed:
             self._gone = batch.world_gone
             for event in batch.events:
                 self._append(FeedItem(event.seq, event.kind, event.chat_id, event.document))
+                if event.kind == "sse":
+                    phase = event.document.get("phase")
+                    _remember(self._started if phase == "start" else self._ended, event.document.get("messageId"))
                 added = True
             self.head = batch.last_seq
             if not batch.full:
@@ -303,16 +320,21 @@ class WorldFeed:
             self._relayed.put_nowait(documents)
 
     async def _take_relayed(self) -> None:
-        """The chunks of other processes' turns, as live items: after every event stored
-        before them (the log's notification came first: its read is done before they go in)."""
+        """The chunks of other processes' turns, as live items, in the order they happened:
+        after their answer's ``start`` (read from the log first when the feed has not seen it)
+        and before its ``end`` — the relay sends an answer's chunks before its end is stored,
+        and a chunk that still comes after its end is dropped (chunks are best effort, L3)."""
         while True:
             documents = await self._relayed.get()
             if self._last is not None:
                 continue  # the world is gone
-            if self._poked.is_set() or self._stored_since_read or self._read_lock.locked():
+            started = all(d.get("messageId") in self._started for d in documents)
+            if not started and (self._poked.is_set() or self._stored_since_read or self._read_lock.locked()):
                 with contextlib.suppress(Exception):  # a failed read is the feed's to retry
                     await self.read_new()
             for document in documents:
+                if document.get("messageId") in self._ended:
+                    continue
                 chat_id = document.get("chatId")
                 self._append(FeedItem(None, "sse", chat_id if isinstance(chat_id, str) else None,
                                       document))

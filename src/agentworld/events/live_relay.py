@@ -1,11 +1,11 @@
 """The relay of a world's live token chunks to other processes, on PostgreSQL (SPEC L3, S1).
 
-A bus subscriber that only queues: each ``sse`` chunk goes into a bounded queue and the
-subscriber returns, so the model call never waits on the database. A background task, started
-at the first chunk, takes what gathered over ``EVERY`` seconds, joins the chunks of one answer
-into one, and sends them on the world's live channel in one statement
-(``storage/live_notes.py``). If the queue is full (the database
-is slow or away) chunks are dropped: they are best effort, and the stored answer follows
+A bus subscriber that only keeps: each ``sse`` chunk joins a bounded list and the subscriber
+returns, so the model call never waits on the database. A background task, started at the
+first chunk, takes what gathered over ``EVERY`` seconds, joins the chunks of one answer into
+one, and sends them on the world's live channel in one statement (``storage/live_notes.py``);
+the runtime ``flush``es what waits before it stores an answer's end, so a listener never gets
+chunks after their end. If too many wait (the database is slow or away) chunks are dropped: they are best effort, and the stored answer follows
 them. A failed send is logged once and the relay goes on. ``WorldRuntime`` makes one for every
 world it runs on PostgreSQL, whoever listens: a listener may be in any process, and a relay
 nobody hears costs a statement per batch (``benchmarks/live_relay.py``). Never on SQLite,
@@ -55,12 +55,16 @@ class LiveRelay:
         self._storage = storage
         self._world = world
         self._every = every
-        self._queue: asyncio.Queue[SSEEvent] = asyncio.Queue(QUEUE_LIMIT)
+        self._pending: list[SSEEvent] = []
+        """Chunks not sent yet, in the order they came."""
+        self._wake = asyncio.Event()
+        self._sending = asyncio.Lock()
+        """Batches go out one at a time, in the order they were taken."""
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._failing = False
         self.dropped = 0
-        """Chunks left out because the queue was full."""
+        """Chunks left out because too many were waiting."""
 
     @property
     def running(self) -> bool:
@@ -68,42 +72,48 @@ class LiveRelay:
         return self._task is not None and not self._task.done()
 
     def on_event(self, event: WorldEvent) -> None:
-        """The bus subscriber (``sse`` events): queue a chunk, never wait."""
+        """The bus subscriber (``sse`` events): keep a chunk for the next batch, never wait."""
         if self._closed or not isinstance(event, SSEEvent) or event.phase != "chunk":
             return
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if len(self._pending) >= QUEUE_LIMIT:
             self.dropped += 1
             return
+        self._pending.append(event)
+        self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"live-relay:{self._world}")
 
+    async def flush(self) -> None:
+        """Send the chunks waiting now, before the caller stores their answer's end: listeners
+        then get an answer's chunks before its end, however short the answer."""
+        if self._pending:
+            await self._send_pending()
+
     async def aclose(self) -> None:
-        """Send what is queued (briefly), then stop."""
+        """Send what is waiting (briefly), then stop."""
         self._closed = True
         task, self._task = self._task, None
         if task is None:
             return
         with contextlib.suppress(TimeoutError):  # the batch under way too
             async with asyncio.timeout(CLOSE_SECONDS):
-                await self._queue.join()
+                await self._send_pending()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
     async def _run(self) -> None:
         while True:
-            first = await self._queue.get()
+            await self._wake.wait()
             await asyncio.sleep(self._every)
-            events = [first]
-            while not self._queue.empty():
-                events.append(self._queue.get_nowait())
-            try:
+            self._wake.clear()
+            await self._send_pending()
+
+    async def _send_pending(self) -> None:
+        async with self._sending:
+            events, self._pending = self._pending, []
+            if events:
                 await self._send(events)
-            finally:
-                for _ in events:
-                    self._queue.task_done()
 
     async def _send(self, events: list[SSEEvent]) -> None:
         texts = payloads(joined(events))

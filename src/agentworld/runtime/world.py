@@ -28,7 +28,7 @@ from agentworld import tracing
 from agentworld.events.bus import EventBus
 from agentworld.events.persistence import persist_events
 from agentworld.models import Chat, Message, World, new_id
-from agentworld.models.events import MessageEvent
+from agentworld.models.events import MessageEvent, SSEEvent
 from agentworld.models.work import (
     InboxChange,
     Loop,
@@ -241,6 +241,8 @@ class WorldRuntime(WaitingCalls):
         if tracing.enabled():
             step = traced(step)
         step = unattended_step(step)
+        if self._relay is not None and any(isinstance(e, SSEEvent) and e.phase != "chunk" for e in step.events):
+            await self._relay.flush()  # an answer's relayed chunks go out before its end is stored
         await self.storage.commit_step(self.world, step)
         await self._publish(step)
         return step
