@@ -41,8 +41,11 @@ from agentworld.runtime.step_gate import StepGate, StepKind
 
 logger = logging.getLogger("agentworld.worker")
 
-HEARTBEAT_EVERY = 3.0
-"""Seconds between an activity's heartbeats (well inside ``chat_workflow.HEARTBEAT_TIMEOUT``)."""
+HEARTBEAT_EVERY = 1.5
+"""Seconds between an activity's heartbeats (well inside ``chat_workflow.HEARTBEAT_TIMEOUT``).
+A stop reaches an activity with a heartbeat's answer: a model call is stopped within about this."""
+TOOL_HEARTBEAT_EVERY = 0.25
+"""Seconds between a tool call's heartbeats: a person's stop kills its command this soon."""
 
 
 class ChatActivities:
@@ -81,7 +84,8 @@ class ChatActivities:
             return ChatWork(more=False, due_in=None, queue=ref.queue, gone=True)
         if ref.lost or activity.info().attempt > 1:
             await self._take_over(ref)
-        beating = asyncio.create_task(_heartbeat(), name=f"heartbeat:{ref.chat_id}")
+        every = TOOL_HEARTBEAT_EVERY if gate is not None and gate.allow == "tool" else HEARTBEAT_EVERY
+        beating = asyncio.create_task(_heartbeat(every), name=f"heartbeat:{ref.chat_id}")
         try:
             reached: StepKind | None = await runtime.drain(ref.chat_id, gate)
         finally:
@@ -118,10 +122,10 @@ class ChatActivities:
         await runtime.expire_due(ref.chat_id)
 
 
-async def _heartbeat() -> None:
+async def _heartbeat(every: float) -> None:
     while True:
         activity.heartbeat()
-        await asyncio.sleep(HEARTBEAT_EVERY)
+        await asyncio.sleep(every)
 
 
 async def connect_worker_client(settings: TemporalSettings) -> Client:
@@ -164,8 +168,10 @@ async def run_worker(
                     # workflow task. Determinism is checked by replaying recorded histories
                     # in the sandbox (tests/temporal/test_workflow_upgrades.py).
                     workflow_runner=UnsandboxedWorkflowRunner(),
-                    max_heartbeat_throttle_interval=timedelta(seconds=1),
-                    default_heartbeat_throttle_interval=timedelta(seconds=1),
+                    # Heartbeats go to the service as often as the activity beats (a stop
+                    # comes back with their answers): no coarser than a tool call's.
+                    max_heartbeat_throttle_interval=timedelta(seconds=TOOL_HEARTBEAT_EVERY),
+                    default_heartbeat_throttle_interval=timedelta(seconds=TOOL_HEARTBEAT_EVERY),
                     graceful_shutdown_timeout=timedelta(seconds=0),
                 )
                 await stack.enter_async_context(worker)

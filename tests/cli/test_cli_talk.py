@@ -273,7 +273,7 @@ def test_an_approval_answered_by_another_process_leaves_the_prompt(
     term.expect(rf"approval {waiting['approvalId']} was answered elsewhere", timeout=10)
     # What the other process stored meanwhile shows here too: the call's result, the answer.
     term.expect(r"↳ \[1\] shell_cmd: exit 0", timeout=5)
-    term.expect(r"ops: ops saw: exit 0\n")
+    term.expect(r"ops: ops saw: exit 0( \(\d+\.\d s\))?\n")  # streamed here as it came, or shown whole
     term.expect(PROMPT)
     assert (work / "ELSEWHERE").exists()
     term.line("/approvals")

@@ -40,9 +40,26 @@ class Screen:
     lines above it, so a fragment waits there for its line's end."""
 
     def __init__(self) -> None:
-        self.prompting = False
+        self._prompting = False
         self._console: Console | None = None
         self._transient = False
+        self._partial = ""
+        """What is written of a line not ended yet (a streamed answer's start and text)."""
+
+    @property
+    def prompting(self) -> bool:
+        return self._prompting
+
+    @prompting.setter
+    def prompting(self, value: bool) -> None:
+        """A prompt that comes up while a streamed line is open would be drawn after its text,
+        and the rest of the text after the prompt: the line's start leaves the terminal and
+        waits in the stdout proxy, to be printed whole above the prompt when the line ends."""
+        if value and not self._prompting and self._partial:
+            sys.stdout.write(_ERASE_LINE)
+            sys.stdout.flush()
+            sys.stdout.write(self._partial)
+        self._prompting = value
 
     @property
     def console(self) -> Console:
@@ -55,6 +72,7 @@ class Screen:
     def fragment(self, text: str) -> None:
         self.clear_transient()
         sys.stdout.write(text)
+        self._partial = (self._partial + text).rpartition("\n")[2]
         if not self.prompting:
             sys.stdout.flush()
 
@@ -62,11 +80,16 @@ class Screen:
         """One line of rich markup (escape what came from outside)."""
         self.clear_transient()
         self.console.print(markup)
+        self._partial = ""
 
     def start(self, markup: str) -> None:
         """The start of a line that streamed text continues."""
         self.clear_transient()
-        self.console.print(markup, end="")
+        with self.console.capture() as rendered:
+            self.console.print(markup, end="")
+        text = rendered.get()
+        sys.stdout.write(text)
+        self._partial += text
         if not self.prompting:
             sys.stdout.flush()
 
