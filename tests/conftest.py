@@ -13,7 +13,11 @@ database of their own, ``AGENTWORLD_TEMPORAL`` set to the session's dev server, 
 of their own and one ``agentworld worker`` on that database for the test (for an HTTP module,
 for the module's server), stopped with SIGTERM after; a failing test shows the worker's log.
 A test that differs on Temporal by design (README, "Running on Temporal") says why with
-``@pytest.mark.in_process_only(reason=...)`` and is not run there.
+``@pytest.mark.in_process_only(reason=...)`` and is not run there. Modules marked
+``both_engines_wide`` (more of the CLI contract: providers, argument edits, listings, talk's
+edits; they take the same runtime paths as the ``both_engines`` ones) run on Temporal too when
+``AGENTWORLD_TEST_ALL_ENGINES=1`` is set: the wide run, kept out of the default suite for CI's
+time.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ AgentReplies = dict[str, Callable[[dict[str, Any]], Reply]]
 BOTH_BACKENDS: Final = frozenset({"storage", "durability", "server"})
 """The test directories whose ``db_url`` tests (and HTTP servers) run on both backends."""
 BACKENDS: Final = ("sqlite", "postgresql")
+ALL_ENGINES: Final = os.environ.get("AGENTWORLD_TEST_ALL_ENGINES") == "1"
+"""The wide run: ``both_engines_wide`` modules on Temporal too."""
 BOTH_ENGINES: Final = frozenset({"durability"})
 """The test directories whose ``db_url`` tests also run on the Temporal engine."""
 WORKER_LOG: Final = pytest.StashKey[Path]()
@@ -62,6 +68,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
+        "both_engines_wide: as both_engines, with AGENTWORLD_TEST_ALL_ENGINES=1 (the wide run)",
+    )
+    config.addinivalue_line(
+        "markers",
         "in_process_only(reason): a test that differs on Temporal by design, never run there",
     )
 
@@ -77,7 +87,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     params: list[str] = ["sqlite"]
     if directory in BOTH_BACKENDS or definition.get_closest_marker("both_backends"):
         params.append("postgresql")
-    if (directory in BOTH_ENGINES or definition.get_closest_marker("both_engines")) and not _in_process_only(definition):
+    on_temporal = directory in BOTH_ENGINES or definition.get_closest_marker("both_engines") is not None
+    on_temporal = on_temporal or (ALL_ENGINES and definition.get_closest_marker("both_engines_wide") is not None)
+    if on_temporal and not _in_process_only(definition):
         params.append("temporal")
     if len(params) == 1:
         return

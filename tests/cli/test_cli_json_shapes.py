@@ -18,7 +18,7 @@ import pytest
 
 from agentworld.testing.openai_wire import Reply, ToolCallSpec
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 TIMESTAMP = "<timestamp>"
 ID = re.compile(r"(chat|msg|approval|call|grant)_[0-9A-Za-z]+")

@@ -17,7 +17,7 @@ from agentworld.storage.event_log import EventLog
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.silent import silent_server
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from agentworld.testing.openai_wire import OpenAIWireServer
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 
 def _world(cli: Any, server: OpenAIWireServer) -> None:

@@ -13,7 +13,7 @@ from agentworld.testing.anthropic_wire import AnthropicWireServer
 from agentworld.testing.gemini_wire import GeminiWireServer
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 SERVERS: dict[str, Any] = {
     "openai": OpenAIWireServer,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 CLIENT_TOOLS = [
     {

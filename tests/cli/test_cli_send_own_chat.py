@@ -16,7 +16,7 @@ import pytest
 from agentworld.agent_world import AgentWorld
 from agentworld.testing.openai_wire import Reply
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 
 async def test_send_to_a_healthy_chat_exits_0_while_another_chats_model_never_answers(

@@ -22,7 +22,7 @@ from test_cli_talk import PROMPT, QUESTION, Terminal, make_team, stored, talk, t
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
-pytestmark = [pytest.mark.both_backends, pytest.mark.both_engines]  # on SQLite, PostgreSQL and Temporal (tests/conftest.py)
+pytestmark = [pytest.mark.both_backends, pytest.mark.both_engines_wide]  # on SQLite and PostgreSQL; on Temporal too in the wide run (tests/conftest.py)
 
 CONFIRM = r"\[n\]o \[y\]es"
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo")

@@ -21,7 +21,7 @@ TYPO = "".join(f"line {n}\n" for n in range(1, 5)) + "Agent World is teh runtime
     f"line {n}\n" for n in range(6, 10)
 )
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 FIXED = TYPO.replace("teh runtime", "the runtime")
 
 

@@ -15,7 +15,7 @@ from test_cli_talk import PROMPT, Terminal, make_team, stored, talk, talk_env  #
 from agentworld.cli.talk_question import ARM_SECONDS
 from agentworld.testing.openai_wire import OpenAIWireServer, Reply, ToolCallSpec
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 ASKED = r"\? ops asks: Which environment\?\s+1\. staging\s+2\. production"
 

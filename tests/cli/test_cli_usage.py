@@ -11,7 +11,7 @@ import pytest
 from agentworld.storage.sql import SQLStorage
 from agentworld.testing.openai_wire import Reply
 
-pytestmark = pytest.mark.both_engines  # in process and on Temporal (tests/conftest.py)
+pytestmark = pytest.mark.both_engines_wide  # on Temporal too in the wide run (tests/conftest.py)
 
 IN, OUT = 1200, 300
 """The tokens of every answer: at gpt-4o's $2.50 / $10.00 per million, $0.006 a call."""
